@@ -1,0 +1,140 @@
+package core
+
+import (
+	"reflect"
+	"slices"
+	"time"
+)
+
+// Adapters the core knows. Mailbox agents pull their messages in dispatch
+// cycles; the others are handed each message (a Deliver effect).
+var adapters = map[string]bool{"exec": false, "mailbox": true, "tmux": false, "sim": false}
+
+// AgentSpec describes an agent to register.
+type AgentSpec struct {
+	Name         string
+	Adapter      string
+	Capabilities []string
+}
+
+// validName reports whether s is a usable name or id: 1 to 64 of
+// A-Z a-z 0-9 . _ : - (CONTRACT §4, task ids).
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidID reports whether s may name a task, an agent or a plan: 1 to 64
+// characters of A-Z a-z 0-9 . _ : -.
+func ValidID(s string) bool { return validName(s) }
+
+// Configure sets the policies the core decides with from now on. Open
+// deliveries keep the timers they have.
+func (s *State) Configure(now time.Time, p Policies) error {
+	now = norm(now)
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
+	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
+	if reflect.DeepEqual(p, s.policies) {
+		return nil
+	}
+	s.emit(now, "", "", PoliciesSet{Policies: p})
+	return nil
+}
+
+// RegisterAgent adds an agent, or updates its adapter and capabilities.
+// Registering an agent exactly as it is changes nothing.
+func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
+	now = norm(now)
+	if !validName(spec.Name) {
+		return invalidf("agent name %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", spec.Name)
+	}
+	pull, ok := adapters[spec.Adapter]
+	if !ok {
+		return invalidf("agent %s: adapter %q: must be exec, mailbox, tmux or sim", spec.Name, spec.Adapter)
+	}
+	for i, c := range spec.Capabilities {
+		if !validName(c) {
+			return invalidf("agent %s: capabilities[%d] %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", spec.Name, i, c)
+		}
+	}
+	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) {
+		return nil
+	}
+	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull})
+	return nil
+}
+
+// SetAgentStatus sets an agent's status by hand (an operator, or an
+// operation that hibernates it).
+func (s *State) SetAgentStatus(now time.Time, name string, to AgentStatus, reason string) error {
+	now = norm(now)
+	a, ok := s.agents[name]
+	if !ok {
+		return notFoundf("no agent %q", name)
+	}
+	if !to.Valid() {
+		return invalidf("status %q: must be available, busy, unresponsive, hibernating or offline", to)
+	}
+	s.setStatus(now, a, to, reason)
+	return nil
+}
+
+// SetAgentToken records the hash of an agent's new token.
+func (s *State) SetAgentToken(now time.Time, name, hash string) error {
+	now = norm(now)
+	if _, ok := s.agents[name]; !ok {
+		return notFoundf("no agent %q", name)
+	}
+	if hash == "" {
+		return invalidf("agent %s: empty token hash", name)
+	}
+	s.emit(now, "", name, AgentTokenSet{TokenHash: hash})
+	return nil
+}
+
+func (s *State) setStatus(now time.Time, a *Agent, to AgentStatus, reason string) {
+	if a.Status == to {
+		return
+	}
+	s.emit(now, "", a.Name, AgentStatusChanged{From: a.Status, To: to, Reason: reason})
+}
+
+// seen notes that an agent showed a sign of life: an agent marked
+// unresponsive, offline or hibernating is available again.
+func (s *State) seen(now time.Time, a *Agent, how string) {
+	switch a.Status {
+	case Unresponsive, Offline, Hibernating:
+		s.setStatus(now, a, Available, how)
+	}
+}
+
+// pickAgent chooses who takes over a delegation: the first agent by name,
+// other than its current and earlier assignees, that is available and has
+// every capability the delegation needs. "" when there is none.
+func (s *State) pickAgent(d *Delivery) string {
+	names := make([]string, 0, len(s.agents))
+	for n := range s.agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		a := s.agents[n]
+		if n == d.To || slices.Contains(d.Tried, n) || a.Status != Available || !a.Capable(d.Capabilities) {
+			continue
+		}
+		return n
+	}
+	return ""
+}

@@ -1,0 +1,244 @@
+package core
+
+import "time"
+
+// AgentStatus is what wilco knows of an agent's availability.
+type AgentStatus string
+
+// Agent statuses (CONTRACT §4).
+const (
+	Available    AgentStatus = "available"
+	Busy         AgentStatus = "busy"
+	Unresponsive AgentStatus = "unresponsive"
+	Hibernating  AgentStatus = "hibernating"
+	Offline      AgentStatus = "offline"
+)
+
+// Valid reports whether s is one of the five statuses.
+func (s AgentStatus) Valid() bool {
+	switch s {
+	case Available, Busy, Unresponsive, Hibernating, Offline:
+		return true
+	}
+	return false
+}
+
+// Agent is a named worker reached through an adapter.
+type Agent struct {
+	Name         string      `json:"name"`
+	Adapter      string      `json:"adapter"`
+	Capabilities []string    `json:"capabilities,omitempty"`
+	Pull         bool        `json:"pull"`
+	Status       AgentStatus `json:"status"`
+	TokenHash    string      `json:"token_hash,omitempty"`
+	// Inbox holds what waits for a pull agent's next dispatch cycle.
+	Inbox []InboxMessage `json:"inbox,omitempty"`
+	// Pending are instructions (cycles policy) never sent yet, oldest first.
+	Pending []string `json:"pending,omitempty"`
+	// Unacked are instructions sent and not yet acknowledged, oldest first.
+	Unacked []string `json:"unacked,omitempty"`
+}
+
+// Capable reports whether the agent has every capability asked for.
+func (a *Agent) Capable(need []string) bool {
+	for _, n := range need {
+		found := false
+		for _, c := range a.Capabilities {
+			if c == n {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Policy is how a delivery chases its acknowledgment.
+type Policy string
+
+// The delivery policies (DESIGN "The three delivery policies"), and none
+// for messages that need no acknowledgment beyond a reply.
+const (
+	PolicyNone      Policy = "none"
+	PolicyCycles    Policy = "cycles"
+	PolicyBackoff   Policy = "backoff"
+	PolicyReminders Policy = "reminders"
+)
+
+// MessageType is what a message is.
+type MessageType string
+
+// Message types.
+const (
+	TypeInstruction  MessageType = "instruction"
+	TypeDelegation   MessageType = "task_delegation"
+	TypeConversation MessageType = "conversation"
+	TypePreOperation MessageType = "pre_operation"
+)
+
+// SendKind says what one send of a delivery was.
+type SendKind string
+
+// Send kinds; the inbox shows them as the message type of a send that is
+// not the message itself.
+const (
+	SendFirst            SendKind = "first"
+	SendRetry            SendKind = "retry"              // cycles: the same text again
+	SendAckRequest       SendKind = "ack_request"        // backoff: "ACK REQUIRED"
+	SendResend           SendKind = "resend"             // after RESOURCE_UNAVAILABLE's wait
+	SendCorrection       SendKind = "correction"         // understanding missed acceptance items
+	SendWrongID          SendKind = "wrong_id"           // the ACK named another task
+	SendClarification    SendKind = "task_clarification" // the user's answers
+	SendReminder         SendKind = "reminder"           // reminders policy
+	SendFollowup         SendKind = "followup"           // QUEUED and work not started
+	SendTimeoutNotice    SendKind = "timeout_notice"
+	SendExtension        SendKind = "extension_granted"
+	SendCancel           SendKind = "cancel"
+	SendOperationOutcome SendKind = "operation_outcome"
+)
+
+// Matcher acknowledges an instruction when the agent's reply contains a
+// text or matches a regular expression.
+type Matcher struct {
+	Contains string `json:"contains,omitempty"`
+	Regex    string `json:"regex,omitempty"`
+}
+
+// Message is what was asked of an agent: the content of a delivery.
+type Message struct {
+	ID          string      `json:"id"`
+	From        string      `json:"from"`
+	To          string      `json:"to"`
+	Type        MessageType `json:"type"`
+	Policy      Policy      `json:"policy"`
+	Subject     string      `json:"subject,omitempty"`
+	Body        string      `json:"body"`
+	TaskID      string      `json:"task_id,omitempty"`
+	OperationID string      `json:"operation_id,omitempty"`
+	// MaxRetries is the cycles policy's limit (instructions).
+	MaxRetries int      `json:"max_retries,omitempty"`
+	Matcher    *Matcher `json:"matcher,omitempty"`
+	// Capabilities a delegation needs (for reassignment).
+	Capabilities []string `json:"capabilities,omitempty"`
+	// AcceptanceCriteria of a delegation, for the understanding check.
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty"`
+	// Description of the delegated task, for the understanding check.
+	Description string `json:"description,omitempty"`
+	// Tried lists the agents this delegation was reassigned away from.
+	Tried []string `json:"tried,omitempty"`
+}
+
+// DeliveryState is where a delivery stands. Acknowledged, failed and
+// cancelled are terminal.
+type DeliveryState string
+
+// Delivery states.
+const (
+	Pending      DeliveryState = "pending"
+	Sent         DeliveryState = "sent"
+	Clarifying   DeliveryState = "clarifying"
+	Acknowledged DeliveryState = "acknowledged"
+	Failed       DeliveryState = "failed"
+	Cancelled    DeliveryState = "cancelled"
+)
+
+// Terminal reports whether the state is an end.
+func (s DeliveryState) Terminal() bool {
+	return s == Acknowledged || s == Failed || s == Cancelled
+}
+
+// Delivery is a message tracked until it is acknowledged.
+type Delivery struct {
+	Message
+	State DeliveryState `json:"state"`
+	// Sends counts every send that asked for an answer.
+	Sends int `json:"sends"`
+	// Round is the attempt within the current ACK round (backoff).
+	Round       int `json:"round,omitempty"`
+	Corrections int `json:"corrections,omitempty"`
+	// Resend: when the timer fires, send again and restart the round.
+	Resend bool `json:"resend,omitempty"`
+	// TimerAt is when the delivery's one timer fires; zero for none.
+	TimerAt time.Time `json:"timer_at,omitzero"`
+	// Queued is set by a QUEUED acknowledgment until work starts.
+	Queued bool `json:"queued,omitempty"`
+	// Holds is set while this delivery's agent holds its task: it was the
+	// first to acknowledge it, and has not finished or been cancelled.
+	Holds         bool     `json:"holds,omitempty"`
+	Understanding string   `json:"understanding,omitempty"`
+	Questions     []string `json:"questions,omitempty"`
+	Reason        string   `json:"reason,omitempty"`
+	// Reminders policy.
+	Deadline    time.Time `json:"deadline,omitzero"`
+	Reminded    int       `json:"reminded,omitempty"`
+	Extended    bool      `json:"extended,omitempty"`
+	Answer      string    `json:"answer,omitempty"`
+	RespondedAt time.Time `json:"responded_at,omitzero"`
+
+	CreatedAt      time.Time `json:"created_at"`
+	SentAt         time.Time `json:"sent_at,omitzero"`
+	LastSentAt     time.Time `json:"last_sent_at,omitzero"`
+	AcknowledgedAt time.Time `json:"acknowledged_at,omitzero"`
+	FailedAt       time.Time `json:"failed_at,omitzero"`
+	CancelledAt    time.Time `json:"cancelled_at,omitzero"`
+}
+
+// RetryCount is how many times the delivery was sent again.
+func (d *Delivery) RetryCount() int { return max(d.Sends-1, 0) }
+
+// InboxMessage is one send as the agent receives it.
+type InboxMessage struct {
+	ID            string    `json:"id"`
+	From          string    `json:"from"`
+	Type          string    `json:"type"`
+	Subject       string    `json:"subject,omitempty"`
+	Body          string    `json:"body"`
+	TaskID        string    `json:"task_id,omitempty"`
+	InstructionID string    `json:"instruction_id,omitempty"`
+	OperationID   string    `json:"operation_id,omitempty"`
+	Attempt       int       `json:"attempt"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// OperationState is where an operation stands.
+type OperationState string
+
+// Operation states (CONTRACT §4).
+const (
+	OpWaiting    OperationState = "waiting"
+	OpProceeding OperationState = "proceeding"
+	OpDone       OperationState = "done"
+	OpCancelled  OperationState = "cancelled"
+	OpAborted    OperationState = "aborted"
+	OpFailed     OperationState = "failed"
+)
+
+// Operation is a disruptive or state-changing action that waits for the
+// affected agents' "ok" (seed 003).
+type Operation struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"operation"`
+	Agents     []string        `json:"agents"`
+	Deliveries []string        `json:"deliveries"`
+	Message    string          `json:"message"`
+	Policy     OperationPolicy `json:"policy"`
+	Command    []string        `json:"command,omitempty"`
+	State      OperationState  `json:"state"`
+
+	RemindersSent   int       `json:"reminders_sent"`
+	TimeoutOccurred bool      `json:"timeout_occurred"`
+	ProceededAnyway bool      `json:"proceeded_anyway"`
+	Reason          string    `json:"reason,omitempty"`
+	ExitCode        *int      `json:"exit_code,omitempty"`
+	Output          string    `json:"output,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	FinishedAt      time.Time `json:"finished_at,omitzero"`
+}
+
+// Terminal reports whether the state is an end.
+func (s OperationState) Terminal() bool {
+	return s == OpDone || s == OpCancelled || s == OpAborted || s == OpFailed
+}

@@ -1,0 +1,221 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of the delivery policies, each from the seed that gives it.
+const (
+	// DefaultMaxRetries is the cycles policy's retry limit: four sends in all
+	// (seed 000, "Retry Limits").
+	DefaultMaxRetries = 3
+	// DefaultBackoffBase and DefaultBackoffMax bound the wait before an ACK
+	// retry: min(base·2^(n-1), max) (seed 001, "Exponential Backoff").
+	DefaultBackoffBase = 30 * time.Second
+	DefaultBackoffMax  = 2 * time.Minute
+	// DefaultMaxCorrections is how many understanding corrections are sent
+	// before escalating (seed 001, "Still wrong after 2 corrections").
+	DefaultMaxCorrections = 2
+	// DefaultQueuedFollowup is when an agent that answered QUEUED is asked
+	// again whether work has started (seed 001, "check again in 15 minutes").
+	DefaultQueuedFollowup = 15 * time.Minute
+	// DefaultOperationTimeout is the overall wait for "ok" (seed 003, 3.3.2).
+	DefaultOperationTimeout = 120 * time.Second
+	// DefaultOperationExtension is the one extension granted on "wait"
+	// (seed 003, 3.6).
+	DefaultOperationExtension = 60 * time.Second
+)
+
+// DefaultAckTimeouts are the per-attempt ACK timeouts (seed 001, the
+// backoff table: 5 min, 2 min, 1 min).
+func DefaultAckTimeouts() []time.Duration {
+	return []time.Duration{5 * time.Minute, 2 * time.Minute, time.Minute}
+}
+
+// DefaultReminders are the reminder offsets of an operation (seed 003,
+// 3.3.3: 30s, 60s, 90s).
+func DefaultReminders() []time.Duration {
+	return []time.Duration{30 * time.Second, 60 * time.Second, 90 * time.Second}
+}
+
+// OnUnresponsive says what happens to a task delegation whose agent never
+// acknowledged.
+type OnUnresponsive string
+
+// What to do with an unresponsive agent's delegation (seed 001, "If agent
+// fails to acknowledge in time").
+const (
+	Reassign OnUnresponsive = "reassign" // to another capable agent, else escalate
+	Escalate OnUnresponsive = "escalate" // straight to the user
+)
+
+// AckPolicy is the backoff policy of task delegations (seed 001).
+type AckPolicy struct {
+	Timeouts       []time.Duration `json:"timeouts"`
+	BackoffBase    time.Duration   `json:"backoff_base"`
+	BackoffMax     time.Duration   `json:"backoff_max"`
+	OnUnresponsive OnUnresponsive  `json:"on_unresponsive"`
+	MaxCorrections int             `json:"max_corrections"`
+	QueuedFollowup time.Duration   `json:"queued_followup"`
+}
+
+// DefaultAckPolicy is seed 001's policy.
+func DefaultAckPolicy() AckPolicy {
+	return AckPolicy{
+		Timeouts:       DefaultAckTimeouts(),
+		BackoffBase:    DefaultBackoffBase,
+		BackoffMax:     DefaultBackoffMax,
+		OnUnresponsive: Reassign,
+		MaxCorrections: DefaultMaxCorrections,
+		QueuedFollowup: DefaultQueuedFollowup,
+	}
+}
+
+// Wait is how long the backoff policy waits after attempt n (1-based) timed
+// out before sending attempt n+1: min(base·2^(n-1), max).
+func (p AckPolicy) Wait(n int) time.Duration {
+	w := p.BackoffBase
+	for i := 1; i < n && w < p.BackoffMax; i++ {
+		w *= 2
+	}
+	return min(w, p.BackoffMax)
+}
+
+// Validate reports the first bad value, naming its key.
+func (p AckPolicy) Validate() error {
+	if len(p.Timeouts) == 0 {
+		return policyError("policy.ack.timeouts", "must list at least one timeout")
+	}
+	for i, d := range p.Timeouts {
+		if d <= 0 {
+			return policyError(fmt.Sprintf("policy.ack.timeouts[%d]", i), "must be positive, got %s", d)
+		}
+	}
+	if p.BackoffBase <= 0 {
+		return policyError("policy.ack.backoff.base", "must be positive, got %s", p.BackoffBase)
+	}
+	if p.BackoffMax <= 0 {
+		return policyError("policy.ack.backoff.max", "must be positive, got %s", p.BackoffMax)
+	}
+	if p.BackoffMax < p.BackoffBase {
+		return policyError("policy.ack.backoff.max", "must not be below base (%s < %s)", p.BackoffMax, p.BackoffBase)
+	}
+	switch p.OnUnresponsive {
+	case Reassign, Escalate:
+	default:
+		return policyError("policy.ack.on_unresponsive", "must be %q or %q, got %q", Reassign, Escalate, p.OnUnresponsive)
+	}
+	if p.MaxCorrections < 0 {
+		return policyError("policy.ack.max_corrections", "must not be negative, got %d", p.MaxCorrections)
+	}
+	if p.QueuedFollowup <= 0 {
+		return policyError("policy.ack.queued_followup", "must be positive, got %s", p.QueuedFollowup)
+	}
+	return nil
+}
+
+// Quorum is how many agents of an operation must answer "ok" for it to
+// proceed when the timeout comes: all of them, a majority, or a number.
+type Quorum string
+
+// Quorum forms.
+const (
+	QuorumAll      Quorum = "all"
+	QuorumMajority Quorum = "majority"
+)
+
+// Need returns how many "ok" answers of n agents the quorum asks for.
+func (q Quorum) Need(n int) (int, error) {
+	switch q {
+	case "", QuorumAll:
+		return n, nil
+	case QuorumMajority:
+		return n/2 + 1, nil
+	}
+	var k int
+	if _, err := fmt.Sscanf(string(q), "%d", &k); err != nil || fmt.Sprint(k) != string(q) {
+		return 0, fmt.Errorf("quorum must be \"all\", \"majority\" or a number, got %q", string(q))
+	}
+	if k <= 0 || k > n {
+		return 0, fmt.Errorf("quorum %d is outside 1..%d (the number of agents)", k, n)
+	}
+	return k, nil
+}
+
+// OperationPolicy is the reminders policy of pre-operation requests
+// (seed 003).
+type OperationPolicy struct {
+	Timeout          time.Duration   `json:"timeout"`
+	Reminders        []time.Duration `json:"reminders"`
+	Extension        time.Duration   `json:"extension"`
+	ProceedOnTimeout bool            `json:"proceed_on_timeout"`
+	Quorum           Quorum          `json:"quorum"`
+}
+
+// DefaultOperationPolicy is seed 003's policy.
+func DefaultOperationPolicy() OperationPolicy {
+	return OperationPolicy{
+		Timeout:          DefaultOperationTimeout,
+		Reminders:        DefaultReminders(),
+		Extension:        DefaultOperationExtension,
+		ProceedOnTimeout: true,
+		Quorum:           QuorumAll,
+	}
+}
+
+// Validate reports the first bad value, naming its key.
+func (p OperationPolicy) Validate() error {
+	if p.Timeout <= 0 {
+		return policyError("policy.operation.timeout", "must be positive, got %s", p.Timeout)
+	}
+	prev := time.Duration(0)
+	for i, r := range p.Reminders {
+		key := fmt.Sprintf("policy.operation.reminders[%d]", i)
+		if r <= 0 {
+			return policyError(key, "must be positive, got %s", r)
+		}
+		if r <= prev {
+			return policyError(key, "must come after the reminder before it (%s <= %s)", r, prev)
+		}
+		if r >= p.Timeout {
+			return policyError(key, "must come before the timeout (%s >= %s)", r, p.Timeout)
+		}
+		prev = r
+	}
+	if p.Extension <= 0 {
+		return policyError("policy.operation.extension", "must be positive, got %s", p.Extension)
+	}
+	if _, err := p.Quorum.Need(1 << 30); err != nil && p.Quorum != "" {
+		return policyError("policy.operation.quorum", "%v", err)
+	}
+	return nil
+}
+
+// Policies is the configuration the core decides with. It is set by a
+// Configure command (and so recorded in the event log).
+type Policies struct {
+	Ack        AckPolicy       `json:"ack"`
+	MaxRetries int             `json:"max_retries"` // instructions (cycles)
+	Operation  OperationPolicy `json:"operation"`
+}
+
+// DefaultPolicies are the seeds' defaults.
+func DefaultPolicies() Policies {
+	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy()}
+}
+
+// Validate reports the first bad value, naming its key.
+func (p Policies) Validate() error {
+	if err := p.Ack.Validate(); err != nil {
+		return err
+	}
+	if p.MaxRetries < 0 {
+		return policyError("policy.instruction.max_retries", "must not be negative, got %d", p.MaxRetries)
+	}
+	return p.Operation.Validate()
+}
+
+func policyError(key, format string, args ...any) error {
+	return &Error{Code: Invalid, Msg: key + ": " + fmt.Sprintf(format, args...)}
+}

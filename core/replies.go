@@ -1,0 +1,364 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"wilco/ack"
+)
+
+// ReplyInput is what an agent sent back: text to be parsed, or one of the
+// seeds' JSON forms (Type and Data).
+type ReplyInput struct {
+	Agent     string
+	InReplyTo string
+	Text      string
+	Type      string
+	Data      []byte
+}
+
+// Interpretation says what a reply was taken to mean and what wilco did.
+type Interpretation struct {
+	Kind          string   `json:"kind"`
+	DeliveryID    string   `json:"delivery_id,omitempty"`
+	TaskID        string   `json:"task_id,omitempty"`
+	OperationID   string   `json:"operation_id,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Understanding string   `json:"understanding,omitempty"`
+	Questions     []string `json:"questions,omitempty"`
+	Action        string   `json:"action"`
+	// Acknowledged lists the deliveries this reply acknowledged.
+	Acknowledged []string `json:"acknowledged,omitempty"`
+}
+
+// Reply interprets an agent's reply with the acknowledgment language and
+// acts on it (DESIGN, the answers table). A reply the rules refuse — to a
+// message not sent to this agent, to something already settled, in a
+// broken form — changes nothing and says why.
+func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
+	now = norm(now)
+	a, ok := s.agents[in.Agent]
+	if !ok {
+		return Interpretation{}, notFoundf("no agent %q", in.Agent)
+	}
+	var d *Delivery
+	if in.InReplyTo != "" {
+		var err error
+		if d, err = s.addressed(a.Name, in.InReplyTo); err != nil {
+			return Interpretation{}, err
+		}
+	}
+	var r ack.Reply
+	var err error
+	switch {
+	case in.Type != "" || len(in.Data) > 0:
+		if len(in.Data) == 0 {
+			return Interpretation{}, invalidf("reply of type %q has no data", in.Type)
+		}
+		r, err = ack.ParseJSON(in.Type, in.Data)
+	case strings.TrimSpace(in.Text) != "":
+		r, err = ack.Parse(in.Text)
+	default:
+		return Interpretation{}, invalidf("a reply needs text, or type and data")
+	}
+	if err != nil {
+		return Interpretation{}, invalidf("reply: %v", err)
+	}
+	if r.Text == "" {
+		r.Text = in.Text
+	}
+	if d == nil {
+		if d, err = s.target(a, r); err != nil {
+			return Interpretation{}, err
+		}
+	}
+	if d != nil && d.Policy == PolicyReminders {
+		answer := r.Answer
+		if r.Kind != ack.KindOperationReply {
+			answer = ack.ParseOperationReply(r.Text)
+		}
+		return s.operationAnswer(now, d, answer, r.Text)
+	}
+	switch r.Kind {
+	case ack.KindAck, ack.KindAckError:
+		if d == nil {
+			return Interpretation{}, notFoundf("no open task delegation was sent to %s", a.Name)
+		}
+		return s.answer(now, a, d, r)
+	case ack.KindCheckpoint, ack.KindComplete:
+		if d == nil {
+			return Interpretation{}, notFoundf("no task delegation was sent to %s", a.Name)
+		}
+		return s.progress(now, a, d, r)
+	case ack.KindOperationReply:
+		return Interpretation{}, notFoundf("%s has no operation waiting for its answer", a.Name)
+	}
+	return s.message(now, a, d, r)
+}
+
+// target finds what a reply without in_reply_to answers.
+func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
+	switch r.Kind {
+	case ack.KindAck, ack.KindAckError, ack.KindCheckpoint, ack.KindComplete:
+		if r.TaskID == "" {
+			return s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }), nil
+		}
+		ids := s.byTask[r.TaskID]
+		if d := s.latest(a.Name, r.TaskID, func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
+			return d, nil
+		}
+		if d := s.latest(a.Name, r.TaskID, func(d *Delivery) bool { return d.Type == TypeDelegation }); d != nil {
+			return d, nil
+		}
+		if len(ids) > 0 {
+			return nil, deniedf("task %s was not delegated to %s", r.TaskID, a.Name)
+		}
+		// An ACK naming a task never delegated: if exactly one delegation
+		// is open for this agent, it is the wrong id for that one.
+		if d := s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil && r.Kind == ack.KindAck {
+			return d, nil
+		}
+		return nil, notFoundf("no task %s was delegated to %s", r.TaskID, a.Name)
+	}
+	return s.latest(a.Name, "", func(d *Delivery) bool { return d.Policy == PolicyReminders && d.State == Sent }), nil
+}
+
+// latest returns the newest delivery to agent (of task, when given) that
+// keep accepts.
+func (s *State) latest(agent, task string, keep func(*Delivery) bool) *Delivery {
+	var best *Delivery
+	consider := func(d *Delivery) {
+		if d.To == agent && keep(d) && (best == nil || idLess(best.ID, d.ID)) {
+			best = d
+		}
+	}
+	if task != "" {
+		for _, id := range s.byTask[task] {
+			consider(s.deliveries[id])
+		}
+		return best
+	}
+	for _, d := range s.deliveries {
+		consider(d)
+	}
+	return best
+}
+
+// answer acts on an ACK or an ACK error to a delegation.
+func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Interpretation, error) {
+	in := Interpretation{Kind: string(r.Kind), DeliveryID: d.ID, TaskID: d.TaskID, Status: string(r.Status), Understanding: r.Understanding, Questions: r.Questions}
+	if r.Kind == ack.KindAckError {
+		in.Status = string(r.ErrorCode)
+	}
+	if d.Type != TypeDelegation {
+		if d.State.Terminal() {
+			return in, s.settled(d)
+		}
+		s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(r.Status), Understanding: r.Understanding})
+		in.Action, in.Acknowledged = "acknowledged", []string{d.ID}
+		return in, nil
+	}
+	if d.State.Terminal() {
+		return in, s.settled(d)
+	}
+	if r.TaskID != "" {
+		if err := r.For(d.TaskID); err != nil {
+			subject, body := ack.WrongID(d.TaskID, r.TaskID)
+			in.Action = s.correct(now, d, SendWrongID, subject, body, fmt.Sprintf("the acknowledgment named %s, not %s", r.TaskID, d.TaskID))
+			return in, nil
+		}
+	}
+	s.seen(now, a, "replied")
+	if r.Kind == ack.KindAckError {
+		in.Action = s.ackError(now, a, d, r)
+		return in, nil
+	}
+	switch r.Status {
+	case ack.Received, ack.Confirmed:
+		if h, ok := s.holds[d.TaskID]; ok && h != d.ID && s.deliveries[h].To != d.To {
+			holder := s.deliveries[h].To
+			s.cancel(now, d, fmt.Sprintf("task %s is already held by %s, who acknowledged it first", d.TaskID, holder))
+			in.Action = "cancelled: " + holder + " holds this task"
+			return in, nil
+		}
+		if len(d.AcceptanceCriteria) > 0 {
+			v := s.checker.Check(ack.Task{ID: d.TaskID, Description: d.Description, AcceptanceCriteria: d.AcceptanceCriteria}, r)
+			if !v.OK {
+				subject, body := ack.Correction(d.TaskID, v.Missing, r.Understanding)
+				in.Action = s.correct(now, d, SendCorrection, subject, body, "the understanding misses: "+strings.Join(v.Missing, "; "))
+				return in, nil
+			}
+		}
+		s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(r.Status), Understanding: r.Understanding, Note: r.Note})
+		s.holderBusy(now, d)
+		in.Action, in.Acknowledged = "acknowledged: work may begin", []string{d.ID}
+	case ack.ClarificationNeeded:
+		s.emit(now, d.TaskID, d.To, DeliveryClarifying{ID: d.ID, Questions: slices.Clone(r.Questions), Understanding: r.Understanding})
+		in.Action = "questions go to the user; the answers will be sent back"
+	case ack.Queued:
+		s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(r.Status), Understanding: r.Understanding, Note: r.Note, TimerAt: now.Add(s.policies.Ack.QueuedFollowup)})
+		s.holderBusy(now, d)
+		in.Action, in.Acknowledged = fmt.Sprintf("acknowledged as queued; follow-up in %s if work has not started", s.policies.Ack.QueuedFollowup), []string{d.ID}
+	case ack.Rejected:
+		why := "rejected by " + a.Name
+		if r.Note != "" {
+			why += ": " + r.Note
+		}
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
+		in.Action = s.passOn(now, d, why)
+	default:
+		return in, invalidf("acknowledgment status %q is not one of RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED", r.Status)
+	}
+	return in, nil
+}
+
+// passOn reassigns a failed delegation or escalates it, and says which.
+func (s *State) passOn(now time.Time, d *Delivery, why string) string {
+	before := s.seq
+	s.reassignOrEscalate(now, d, why)
+	for _, ev := range s.ready.Events {
+		if ev.Seq > before {
+			if r, ok := ev.Data.(DeliveryReassigned); ok {
+				return "reassigned to " + r.To
+			}
+		}
+	}
+	return "escalated to the user"
+}
+
+// correct sends a correction (or a resend naming the right id) and asks for
+// a new ACK; after max_corrections it escalates instead.
+func (s *State) correct(now time.Time, d *Delivery, kind SendKind, subject, body, why string) string {
+	if d.Corrections >= s.policies.Ack.MaxCorrections {
+		reason := fmt.Sprintf("still wrong after %d corrections: %s", d.Corrections, why)
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: reason, Attempts: d.Sends})
+		s.escalate(now, d, reason)
+		return "escalated to the user: " + reason
+	}
+	s.emit(now, d.TaskID, d.To, DeliveryRetried{Send{
+		ID: d.ID, Attempt: d.Sends + 1, Kind: kind, Round: 1, Correction: true,
+		Subject: subject, Body: body, TimerAt: s.backoffTimer(now, 1),
+	}})
+	return fmt.Sprintf("%s sent (%d of %d); waiting for a new acknowledgment: %s", kind, d.Corrections, s.policies.Ack.MaxCorrections, why)
+}
+
+// ackError acts on a task-acknowledgment-error (seed 001's error codes).
+func (s *State) ackError(now time.Time, a *Agent, d *Delivery, r ack.Reply) string {
+	why := fmt.Sprintf("%s: %s", r.ErrorCode, r.ErrorMessage)
+	switch r.ErrorCode {
+	case ack.ResourceUnavailable:
+		s.setStatus(now, a, Busy, why)
+		if to := s.pickAgent(d); to != "" {
+			s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
+			s.reassign(now, d, to)
+			return "reassigned to " + to
+		}
+		wait := r.RetryAfter
+		if wait <= 0 {
+			wait = s.policies.Ack.Wait(max(d.Round, 1))
+		}
+		s.emit(now, d.TaskID, d.To, DeliveryDeferred{ID: d.ID, Reason: why, TimerAt: now.Add(wait), Resend: true})
+		return fmt.Sprintf("no other capable agent is available; resending in %s", wait)
+	case ack.CapabilityMismatch:
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
+		return s.passOn(now, d, why)
+	case ack.AgentShuttingDown:
+		s.setStatus(now, a, Offline, why)
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
+		return s.passOn(now, d, why)
+	case ack.NetworkError:
+		wait := s.policies.Ack.Wait(max(d.Round, 1))
+		s.emit(now, d.TaskID, d.To, DeliveryDeferred{ID: d.ID, Reason: why, TimerAt: now.Add(wait)})
+		return fmt.Sprintf("retrying with backoff in %s", wait)
+	case ack.InvalidTaskFormat:
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
+		s.escalate(now, d, "the task must be fixed: "+why)
+		return "escalated to the user: the task must be fixed"
+	}
+	return "logged"
+}
+
+// progress records a checkpoint or a completion. Work showing up proves the
+// delegation arrived, so an open delegation is acknowledged by it.
+func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Interpretation, error) {
+	in := Interpretation{Kind: string(r.Kind), DeliveryID: d.ID, TaskID: d.TaskID, Status: r.CheckpointStatus}
+	if r.Kind == ack.KindComplete {
+		in.Status = string(r.Complete)
+	}
+	if r.TaskID != "" {
+		if err := r.For(d.TaskID); err != nil {
+			return in, invalidf("%v", err)
+		}
+	}
+	switch d.State {
+	case Failed, Cancelled:
+		return in, s.settled(d)
+	case Pending, Sent, Clarifying:
+		s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(ack.Received), Note: "implied by " + string(r.Kind)})
+		in.Acknowledged = []string{d.ID}
+		s.holderBusy(now, d)
+	}
+	s.seen(now, a, "replied")
+	done := r.Kind == ack.KindComplete
+	text := r.Summary
+	if text == "" {
+		text = r.Text
+	}
+	s.emit(now, d.TaskID, d.To, DeliveryReply{ID: d.ID, Kind: string(r.Kind), Text: text, Started: true, Released: done})
+	if done {
+		if a.Status == Busy {
+			s.setStatus(now, a, Available, "finished "+d.TaskID)
+		}
+		in.Action = "task-complete recorded; the agent's turn on " + d.TaskID + " is over"
+	} else {
+		in.Action = fmt.Sprintf("checkpoint %d recorded", r.Checkpoint)
+	}
+	return in, nil
+}
+
+// message handles plain text: it acknowledges instructions whose matcher it
+// satisfies and conversations it answers; anything else is logged.
+func (s *State) message(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Interpretation, error) {
+	in := Interpretation{Kind: string(ack.KindMessage)}
+	if d != nil {
+		in.DeliveryID, in.TaskID = d.ID, d.TaskID
+		if d.State.Terminal() {
+			return in, s.settled(d)
+		}
+	}
+	s.seen(now, a, "replied")
+	for _, id := range slices.Clone(a.Unacked) {
+		i := s.deliveries[id]
+		if s.matches(i.Matcher, r.Text) {
+			s.emit(now, i.TaskID, i.To, DeliveryAcknowledged{ID: i.ID, By: "matcher"})
+			in.Acknowledged = append(in.Acknowledged, i.ID)
+		}
+	}
+	if d != nil && !d.State.Terminal() {
+		switch {
+		case d.Policy == PolicyNone, d.Policy == PolicyCycles && d.Matcher == nil:
+			s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "reply"})
+			in.Acknowledged = append(in.Acknowledged, d.ID)
+		case d.Policy == PolicyBackoff:
+			s.emit(now, d.TaskID, d.To, DeliveryReply{ID: d.ID, Kind: string(ack.KindMessage), Text: r.Text})
+			in.Action = "logged; still waiting for [ACK] " + d.TaskID
+			return in, nil
+		}
+	}
+	if d == nil {
+		// The reply is the acknowledgment of a conversation (seed 001).
+		for _, c := range s.Deliveries(func(c *Delivery) bool { return c.To == a.Name && c.Policy == PolicyNone && c.State == Sent }) {
+			s.emit(now, c.TaskID, c.To, DeliveryAcknowledged{ID: c.ID, By: "reply"})
+			in.Acknowledged = append(in.Acknowledged, c.ID)
+		}
+	}
+	if len(in.Acknowledged) == 0 {
+		s.emit(now, "", a.Name, DeliveryReply{Kind: string(ack.KindMessage), Text: r.Text})
+		in.Action = "logged as information"
+		return in, nil
+	}
+	in.Action = "acknowledged " + strings.Join(in.Acknowledged, ", ")
+	return in, nil
+}

@@ -1,0 +1,413 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Effect is something the runtime must do once the events that caused it
+// are durable.
+type Effect interface{ isEffect() }
+
+// Deliver hands a message to a push agent (exec, tmux, a simulated agent).
+type Deliver struct {
+	Agent   string
+	Message InboxMessage
+}
+
+// Wake tells whoever long-polls a pull agent's inbox that messages wait.
+type Wake struct{ Agent string }
+
+// ArmTimer asks for Fire(Key, At) at At. Arming a key again replaces its
+// timer; a zero At disarms it.
+type ArmTimer struct {
+	Key string
+	At  time.Time
+}
+
+// RunOperation asks the runtime to run an operation's command now and to
+// report its end with FinishOperation.
+type RunOperation struct {
+	ID      string
+	Command []string
+}
+
+func (Deliver) isEffect()      {}
+func (Wake) isEffect()         {}
+func (ArmTimer) isEffect()     {}
+func (RunOperation) isEffect() {}
+
+// Ready is what the core asks of the runtime after one or more steps: the
+// events to persist, then the effects to perform.
+type Ready struct {
+	Events  []Event
+	Effects []Effect
+}
+
+// EntityKind names a kind of entity kept in the store's current state.
+type EntityKind string
+
+// Entity kinds.
+const (
+	KindMeta      EntityKind = "meta"
+	KindAgent     EntityKind = "agent"
+	KindDelivery  EntityKind = "delivery"
+	KindOperation EntityKind = "operation"
+)
+
+// EntityRef names one entity.
+type EntityRef struct {
+	Kind EntityKind
+	ID   string
+}
+
+// Timer is one armed timer.
+type Timer struct {
+	Key string
+	At  time.Time
+}
+
+// State is the whole state of the core. It is not safe for concurrent use:
+// one goroutine (the runtime's loop) owns it.
+type State struct {
+	seq        uint64
+	policies   Policies
+	counters   map[string]int
+	agents     map[string]*Agent
+	deliveries map[string]*Delivery
+	operations map[string]*Operation
+	// holds maps a task id to the delivery whose agent holds the task (the
+	// first to acknowledge it). Derived from Delivery.Holds.
+	holds map[string]string
+	// byTask lists the deliveries of each task, oldest first. Derived.
+	byTask map[string][]string
+
+	live    bool
+	ready   Ready
+	dirty   map[EntityRef]struct{}
+	regexps map[string]*regexp.Regexp
+	checker Checker
+}
+
+// New returns an empty core with the seeds' default policies.
+func New() *State {
+	return &State{
+		policies:   DefaultPolicies(),
+		counters:   map[string]int{},
+		agents:     map[string]*Agent{},
+		deliveries: map[string]*Delivery{},
+		operations: map[string]*Operation{},
+		holds:      map[string]string{},
+		byTask:     map[string][]string{},
+		dirty:      map[EntityRef]struct{}{},
+		regexps:    map[string]*regexp.Regexp{},
+		live:       true,
+		checker:    defaultChecker(),
+	}
+}
+
+// Seq is the seq of the last event.
+func (s *State) Seq() uint64 { return s.seq }
+
+// Policies returns the policies in force.
+func (s *State) Policies() Policies { return s.policies }
+
+// TakeReady returns and clears the events and effects accumulated since the
+// last call.
+func (s *State) TakeReady() Ready {
+	r := s.ready
+	s.ready = Ready{}
+	return r
+}
+
+// PeekEffects returns the effects accumulated so far, without taking them.
+func (s *State) PeekEffects() []Effect { return s.ready.Effects }
+
+// HasReady reports whether events or effects wait.
+func (s *State) HasReady() bool { return len(s.ready.Events) > 0 || len(s.ready.Effects) > 0 }
+
+// TakeDirty returns and clears the entities changed since the last call.
+func (s *State) TakeDirty() []EntityRef {
+	out := make([]EntityRef, 0, len(s.dirty))
+	for r := range s.dirty {
+		out = append(out, r)
+	}
+	clear(s.dirty)
+	return out
+}
+
+func (s *State) touch(k EntityKind, id string) { s.dirty[EntityRef{k, id}] = struct{}{} }
+
+// emit records one event and applies it.
+func (s *State) emit(now time.Time, taskID, agent string, data EventData) {
+	s.seq++
+	ev := Event{Seq: s.seq, Time: now, Type: data.EventType(), TaskID: taskID, Agent: agent, Data: data}
+	s.apply(ev)
+	s.ready.Events = append(s.ready.Events, ev)
+}
+
+func (s *State) effect(e Effect) {
+	if s.live {
+		s.ready.Effects = append(s.ready.Effects, e)
+	}
+}
+
+// Replay applies events read back from the log, in order, to rebuild the
+// state. It produces no effects; call Timers afterwards to arm them.
+func (s *State) Replay(ev Event) error {
+	if ev.Seq != s.seq+1 {
+		return fmt.Errorf("core: replay event %d after %d: the log has a gap", ev.Seq, s.seq)
+	}
+	s.live = false
+	defer func() { s.live = true }()
+	s.seq = ev.Seq
+	s.apply(ev)
+	return nil
+}
+
+// Timers lists every armed timer, for the runtime to arm after a restart.
+func (s *State) Timers() []Timer {
+	var out []Timer
+	for _, d := range s.deliveries {
+		if !d.TimerAt.IsZero() {
+			out = append(out, Timer{Key: d.ID, At: d.TimerAt})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// now normalises a time given by the caller: UTC, no monotonic reading, so
+// that a replayed state equals the live one.
+func norm(t time.Time) time.Time { return t.Round(0).UTC() }
+
+func (s *State) nextID(prefix string) string {
+	return prefix + "-" + strconv.Itoa(s.counters[prefix]+1)
+}
+
+// noteID keeps the id counters ahead of every id seen.
+func (s *State) noteID(id string) {
+	prefix, num, ok := strings.Cut(id, "-")
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return
+	}
+	if n > s.counters[prefix] {
+		s.counters[prefix] = n
+		s.touch(KindMeta, "core")
+	}
+}
+
+// --- reading ---------------------------------------------------------------
+
+// Agent returns a copy of the named agent.
+func (s *State) Agent(name string) (Agent, bool) {
+	a, ok := s.agents[name]
+	if !ok {
+		return Agent{}, false
+	}
+	return *a, true
+}
+
+// Agents returns copies of every agent, by name.
+func (s *State) Agents() []Agent {
+	out := make([]Agent, 0, len(s.agents))
+	for _, a := range s.agents {
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Delivery returns a copy of the delivery.
+func (s *State) Delivery(id string) (Delivery, bool) {
+	d, ok := s.deliveries[id]
+	if !ok {
+		return Delivery{}, false
+	}
+	return *d, true
+}
+
+// Deliveries returns copies of the deliveries that keep returns true for,
+// oldest first.
+func (s *State) Deliveries(keep func(*Delivery) bool) []Delivery {
+	var out []Delivery
+	for _, d := range s.deliveries {
+		if keep == nil || keep(d) {
+			out = append(out, *d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return idLess(out[i].ID, out[j].ID)
+	})
+	return out
+}
+
+// DeliveryCount returns how many deliveries the core holds.
+func (s *State) DeliveryCount() int { return len(s.deliveries) }
+
+// Operation returns a copy of the operation.
+func (s *State) Operation(id string) (Operation, bool) {
+	o, ok := s.operations[id]
+	if !ok {
+		return Operation{}, false
+	}
+	return *o, true
+}
+
+// HoldsTask returns the delivery whose agent holds the task, if any.
+func (s *State) HoldsTask(taskID string) (string, bool) {
+	id, ok := s.holds[taskID]
+	return id, ok
+}
+
+func idLess(a, b string) bool {
+	pa, na, _ := strings.Cut(a, "-")
+	pb, nb, _ := strings.Cut(b, "-")
+	if pa != pb {
+		return pa < pb
+	}
+	ia, ea := strconv.Atoi(na)
+	ib, eb := strconv.Atoi(nb)
+	if ea == nil && eb == nil {
+		return ia < ib
+	}
+	return a < b
+}
+
+// --- snapshot ----------------------------------------------------------------
+
+// Entity is the current state of one entity, ready to be stored.
+type Entity struct {
+	Kind   EntityKind
+	ID     string
+	State  string
+	Agent  string
+	TaskID string
+	Value  any
+}
+
+type meta struct {
+	Seq      uint64         `json:"seq"`
+	Policies Policies       `json:"policies"`
+	Counters map[string]int `json:"counters"`
+}
+
+// Entity returns the current state of one entity; ok is false when it no
+// longer exists.
+func (s *State) Entity(r EntityRef) (Entity, bool) {
+	switch r.Kind {
+	case KindMeta:
+		return Entity{Kind: KindMeta, ID: "core", Value: meta{Seq: s.seq, Policies: s.policies, Counters: s.counters}}, true
+	case KindAgent:
+		if a, ok := s.agents[r.ID]; ok {
+			return Entity{Kind: r.Kind, ID: a.Name, State: string(a.Status), Agent: a.Name, Value: a}, true
+		}
+	case KindDelivery:
+		if d, ok := s.deliveries[r.ID]; ok {
+			return Entity{Kind: r.Kind, ID: d.ID, State: string(d.State), Agent: d.To, TaskID: d.TaskID, Value: d}, true
+		}
+	case KindOperation:
+		if o, ok := s.operations[r.ID]; ok {
+			return Entity{Kind: r.Kind, ID: o.ID, State: string(o.State), Value: o}, true
+		}
+	}
+	return Entity{}, false
+}
+
+// Entities lists every entity, for a full snapshot or a comparison.
+func (s *State) Entities() []EntityRef {
+	refs := []EntityRef{{KindMeta, "core"}}
+	for id := range s.agents {
+		refs = append(refs, EntityRef{KindAgent, id})
+	}
+	for id := range s.deliveries {
+		refs = append(refs, EntityRef{KindDelivery, id})
+	}
+	for id := range s.operations {
+		refs = append(refs, EntityRef{KindOperation, id})
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].Kind != refs[j].Kind {
+			return refs[i].Kind < refs[j].Kind
+		}
+		return refs[i].ID < refs[j].ID
+	})
+	return refs
+}
+
+// Restore loads one stored entity into an empty or restoring core. Call
+// Restored when every entity is in.
+func (s *State) Restore(kind EntityKind, data []byte) error {
+	switch kind {
+	case KindMeta:
+		var m meta
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("core: restore meta: %w", err)
+		}
+		s.seq, s.policies = m.Seq, m.Policies
+		if m.Counters != nil {
+			s.counters = m.Counters
+		}
+	case KindAgent:
+		a := new(Agent)
+		if err := json.Unmarshal(data, a); err != nil {
+			return fmt.Errorf("core: restore agent: %w", err)
+		}
+		s.agents[a.Name] = a
+	case KindDelivery:
+		d := new(Delivery)
+		if err := json.Unmarshal(data, d); err != nil {
+			return fmt.Errorf("core: restore delivery: %w", err)
+		}
+		s.deliveries[d.ID] = d
+	case KindOperation:
+		o := new(Operation)
+		if err := json.Unmarshal(data, o); err != nil {
+			return fmt.Errorf("core: restore operation: %w", err)
+		}
+		s.operations[o.ID] = o
+	default:
+		return fmt.Errorf("core: restore: unknown entity kind %q", kind)
+	}
+	return nil
+}
+
+// Restored rebuilds what is derived from the restored entities. The seq is
+// the watermark the entities reflect.
+func (s *State) Restored(seq uint64) {
+	s.seq = seq
+	clear(s.holds)
+	clear(s.byTask)
+	ids := make([]string, 0, len(s.deliveries))
+	for id, d := range s.deliveries {
+		if d.TaskID != "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
+	for _, id := range ids {
+		d := s.deliveries[id]
+		s.byTask[d.TaskID] = append(s.byTask[d.TaskID], id)
+		if d.Holds {
+			s.holds[d.TaskID] = id
+		}
+	}
+	clear(s.dirty)
+}

@@ -1,0 +1,522 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"wilco/clock"
+	"wilco/core"
+	"wilco/store"
+)
+
+// Clock is what the runtime needs of time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Effector performs the effects that reach outside wilco. Its methods must
+// not block: queue the work and return.
+type Effector interface {
+	// Deliver hands a message to a push agent.
+	Deliver(agent string, msg core.InboxMessage)
+	// RunOperation runs an operation's command and reports its end with
+	// core.FinishOperation through the runtime.
+	RunOperation(id string, command []string)
+}
+
+// Config configures a runtime.
+type Config struct {
+	Store    store.Store
+	Clock    Clock    // default: the wall clock
+	Effector Effector // default: effects are recorded, not performed
+	Logger   *slog.Logger
+	// MaxBatch bounds how many commands go into one commit (default 8192).
+	MaxBatch int
+	// CheckpointEvery and CheckpointInterval say how often the current
+	// state of changed entities is written with a batch (default every
+	// 50 000 events or 2 s, whichever comes first). Between checkpoints,
+	// recovery replays the log's tail.
+	CheckpointEvery    int
+	CheckpointInterval time.Duration
+	// SubscriberBuffer is each subscriber's channel size (default 4096).
+	SubscriberBuffer int
+	// Observe, when set, is called on the loop with every committed batch
+	// of events (metrics). It must be quick.
+	Observe func([]store.Event)
+}
+
+// Func is a step run on the loop with the core and the current time. Its
+// result is handed to the caller once its events are durable. A Func must
+// leave the core unchanged when it returns an error (the core's commands
+// do).
+type Func func(c *core.State, now time.Time) (any, error)
+
+// Errors.
+var (
+	ErrClosed = errors.New("runtime: closed")
+	ErrSlow   = errors.New("runtime: subscriber fell behind and was dropped; resume from the last event seen")
+)
+
+type request struct {
+	fn   Func
+	done func(any, error)
+}
+
+// Runtime is the loop around the core.
+type Runtime struct {
+	cfg   Config
+	core  *core.State
+	clock Clock
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	queue   []request
+	closed  bool
+	failure error
+	wake    chan struct{}
+	stopped chan struct{}
+	started bool
+
+	timers         *timers
+	armedFor       time.Time
+	armedC         <-chan time.Time
+	sinceCkpt      int
+	lastCkpt       time.Time
+	committedSeq   uint64
+	committedMu    sync.RWMutex
+	subsMu         sync.Mutex
+	subs           map[*Subscription]struct{}
+	inboxMu        sync.Mutex
+	inboxWake      map[string]chan struct{}
+	recoveredTimer int
+}
+
+// Open rebuilds the core from the store — the checkpointed entities, then
+// the events after the checkpoint — and arms every timer. Call Start to run
+// the loop in the background, or Drain to drive it by hand.
+func Open(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("runtime: no store")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 8192
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = 50000
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = 2 * time.Second
+	}
+	if cfg.SubscriberBuffer <= 0 {
+		cfg.SubscriberBuffer = 4096
+	}
+	r := &Runtime{
+		cfg: cfg, clock: cfg.Clock, log: cfg.Logger, core: core.New(),
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
+		timers: newTimers(), subs: map[*Subscription]struct{}{}, inboxWake: map[string]chan struct{}{},
+	}
+	if err := r.recover(ctx); err != nil {
+		return nil, err
+	}
+	r.lastCkpt = r.clock.Now()
+	return r, nil
+}
+
+func (r *Runtime) recover(ctx context.Context) error {
+	w, err := r.cfg.Store.Load(ctx, func(rec store.Record) error {
+		return r.core.Restore(core.EntityKind(rec.Kind), rec.Data)
+	})
+	if err != nil {
+		return fmt.Errorf("runtime: load state: %w", err)
+	}
+	r.core.Restored(w)
+	replayed := 0
+	err = r.cfg.Store.Scan(ctx, w, func(ev store.Event) error {
+		data, err := core.DecodeEventData(ev.Type, ev.Data)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", ev.Seq, err)
+		}
+		replayed++
+		return r.core.Replay(core.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
+	})
+	if err != nil {
+		return fmt.Errorf("runtime: replay log after %d: %w", w, err)
+	}
+	for _, t := range r.core.Timers() {
+		r.timers.set(t.Key, t.At)
+	}
+	r.recoveredTimer = r.timers.Len()
+	r.sinceCkpt = replayed
+	r.committedSeq = r.core.Seq()
+	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())
+	return nil
+}
+
+// Timers is how many timers are armed.
+func (r *Runtime) Timers() int {
+	var n int
+	r.Read(func(*core.State) { n = r.timers.Len() })
+	return n
+}
+
+// Start runs the loop in the background until Close.
+func (r *Runtime) Start() {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		return
+	}
+	r.started = true
+	r.mu.Unlock()
+	go r.run()
+}
+
+// Submit queues fn; done (which may be nil) is called with its result once
+// its events are durable, from the loop's goroutine: it must not block.
+func (r *Runtime) Submit(fn Func, done func(any, error)) {
+	r.mu.Lock()
+	if r.closed || r.failure != nil {
+		err := r.failure
+		r.mu.Unlock()
+		if err == nil {
+			err = ErrClosed
+		}
+		if done != nil {
+			done(nil, err)
+		}
+		return
+	}
+	r.queue = append(r.queue, request{fn: fn, done: done})
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Do runs fn on the loop and waits until its events are durable. If ctx
+// ends first, Do returns ctx's error; fn may still take effect.
+func (r *Runtime) Do(ctx context.Context, fn Func) (any, error) {
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	r.Submit(fn, func(v any, err error) { ch <- result{v, err} })
+	select {
+	case res := <-ch:
+		return res.v, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Read runs fn on the loop (or, when the loop is not running, right away
+// under the lock of a manual driver) for a consistent read of the core.
+// The core must not be changed by fn. Reads through Do instead see only
+// durable state.
+func (r *Runtime) Read(fn func(*core.State)) {
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		fn(r.core)
+		return
+	}
+	_, _ = r.Do(context.Background(), func(c *core.State, _ time.Time) (any, error) {
+		fn(c)
+		return nil, nil
+	})
+}
+
+// Close stops the loop after the queued work, writes a checkpoint of the
+// whole state (so the next start replays nothing) and returns. It does not
+// close the store.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	started := r.started
+	r.mu.Unlock()
+	if started {
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+		<-r.stopped
+	} else {
+		r.Drain()
+	}
+	r.subsMu.Lock()
+	for s := range r.subs {
+		s.end(ErrClosed)
+	}
+	r.subsMu.Unlock()
+	if r.failure != nil {
+		return r.failure
+	}
+	return r.checkpointAll()
+}
+
+// Err is the failure that stopped the loop, if any.
+func (r *Runtime) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failure
+}
+
+func (r *Runtime) checkpointAll() error {
+	b := store.Batch{Watermark: r.core.Seq()}
+	if b.Watermark == 0 {
+		return nil
+	}
+	r.core.TakeDirty()
+	for _, ref := range r.core.Entities() {
+		rec, err := r.record(ref)
+		if err != nil {
+			return err
+		}
+		b.Records = append(b.Records, rec)
+	}
+	return r.cfg.Store.Commit(context.Background(), b)
+}
+
+func (r *Runtime) run() {
+	defer close(r.stopped)
+	for {
+		r.mu.Lock()
+		closing := r.closed && len(r.queue) == 0
+		r.mu.Unlock()
+		if closing || r.Err() != nil {
+			return
+		}
+		select {
+		case <-r.wake:
+		case <-r.timerC():
+		}
+		r.step()
+	}
+}
+
+// timerC is a channel that fires when the earliest timer is due.
+func (r *Runtime) timerC() <-chan time.Time {
+	it, ok := r.timers.peek()
+	if !ok {
+		return nil
+	}
+	if r.armedC == nil || !it.at.Equal(r.armedFor) {
+		r.armedFor = it.at
+		r.armedC = r.clock.After(it.at.Sub(r.clock.Now()))
+	}
+	return r.armedC
+}
+
+// Drain runs the loop by hand until nothing is queued and no timer is due
+// at the clock's current time. It returns how many commands ran.
+func (r *Runtime) Drain() int {
+	n := 0
+	for r.Err() == nil {
+		k, fired := r.step()
+		n += k
+		if k == 0 && !fired {
+			return n
+		}
+	}
+	return n
+}
+
+// NextTimer is when the earliest timer is due.
+func (r *Runtime) NextTimer() (time.Time, bool) {
+	it, ok := r.timers.peek()
+	return it.at, ok
+}
+
+// step runs one batch: queued commands and due timers, then the commit,
+// then the effects and the answers.
+func (r *Runtime) step() (ran int, fired bool) {
+	r.mu.Lock()
+	batch := r.queue
+	if len(batch) > r.cfg.MaxBatch {
+		batch, r.queue = batch[:r.cfg.MaxBatch], batch[r.cfg.MaxBatch:]
+	} else {
+		r.queue = nil
+	}
+	r.mu.Unlock()
+
+	now := r.clock.Now()
+	results := make([]result, len(batch))
+	for i, req := range batch {
+		v, err := req.fn(r.core, now)
+		results[i] = result{v, err}
+	}
+	seen := len(r.core.PeekEffects())
+	for {
+		it, ok := r.timers.popDue(now)
+		if !ok {
+			break
+		}
+		fired = true
+		r.armedC = nil
+		_ = r.core.Fire(now, it.key)
+		effects := r.core.PeekEffects()
+		r.applyTimers(effects[seen:])
+		seen = len(effects)
+	}
+	ready := r.core.TakeReady()
+	events := make([]store.Event, len(ready.Events))
+	for i, ev := range ready.Events {
+		data, err := json.Marshal(ev.Data)
+		if err != nil {
+			r.fail(fmt.Errorf("runtime: encode event %d (%s): %w", ev.Seq, ev.Type, err), batch)
+			return len(batch), fired
+		}
+		events[i] = store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data}
+	}
+	b := store.Batch{Events: events}
+	r.sinceCkpt += len(events)
+	if r.sinceCkpt > 0 && (r.sinceCkpt >= r.cfg.CheckpointEvery || now.Sub(r.lastCkpt) >= r.cfg.CheckpointInterval) {
+		for _, ref := range r.core.TakeDirty() {
+			rec, err := r.record(ref)
+			if err != nil {
+				r.fail(err, batch)
+				return len(batch), fired
+			}
+			b.Records = append(b.Records, rec)
+		}
+		b.Watermark = r.core.Seq()
+		r.sinceCkpt, r.lastCkpt = 0, now
+	}
+	if len(b.Events) > 0 || b.Watermark > 0 {
+		if err := r.cfg.Store.Commit(context.Background(), b); err != nil {
+			r.fail(fmt.Errorf("runtime: commit: %w", err), batch)
+			return len(batch), fired
+		}
+	}
+	r.committedMu.Lock()
+	r.committedSeq = r.core.Seq()
+	r.committedMu.Unlock()
+	if len(events) > 0 {
+		if r.cfg.Observe != nil {
+			r.cfg.Observe(events)
+		}
+		r.publish(events)
+	}
+	r.perform(ready.Effects)
+	for i, req := range batch {
+		if req.done != nil {
+			req.done(results[i].v, results[i].err)
+		}
+	}
+	return len(batch), fired
+}
+
+type result struct {
+	v   any
+	err error
+}
+
+// applyTimers arms the timers a fired timer asked for at once, so that a
+// timer due at the same instant fires in the same step.
+func (r *Runtime) applyTimers(effects []core.Effect) {
+	for _, e := range effects {
+		if t, ok := e.(core.ArmTimer); ok {
+			r.timers.set(t.Key, t.At)
+		}
+	}
+}
+
+func (r *Runtime) record(ref core.EntityRef) (store.Record, error) {
+	ent, ok := r.core.Entity(ref)
+	if !ok {
+		return store.Record{}, fmt.Errorf("runtime: entity %s %s vanished", ref.Kind, ref.ID)
+	}
+	data, err := json.Marshal(ent.Value)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("runtime: encode %s %s: %w", ref.Kind, ref.ID, err)
+	}
+	return store.Record{Kind: string(ent.Kind), ID: ent.ID, State: ent.State, Agent: ent.Agent, TaskID: ent.TaskID, Data: data}, nil
+}
+
+// fail stops the runtime for good: the core has moved past what the store
+// holds, so nothing more may be answered "ok".
+func (r *Runtime) fail(err error, batch []request) {
+	r.log.Error("runtime stopped", "err", err)
+	r.mu.Lock()
+	r.failure = err
+	rest := r.queue
+	r.queue = nil
+	r.mu.Unlock()
+	for _, req := range append(batch, rest...) {
+		if req.done != nil {
+			req.done(nil, err)
+		}
+	}
+	r.subsMu.Lock()
+	for s := range r.subs {
+		s.end(err)
+	}
+	r.subsMu.Unlock()
+}
+
+func (r *Runtime) perform(effects []core.Effect) {
+	for _, e := range effects {
+		switch e := e.(type) {
+		case core.ArmTimer:
+			r.timers.set(e.Key, e.At)
+		case core.Wake:
+			r.inboxMu.Lock()
+			if ch, ok := r.inboxWake[e.Agent]; ok {
+				close(ch)
+				delete(r.inboxWake, e.Agent)
+			}
+			r.inboxMu.Unlock()
+		case core.Deliver:
+			if r.cfg.Effector != nil {
+				r.cfg.Effector.Deliver(e.Agent, e.Message)
+			}
+		case core.RunOperation:
+			if r.cfg.Effector != nil {
+				r.cfg.Effector.RunOperation(e.ID, e.Command)
+			}
+		}
+	}
+}
+
+// InboxSignal returns a channel closed when a message next lands in the
+// agent's inbox. Take it before a dispatch cycle that found nothing, then
+// wait on it.
+func (r *Runtime) InboxSignal(agent string) <-chan struct{} {
+	r.inboxMu.Lock()
+	defer r.inboxMu.Unlock()
+	ch, ok := r.inboxWake[agent]
+	if !ok {
+		ch = make(chan struct{})
+		r.inboxWake[agent] = ch
+	}
+	return ch
+}
+
+// CommittedSeq is the seq of the last durable event.
+func (r *Runtime) CommittedSeq() uint64 {
+	r.committedMu.RLock()
+	defer r.committedMu.RUnlock()
+	return r.committedSeq
+}
+
+// RecoveredTimers is how many timers were armed again by Open.
+func (r *Runtime) RecoveredTimers() int { return r.recoveredTimer }

@@ -1,0 +1,341 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"wilco/clock"
+	"wilco/core"
+	"wilco/store"
+	"wilco/store/sqlite"
+)
+
+var epoch = time.Date(2026, 1, 26, 14, 0, 0, 0, time.UTC)
+
+// recordingStore wraps a store and notes what each commit held, so that a
+// test can check what was durable when an effect ran.
+type recordingStore struct {
+	store.Store
+	mu      sync.Mutex
+	commits []store.Batch
+	failing error
+}
+
+func (s *recordingStore) Commit(ctx context.Context, b store.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing != nil {
+		return s.failing
+	}
+	if err := s.Store.Commit(ctx, b); err != nil {
+		return err
+	}
+	s.commits = append(s.commits, b)
+	return nil
+}
+
+func (s *recordingStore) durable() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last uint64
+	for _, b := range s.commits {
+		if n := len(b.Events); n > 0 {
+			last = b.Events[n-1].Seq
+		}
+	}
+	return last
+}
+
+type effector struct {
+	mu        sync.Mutex
+	st        *recordingStore
+	delivered []core.InboxMessage
+	durableAt []uint64
+}
+
+func (e *effector) Deliver(agent string, m core.InboxMessage) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.delivered = append(e.delivered, m)
+	e.durableAt = append(e.durableAt, e.st.durable())
+}
+func (e *effector) RunOperation(string, []string) {}
+
+type testBundle struct {
+	t     *testing.T
+	path  string
+	clock *clock.Fake
+	st    *recordingStore
+	eff   *effector
+	rt    *Runtime
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	b := &testBundle{t: t, path: filepath.Join(t.TempDir(), "wilco.db"), clock: clock.NewFake(epoch)}
+	b.open()
+	return b
+}
+
+// open opens the store and a runtime on it (driven by hand).
+func (b *testBundle) open() {
+	b.t.Helper()
+	s, err := sqlite.Open(b.path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.st = &recordingStore{Store: s}
+	b.eff = &effector{st: b.st}
+	rt, err := Open(context.Background(), Config{Store: b.st, Clock: b.clock, Effector: b.eff, CheckpointEvery: 1 << 30, CheckpointInterval: time.Hour})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.rt = rt
+	b.t.Cleanup(func() { _ = s.Close() })
+}
+
+// crash drops the runtime without Close (no final checkpoint) and opens
+// again from what the store holds.
+func (b *testBundle) crash() {
+	b.t.Helper()
+	_ = b.st.Store.Close()
+	b.open()
+}
+
+// submit queues fn and returns a function that reports its result after
+// Drain.
+func (b *testBundle) submit(fn Func) func() (any, error) {
+	var v any
+	var err error
+	done := false
+	b.rt.Submit(fn, func(x any, e error) { v, err, done = x, e, true })
+	return func() (any, error) {
+		if !done {
+			b.t.Fatal("not answered")
+		}
+		return v, err
+	}
+}
+
+func (b *testBundle) must(fn Func) any {
+	b.t.Helper()
+	res := b.submit(fn)
+	b.rt.Drain()
+	v, err := res()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+func (b *testBundle) advanceTo(t time.Time) {
+	for {
+		next, ok := b.rt.NextTimer()
+		if !ok || next.After(t) {
+			break
+		}
+		b.clock.Set(next)
+		b.rt.Drain()
+	}
+	b.clock.Set(t)
+	b.rt.Drain()
+}
+
+func register(name, adapter string) Func {
+	return func(c *core.State, now time.Time) (any, error) {
+		return nil, c.RegisterAgent(now, core.AgentSpec{Name: name, Adapter: adapter, Capabilities: []string{"go"}})
+	}
+}
+
+func delegate(agent, task string) Func {
+	return func(c *core.State, now time.Time) (any, error) {
+		return c.Send(now, core.SendRequest{To: agent, Type: core.TypeDelegation, TaskID: task, Body: "do " + task})
+	}
+}
+
+func TestEventsAreDurableBeforeEffectsAndAnswers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "exec"))
+	var durableWhenAnswered uint64
+	b.rt.Submit(delegate("a", "T-1"), func(any, error) { durableWhenAnswered = b.st.durable() })
+	b.rt.Drain()
+	seq := b.rt.CommittedSeq()
+	if durableWhenAnswered != seq {
+		t.Fatalf("answered with seq %d durable, want %d", durableWhenAnswered, seq)
+	}
+	if len(b.eff.delivered) != 1 || b.eff.durableAt[0] != seq {
+		t.Fatalf("delivered %d messages; durable at delivery %v, want %d", len(b.eff.delivered), b.eff.durableAt, seq)
+	}
+}
+
+func TestGroupCommitBatchesQueuedCommands(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "exec"))
+	before := len(b.st.commits)
+	var answered int
+	for i := range 500 {
+		b.rt.Submit(delegate("a", "T-"+itoa(i)), func(_ any, err error) {
+			if err == nil {
+				answered++
+			}
+		})
+	}
+	b.rt.Drain()
+	if answered != 500 {
+		t.Fatalf("answered %d", answered)
+	}
+	if n := len(b.st.commits) - before; n != 1 {
+		t.Fatalf("500 queued commands took %d commits, want 1", n)
+	}
+}
+
+func itoa(i int) string { return time.Duration(i).String() }
+
+func TestRefusedCommandWritesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	before := b.rt.CommittedSeq()
+	res := b.submit(delegate("nobody", "T-1"))
+	b.rt.Drain()
+	if _, err := res(); core.CodeOf(err) != core.NotFound {
+		t.Fatalf("err %v", err)
+	}
+	if b.rt.CommittedSeq() != before {
+		t.Fatal("a refused command wrote events")
+	}
+}
+
+func TestTimersFireAtTheirTimeAndAreRebuiltFromTheStoreOnStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "exec"))
+	b.must(delegate("a", "T-1"))
+	next, ok := b.rt.NextTimer()
+	if !ok || next != epoch.Add(5*time.Minute+30*time.Second) {
+		t.Fatalf("next timer %v", next)
+	}
+	b.crash()
+	if got, ok := b.rt.NextTimer(); !ok || !got.Equal(next) {
+		t.Fatalf("after restart next timer %v, want %v", got, next)
+	}
+	if b.rt.RecoveredTimers() != 1 {
+		t.Fatalf("recovered %d timers", b.rt.RecoveredTimers())
+	}
+	b.advanceTo(epoch.Add(6 * time.Minute))
+	if len(b.eff.delivered) != 1 || b.eff.delivered[0].Type != string(core.SendAckRequest) {
+		t.Fatalf("after restart: %+v", b.eff.delivered)
+	}
+	evs, _ := b.st.Events(context.Background(), store.Filter{})
+	last := evs[len(evs)-1]
+	if last.Type != core.TypeDeliveryRetried || !last.Time.Equal(next) {
+		t.Fatalf("timer fired at %v (%s), want exactly %v", last.Time, last.Type, next)
+	}
+}
+
+func TestRecoveryFromCheckpointPlusTailEqualsLiveState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "mailbox"))
+	b.must(register("b", "exec"))
+	b.must(delegate("a", "T-1"))
+	b.rt.Close() // a full checkpoint
+	b.crash()
+	b.must(delegate("b", "T-2"))
+	b.advanceTo(epoch.Add(20 * time.Minute))
+	live := b.rt.core
+	b.crash() // no checkpoint: the tail is replayed
+	if diff := core.StateDiff(live, b.rt.core); diff != "" {
+		t.Fatalf("recovered state differs: %s", diff)
+	}
+}
+
+func TestSlowSubscriberIsDroppedNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.rt.Start()
+	defer b.rt.Close()
+	sub, err := b.rt.Subscribe(context.Background(), nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if _, err := b.rt.Do(ctx, register(n, "exec")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for range sub.C {
+		n++
+	}
+	if n != 2 || !errors.Is(sub.Err(), ErrSlow) {
+		t.Fatalf("got %d events, err %v; want 2 then ErrSlow", n, sub.Err())
+	}
+}
+
+func TestFollowResumesFromTheLogWithNoGapAndNoDuplicate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.rt.Start()
+	defer b.rt.Close()
+	ctx := context.Background()
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := b.rt.Do(ctx, register(n, "exec")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []uint64
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		done <- b.rt.Follow(fctx, StreamFilter{After: 1}, 64, func(ev store.Event) bool {
+			got = append(got, ev.Seq)
+			if ev.Seq == 5 {
+				cancel()
+			}
+			return true
+		})
+	}()
+	for _, n := range []string{"d", "e"} {
+		if _, err := b.rt.Do(ctx, register(n, "exec")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	want := []uint64{2, 3, 4, 5}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestStoreFailureStopsTheRuntime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.st.failing = errors.New("disk full")
+	res := b.submit(register("a", "exec"))
+	b.rt.Drain()
+	if _, err := res(); err == nil {
+		t.Fatal("a failed commit was answered ok")
+	}
+	if b.rt.Err() == nil {
+		t.Fatal("the runtime runs on past a failed commit")
+	}
+	res = b.submit(register("b", "exec"))
+	if _, err := res(); err == nil {
+		t.Fatal("a stopped runtime took a command")
+	}
+	if len(b.eff.delivered) != 0 {
+		t.Fatal("effects ran")
+	}
+}

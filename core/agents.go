@@ -131,7 +131,7 @@ func (s *State) pickAgent(d *Delivery) string {
 	slices.Sort(names)
 	for _, n := range names {
 		a := s.agents[n]
-		if n == d.To || slices.Contains(d.Tried, n) || a.Status != Available || !a.Capable(d.Capabilities) {
+		if n == d.To || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) {
 			continue
 		}
 		return n

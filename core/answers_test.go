@@ -42,8 +42,8 @@ func TestAnswerClarificationNeededGoesToUserThenConfirmed(t *testing.T) {
 	in, err := jsonReply(b, "claude", "task-acknowledgment", `{"task_id":"GH-42","status":"needs-clarification","questions":["Should JWT tokens expire after 24h or 7 days?","Should we support refresh tokens?"]}`)
 	b.ok(err)
 	got := b.delivery(d.ID)
-	if got.State != Clarifying || len(got.Questions) != 2 || len(in.Questions) != 2 {
-		t.Fatalf("state %s questions %v", got.State, got.Questions)
+	if got.State != Clarifying || len(got.Questions()) != 2 || len(in.Questions) != 2 {
+		t.Fatalf("state %s questions %v", got.State, got.Questions())
 	}
 	if len(b.c.Timers()) != 0 {
 		t.Fatal("timers run while the user answers")

@@ -2,81 +2,92 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"time"
+
+	"wilco/ack"
 )
 
 // apply is the only place the state changes. It is called for live events
 // (emit) and for replayed ones (Replay); effects are produced only when
 // live.
+//
+// Every entity carries the seq of the last event that changed it
+// (Version). apply changes an entity only when the event is newer than the
+// entity, so replaying the log's tail over a checkpoint whose entities were
+// saved at different moments changes each entity exactly as the live core
+// did. That is what lets the runtime write checkpoints a little at a time.
 func (s *State) apply(ev Event) {
-	now := ev.Time
+	now, seq := ev.Time, ev.Seq
 	switch e := ev.Data.(type) {
 	case PoliciesSet:
-		s.policies = e.Policies
-		s.touch(KindMeta, "core")
+		if s.version < seq {
+			s.version = seq
+			s.policies = e.Policies
+			s.touch(KindMeta, "core")
+		}
 
 	case AgentRegistered:
 		a, ok := s.agents[e.Name]
 		if !ok {
 			a = &Agent{Name: e.Name, Status: Available}
 			s.agents[e.Name] = a
+		} else if a.Version >= seq {
+			return
 		}
+		a.Version = seq
 		a.Adapter, a.Capabilities, a.Pull = e.Adapter, slices.Clone(e.Capabilities), e.Pull
 		s.touch(KindAgent, e.Name)
 
 	case AgentStatusChanged:
-		if a := s.agents[ev.Agent]; a != nil {
+		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Status = e.To
-			s.touch(KindAgent, a.Name)
 		}
 
 	case AgentTokenSet:
-		if a := s.agents[ev.Agent]; a != nil {
+		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.TokenHash = e.TokenHash
-			s.touch(KindAgent, a.Name)
 		}
 
 	case AgentCycle:
-		if a := s.agents[ev.Agent]; a != nil {
+		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Inbox = a.Inbox[min(e.Fetched, len(a.Inbox)):]
 			if len(a.Inbox) == 0 {
 				a.Inbox = nil
 			}
-			s.touch(KindAgent, a.Name)
 		}
 
 	case DeliveryQueued:
-		d := s.create(now, e.Message)
-		d.State = Pending
-		if a := s.agents[d.To]; a != nil {
-			a.Pending = append(a.Pending, d.ID)
-			s.touch(KindAgent, a.Name)
+		if d := s.create(now, seq, e.Message); d != nil {
+			d.State = Pending
+		}
+		if a := s.agentAt(e.Message.To, seq); a != nil {
+			a.Pending = append(a.Pending, e.Message.ID)
 		}
 
 	case DeliverySent:
-		s.applySend(now, e.Send, true)
+		s.applySend(now, seq, e.Send, true)
 	case DeliveryRetried:
-		s.applySend(now, e.Send, true)
+		s.applySend(now, seq, e.Send, true)
 	case DeliveryNotice:
-		s.applySend(now, e.Send, false)
+		s.applySend(now, seq, e.Send, false)
 
 	case DeliveryDeferred:
-		if d := s.deliveries[e.ID]; d != nil {
+		if d := s.deliveryAt(e.ID, seq); d != nil {
 			d.Resend = e.Resend
 			s.setTimer(d, e.TimerAt)
-			s.touch(KindDelivery, d.ID)
 		}
 
 	case DeliveryAcknowledged:
-		d := s.deliveries[e.ID]
+		s.unlist(e.ID, seq)
+		d := s.deliveryAt(e.ID, seq)
 		if d == nil {
 			return
 		}
-		s.unlist(d)
-		d.State, d.AcknowledgedAt = Acknowledged, now
+		d.State, d.EndedAt = Acknowledged, now
 		d.Answer = e.Status
 		if e.Understanding != "" {
-			d.Understanding = e.Understanding
+			d.reply().Understanding = e.Understanding
 		}
 		d.Queued = e.Status == "queued"
 		if d.Type == TypeDelegation && d.TaskID != "" {
@@ -85,25 +96,20 @@ func (s *State) apply(ev Event) {
 				s.holds[d.TaskID] = d.ID
 			}
 		}
-		if d.Policy == PolicyReminders {
-			d.RespondedAt = now
-		}
 		s.setTimer(d, e.TimerAt)
-		s.touch(KindDelivery, d.ID)
 
 	case DeliveryClarifying:
-		if d := s.deliveries[e.ID]; d != nil {
+		if d := s.deliveryAt(e.ID, seq); d != nil {
 			d.State = Clarifying
-			d.Questions = slices.Clone(e.Questions)
+			d.reply().Questions = slices.Clone(e.Questions)
 			if e.Understanding != "" {
-				d.Understanding = e.Understanding
+				d.reply().Understanding = e.Understanding
 			}
 			s.setTimer(d, time.Time{})
-			s.touch(KindDelivery, d.ID)
 		}
 
 	case DeliveryReply:
-		d := s.deliveries[e.ID]
+		d := s.deliveryAt(e.ID, seq)
 		if d == nil {
 			return
 		}
@@ -114,61 +120,55 @@ func (s *State) apply(ev Event) {
 		if e.Released {
 			s.release(d)
 		}
-		s.touch(KindDelivery, d.ID)
 
 	case DeliveryFailed:
-		if d := s.deliveries[e.ID]; d != nil {
-			s.unlist(d)
-			d.State, d.FailedAt, d.Reason = Failed, now, e.Reason
+		s.unlist(e.ID, seq)
+		if d := s.deliveryAt(e.ID, seq); d != nil {
+			d.State, d.EndedAt, d.Reason = Failed, now, e.Reason
 			s.setTimer(d, time.Time{})
-			s.touch(KindDelivery, d.ID)
 		}
 
 	case DeliveryCancelled:
-		if d := s.deliveries[e.ID]; d != nil {
-			s.unlist(d)
+		s.unlist(e.ID, seq)
+		if d := s.deliveryAt(e.ID, seq); d != nil {
 			s.release(d)
-			d.State, d.CancelledAt, d.Reason = Cancelled, now, e.Reason
+			d.State, d.EndedAt, d.Reason = Cancelled, now, e.Reason
 			d.Queued = false
 			s.setTimer(d, time.Time{})
-			s.touch(KindDelivery, d.ID)
 		}
 
 	case DeliveryReassigned, DeliveryEscalated:
 		// On record only: the new delivery's DeliverySent carries the change.
 
 	case OperationStarted:
+		s.noteID(e.Operation.ID)
+		if o, ok := s.operations[e.Operation.ID]; ok && o.Version >= seq {
+			return
+		}
 		o := e.Operation
 		o.Agents, o.Deliveries, o.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
 		o.Policy.Reminders = slices.Clone(o.Policy.Reminders)
-		o.CreatedAt = now
+		o.CreatedAt, o.Version = now, seq
 		s.operations[o.ID] = &o
-		s.noteID(o.ID)
 		s.touch(KindOperation, o.ID)
 
 	case OperationReminder:
-		if o := s.operations[e.ID]; o != nil {
+		if o := s.operationAt(e.ID, seq); o != nil {
 			o.RemindersSent++
-			s.touch(KindOperation, o.ID)
 		}
-		if d := s.deliveries[e.Delivery]; d != nil {
-			d.Reminded = e.Number
-			s.touch(KindDelivery, d.ID)
+		if d := s.deliveryAt(e.Delivery, seq); d != nil && d.Wait != nil {
+			d.Wait.Reminded = e.Number
 		}
 
 	case OperationReply:
-		d := s.deliveries[e.Delivery]
-		if d == nil {
-			return
-		}
-		if !e.Deadline.IsZero() {
-			d.Deadline, d.Extended = e.Deadline, true
+		d := s.deliveryAt(e.Delivery, seq)
+		if d != nil && !e.Deadline.IsZero() && d.Wait != nil {
+			d.Wait.Deadline, d.Wait.Extended = e.Deadline, true
 			s.setTimer(d, s.reminderTimer(d))
 		}
-		s.touch(KindDelivery, d.ID)
 
 	case OperationStateChanged:
-		o := s.operations[e.ID]
+		o := s.operationAt(e.ID, seq)
 		if o == nil {
 			return
 		}
@@ -189,22 +189,57 @@ func (s *State) apply(ev Event) {
 		if e.To == OpProceeding {
 			s.effect(RunOperation{ID: o.ID, Command: slices.Clone(o.Command)})
 		}
-		s.touch(KindOperation, o.ID)
 	}
 }
 
-// create makes a delivery from its message.
-func (s *State) create(now time.Time, m Message) *Delivery {
-	m.Capabilities = slices.Clone(m.Capabilities)
-	m.AcceptanceCriteria = slices.Clone(m.AcceptanceCriteria)
-	m.Tried = slices.Clone(m.Tried)
+// agentAt returns the agent to change for the event at seq, or nil when it
+// does not exist or already reflects that event; it marks it changed.
+func (s *State) agentAt(name string, seq uint64) *Agent {
+	a := s.agents[name]
+	if a == nil || a.Version >= seq {
+		return nil
+	}
+	a.Version = seq
+	s.touch(KindAgent, name)
+	return a
+}
+
+// deliveryAt is agentAt for deliveries.
+func (s *State) deliveryAt(id string, seq uint64) *Delivery {
+	d := s.deliveries[id]
+	if d == nil || d.Version >= seq {
+		return nil
+	}
+	d.Version = seq
+	s.touch(KindDelivery, id)
+	return d
+}
+
+// operationAt is agentAt for operations.
+func (s *State) operationAt(id string, seq uint64) *Operation {
+	o := s.operations[id]
+	if o == nil || o.Version >= seq {
+		return nil
+	}
+	o.Version = seq
+	s.touch(KindOperation, id)
+	return o
+}
+
+// create makes a delivery from its message and returns it to change, or
+// returns nil when it exists already and reflects the event at seq.
+func (s *State) create(now time.Time, seq uint64, m Message) *Delivery {
+	s.noteID(m.ID)
+	if _, ok := s.deliveries[m.ID]; ok {
+		return s.deliveryAt(m.ID, seq)
+	}
+	m.Brief = m.Brief.clone()
 	if m.Matcher != nil {
 		c := *m.Matcher
 		m.Matcher = &c
 	}
-	d := &Delivery{Message: m, CreatedAt: now}
+	d := &Delivery{Message: m, CreatedAt: now, Version: seq}
 	s.deliveries[m.ID] = d
-	s.noteID(m.ID)
 	if m.TaskID != "" {
 		s.byTask[m.TaskID] = append(s.byTask[m.TaskID], m.ID)
 	}
@@ -212,52 +247,58 @@ func (s *State) create(now time.Time, m Message) *Delivery {
 	return d
 }
 
-func (s *State) applySend(now time.Time, e Send, asks bool) {
-	d := s.deliveries[e.ID]
-	if e.Message != nil && d == nil {
-		d = s.create(now, *e.Message)
+func (s *State) applySend(now time.Time, seq uint64, e Send, asks bool) {
+	var d *Delivery
+	if e.Message != nil {
+		d = s.create(now, seq, *e.Message)
+	} else {
+		d = s.deliveryAt(e.ID, seq)
 	}
-	if d == nil {
-		return
-	}
-	if asks {
-		d.Sends++
-		d.Round = e.Round
-		d.Resend = false
-		if e.Correction {
-			d.Corrections++
-		}
-		if d.SentAt.IsZero() {
-			d.SentAt = now
-		}
-		d.LastSentAt = now
-		if d.State == Pending {
-			s.moveToUnacked(d)
-		}
-		if !d.State.Terminal() {
-			d.State = Sent
-		}
-		if d.Policy == PolicyReminders && d.Deadline.IsZero() {
-			if o := s.operations[d.OperationID]; o != nil {
-				d.Deadline = o.CreatedAt.Add(o.Policy.Timeout)
+	if d != nil {
+		if asks {
+			d.Sends++
+			d.Round = e.Round
+			d.Resend = false
+			if e.Correction {
+				d.Corrections++
+			}
+			if d.SentAt.IsZero() {
+				d.SentAt = now
+			}
+			d.LastSentAt = now
+			if !d.State.Terminal() {
+				d.State = Sent
+			}
+			if d.Policy == PolicyReminders && d.Wait == nil {
+				if o := s.operations[d.OperationID]; o != nil {
+					d.Wait = &OperationWait{Deadline: o.CreatedAt.Add(o.Policy.Timeout)}
+				}
 			}
 		}
+		s.setTimer(d, e.TimerAt)
 	}
-	s.setTimer(d, e.TimerAt)
-	s.touch(KindDelivery, d.ID)
-
-	if d.Policy == PolicyCycles {
+	// The agent's side depends on the message, which never changes, and on
+	// the event: it is applied even when the delivery was saved later.
+	m := s.deliveries[e.ID]
+	if m == nil {
+		return
+	}
+	if m.Policy == PolicyCycles {
+		if asks && e.Attempt == 1 {
+			s.moveToUnacked(m, seq)
+		}
 		return // handed over in the dispatch cycle's answer
 	}
-	msg := s.inboxMessage(d, e, now)
-	a := s.agents[d.To]
+	a := s.agents[m.To]
 	if a == nil {
 		return
 	}
+	msg := s.inboxMessage(m, e, now)
 	if a.Pull {
-		a.Inbox = append(a.Inbox, msg)
-		s.touch(KindAgent, a.Name)
-		s.effect(Wake{Agent: a.Name})
+		if a = s.agentAt(a.Name, seq); a != nil {
+			a.Inbox = append(a.Inbox, msg)
+			s.effect(Wake{Agent: a.Name})
+		}
 		return
 	}
 	s.effect(Deliver{Agent: a.Name, Message: msg})
@@ -266,7 +307,7 @@ func (s *State) applySend(now time.Time, e Send, asks bool) {
 func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 	m := InboxMessage{
 		ID: d.ID, From: d.From, Type: string(d.Type), Subject: d.Subject, Body: d.Body,
-		TaskID: d.TaskID, OperationID: d.OperationID, Attempt: d.Sends, CreatedAt: now,
+		TaskID: d.TaskID, OperationID: d.OperationID, Attempt: e.Attempt, CreatedAt: now,
 	}
 	if d.Type == TypeInstruction {
 		m.InstructionID = d.ID
@@ -277,7 +318,20 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 	if e.Subject != "" || e.Body != "" {
 		m.Subject, m.Body = e.Subject, e.Body
 	}
+	// Remote agents do not know the protocol: every delegation carries the
+	// teaching block (seed 001). It is added as the message is handed over,
+	// not stored with each event.
+	if d.Type == TypeDelegation && (e.Kind == SendFirst || e.Kind == SendResend) && !strings.Contains(m.Body, "ACKNOWLEDGMENT REQUIRED") {
+		m.Body = strings.TrimRight(m.Body, "\n") + "\n\n" + ack.Teach(d.TaskID)
+	}
 	return m
+}
+
+func (d *Delivery) reply() *AgentReply {
+	if d.Reply == nil {
+		d.Reply = &AgentReply{}
+	}
+	return d.Reply
 }
 
 // setTimer records the delivery's next timer and asks the runtime to arm it.
@@ -291,22 +345,28 @@ func (s *State) setTimer(d *Delivery, at time.Time) {
 
 // moveToUnacked moves an instruction from its agent's pending list to the
 // unacknowledged one.
-func (s *State) moveToUnacked(d *Delivery) {
-	a := s.agents[d.To]
-	if a == nil || d.Policy != PolicyCycles {
+func (s *State) moveToUnacked(d *Delivery, seq uint64) {
+	a := s.agentAt(d.To, seq)
+	if a == nil {
 		return
 	}
 	if i := slices.Index(a.Pending, d.ID); i >= 0 {
 		a.Pending = slices.Delete(a.Pending, i, i+1)
 	}
+	if len(a.Pending) == 0 {
+		a.Pending = nil
+	}
 	a.Unacked = append(a.Unacked, d.ID)
-	s.touch(KindAgent, a.Name)
 }
 
 // unlist removes an instruction from its agent's lists when it ends.
-func (s *State) unlist(d *Delivery) {
-	a := s.agents[d.To]
-	if a == nil || d.Policy != PolicyCycles {
+func (s *State) unlist(id string, seq uint64) {
+	d := s.deliveries[id]
+	if d == nil || d.Policy != PolicyCycles {
+		return
+	}
+	a := s.agentAt(d.To, seq)
+	if a == nil {
 		return
 	}
 	if i := slices.Index(a.Pending, d.ID); i >= 0 {
@@ -321,7 +381,6 @@ func (s *State) unlist(d *Delivery) {
 	if len(a.Unacked) == 0 {
 		a.Unacked = nil
 	}
-	s.touch(KindAgent, a.Name)
 }
 
 // release ends an agent's hold on its task.

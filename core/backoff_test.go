@@ -117,7 +117,7 @@ func TestBackoffUnresponsiveAgentIsMarkedAndTaskReassignedToCapableAgent(t *test
 		t.Fatalf("reassigned %+v, want to carol (bob lacks go)", r)
 	}
 	nd := b.delivery(r.NewID)
-	if nd.To != "carol" || nd.TaskID != "GH-42" || nd.State != Sent || len(nd.Tried) != 1 {
+	if nd.To != "carol" || nd.TaskID != "GH-42" || nd.State != Sent || len(nd.Tried()) != 1 {
 		t.Fatalf("new delivery %+v", nd)
 	}
 	if a, _ := b.c.Agent("carol"); len(a.Inbox) != 1 {

@@ -69,10 +69,12 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 			req.TaskID = c.TaskID
 		}
 	}
-	m := Message{
-		From: req.From, To: a.Name, Type: req.Type, Subject: req.Subject, Body: req.Body, TaskID: req.TaskID,
-		Capabilities: slices.Clone(req.Capabilities), AcceptanceCriteria: slices.Clone(req.AcceptanceCriteria),
-		Description: req.Description,
+	m := Message{From: req.From, To: a.Name, Type: req.Type, Subject: req.Subject, Body: req.Body, TaskID: req.TaskID}
+	if len(req.Capabilities) > 0 || len(req.AcceptanceCriteria) > 0 || req.Description != "" {
+		if req.Type != TypeDelegation {
+			return Delivery{}, invalidf("capabilities, acceptance criteria and description apply to task delegations only")
+		}
+		m.Brief = &Brief{Capabilities: slices.Clone(req.Capabilities), AcceptanceCriteria: slices.Clone(req.AcceptanceCriteria), Description: req.Description}
 	}
 	if req.Matcher != nil && req.Type != TypeInstruction {
 		return Delivery{}, invalidf("ack_when applies to instructions only")
@@ -112,9 +114,6 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 		if m.Subject == "" {
 			m.Subject = "Task " + m.TaskID
 		}
-		if !strings.Contains(m.Body, "ACKNOWLEDGMENT REQUIRED") {
-			m.Body = strings.TrimRight(m.Body, "\n") + "\n\n" + ack.Teach(m.TaskID)
-		}
 		m.ID = s.nextID("M")
 		s.emit(now, m.TaskID, m.To, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: s.backoffTimer(now, 1), Message: &m}})
 	case TypeConversation:
@@ -126,7 +125,7 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 	default:
 		return Delivery{}, invalidf("message type %q: must be instruction, task_delegation or conversation", req.Type)
 	}
-	return *s.deliveries[m.ID], nil
+	return s.deliveries[m.ID].copy(), nil
 }
 
 // backoffTimer is when attempt round of an ACK round, sent now, gives up:
@@ -191,7 +190,7 @@ func (s *State) Acknowledge(now time.Time, id string) (Delivery, error) {
 		return Delivery{}, conflictf("%s belongs to operation %s: its agent answers it", d.ID, d.OperationID)
 	}
 	s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "caller"})
-	return *d, nil
+	return d.copy(), nil
 }
 
 // AgentAck is an agent's acknowledgment of one delivery by id, the
@@ -233,14 +232,7 @@ func (s *State) addressed(agent, id string) (*Delivery, error) {
 
 // settled is the refusal of an answer to a delivery that already ended.
 func (s *State) settled(d *Delivery) error {
-	at := d.AcknowledgedAt
-	switch d.State {
-	case Failed:
-		at = d.FailedAt
-	case Cancelled:
-		at = d.CancelledAt
-	}
-	msg := fmt.Sprintf("%s is already %s (at %s)", d.ID, d.State, at.Format(time.RFC3339))
+	msg := fmt.Sprintf("%s is already %s (at %s)", d.ID, d.State, d.EndedAt.Format(time.RFC3339))
 	if d.Reason != "" {
 		msg += ": " + d.Reason
 	}
@@ -279,7 +271,7 @@ func (s *State) Clarify(now time.Time, id string, answers []string) (Delivery, e
 		ID: d.ID, Attempt: d.Sends + 1, Kind: SendClarification, Round: 1,
 		Subject: "Clarification: " + d.TaskID, Body: b.String(), TimerAt: s.backoffTimer(now, 1),
 	}})
-	return *d, nil
+	return d.copy(), nil
 }
 
 // Cancel ends an open delivery. The agent of a delegation is told to stop.
@@ -299,7 +291,7 @@ func (s *State) Cancel(now time.Time, id, reason string) (Delivery, error) {
 		reason = "cancelled by the user"
 	}
 	s.cancel(now, d, reason)
-	return *d, nil
+	return d.copy(), nil
 }
 
 func (s *State) cancel(now time.Time, d *Delivery, reason string) {
@@ -313,7 +305,7 @@ func (s *State) cancel(now time.Time, d *Delivery, reason string) {
 
 // notice sends something that asks for no answer.
 func (s *State) notice(now time.Time, d *Delivery, kind SendKind, subject, body string) {
-	s.emit(now, d.TaskID, d.To, DeliveryNotice{Send{ID: d.ID, Kind: kind, Subject: subject, Body: body, TimerAt: d.TimerAt}})
+	s.emit(now, d.TaskID, d.To, DeliveryNotice{Send{ID: d.ID, Attempt: d.Sends, Kind: kind, Subject: subject, Body: body, TimerAt: d.TimerAt}})
 }
 
 // Fire is a due timer. A timer that is no longer armed, or not yet due, is
@@ -365,7 +357,7 @@ func (s *State) backoffDue(now time.Time, d *Delivery) {
 func (s *State) followup(now time.Time, d *Delivery) {
 	next := now.Add(s.policies.Ack.QueuedFollowup)
 	s.emit(now, d.TaskID, d.To, DeliveryNotice{Send{
-		ID: d.ID, Kind: SendFollowup, Subject: "Status check: " + d.TaskID, TimerAt: next,
+		ID: d.ID, Attempt: d.Sends, Kind: SendFollowup, Subject: "Status check: " + d.TaskID, TimerAt: next,
 		Body: fmt.Sprintf("You acknowledged task %s as QUEUED. Has your prior task finished? If so, begin %s now and send a checkpoint-ack when you start; if not, reply with what blocks you.", d.TaskID, d.TaskID),
 	}})
 }
@@ -388,7 +380,11 @@ func (s *State) reassign(now time.Time, d *Delivery, to string) {
 	m := d.Message
 	m.ID = s.nextID("M")
 	m.To = to
-	m.Tried = append(slices.Clone(d.Tried), d.To)
+	m.Brief = m.Brief.clone()
+	if m.Brief == nil {
+		m.Brief = &Brief{}
+	}
+	m.Brief.Tried = append(m.Brief.Tried, d.To)
 	s.emit(now, d.TaskID, d.To, DeliveryReassigned{ID: d.ID, From: d.To, To: to, NewID: m.ID})
 	s.emit(now, m.TaskID, to, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: s.backoffTimer(now, 1), Message: &m}})
 }

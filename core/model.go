@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // AgentStatus is what wilco knows of an agent's availability.
 type AgentStatus string
@@ -25,6 +28,8 @@ func (s AgentStatus) Valid() bool {
 
 // Agent is a named worker reached through an adapter.
 type Agent struct {
+	// Version is the seq of the last event that changed the agent.
+	Version      uint64      `json:"version"`
 	Name         string      `json:"name"`
 	Adapter      string      `json:"adapter"`
 	Capabilities []string    `json:"capabilities,omitempty"`
@@ -121,14 +126,49 @@ type Message struct {
 	// MaxRetries is the cycles policy's limit (instructions).
 	MaxRetries int      `json:"max_retries,omitempty"`
 	Matcher    *Matcher `json:"matcher,omitempty"`
-	// Capabilities a delegation needs (for reassignment).
+	// Brief is what a delegation asks, for the understanding check and
+	// reassignment; nil for other messages.
+	Brief *Brief `json:"brief,omitempty"`
+}
+
+// Brief is the part of a task delegation that wilco checks answers
+// against.
+type Brief struct {
+	// Capabilities the task needs (for reassignment).
 	Capabilities []string `json:"capabilities,omitempty"`
-	// AcceptanceCriteria of a delegation, for the understanding check.
+	// AcceptanceCriteria, for the understanding check.
 	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty"`
-	// Description of the delegated task, for the understanding check.
+	// Description of the task, for the understanding check.
 	Description string `json:"description,omitempty"`
 	// Tried lists the agents this delegation was reassigned away from.
 	Tried []string `json:"tried,omitempty"`
+}
+
+func (b *Brief) clone() *Brief {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	c.Capabilities = slices.Clone(b.Capabilities)
+	c.AcceptanceCriteria = slices.Clone(b.AcceptanceCriteria)
+	c.Tried = slices.Clone(b.Tried)
+	return &c
+}
+
+// Capabilities a delegation needs.
+func (m *Message) Capabilities() []string {
+	if m.Brief == nil {
+		return nil
+	}
+	return m.Brief.Capabilities
+}
+
+// Tried lists the agents a delegation was reassigned away from.
+func (m *Message) Tried() []string {
+	if m.Brief == nil {
+		return nil
+	}
+	return m.Brief.Tried
 }
 
 // DeliveryState is where a delivery stands. Acknowledged, failed and
@@ -150,10 +190,13 @@ func (s DeliveryState) Terminal() bool {
 	return s == Acknowledged || s == Failed || s == Cancelled
 }
 
-// Delivery is a message tracked until it is acknowledged.
+// Delivery is a message tracked until it is acknowledged. It is kept
+// compact: a million open deliveries must fit in well under a GiB.
 type Delivery struct {
 	Message
-	State DeliveryState `json:"state"`
+	// Version is the seq of the last event that changed the delivery.
+	Version uint64        `json:"version"`
+	State   DeliveryState `json:"state"`
 	// Sends counts every send that asked for an answer.
 	Sends int `json:"sends"`
 	// Round is the attempt within the current ACK round (backoff).
@@ -161,33 +204,76 @@ type Delivery struct {
 	Corrections int `json:"corrections,omitempty"`
 	// Resend: when the timer fires, send again and restart the round.
 	Resend bool `json:"resend,omitempty"`
-	// TimerAt is when the delivery's one timer fires; zero for none.
-	TimerAt time.Time `json:"timer_at,omitzero"`
 	// Queued is set by a QUEUED acknowledgment until work starts.
 	Queued bool `json:"queued,omitempty"`
 	// Holds is set while this delivery's agent holds its task: it was the
 	// first to acknowledge it, and has not finished or been cancelled.
-	Holds         bool     `json:"holds,omitempty"`
+	Holds bool `json:"holds,omitempty"`
+	// TimerAt is when the delivery's one timer fires; zero for none.
+	TimerAt time.Time `json:"timer_at,omitzero"`
+	// Answer is the status the agent acknowledged with ("received",
+	// "queued", "ok"…).
+	Answer string `json:"answer,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Reply holds what the agent said it understood and asked.
+	Reply *AgentReply `json:"reply,omitempty"`
+	// Wait is the reminders policy's state of one agent of an operation.
+	Wait *OperationWait `json:"wait,omitempty"`
+
+	CreatedAt  time.Time `json:"created_at"`
+	SentAt     time.Time `json:"sent_at,omitzero"`
+	LastSentAt time.Time `json:"last_sent_at,omitzero"`
+	// EndedAt is when the delivery reached its terminal state.
+	EndedAt time.Time `json:"ended_at,omitzero"`
+}
+
+// AgentReply is what an agent's acknowledgment said.
+type AgentReply struct {
 	Understanding string   `json:"understanding,omitempty"`
 	Questions     []string `json:"questions,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	// Reminders policy.
-	Deadline    time.Time `json:"deadline,omitzero"`
-	Reminded    int       `json:"reminded,omitempty"`
-	Extended    bool      `json:"extended,omitempty"`
-	Answer      string    `json:"answer,omitempty"`
-	RespondedAt time.Time `json:"responded_at,omitzero"`
+}
 
-	CreatedAt      time.Time `json:"created_at"`
-	SentAt         time.Time `json:"sent_at,omitzero"`
-	LastSentAt     time.Time `json:"last_sent_at,omitzero"`
-	AcknowledgedAt time.Time `json:"acknowledged_at,omitzero"`
-	FailedAt       time.Time `json:"failed_at,omitzero"`
-	CancelledAt    time.Time `json:"cancelled_at,omitzero"`
+// OperationWait is one agent's wait under the reminders policy.
+type OperationWait struct {
+	Deadline time.Time `json:"deadline"`
+	Reminded int       `json:"reminded,omitempty"`
+	Extended bool      `json:"extended,omitempty"`
 }
 
 // RetryCount is how many times the delivery was sent again.
 func (d *Delivery) RetryCount() int { return max(d.Sends-1, 0) }
+
+func (d *Delivery) endedIf(s DeliveryState) time.Time {
+	if d.State == s {
+		return d.EndedAt
+	}
+	return time.Time{}
+}
+
+// AcknowledgedAt is when it was acknowledged (zero if it was not).
+func (d *Delivery) AcknowledgedAt() time.Time { return d.endedIf(Acknowledged) }
+
+// FailedAt is when it failed (zero if it did not).
+func (d *Delivery) FailedAt() time.Time { return d.endedIf(Failed) }
+
+// CancelledAt is when it was cancelled (zero if it was not).
+func (d *Delivery) CancelledAt() time.Time { return d.endedIf(Cancelled) }
+
+// Understanding is what the agent said it understood.
+func (d *Delivery) Understanding() string {
+	if d.Reply == nil {
+		return ""
+	}
+	return d.Reply.Understanding
+}
+
+// Questions are the agent's clarification questions.
+func (d *Delivery) Questions() []string {
+	if d.Reply == nil {
+		return nil
+	}
+	return d.Reply.Questions
+}
 
 // InboxMessage is one send as the agent receives it.
 type InboxMessage struct {
@@ -219,6 +305,8 @@ const (
 // Operation is a disruptive or state-changing action that waits for the
 // affected agents' "ok" (seed 003).
 type Operation struct {
+	// Version is the seq of the last event that changed the operation.
+	Version    uint64          `json:"version"`
 	ID         string          `json:"id"`
 	Name       string          `json:"operation"`
 	Agents     []string        `json:"agents"`

@@ -93,37 +93,41 @@ func seconds(d time.Duration) string {
 // deadline.
 func (s *State) reminderTimer(d *Delivery) time.Time {
 	o := s.operations[d.OperationID]
-	if o != nil && d.Reminded < len(o.Policy.Reminders) {
-		if at := o.CreatedAt.Add(o.Policy.Reminders[d.Reminded]); at.Before(d.Deadline) {
+	if o == nil || d.Wait == nil {
+		return time.Time{}
+	}
+	if d.Wait.Reminded < len(o.Policy.Reminders) {
+		if at := o.CreatedAt.Add(o.Policy.Reminders[d.Wait.Reminded]); at.Before(d.Wait.Deadline) {
 			return at
 		}
 	}
-	return d.Deadline
+	return d.Wait.Deadline
 }
 
 // reminderDue sends the next reminder, or, at the deadline, the timeout
 // notice.
 func (s *State) reminderDue(now time.Time, d *Delivery) {
 	o := s.operations[d.OperationID]
-	if o == nil || o.State != OpWaiting {
+	if o == nil || o.State != OpWaiting || d.Wait == nil {
 		return
 	}
-	if !now.Before(d.Deadline) {
-		body := fmt.Sprintf("No response received after %s. Proceeding with %s now.", seconds(d.Deadline.Sub(o.CreatedAt)), o.Name)
+	deadline := d.Wait.Deadline
+	if !now.Before(deadline) {
+		body := fmt.Sprintf("No response received after %s. Proceeding with %s now.", seconds(deadline.Sub(o.CreatedAt)), o.Name)
 		switch {
 		case !o.Policy.ProceedOnTimeout:
-			body = fmt.Sprintf("No response received after %s. %s will not proceed without acknowledgment.", seconds(d.Deadline.Sub(o.CreatedAt)), o.Name)
+			body = fmt.Sprintf("No response received after %s. %s will not proceed without acknowledgment.", seconds(deadline.Sub(o.CreatedAt)), o.Name)
 		case len(o.Agents) > 1:
-			body = fmt.Sprintf("No response received after %s. %s proceeds only if its quorum (%s) acknowledged.", seconds(d.Deadline.Sub(o.CreatedAt)), o.Name, o.Policy.Quorum)
+			body = fmt.Sprintf("No response received after %s. %s proceeds only if its quorum (%s) acknowledged.", seconds(deadline.Sub(o.CreatedAt)), o.Name, o.Policy.Quorum)
 		}
 		s.notice(now, d, SendTimeoutNotice, "Proceeding Without Acknowledgment", body)
 		s.emit(now, "", d.To, DeliveryFailed{ID: d.ID, Reason: "timeout", Attempts: d.Sends})
 		s.resolve(now, o)
 		return
 	}
-	n := d.Reminded + 1
+	n := d.Wait.Reminded + 1
 	tone := tones[min(n, len(tones))-1]
-	remaining := d.Deadline.Sub(now)
+	remaining := deadline.Sub(now)
 	verb := "proceed"
 	if !o.Policy.ProceedOnTimeout {
 		verb = "abort"
@@ -168,12 +172,12 @@ func (s *State) operationAnswer(now time.Time, d *Delivery, answer ack.Operation
 		s.resolve(now, o)
 		in.Action = "ready recorded; operation " + string(s.operations[o.ID].State)
 	case ack.AnswerWait:
-		if d.Extended {
+		if d.Wait.Extended {
 			s.emit(now, "", d.To, OperationReply{ID: o.ID, Delivery: d.ID, Answer: string(answer), Text: text})
 			in.Action = "the one extension was already granted; still waiting"
 			return in, nil
 		}
-		deadline := d.Deadline.Add(o.Policy.Extension)
+		deadline := d.Wait.Deadline.Add(o.Policy.Extension)
 		s.emit(now, "", d.To, OperationReply{ID: o.ID, Delivery: d.ID, Answer: string(answer), Text: text, Deadline: deadline})
 		s.notice(now, d, SendExtension, "Extension Granted",
 			fmt.Sprintf("Extension granted. You now have %s remaining. Please reply \"ok\" when ready.", seconds(deadline.Sub(now))))

@@ -183,8 +183,8 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 			in.Action = "cancelled: " + holder + " holds this task"
 			return in, nil
 		}
-		if len(d.AcceptanceCriteria) > 0 {
-			v := s.checker.Check(ack.Task{ID: d.TaskID, Description: d.Description, AcceptanceCriteria: d.AcceptanceCriteria}, r)
+		if d.Brief != nil && len(d.Brief.AcceptanceCriteria) > 0 {
+			v := s.checker.Check(ack.Task{ID: d.TaskID, Description: d.Brief.Description, AcceptanceCriteria: d.Brief.AcceptanceCriteria}, r)
 			if !v.OK {
 				subject, body := ack.Correction(d.TaskID, v.Missing, r.Understanding)
 				in.Action = s.correct(now, d, SendCorrection, subject, body, "the understanding misses: "+strings.Join(v.Missing, "; "))

@@ -3,7 +3,9 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,7 +77,9 @@ type Timer struct {
 // State is the whole state of the core. It is not safe for concurrent use:
 // one goroutine (the runtime's loop) owns it.
 type State struct {
-	seq        uint64
+	seq uint64
+	// version is the seq of the last event that changed the policies.
+	version    uint64
 	policies   Policies
 	counters   map[string]int
 	agents     map[string]*Agent
@@ -163,6 +167,9 @@ func (s *State) Replay(ev Event) error {
 	if ev.Seq != s.seq+1 {
 		return fmt.Errorf("core: replay event %d after %d: the log has a gap", ev.Seq, s.seq)
 	}
+	if ev.Data == nil {
+		return fmt.Errorf("core: replay event %d (%s): no data", ev.Seq, ev.Type)
+	}
 	s.live = false
 	defer func() { s.live = true }()
 	s.seq = ev.Seq
@@ -238,7 +245,7 @@ func (s *State) Delivery(id string) (Delivery, bool) {
 	if !ok {
 		return Delivery{}, false
 	}
-	return *d, true
+	return d.copy(), true
 }
 
 // Deliveries returns copies of the deliveries that keep returns true for,
@@ -247,7 +254,7 @@ func (s *State) Deliveries(keep func(*Delivery) bool) []Delivery {
 	var out []Delivery
 	for _, d := range s.deliveries {
 		if keep == nil || keep(d) {
-			out = append(out, *d)
+			out = append(out, d.copy())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -305,30 +312,57 @@ type Entity struct {
 
 type meta struct {
 	Seq      uint64         `json:"seq"`
+	Version  uint64         `json:"version"`
 	Policies Policies       `json:"policies"`
 	Counters map[string]int `json:"counters"`
 }
 
-// Entity returns the current state of one entity; ok is false when it no
-// longer exists.
+// Entity returns a copy of the current state of one entity, safe to
+// encode on another goroutine; ok is false when it no longer exists.
 func (s *State) Entity(r EntityRef) (Entity, bool) {
 	switch r.Kind {
 	case KindMeta:
-		return Entity{Kind: KindMeta, ID: "core", Value: meta{Seq: s.seq, Policies: s.policies, Counters: s.counters}}, true
+		return Entity{Kind: KindMeta, ID: "core", Value: meta{Seq: s.seq, Version: s.version, Policies: s.policies, Counters: maps.Clone(s.counters)}}, true
 	case KindAgent:
 		if a, ok := s.agents[r.ID]; ok {
-			return Entity{Kind: r.Kind, ID: a.Name, State: string(a.Status), Agent: a.Name, Value: a}, true
+			c := *a
+			c.Capabilities, c.Inbox = slices.Clone(a.Capabilities), slices.Clone(a.Inbox)
+			c.Pending, c.Unacked = slices.Clone(a.Pending), slices.Clone(a.Unacked)
+			return Entity{Kind: r.Kind, ID: a.Name, State: string(a.Status), Agent: a.Name, Value: &c}, true
 		}
 	case KindDelivery:
 		if d, ok := s.deliveries[r.ID]; ok {
-			return Entity{Kind: r.Kind, ID: d.ID, State: string(d.State), Agent: d.To, TaskID: d.TaskID, Value: d}, true
+			c := d.copy()
+			return Entity{Kind: r.Kind, ID: d.ID, State: string(d.State), Agent: d.To, TaskID: d.TaskID, Value: &c}, true
 		}
 	case KindOperation:
 		if o, ok := s.operations[r.ID]; ok {
-			return Entity{Kind: r.Kind, ID: o.ID, State: string(o.State), Value: o}, true
+			c := *o
+			c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
+			return Entity{Kind: r.Kind, ID: o.ID, State: string(o.State), Value: &c}, true
 		}
 	}
 	return Entity{}, false
+}
+
+// copy is a deep copy of the delivery.
+func (d *Delivery) copy() Delivery {
+	c := *d
+	c.Brief = d.Brief.clone()
+	if d.Matcher != nil {
+		m := *d.Matcher
+		c.Matcher = &m
+	}
+	if d.Reply != nil {
+		r := *d.Reply
+		r.Questions = slices.Clone(d.Reply.Questions)
+		c.Reply = &r
+	}
+	if d.Wait != nil {
+		w := *d.Wait
+		c.Wait = &w
+	}
+	return c
 }
 
 // Entities lists every entity, for a full snapshot or a comparison.
@@ -361,7 +395,7 @@ func (s *State) Restore(kind EntityKind, data []byte) error {
 		if err := json.Unmarshal(data, &m); err != nil {
 			return fmt.Errorf("core: restore meta: %w", err)
 		}
-		s.seq, s.policies = m.Seq, m.Policies
+		s.seq, s.version, s.policies = m.Seq, m.Version, m.Policies
 		if m.Counters != nil {
 			s.counters = m.Counters
 		}

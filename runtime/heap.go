@@ -5,65 +5,47 @@ import (
 	"time"
 )
 
-// timers is a min-heap of armed timers, one per key.
-type timers struct {
-	items []timerItem
-	index map[string]int
-}
+// timers is a min-heap of armed timers. Re-arming a key pushes a new entry
+// and leaves the old one in place: the core ignores a timer that is no
+// longer armed, and a stale entry leaves the heap when its time comes. No
+// index is kept, which keeps a million armed timers small.
+type timers []timerItem
 
 type timerItem struct {
-	key string
 	at  time.Time
+	key string
 }
 
-func newTimers() *timers { return &timers{index: map[string]int{}} }
-
-func (t *timers) Len() int { return len(t.items) }
-func (t *timers) Less(i, j int) bool {
-	if !t.items[i].at.Equal(t.items[j].at) {
-		return t.items[i].at.Before(t.items[j].at)
+func (t timers) Len() int { return len(t) }
+func (t timers) Less(i, j int) bool {
+	if !t[i].at.Equal(t[j].at) {
+		return t[i].at.Before(t[j].at)
 	}
-	return t.items[i].key < t.items[j].key
+	return t[i].key < t[j].key
 }
-func (t *timers) Swap(i, j int) {
-	t.items[i], t.items[j] = t.items[j], t.items[i]
-	t.index[t.items[i].key] = i
-	t.index[t.items[j].key] = j
-}
-func (t *timers) Push(x any) {
-	it := x.(timerItem)
-	t.index[it.key] = len(t.items)
-	t.items = append(t.items, it)
-}
+func (t timers) Swap(i, j int) { t[i], t[j] = t[j], t[i] }
+func (t *timers) Push(x any)   { *t = append(*t, x.(timerItem)) }
 func (t *timers) Pop() any {
-	n := len(t.items) - 1
-	it := t.items[n]
-	t.items = t.items[:n]
-	delete(t.index, it.key)
+	old := *t
+	n := len(old) - 1
+	it := old[n]
+	*t = old[:n]
 	return it
 }
 
-// set arms key at at, replacing its timer; a zero at disarms it.
-func (t *timers) set(key string, at time.Time) {
-	i, ok := t.index[key]
-	switch {
-	case at.IsZero() && ok:
-		heap.Remove(t, i)
-	case at.IsZero():
-	case ok:
-		t.items[i].at = at
-		heap.Fix(t, i)
-	default:
-		heap.Push(t, timerItem{key: key, at: at})
+// arm adds a timer; a zero time arms nothing.
+func (t *timers) arm(key string, at time.Time) {
+	if !at.IsZero() {
+		heap.Push(t, timerItem{at: at, key: key})
 	}
 }
 
 // peek returns the earliest timer.
-func (t *timers) peek() (timerItem, bool) {
-	if len(t.items) == 0 {
+func (t timers) peek() (timerItem, bool) {
+	if len(t) == 0 {
 		return timerItem{}, false
 	}
-	return t.items[0], true
+	return t[0], true
 }
 
 // popDue removes and returns the earliest timer if it is due at now.

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,12 +39,16 @@ type Config struct {
 	Logger   *slog.Logger
 	// MaxBatch bounds how many commands go into one commit (default 8192).
 	MaxBatch int
-	// CheckpointEvery and CheckpointInterval say how often the current
-	// state of changed entities is written with a batch (default every
-	// 50 000 events or 2 s, whichever comes first). Between checkpoints,
-	// recovery replays the log's tail.
+	// CheckpointEvery and CheckpointInterval say how often a checkpoint of
+	// the changed entities begins (default every 100 000 events or 10 s,
+	// whichever comes first). Recovery replays the log's tail after the
+	// last complete checkpoint.
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
+	// CheckpointShare is the least number of entities one turn writes of
+	// a checkpoint in progress (default 1024; a turn writes at least twice
+	// as many as it made events).
+	CheckpointShare int
 	// SubscriberBuffer is each subscriber's channel size (default 4096).
 	SubscriberBuffer int
 	// Observe, when set, is called on the loop with every committed batch
@@ -83,11 +88,15 @@ type Runtime struct {
 	stopped chan struct{}
 	started bool
 
-	timers         *timers
+	timers         timers
 	armedFor       time.Time
 	armedC         <-chan time.Time
 	sinceCkpt      int
 	lastCkpt       time.Time
+	ckpt           []core.EntityRef // entities still to write for checkpoint ckptAt
+	ckptAt         uint64
+	commits        chan *batch
+	committerDone  chan struct{}
 	committedSeq   uint64
 	committedMu    sync.RWMutex
 	subsMu         sync.Mutex
@@ -95,6 +104,16 @@ type Runtime struct {
 	inboxMu        sync.Mutex
 	inboxWake      map[string]chan struct{}
 	recoveredTimer int
+}
+
+// batch is what one turn of the loop produced, on its way to the store.
+type batch struct {
+	events    []core.Event
+	entities  []core.Entity // a checkpoint, when watermark > 0
+	watermark uint64
+	effects   []core.Effect
+	reqs      []request
+	results   []result
 }
 
 // Open rebuilds the core from the store — the checkpointed entities, then
@@ -114,10 +133,13 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.MaxBatch = 8192
 	}
 	if cfg.CheckpointEvery <= 0 {
-		cfg.CheckpointEvery = 50000
+		cfg.CheckpointEvery = 100000
 	}
 	if cfg.CheckpointInterval <= 0 {
-		cfg.CheckpointInterval = 2 * time.Second
+		cfg.CheckpointInterval = 10 * time.Second
+	}
+	if cfg.CheckpointShare <= 0 {
+		cfg.CheckpointShare = 1024
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = 4096
@@ -125,7 +147,8 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{
 		cfg: cfg, clock: cfg.Clock, log: cfg.Logger, core: core.New(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
-		timers: newTimers(), subs: map[*Subscription]struct{}{}, inboxWake: map[string]chan struct{}{},
+		subs: map[*Subscription]struct{}{}, inboxWake: map[string]chan struct{}{},
+		commits: make(chan *batch, 4), committerDone: make(chan struct{}),
 	}
 	if err := r.recover(ctx); err != nil {
 		return nil, err
@@ -155,8 +178,9 @@ func (r *Runtime) recover(ctx context.Context) error {
 		return fmt.Errorf("runtime: replay log after %d: %w", w, err)
 	}
 	for _, t := range r.core.Timers() {
-		r.timers.set(t.Key, t.At)
+		r.timers = append(r.timers, timerItem{at: t.At, key: t.Key})
 	}
+	heap.Init(&r.timers)
 	r.recoveredTimer = r.timers.Len()
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
@@ -180,6 +204,7 @@ func (r *Runtime) Start() {
 	}
 	r.started = true
 	r.mu.Unlock()
+	go r.commitLoop()
 	go r.run()
 }
 
@@ -259,6 +284,8 @@ func (r *Runtime) Close() error {
 		default:
 		}
 		<-r.stopped
+		close(r.commits)
+		<-r.committerDone
 	} else {
 		r.Drain()
 	}
@@ -287,7 +314,8 @@ func (r *Runtime) checkpointAll() error {
 	}
 	r.core.TakeDirty()
 	for _, ref := range r.core.Entities() {
-		rec, err := r.record(ref)
+		ent, _ := r.core.Entity(ref)
+		rec, err := record(ent)
 		if err != nil {
 			return err
 		}
@@ -309,7 +337,31 @@ func (r *Runtime) run() {
 		case <-r.wake:
 		case <-r.timerC():
 		}
-		r.step()
+		if b := r.produce(); b != nil {
+			r.commits <- b
+		}
+	}
+}
+
+// commitLoop commits what the loop produced, several turns at once when it
+// is behind (group commit), then performs the effects and answers.
+func (r *Runtime) commitLoop() {
+	defer close(r.committerDone)
+	for b := range r.commits {
+		group := []*batch{b}
+	more:
+		for len(group) < 64 {
+			select {
+			case b, ok := <-r.commits:
+				if !ok {
+					break more
+				}
+				group = append(group, b)
+			default:
+				break more
+			}
+		}
+		r.commit(group)
 	}
 }
 
@@ -327,44 +379,53 @@ func (r *Runtime) timerC() <-chan time.Time {
 }
 
 // Drain runs the loop by hand until nothing is queued and no timer is due
-// at the clock's current time. It returns how many commands ran.
+// at the clock's current time. It returns how many commands ran. Drain is
+// for a runtime that was not started.
 func (r *Runtime) Drain() int {
 	n := 0
 	for r.Err() == nil {
-		k, fired := r.step()
-		n += k
-		if k == 0 && !fired {
+		b := r.produce()
+		if b == nil {
 			return n
 		}
+		n += len(b.reqs)
+		r.commit([]*batch{b})
 	}
 	return n
 }
 
-// NextTimer is when the earliest timer is due.
+// NextTimer is when the earliest timer is due (it may be one no longer
+// armed, which fires as nothing).
 func (r *Runtime) NextTimer() (time.Time, bool) {
 	it, ok := r.timers.peek()
 	return it.at, ok
 }
 
-// step runs one batch: queued commands and due timers, then the commit,
-// then the effects and the answers.
-func (r *Runtime) step() (ran int, fired bool) {
+// produce runs one turn of the loop: the queued commands and the due
+// timers. It returns nil when there was nothing to do.
+func (r *Runtime) produce() *batch {
 	r.mu.Lock()
-	batch := r.queue
-	if len(batch) > r.cfg.MaxBatch {
-		batch, r.queue = batch[:r.cfg.MaxBatch], batch[r.cfg.MaxBatch:]
+	reqs := r.queue
+	if len(reqs) > r.cfg.MaxBatch {
+		reqs, r.queue = reqs[:r.cfg.MaxBatch], reqs[r.cfg.MaxBatch:]
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
 	} else {
 		r.queue = nil
 	}
 	r.mu.Unlock()
 
 	now := r.clock.Now()
-	results := make([]result, len(batch))
-	for i, req := range batch {
+	b := &batch{reqs: reqs, results: make([]result, len(reqs))}
+	for i, req := range reqs {
 		v, err := req.fn(r.core, now)
-		results[i] = result{v, err}
+		b.results[i] = result{v, err}
 	}
+	fired := false
 	seen := len(r.core.PeekEffects())
+	r.armTimers(r.core.PeekEffects())
 	for {
 		it, ok := r.timers.popDue(now)
 		if !ok {
@@ -374,55 +435,115 @@ func (r *Runtime) step() (ran int, fired bool) {
 		r.armedC = nil
 		_ = r.core.Fire(now, it.key)
 		effects := r.core.PeekEffects()
-		r.applyTimers(effects[seen:])
+		r.armTimers(effects[seen:])
 		seen = len(effects)
 	}
-	ready := r.core.TakeReady()
-	events := make([]store.Event, len(ready.Events))
-	for i, ev := range ready.Events {
-		data, err := json.Marshal(ev.Data)
-		if err != nil {
-			r.fail(fmt.Errorf("runtime: encode event %d (%s): %w", ev.Seq, ev.Type, err), batch)
-			return len(batch), fired
-		}
-		events[i] = store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data}
+	if len(reqs) == 0 && !fired && !r.core.HasReady() {
+		return nil
 	}
-	b := store.Batch{Events: events}
-	r.sinceCkpt += len(events)
-	if r.sinceCkpt > 0 && (r.sinceCkpt >= r.cfg.CheckpointEvery || now.Sub(r.lastCkpt) >= r.cfg.CheckpointInterval) {
-		for _, ref := range r.core.TakeDirty() {
-			rec, err := r.record(ref)
-			if err != nil {
-				r.fail(err, batch)
-				return len(batch), fired
-			}
-			b.Records = append(b.Records, rec)
+	ready := r.core.TakeReady()
+	b.events = ready.Events
+	for _, e := range ready.Effects {
+		if _, ok := e.(core.ArmTimer); !ok {
+			b.effects = append(b.effects, e)
 		}
-		b.Watermark = r.core.Seq()
+	}
+	r.checkpoint(b, now)
+	return b
+}
+
+// checkpoint writes the current state of changed entities a little at a
+// time, with the turns' events, so that no commit stalls behind a large
+// one. A checkpoint begins with the set of entities changed up to seq W;
+// each turn copies a share of them (their state then, which may be newer
+// than W: the core's per-entity versions make that safe to replay over);
+// the turn that copies the last one declares watermark W.
+func (r *Runtime) checkpoint(b *batch, now time.Time) {
+	r.sinceCkpt += len(b.events)
+	if r.ckpt == nil && r.sinceCkpt > 0 && (r.sinceCkpt >= r.cfg.CheckpointEvery || now.Sub(r.lastCkpt) >= r.cfg.CheckpointInterval) {
+		r.ckpt = r.core.TakeDirty()
+		r.ckptAt = r.core.Seq()
 		r.sinceCkpt, r.lastCkpt = 0, now
 	}
-	if len(b.Events) > 0 || b.Watermark > 0 {
-		if err := r.cfg.Store.Commit(context.Background(), b); err != nil {
-			r.fail(fmt.Errorf("runtime: commit: %w", err), batch)
-			return len(batch), fired
+	if r.ckpt == nil {
+		return
+	}
+	n := min(len(r.ckpt), max(r.cfg.CheckpointShare, 2*len(b.events)))
+	for _, ref := range r.ckpt[:n] {
+		if ent, ok := r.core.Entity(ref); ok {
+			b.entities = append(b.entities, ent)
 		}
 	}
-	r.committedMu.Lock()
-	r.committedSeq = r.core.Seq()
-	r.committedMu.Unlock()
-	if len(events) > 0 {
+	r.ckpt = r.ckpt[n:]
+	if len(r.ckpt) == 0 {
+		b.watermark, r.ckpt = r.ckptAt, nil
+	}
+}
+
+// armTimers pushes the timers the core asked for. Effects are looked at as
+// soon as a command or a timer produced them, so that a timer due in the
+// same instant fires in the same turn.
+func (r *Runtime) armTimers(effects []core.Effect) {
+	for _, e := range effects {
+		if t, ok := e.(core.ArmTimer); ok && !t.At.IsZero() {
+			r.timers.arm(t.Key, t.At)
+			r.armedC = nil
+		}
+	}
+}
+
+// commit writes a group of turns in one transaction, then publishes their
+// events, performs their effects and answers their callers, in order.
+func (r *Runtime) commit(group []*batch) {
+	if err := r.Err(); err != nil {
+		r.fail(err, group)
+		return
+	}
+	var sb store.Batch
+	for _, b := range group {
+		for _, ev := range b.events {
+			data, err := json.Marshal(ev.Data)
+			if err != nil {
+				r.fail(fmt.Errorf("runtime: encode event %d (%s): %w", ev.Seq, ev.Type, err), group)
+				return
+			}
+			sb.Events = append(sb.Events, store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
+		}
+		for _, ent := range b.entities {
+			rec, err := record(ent)
+			if err != nil {
+				r.fail(err, group)
+				return
+			}
+			sb.Records = append(sb.Records, rec)
+		}
+		if b.watermark > 0 {
+			sb.Watermark = b.watermark
+		}
+	}
+	if len(sb.Events) > 0 || sb.Watermark > 0 {
+		if err := r.cfg.Store.Commit(context.Background(), sb); err != nil {
+			r.fail(fmt.Errorf("runtime: commit: %w", err), group)
+			return
+		}
+	}
+	if n := len(sb.Events); n > 0 {
+		r.committedMu.Lock()
+		r.committedSeq = sb.Events[n-1].Seq
+		r.committedMu.Unlock()
 		if r.cfg.Observe != nil {
-			r.cfg.Observe(events)
+			r.cfg.Observe(sb.Events)
 		}
-		r.publish(events)
+		r.publish(sb.Events)
 	}
-	r.perform(ready.Effects)
-	for i, req := range batch {
-		if req.done != nil {
-			req.done(results[i].v, results[i].err)
+	for _, b := range group {
+		r.perform(b.effects)
+		for i, req := range b.reqs {
+			if req.done != nil {
+				req.done(b.results[i].v, b.results[i].err)
+			}
 		}
 	}
-	return len(batch), fired
 }
 
 type result struct {
@@ -430,38 +551,33 @@ type result struct {
 	err error
 }
 
-// applyTimers arms the timers a fired timer asked for at once, so that a
-// timer due at the same instant fires in the same step.
-func (r *Runtime) applyTimers(effects []core.Effect) {
-	for _, e := range effects {
-		if t, ok := e.(core.ArmTimer); ok {
-			r.timers.set(t.Key, t.At)
-		}
-	}
-}
-
-func (r *Runtime) record(ref core.EntityRef) (store.Record, error) {
-	ent, ok := r.core.Entity(ref)
-	if !ok {
-		return store.Record{}, fmt.Errorf("runtime: entity %s %s vanished", ref.Kind, ref.ID)
-	}
+func record(ent core.Entity) (store.Record, error) {
 	data, err := json.Marshal(ent.Value)
 	if err != nil {
-		return store.Record{}, fmt.Errorf("runtime: encode %s %s: %w", ref.Kind, ref.ID, err)
+		return store.Record{}, fmt.Errorf("runtime: encode %s %s: %w", ent.Kind, ent.ID, err)
 	}
 	return store.Record{Kind: string(ent.Kind), ID: ent.ID, State: ent.State, Agent: ent.Agent, TaskID: ent.TaskID, Data: data}, nil
 }
 
 // fail stops the runtime for good: the core has moved past what the store
 // holds, so nothing more may be answered "ok".
-func (r *Runtime) fail(err error, batch []request) {
+func (r *Runtime) fail(err error, group []*batch) {
 	r.log.Error("runtime stopped", "err", err)
 	r.mu.Lock()
-	r.failure = err
+	if r.failure == nil {
+		r.failure = err
+	}
 	rest := r.queue
 	r.queue = nil
 	r.mu.Unlock()
-	for _, req := range append(batch, rest...) {
+	for _, b := range group {
+		for _, req := range b.reqs {
+			if req.done != nil {
+				req.done(nil, err)
+			}
+		}
+	}
+	for _, req := range rest {
 		if req.done != nil {
 			req.done(nil, err)
 		}
@@ -471,13 +587,15 @@ func (r *Runtime) fail(err error, batch []request) {
 		s.end(err)
 	}
 	r.subsMu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (r *Runtime) perform(effects []core.Effect) {
 	for _, e := range effects {
 		switch e := e.(type) {
-		case core.ArmTimer:
-			r.timers.set(e.Key, e.At)
 		case core.Wake:
 			r.inboxMu.Lock()
 			if ch, ok := r.inboxWake[e.Agent]; ok {

@@ -15,7 +15,17 @@ type AgentSpec struct {
 	Name         string
 	Adapter      string
 	Capabilities []string
+	// Handshake of an exec agent: inline (default), session or none
+	// (CONTRACT §3). Other adapters acknowledge by message.
+	Handshake string
 }
+
+// Handshakes of exec agents.
+const (
+	HandshakeInline  = "inline"
+	HandshakeSession = "session"
+	HandshakeNone    = "none"
+)
 
 // validName reports whether s is a usable name or id: 1 to 64 of
 // A-Z a-z 0-9 . _ : - (CONTRACT §4, task ids).
@@ -69,10 +79,19 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 			return invalidf("agent %s: capabilities[%d] %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", spec.Name, i, c)
 		}
 	}
-	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) {
+	switch spec.Handshake {
+	case "":
+		if spec.Adapter == "exec" {
+			spec.Handshake = HandshakeInline
+		}
+	case HandshakeInline, HandshakeSession, HandshakeNone:
+	default:
+		return invalidf("agent %s: handshake %q: must be inline, session or none", spec.Name, spec.Handshake)
+	}
+	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake {
 		return nil
 	}
-	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull})
+	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull, Handshake: spec.Handshake})
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func (s *State) apply(ev Event) {
 			return
 		}
 		a.Version = seq
-		a.Adapter, a.Capabilities, a.Pull = e.Adapter, slices.Clone(e.Capabilities), e.Pull
+		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		s.touch(KindAgent, e.Name)
 
 	case AgentStatusChanged:
@@ -189,7 +190,177 @@ func (s *State) apply(ev Event) {
 		if e.To == OpProceeding {
 			s.effect(RunOperation{ID: o.ID, Command: slices.Clone(o.Command)})
 		}
+
+	default:
+		s.applyTask(ev)
 	}
+}
+
+// applyTask applies the events of tasks and plans.
+func (s *State) applyTask(ev Event) {
+	now, seq := ev.Time, ev.Seq
+	switch e := ev.Data.(type) {
+	case TaskQueued:
+		s.noteID(e.Task.ID)
+		if t, ok := s.tasks[e.Task.ID]; ok && t.Version >= seq {
+			return
+		}
+		t := e.Task.copy()
+		t.Version, t.CreatedAt, t.QueuedSeq, t.State = seq, now, seq, Queued
+		s.tasks[t.ID] = &t
+		s.touch(KindTask, t.ID)
+
+	case TaskRemoved:
+		if t, ok := s.tasks[ev.TaskID]; ok && t.Version < seq {
+			delete(s.tasks, ev.TaskID)
+			s.touch(KindTask, ev.TaskID)
+		}
+
+	case TaskStateChanged:
+		t := s.taskAt(ev.TaskID, seq)
+		if t == nil {
+			return
+		}
+		if t.State == Queued && e.To != Queued && t.StartedAt.IsZero() {
+			t.StartedAt = now
+		}
+		if t.State == Proposed && e.To == Queued {
+			t.Applying = true
+		}
+		t.State, t.Phase = e.To, e.Phase
+		if e.To == Queued {
+			t.QueuedSeq = seq
+		}
+		if e.Milestone != "" {
+			t.Milestone = e.Milestone
+		}
+		if e.RunID != "" {
+			t.RunID = e.RunID
+			t.RunIDs = append(t.RunIDs, e.RunID)
+			t.Applying = false
+		}
+		if e.Agent != "" {
+			t.Agent = e.Agent
+		}
+		if e.Delivery != "" {
+			t.Delivery = e.Delivery
+		}
+		t.BlockedBy = ""
+		if e.To == Blocked {
+			t.BlockedBy = e.Reason
+		}
+		if e.To.Terminal() {
+			t.FinishedAt, t.Phase = now, ""
+		}
+
+	case TaskMilestone:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Milestone = e.Text
+		}
+
+	case TaskAttempt:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Attempt, t.Agent, t.Delivery = e.Attempt, e.Agent, e.Delivery
+		}
+
+	case TaskTurnEnded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && e.Summary != "" {
+			t.LastSummary = e.Summary
+		}
+
+	case TaskFailure:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Failures = append(t.Failures, e.Record)
+			t.ConsecutiveFailures++
+			t.TotalVerifyLoops++
+			t.SinceEscalation++
+			if e.Record.RootCauseGuess != "" {
+				l := fmt.Sprintf("Attempt %d: %s", e.Record.Attempt, e.Record.RootCauseGuess)
+				if e.Record.SuggestedFix != "" {
+					l += " — " + e.Record.SuggestedFix
+				}
+				t.Learnings = append(t.Learnings, l)
+			}
+		}
+
+	case TaskReplan:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Replans = e.Number
+			t.ConsecutiveFailures = 0
+		}
+
+	case TaskEscalated:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Escalation = &TaskEscalation{Reason: e.Reason, Message: e.Message, At: now}
+		}
+
+	case TaskResponse:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.ConsecutiveFailures, t.SinceEscalation = 0, 0
+			if e.Action == RespondFix {
+				t.Intervention = e.Instruction
+			}
+		}
+
+	case TaskSucceeded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			sum := e.Summary
+			sum.Files = slices.Clone(sum.Files)
+			t.Summary = &sum
+		}
+
+	case TaskStuckReported:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			r := e.Report
+			r.Hypotheses, r.RunIDs = slices.Clone(r.Hypotheses), slices.Clone(r.RunIDs)
+			t.StuckReport = &r
+		}
+
+	case TaskProposedDiff:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			p := e.Proposal
+			p.Files = slices.Clone(p.Files)
+			t.Proposal = &p
+		}
+
+	case TaskWarning:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Warnings = append(t.Warnings, e.Text)
+		}
+
+	case PlanCreated:
+		if p, ok := s.plans[e.Plan.ID]; ok && p.Version >= seq {
+			return
+		}
+		p := e.Plan
+		p.Tasks = slices.Clone(p.Tasks)
+		p.Version, p.CreatedAt = seq, now
+		s.plans[p.ID] = &p
+		s.touch(KindPlan, p.ID)
+
+	case PlanStateChanged:
+		p := s.plans[e.ID]
+		if p == nil || p.Version >= seq {
+			return
+		}
+		p.Version = seq
+		p.State, p.Summary = e.To, e.Summary
+		if e.To != PlanRunning {
+			p.FinishedAt = now
+		}
+		s.touch(KindPlan, p.ID)
+	}
+}
+
+// taskAt is agentAt for tasks.
+func (s *State) taskAt(id string, seq uint64) *Task {
+	t := s.tasks[id]
+	if t == nil || t.Version >= seq {
+		return nil
+	}
+	t.Version = seq
+	s.touch(KindTask, id)
+	return t
 }
 
 // agentAt returns the agent to change for the event at seq, or nil when it
@@ -308,6 +479,7 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 	m := InboxMessage{
 		ID: d.ID, From: d.From, Type: string(d.Type), Subject: d.Subject, Body: d.Body,
 		TaskID: d.TaskID, OperationID: d.OperationID, Attempt: e.Attempt, CreatedAt: now,
+		TaskAttempt: d.TaskAttempt, DryRun: d.DryRun,
 	}
 	if d.Type == TypeInstruction {
 		m.InstructionID = d.ID

@@ -212,6 +212,7 @@ func (s *State) AgentAck(now time.Time, agent, id string) error {
 	}
 	s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(ack.Received)})
 	s.holderBusy(now, d)
+	s.syncTask(now, d.TaskID)
 	return nil
 }
 
@@ -271,6 +272,7 @@ func (s *State) Clarify(now time.Time, id string, answers []string) (Delivery, e
 		ID: d.ID, Attempt: d.Sends + 1, Kind: SendClarification, Round: 1,
 		Subject: "Clarification: " + d.TaskID, Body: b.String(), TimerAt: s.backoffTimer(now, 1),
 	}})
+	s.syncTask(now, d.TaskID)
 	return d.copy(), nil
 }
 
@@ -322,6 +324,7 @@ func (s *State) Fire(now time.Time, key string) error {
 	case d.State != Sent:
 	case d.Policy == PolicyBackoff:
 		s.backoffDue(now, d)
+		s.syncTask(now, d.TaskID)
 	case d.Policy == PolicyReminders:
 		s.reminderDue(now, d)
 	}

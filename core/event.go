@@ -59,7 +59,8 @@ type AgentRegistered struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Pull agents fetch their messages in dispatch cycles (mailbox); push
 	// agents are handed each message as a Deliver effect (exec, tmux…).
-	Pull bool `json:"pull"`
+	Pull      bool   `json:"pull"`
+	Handshake string `json:"handshake,omitempty"`
 }
 
 // AgentStatusChanged records an agent's new status.

@@ -34,6 +34,7 @@ type Agent struct {
 	Adapter      string      `json:"adapter"`
 	Capabilities []string    `json:"capabilities,omitempty"`
 	Pull         bool        `json:"pull"`
+	Handshake    string      `json:"handshake,omitempty"`
 	Status       AgentStatus `json:"status"`
 	TokenHash    string      `json:"token_hash,omitempty"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
@@ -82,6 +83,9 @@ const (
 	TypeDelegation   MessageType = "task_delegation"
 	TypeConversation MessageType = "conversation"
 	TypePreOperation MessageType = "pre_operation"
+	// TypeTaskTurn is a task's turn given to an agent that does not
+	// acknowledge (handshake: none): it is recorded, not chased.
+	TypeTaskTurn MessageType = "task_turn"
 )
 
 // SendKind says what one send of a delivery was.
@@ -126,6 +130,10 @@ type Message struct {
 	// MaxRetries is the cycles policy's limit (instructions).
 	MaxRetries int      `json:"max_retries,omitempty"`
 	Matcher    *Matcher `json:"matcher,omitempty"`
+	// TaskAttempt is the attempt of the task this message delegates.
+	TaskAttempt int `json:"task_attempt,omitempty"`
+	// DryRun: the agent works in a throw-away worktree.
+	DryRun bool `json:"dry_run,omitempty"`
 	// Brief is what a delegation asks, for the understanding check and
 	// reassignment; nil for other messages.
 	Brief *Brief `json:"brief,omitempty"`
@@ -287,6 +295,9 @@ type InboxMessage struct {
 	OperationID   string    `json:"operation_id,omitempty"`
 	Attempt       int       `json:"attempt"`
 	CreatedAt     time.Time `json:"created_at"`
+	// TaskAttempt and DryRun describe a task's turn, for the exec adapter.
+	TaskAttempt int  `json:"task_attempt,omitempty"`
+	DryRun      bool `json:"dry_run,omitempty"`
 }
 
 // OperationState is where an operation stands.

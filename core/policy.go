@@ -192,17 +192,56 @@ func (p OperationPolicy) Validate() error {
 	return nil
 }
 
+// Defaults of the debug loop (seed 004: REPLAN at 3 consecutive failures,
+// hard stop at 12 verify loops, up to 3 REPLANs; seed 002: escalation on
+// count is off unless asked for).
+const (
+	DefaultReplanAfter   = 3
+	DefaultHardStop      = 12
+	DefaultMaxReplans    = 3
+	DefaultEscalateAfter = 0
+)
+
+// LoopPolicy is the verify/debug loop's policy.
+type LoopPolicy struct {
+	ReplanAfter   int `json:"replan_after"`
+	HardStop      int `json:"hard_stop"`
+	MaxReplans    int `json:"max_replans"`
+	EscalateAfter int `json:"escalate_after"` // 0: never escalate on count
+}
+
+// DefaultLoopPolicy is the seeds' loop policy.
+func DefaultLoopPolicy() LoopPolicy {
+	return LoopPolicy{ReplanAfter: DefaultReplanAfter, HardStop: DefaultHardStop, MaxReplans: DefaultMaxReplans, EscalateAfter: DefaultEscalateAfter}
+}
+
+// Validate reports the first bad value, naming its key.
+func (p LoopPolicy) Validate() error {
+	switch {
+	case p.ReplanAfter <= 0:
+		return policyError("policy.loop.replan_after", "must be positive, got %d", p.ReplanAfter)
+	case p.HardStop <= 0:
+		return policyError("policy.loop.hard_stop", "must be positive, got %d", p.HardStop)
+	case p.MaxReplans < 0:
+		return policyError("policy.loop.max_replans", "must not be negative, got %d", p.MaxReplans)
+	case p.EscalateAfter < 0:
+		return policyError("policy.loop.escalate_after", "must not be negative, got %d (0 means never)", p.EscalateAfter)
+	}
+	return nil
+}
+
 // Policies is the configuration the core decides with. It is set by a
 // Configure command (and so recorded in the event log).
 type Policies struct {
 	Ack        AckPolicy       `json:"ack"`
 	MaxRetries int             `json:"max_retries"` // instructions (cycles)
 	Operation  OperationPolicy `json:"operation"`
+	Loop       LoopPolicy      `json:"loop"`
 }
 
 // DefaultPolicies are the seeds' defaults.
 func DefaultPolicies() Policies {
-	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy()}
+	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy()}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -213,7 +252,10 @@ func (p Policies) Validate() error {
 	if p.MaxRetries < 0 {
 		return policyError("policy.instruction.max_retries", "must not be negative, got %d", p.MaxRetries)
 	}
-	return p.Operation.Validate()
+	if err := p.Operation.Validate(); err != nil {
+		return err
+	}
+	return p.Loop.Validate()
 }
 
 func policyError(key, format string, args ...any) error {

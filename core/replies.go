@@ -31,6 +31,8 @@ type Interpretation struct {
 	Action        string   `json:"action"`
 	// Acknowledged lists the deliveries this reply acknowledged.
 	Acknowledged []string `json:"acknowledged,omitempty"`
+
+	complete *ack.Reply
 }
 
 // Reply interprets an agent's reply with the acknowledgment language and
@@ -39,6 +41,27 @@ type Interpretation struct {
 // broken form — changes nothing and says why.
 func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	now = norm(now)
+	out, err := s.reply(now, in)
+	if err == nil && out.TaskID != "" {
+		s.syncTask(now, out.TaskID)
+		if out.Kind == string(ack.KindComplete) {
+			s.completeTurn(now, out)
+		}
+	}
+	return out, err
+}
+
+// completeTurn ends a task's turn when its agent sent task-complete.
+func (s *State) completeTurn(now time.Time, in Interpretation) {
+	t := s.tasks[in.TaskID]
+	if t == nil || t.Delivery != in.DeliveryID || in.complete == nil {
+		return
+	}
+	r := in.complete
+	_, _ = s.EndTurn(now, TurnResult{TaskID: t.ID, Attempt: t.Attempt, Status: r.Complete, Summary: r.Summary, Error: r.Error, Files: r.FilesModified})
+}
+
+func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	a, ok := s.agents[in.Agent]
 	if !ok {
 		return Interpretation{}, notFoundf("no agent %q", in.Agent)
@@ -308,6 +331,7 @@ func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Int
 	}
 	s.emit(now, d.TaskID, d.To, DeliveryReply{ID: d.ID, Kind: string(r.Kind), Text: text, Started: true, Released: done})
 	if done {
+		in.complete = &r
 		if a.Status == Busy {
 			s.setStatus(now, a, Available, "finished "+d.TaskID)
 		}

@@ -44,6 +44,46 @@ func (Wake) isEffect()         {}
 func (ArmTimer) isEffect()     {}
 func (RunOperation) isEffect() {}
 
+// RunVerify asks the runtime to run the verify steps for a task's attempt
+// and to report with EndVerify.
+type RunVerify struct {
+	TaskID     string
+	Attempt    int
+	RunID      string
+	Boundaries []string
+}
+
+// StopTurn asks the runtime to stop the agent working on a task (the
+// whole process group).
+type StopTurn struct {
+	TaskID string
+	Reason string
+}
+
+// MakeProposal asks the workspace for a dry run's diff (report with
+// EndProposal).
+type MakeProposal struct {
+	TaskID  string
+	Attempt int
+	RunID   string
+}
+
+// ApplyProposal asks the workspace to write a dry run's diff into the
+// working tree (report with EndApply).
+type ApplyProposal struct {
+	TaskID string
+	RunID  string
+}
+
+// DiscardProposal asks the workspace to remove a dry run's worktree.
+type DiscardProposal struct{ TaskID string }
+
+func (RunVerify) isEffect()       {}
+func (StopTurn) isEffect()        {}
+func (MakeProposal) isEffect()    {}
+func (ApplyProposal) isEffect()   {}
+func (DiscardProposal) isEffect() {}
+
 // Ready is what the core asks of the runtime after one or more steps: the
 // events to persist, then the effects to perform.
 type Ready struct {
@@ -60,6 +100,8 @@ const (
 	KindAgent     EntityKind = "agent"
 	KindDelivery  EntityKind = "delivery"
 	KindOperation EntityKind = "operation"
+	KindTask      EntityKind = "task"
+	KindPlan      EntityKind = "plan"
 )
 
 // EntityRef names one entity.
@@ -85,6 +127,8 @@ type State struct {
 	agents     map[string]*Agent
 	deliveries map[string]*Delivery
 	operations map[string]*Operation
+	tasks      map[string]*Task
+	plans      map[string]*Plan
 	// holds maps a task id to the delivery whose agent holds the task (the
 	// first to acknowledge it). Derived from Delivery.Holds.
 	holds map[string]string
@@ -106,6 +150,8 @@ func New() *State {
 		agents:     map[string]*Agent{},
 		deliveries: map[string]*Delivery{},
 		operations: map[string]*Operation{},
+		tasks:      map[string]*Task{},
+		plans:      map[string]*Plan{},
 		holds:      map[string]string{},
 		byTask:     map[string][]string{},
 		dirty:      map[EntityRef]struct{}{},
@@ -341,6 +387,16 @@ func (s *State) Entity(r EntityRef) (Entity, bool) {
 			c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
 			return Entity{Kind: r.Kind, ID: o.ID, State: string(o.State), Value: &c}, true
 		}
+	case KindTask:
+		if t, ok := s.tasks[r.ID]; ok {
+			c := t.copy()
+			return Entity{Kind: r.Kind, ID: t.ID, State: string(t.State), Agent: t.Agent, TaskID: t.ID, Value: &c}, true
+		}
+	case KindPlan:
+		if p, ok := s.plans[r.ID]; ok {
+			c, _ := s.Plan(p.ID)
+			return Entity{Kind: r.Kind, ID: p.ID, State: string(p.State), Value: &c}, true
+		}
 	}
 	return Entity{}, false
 }
@@ -376,6 +432,12 @@ func (s *State) Entities() []EntityRef {
 	}
 	for id := range s.operations {
 		refs = append(refs, EntityRef{KindOperation, id})
+	}
+	for id := range s.tasks {
+		refs = append(refs, EntityRef{KindTask, id})
+	}
+	for id := range s.plans {
+		refs = append(refs, EntityRef{KindPlan, id})
 	}
 	sort.Slice(refs, func(i, j int) bool {
 		if refs[i].Kind != refs[j].Kind {
@@ -417,6 +479,18 @@ func (s *State) Restore(kind EntityKind, data []byte) error {
 			return fmt.Errorf("core: restore operation: %w", err)
 		}
 		s.operations[o.ID] = o
+	case KindTask:
+		t := new(Task)
+		if err := json.Unmarshal(data, t); err != nil {
+			return fmt.Errorf("core: restore task: %w", err)
+		}
+		s.tasks[t.ID] = t
+	case KindPlan:
+		p := new(Plan)
+		if err := json.Unmarshal(data, p); err != nil {
+			return fmt.Errorf("core: restore plan: %w", err)
+		}
+		s.plans[p.ID] = p
 	default:
 		return fmt.Errorf("core: restore: unknown entity kind %q", kind)
 	}

@@ -109,7 +109,8 @@ type Runtime struct {
 // batch is what one turn of the loop produced, on its way to the store.
 type batch struct {
 	events    []core.Event
-	entities  []core.Entity // a checkpoint, when watermark > 0
+	entities  []core.Entity // a share of a checkpoint
+	deletes   []store.Key   // entities that no longer exist
 	watermark uint64
 	effects   []core.Effect
 	reqs      []request
@@ -472,6 +473,8 @@ func (r *Runtime) checkpoint(b *batch, now time.Time) {
 	for _, ref := range r.ckpt[:n] {
 		if ent, ok := r.core.Entity(ref); ok {
 			b.entities = append(b.entities, ent)
+		} else {
+			b.deletes = append(b.deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
 		}
 	}
 	r.ckpt = r.ckpt[n:]
@@ -517,11 +520,12 @@ func (r *Runtime) commit(group []*batch) {
 			}
 			sb.Records = append(sb.Records, rec)
 		}
+		sb.Deletes = append(sb.Deletes, b.deletes...)
 		if b.watermark > 0 {
 			sb.Watermark = b.watermark
 		}
 	}
-	if len(sb.Events) > 0 || sb.Watermark > 0 {
+	if len(sb.Events) > 0 || sb.Watermark > 0 || len(sb.Records) > 0 || len(sb.Deletes) > 0 {
 		if err := r.cfg.Store.Commit(context.Background(), sb); err != nil {
 			r.fail(fmt.Errorf("runtime: commit: %w", err), group)
 			return

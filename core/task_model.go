@@ -1,0 +1,272 @@
+package core
+
+import (
+	"slices"
+	"time"
+)
+
+// TaskState is where a task stands (DESIGN, "Task lifecycle").
+type TaskState string
+
+// Task states (CONTRACT §4).
+const (
+	Queued         TaskState = "queued"
+	AwaitingAck    TaskState = "awaiting_ack"
+	TaskClarifying TaskState = "clarifying"
+	Running        TaskState = "running"
+	Escalated      TaskState = "escalated"
+	Blocked        TaskState = "blocked"
+	Proposed       TaskState = "proposed"
+	Success        TaskState = "success"
+	TaskCancelled  TaskState = "cancelled"
+	Stuck          TaskState = "stuck"
+	Skipped        TaskState = "skipped"
+	Aborted        TaskState = "aborted"
+	TaskFailed     TaskState = "failed"
+)
+
+// Holds reports whether a task in this state holds the queue: the working
+// tree belongs to it.
+func (s TaskState) Holds() bool {
+	switch s {
+	case AwaitingAck, TaskClarifying, Running, Escalated, Blocked:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether the task has ended.
+func (s TaskState) Terminal() bool {
+	switch s {
+	case Success, TaskCancelled, Stuck, Skipped, Aborted, TaskFailed:
+		return true
+	}
+	return false
+}
+
+// Phase is what a running task is doing.
+type Phase string
+
+// Phases of a running task.
+const (
+	Executing  Phase = "executing"
+	Verifying  Phase = "verifying"
+	Retrying   Phase = "retrying"
+	Replanning Phase = "replanning"
+)
+
+// Failure types (seed 002).
+const (
+	ExecutionError     = "execution_error"
+	VerificationFailed = "verification_failed"
+	Timeout            = "timeout"
+	ArchitectRejected  = "architect_rejected"
+)
+
+// Milestones pushed to the user (DESIGN, "What the user sees").
+const (
+	MilestoneWaitingAck   = "Waiting for acknowledgment..."
+	MilestoneAnalyzing    = "Analyzing codebase..."
+	MilestoneImplementing = "Implementing changes..."
+	MilestoneVerifying    = "Running verification..."
+	MilestoneDebugging    = "Verification failed, debugging..."
+	MilestoneReplanning   = "Replanning..."
+	MilestoneApplying     = "Applying the proposed changes..."
+	MilestoneProposing    = "Preparing the proposed diff..."
+)
+
+// FailureRecord is what went wrong in one attempt (seed 002's schema).
+type FailureRecord struct {
+	Attempt        int            `json:"attempt"`
+	Timestamp      time.Time      `json:"timestamp"`
+	FailureType    string         `json:"failure_type"`
+	RunID          string         `json:"run_id,omitempty"`
+	ExecutorOutput ExecutorOutput `json:"executor_output"`
+	RootCauseGuess string         `json:"root_cause_guess,omitempty"`
+	SuggestedFix   string         `json:"suggested_fix,omitempty"`
+	FilesState     []FileState    `json:"files_state,omitempty"`
+	// Details is the tail of the failing output, for the retry context.
+	Details string `json:"details,omitempty"`
+	// Escalate names a condition that cannot be fixed by retrying
+	// (permission_denied, service_unavailable, conflicting_requirements,
+	// impossible): the task is escalated at once.
+	Escalate string `json:"escalate,omitempty"`
+}
+
+// ExecutorOutput is the executor's side of a failure record.
+type ExecutorOutput struct {
+	Status        string        `json:"status"`
+	FilesModified []string      `json:"files_modified"`
+	Verification  *Verification `json:"verification,omitempty"`
+	Error         string        `json:"error,omitempty"`
+}
+
+// Verification is the failing verify command of a failure record.
+type Verification struct {
+	Command       string `json:"command"`
+	ExitCode      int    `json:"exit_code"`
+	OutputSummary string `json:"output_summary"`
+}
+
+// FileState is one file the attempt left changed.
+type FileState struct {
+	Path         string `json:"path"`
+	Status       string `json:"status"`
+	LinesChanged int    `json:"lines_changed"`
+}
+
+// TaskEscalation is what the user is asked to decide.
+type TaskEscalation struct {
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// TaskSummary says what a successful task changed, why, and how it was
+// verified.
+type TaskSummary struct {
+	Files []string `json:"files"`
+	Why   string   `json:"why"`
+	RunID string   `json:"run_id"`
+	Text  string   `json:"text"`
+}
+
+// StuckReport is what a hard stop leaves for a later retry.
+type StuckReport struct {
+	Hypotheses []string `json:"hypotheses"`
+	RunIDs     []string `json:"run_ids"`
+	Path       string   `json:"path"`
+	Markdown   string   `json:"markdown"`
+}
+
+// Proposal is a dry run's result.
+type Proposal struct {
+	RunID string   `json:"run_id"`
+	Files []string `json:"files"`
+}
+
+// Task is a unit of user work.
+type Task struct {
+	Version            uint64    `json:"version"`
+	ID                 string    `json:"id"`
+	Description        string    `json:"description"`
+	Constraints        []string  `json:"constraints"`
+	NonGoals           []string  `json:"non_goals"`
+	Boundaries         []string  `json:"boundaries"`
+	AcceptanceCriteria []string  `json:"acceptance_criteria"`
+	DryRun             bool      `json:"dry_run"`
+	RequestedAgent     string    `json:"requested_agent,omitempty"`
+	Agent              string    `json:"agent,omitempty"`
+	PlanID             string    `json:"plan_id,omitempty"`
+	DependsOn          []string  `json:"depends_on,omitempty"`
+	Context            string    `json:"context,omitempty"`
+	ResumedFrom        string    `json:"resumed_from,omitempty"`
+	State              TaskState `json:"state"`
+	Phase              Phase     `json:"phase,omitempty"`
+
+	Attempt             int `json:"attempt"`
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	TotalVerifyLoops    int `json:"total_verify_loops"`
+	Replans             int `json:"replans"`
+	// SinceEscalation counts failures since the last retry, for
+	// escalate_after.
+	SinceEscalation int `json:"since_escalation,omitempty"`
+
+	Milestone    string          `json:"milestone,omitempty"`
+	Escalation   *TaskEscalation `json:"escalation,omitempty"`
+	BlockedBy    string          `json:"blocked_by,omitempty"`
+	Failures     []FailureRecord `json:"failures"`
+	Learnings    []string        `json:"learnings,omitempty"`
+	Intervention string          `json:"intervention,omitempty"`
+	Warnings     []string        `json:"warnings,omitempty"`
+	Delivery     string          `json:"delivery,omitempty"`
+	RunID        string          `json:"run_id,omitempty"`
+	RunIDs       []string        `json:"run_ids,omitempty"`
+	LastSummary  string          `json:"last_summary,omitempty"`
+	Summary      *TaskSummary    `json:"summary"`
+	StuckReport  *StuckReport    `json:"stuck_report"`
+	Proposal     *Proposal       `json:"proposal,omitempty"`
+	// Applying: a dry run's diff is to be applied when the task starts.
+	Applying bool `json:"applying,omitempty"`
+	// QueuedSeq orders the queue: the seq of the event that queued it.
+	QueuedSeq uint64 `json:"queued_seq,omitempty"`
+
+	CreatedAt  time.Time `json:"created_at"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+}
+
+func (t *Task) copy() Task {
+	c := *t
+	c.Constraints, c.NonGoals = slices.Clone(t.Constraints), slices.Clone(t.NonGoals)
+	c.Boundaries, c.AcceptanceCriteria = slices.Clone(t.Boundaries), slices.Clone(t.AcceptanceCriteria)
+	c.DependsOn, c.Learnings, c.Warnings, c.RunIDs = slices.Clone(t.DependsOn), slices.Clone(t.Learnings), slices.Clone(t.Warnings), slices.Clone(t.RunIDs)
+	c.Failures = slices.Clone(t.Failures)
+	if t.Escalation != nil {
+		e := *t.Escalation
+		c.Escalation = &e
+	}
+	if t.Summary != nil {
+		s := *t.Summary
+		s.Files = slices.Clone(t.Summary.Files)
+		c.Summary = &s
+	}
+	if t.StuckReport != nil {
+		r := *t.StuckReport
+		r.Hypotheses, r.RunIDs = slices.Clone(r.Hypotheses), slices.Clone(r.RunIDs)
+		c.StuckReport = &r
+	}
+	if t.Proposal != nil {
+		p := *t.Proposal
+		p.Files = slices.Clone(p.Files)
+		c.Proposal = &p
+	}
+	return c
+}
+
+// PlanSummary is seed 002's retry summary of a plan (or of all tasks).
+type PlanSummary struct {
+	TotalTasks          int              `json:"total_tasks"`
+	FirstAttemptSuccess int              `json:"first_attempt_success"`
+	RetriedTasks        int              `json:"retried_tasks"`
+	RetrySuccess        int              `json:"retry_success"`
+	Escalations         int              `json:"escalations"`
+	Skipped             int              `json:"skipped"`
+	Details             []SummaryRow     `json:"details"`
+	FailurePatterns     []FailurePattern `json:"failure_patterns"`
+	Text                string           `json:"text"`
+}
+
+// SummaryRow is one task of a retry summary.
+type SummaryRow struct {
+	Task     string `json:"task"`
+	Attempts int    `json:"attempts"`
+	Result   string `json:"result"`
+}
+
+// FailurePattern counts a recurring failure.
+type FailurePattern struct {
+	Pattern     string `json:"pattern"`
+	Occurrences int    `json:"occurrences"`
+}
+
+// PlanState is where a plan stands.
+type PlanState string
+
+// Plan states.
+const (
+	PlanRunning PlanState = "running"
+	PlanDone    PlanState = "done"
+	PlanAborted PlanState = "aborted"
+)
+
+// Plan is an ordered set of tasks with dependencies.
+type Plan struct {
+	Version    uint64       `json:"version"`
+	ID         string       `json:"id"`
+	Tasks      []string     `json:"tasks"`
+	State      PlanState    `json:"state"`
+	Summary    *PlanSummary `json:"summary"`
+	CreatedAt  time.Time    `json:"created_at"`
+	FinishedAt time.Time    `json:"finished_at,omitzero"`
+}

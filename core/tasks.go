@@ -1,0 +1,790 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"wilco/ack"
+	"wilco/prompt"
+)
+
+// TaskSpec is a task as the user submits it.
+type TaskSpec struct {
+	ID                 string
+	Description        string
+	Constraints        []string
+	NonGoals           []string
+	Boundaries         []string
+	AcceptanceCriteria []string
+	DryRun             bool
+	Agent              string
+	// Set by plans and resumes.
+	PlanID    string
+	DependsOn []string
+	Context   string
+	Resumed   string
+}
+
+// Task returns a copy of the task.
+func (s *State) Task(id string) (Task, bool) {
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, false
+	}
+	return t.copy(), true
+}
+
+// Tasks returns copies of the tasks keep accepts (nil: all), in the order
+// they were submitted.
+func (s *State) Tasks(keep func(*Task) bool) []Task {
+	var out []Task
+	for _, t := range s.tasks {
+		if keep == nil || keep(t) {
+			out = append(out, t.copy())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return idLess(out[i].ID, out[j].ID)
+	})
+	return out
+}
+
+// Queue lists the queued tasks in order: position 1 first.
+func (s *State) Queue() []Task {
+	q := s.Tasks(func(t *Task) bool { return t.State == Queued })
+	sort.Slice(q, func(i, j int) bool { return q[i].QueuedSeq < q[j].QueuedSeq })
+	return q
+}
+
+// Position is a queued task's place in the queue (1 first), 0 if it is not
+// queued.
+func (s *State) Position(id string) int {
+	for i, t := range s.Queue() {
+		if t.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Active returns the task that holds the queue, if any.
+func (s *State) Active() (Task, bool) {
+	for _, t := range s.tasks {
+		if t.State.Holds() {
+			return t.copy(), true
+		}
+	}
+	return Task{}, false
+}
+
+// Plan returns a copy of the plan.
+func (s *State) Plan(id string) (Plan, bool) {
+	p, ok := s.plans[id]
+	if !ok {
+		return Plan{}, false
+	}
+	c := *p
+	c.Tasks = slices.Clone(p.Tasks)
+	return c, true
+}
+
+func validItems(field string, items []string) error {
+	for i, it := range items {
+		if strings.TrimSpace(it) == "" {
+			return invalidf("%s[%d] is empty", field, i)
+		}
+	}
+	return nil
+}
+
+// SubmitTask queues a task (strict FIFO) and starts it if nothing holds the
+// queue.
+func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
+	now = norm(now)
+	if strings.TrimSpace(spec.Description) == "" {
+		return Task{}, invalidf("description is empty")
+	}
+	if spec.ID == "" {
+		spec.ID = s.nextID("T")
+	}
+	if !validName(spec.ID) {
+		return Task{}, invalidf("id %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", spec.ID)
+	}
+	if _, ok := s.tasks[spec.ID]; ok {
+		return Task{}, conflictf("task %s exists", spec.ID)
+	}
+	for field, items := range map[string][]string{"constraints": spec.Constraints, "non_goals": spec.NonGoals, "boundaries": spec.Boundaries, "acceptance_criteria": spec.AcceptanceCriteria} {
+		if err := validItems(field, items); err != nil {
+			return Task{}, err
+		}
+	}
+	if spec.Agent != "" {
+		a, ok := s.agents[spec.Agent]
+		if !ok {
+			return Task{}, notFoundf("no agent %q", spec.Agent)
+		}
+		if spec.DryRun && a.Pull {
+			return Task{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
+		}
+	}
+	if len(s.agents) == 0 {
+		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
+	}
+	t := Task{
+		ID: spec.ID, Description: spec.Description,
+		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
+		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
+		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
+		State: Queued, Failures: []FailureRecord{},
+	}
+	s.emit(now, t.ID, "", TaskQueued{Task: t})
+	s.schedule(now)
+	return s.tasks[t.ID].copy(), nil
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return slices.Clone(xs)
+}
+
+// schedule starts the first queued task when nothing holds the queue.
+func (s *State) schedule(now time.Time) {
+	if _, busy := s.Active(); busy {
+		return
+	}
+	q := s.Queue()
+	if len(q) == 0 {
+		return
+	}
+	t := s.tasks[q[0].ID]
+	for _, dep := range t.DependsOn {
+		if d := s.tasks[dep]; d != nil && d.State != Success {
+			s.emit(now, t.ID, "", TaskWarning{Text: fmt.Sprintf("depends on %s, which ended %s", dep, d.State)})
+		}
+	}
+	if t.Applying {
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, Milestone: MilestoneApplying})
+		s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
+		return
+	}
+	s.startAttempt(now, t, "first")
+}
+
+// pickTaskAgent chooses who works on a task: the agent asked for, else the
+// one it had, else the first available agent by name (exec agents first
+// for a dry run, which needs one).
+func (s *State) pickTaskAgent(t *Task) string {
+	if t.RequestedAgent != "" {
+		return t.RequestedAgent
+	}
+	if t.Agent != "" {
+		if a := s.agents[t.Agent]; a != nil && a.Status != Offline && a.Status != Unresponsive {
+			return t.Agent
+		}
+	}
+	names := make([]string, 0, len(s.agents))
+	for n := range s.agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var fallback string
+	for _, n := range names {
+		a := s.agents[n]
+		if t.DryRun && a.Pull {
+			continue
+		}
+		if fallback == "" {
+			fallback = n
+		}
+		if a.Status == Available {
+			return n
+		}
+	}
+	return fallback
+}
+
+// startAttempt gives the task's next attempt to an agent: a delegation
+// that must be acknowledged (or, for an agent with handshake none, a
+// recorded turn).
+func (s *State) startAttempt(now time.Time, t *Task, kind string) {
+	agent := s.pickTaskAgent(t)
+	if agent == "" {
+		s.escalateTask(now, t, "no agent can take this task (a dry run needs an exec agent)")
+		return
+	}
+	a := s.agents[agent]
+	attempt := t.Attempt + 1
+	body := s.taskPrompt(t, kind, attempt)
+	m := Message{
+		ID: s.nextID("M"), From: Orchestrator, To: agent, Type: TypeDelegation, Policy: PolicyBackoff,
+		Subject: fmt.Sprintf("Task %s (attempt %d)", t.ID, attempt), Body: body, TaskID: t.ID,
+		TaskAttempt: attempt, DryRun: t.DryRun,
+		Brief: &Brief{AcceptanceCriteria: slices.Clone(t.AcceptanceCriteria), Description: t.Description},
+	}
+	if a.Handshake == HandshakeNone {
+		m.Type, m.Policy = TypeTaskTurn, PolicyNone
+	}
+	from := t.State
+	phase, milestone := Executing, MilestoneWaitingAck
+	to := AwaitingAck
+	if m.Type == TypeTaskTurn {
+		to, milestone = Running, MilestoneImplementing
+	}
+	if kind != "first" {
+		milestone = fmt.Sprintf("Attempt %d/%d...", attempt, s.policies.Loop.HardStop)
+	}
+	s.emit(now, t.ID, agent, TaskAttempt{Attempt: attempt, Agent: agent, Delivery: m.ID, Kind: kind})
+	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone})
+	var timer time.Time
+	if m.Policy == PolicyBackoff {
+		timer = s.backoffTimer(now, 1)
+	}
+	s.emit(now, t.ID, agent, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: timer, Message: &m}})
+}
+
+// promptTask is the task as prompts render it.
+func promptTask(t *Task) prompt.Task {
+	return prompt.Task{ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals,
+		Boundaries: t.Boundaries, AcceptanceCriteria: t.AcceptanceCriteria, Context: t.Context}
+}
+
+func promptFailures(t *Task) []prompt.Failure {
+	out := make([]prompt.Failure, 0, len(t.Failures))
+	for _, f := range t.Failures {
+		pf := prompt.Failure{Attempt: f.Attempt, Timestamp: f.Timestamp, Type: f.FailureType, RunID: f.RunID,
+			Error: f.ExecutorOutput.Error, Details: f.Details, FilesModified: f.ExecutorOutput.FilesModified,
+			RootCauseGuess: f.RootCauseGuess, SuggestedFix: f.SuggestedFix}
+		if v := f.ExecutorOutput.Verification; v != nil {
+			pf.Command, pf.ExitCode, pf.OutputSummary = v.Command, v.ExitCode, v.OutputSummary
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// taskPrompt renders an attempt's prompt: the task, and before it on every
+// retry the <retry_context> block (seed 002); a REPLAN asks for a fresh
+// plan with every failure so far.
+func (s *State) taskPrompt(t *Task, kind string, attempt int) string {
+	task := promptTask(t)
+	if kind == "first" || len(t.Failures) == 0 && t.Intervention == "" {
+		return prompt.Render(task)
+	}
+	r := prompt.Retry{Attempt: attempt, MaxAttempts: s.policies.Loop.HardStop, Failures: promptFailures(t), Learnings: t.Learnings, Intervention: t.Intervention}
+	if kind == "replan" {
+		return prompt.Replan(task, r, t.Replans, s.policies.Loop.MaxReplans)
+	}
+	return prompt.RetryContext(r) + "\n" + prompt.Render(task)
+}
+
+// syncTask follows a task's delegation: acknowledged → running,
+// clarification → clarifying, reassigned → the new agent, failed without
+// another agent → escalated.
+func (s *State) syncTask(now time.Time, taskID string) {
+	t := s.tasks[taskID]
+	if t == nil || !t.State.Holds() || t.Delivery == "" {
+		return
+	}
+	d := s.deliveries[t.Delivery]
+	if d == nil {
+		return
+	}
+	switch {
+	case d.State == Acknowledged && (t.State == AwaitingAck || t.State == TaskClarifying):
+		s.emit(now, t.ID, d.To, TaskStateChanged{From: t.State, To: Running, Phase: Executing, Milestone: MilestoneAnalyzing})
+		s.emit(now, t.ID, d.To, TaskMilestone{Text: MilestoneImplementing})
+	case d.State == Clarifying && t.State == AwaitingAck:
+		s.emit(now, t.ID, d.To, TaskStateChanged{From: t.State, To: TaskClarifying, Reason: "the agent asked questions", Milestone: "Waiting for your answers..."})
+	case d.State == Sent && t.State == TaskClarifying:
+		s.emit(now, t.ID, d.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Milestone: MilestoneWaitingAck})
+	case d.State == Failed || d.State == Cancelled && t.State != Running:
+		// Reassigned: the newest delegation of the task goes on.
+		ids := s.byTask[t.ID]
+		if n := ids[len(ids)-1]; n != d.ID {
+			nd := s.deliveries[n]
+			if nd.Type == TypeDelegation && !nd.State.Terminal() {
+				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
+					Reason: fmt.Sprintf("reassigned from %s", d.To), Milestone: MilestoneWaitingAck})
+				return
+			}
+		}
+		if t.State == AwaitingAck || t.State == TaskClarifying {
+			s.escalateTask(now, t, fmt.Sprintf("the delegation to %s ended %s: %s", d.To, d.State, d.Reason))
+		}
+	}
+}
+
+// TurnResult is how an agent's turn on a task ended.
+type TurnResult struct {
+	TaskID   string
+	Attempt  int
+	ExitCode int
+	// TimedOut: the turn exceeded timeout or idle_timeout.
+	TimedOut bool
+	// Status is a task-complete's status (success, failure, blocked,
+	// impossible); "" for an exec turn, whose exit code says.
+	Status  ack.CompleteStatus
+	Summary string
+	Error   string
+	Output  string
+	Files   []string
+	// Lost: the turn's process died with the server.
+	Lost bool
+}
+
+// EndTurn records the end of the agent's turn on a task: a failure goes
+// through the debug loop; a finished turn goes to verification (or, for a
+// dry run, to its diff).
+func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[r.TaskID]
+	if !ok {
+		return Task{}, notFoundf("no task %q", r.TaskID)
+	}
+	if r.Attempt != t.Attempt {
+		return Task{}, conflictf("task %s is at attempt %d, not %d", t.ID, t.Attempt, r.Attempt)
+	}
+	if r.Status != "" && !r.Status.Valid() {
+		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)
+	}
+	if t.State == AwaitingAck && !r.Lost {
+		// The turn ended before its acknowledgment: the ACK policy goes on
+		// (it resends and, in the end, reassigns or escalates).
+		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "unacknowledged", Summary: r.Summary})
+		return t.copy(), nil
+	}
+	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {
+		return Task{}, conflictf("task %s is %s (%s), not executing", t.ID, t.State, t.Phase)
+	}
+	status := string(r.Status)
+	if status == "" {
+		status = "success"
+		if r.ExitCode != 0 || r.TimedOut || r.Lost {
+			status = "failure"
+		}
+	}
+	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary, Files: slices.Clone(r.Files)})
+	if d := s.deliveries[t.Delivery]; d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
+		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
+	}
+	switch {
+	case r.Status == ack.CompleteBlocked:
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Summary, r.Error, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
+		return t.copy(), nil
+	case r.Status == ack.CompleteImpossible:
+		s.escalateTask(now, t, "impossible: "+firstOf(r.Summary, r.Error, "the agent says the task is impossible"))
+		return t.copy(), nil
+	case status == "failure":
+		typ := ExecutionError
+		if r.TimedOut {
+			typ = Timeout
+		}
+		msg := firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d", r.ExitCode))
+		if r.Lost {
+			msg = "the agent's turn was lost: wilco stopped while it ran"
+		}
+		s.failure(now, t, FailureRecord{
+			Attempt: t.Attempt, Timestamp: now, FailureType: typ,
+			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
+			Details:        tail(r.Output, 2000),
+		})
+		return t.copy(), nil
+	}
+	if t.DryRun {
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneProposing})
+		s.effect(MakeProposal{TaskID: t.ID, Attempt: t.Attempt, RunID: runID(t.ID, t.Attempt)})
+		return t.copy(), nil
+	}
+	s.verify(now, t)
+	return t.copy(), nil
+}
+
+func runID(task string, attempt int) string {
+	return strings.NewReplacer(":", "_").Replace(task) + "-a" + strconv.Itoa(attempt)
+}
+
+func (s *State) verify(now time.Time, t *Task) {
+	id := runID(t.ID, t.Attempt)
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, RunID: id, Milestone: MilestoneVerifying})
+	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries)})
+}
+
+// VerifyResult is the outcome of one verification run.
+type VerifyResult struct {
+	TaskID  string
+	RunID   string
+	Passed  bool
+	Command string
+	// Failure is the failure record of a failed run.
+	Failure *FailureRecord
+	// Files are the files changed in the working tree.
+	Files []string
+}
+
+// EndVerify records a verification run: success ends the task with its
+// summary; a failure goes through the debug loop.
+func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[r.TaskID]
+	if !ok {
+		return Task{}, notFoundf("no task %q", r.TaskID)
+	}
+	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
+		return Task{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
+	}
+	if !r.Passed {
+		if r.Failure == nil {
+			return Task{}, invalidf("a failed run needs its failure record")
+		}
+		f := *r.Failure
+		f.Attempt, f.Timestamp, f.RunID = t.Attempt, now, r.RunID
+		if f.FailureType == "" {
+			f.FailureType = VerificationFailed
+		}
+		if f.ExecutorOutput.FilesModified == nil {
+			f.ExecutorOutput.FilesModified = nonNil(r.Files)
+		}
+		s.failure(now, t, f)
+		return t.copy(), nil
+	}
+	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
+	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt})
+	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum})
+	s.finish(now, t, Success, "verification passed in run "+r.RunID)
+	return t.copy(), nil
+}
+
+// failure records a failed attempt and decides what comes next (DESIGN,
+// "Debug loop"): an escalation condition → escalated; hard stop → stuck;
+// escalate_after → escalated; replan_after consecutive failures → REPLAN;
+// else a retry carrying the failure.
+func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
+	s.emit(now, t.ID, t.Agent, TaskFailure{Record: f})
+	if d := s.deliveries[t.Delivery]; d != nil && d.Holds {
+		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "attempt_failed", Released: true})
+	}
+	p := s.policies.Loop
+	switch {
+	case f.Escalate != "":
+		s.escalateTask(now, t, f.Escalate+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error))
+	case t.TotalVerifyLoops >= p.HardStop:
+		s.stuck(now, t)
+	case p.EscalateAfter > 0 && t.SinceEscalation >= p.EscalateAfter:
+		s.escalateTask(now, t, fmt.Sprintf("escalate_after: %d failed attempts", t.SinceEscalation))
+	case t.ConsecutiveFailures >= p.ReplanAfter && t.Replans < p.MaxReplans:
+		s.emit(now, t.ID, t.Agent, TaskReplan{Number: t.Replans + 1, Failures: len(t.Failures)})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Replanning, Milestone: MilestoneReplanning})
+		s.startAttempt(now, t, "replan")
+	default:
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: MilestoneDebugging})
+		s.startAttempt(now, t, "retry")
+	}
+}
+
+func (s *State) escalateTask(now time.Time, t *Task, reason string) {
+	if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task is escalated"})
+	}
+	e := prompt.Escalation{TaskID: t.ID, TaskName: firstLine(t.Description), Plan: t.PlanID, Attempts: t.Attempt,
+		MaxAttempts: s.policies.Loop.HardStop, Reason: reason, Failures: promptFailures(t)}
+	if n := len(t.Failures); n > 0 {
+		e.LastError = firstOf(t.Failures[n-1].Details, t.Failures[n-1].ExecutorOutput.Error)
+		e.Files = t.Failures[n-1].ExecutorOutput.FilesModified
+	}
+	s.emit(now, t.ID, t.Agent, TaskEscalated{Reason: reason, Message: prompt.EscalationMessage(e)})
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Escalated, Reason: reason, Milestone: "Escalated: waiting for you"})
+}
+
+func (s *State) stuck(now time.Time, t *Task) {
+	fs := promptFailures(t)
+	var files []string
+	if n := len(t.Failures); n > 0 {
+		files = t.Failures[n-1].ExecutorOutput.FilesModified
+	}
+	r := StuckReport{Hypotheses: prompt.Hypotheses(fs), RunIDs: slices.Clone(t.RunIDs), Path: ".wilco/stuck/" + t.ID + ".md"}
+	r.Markdown = prompt.StuckMarkdown(prompt.StuckReport{TaskID: t.ID, Description: t.Description, Loops: t.TotalVerifyLoops,
+		Replans: t.Replans, Failures: fs, Hypotheses: r.Hypotheses, RunIDs: r.RunIDs, Files: files})
+	s.emit(now, t.ID, t.Agent, TaskStuckReported{Report: r})
+	s.finish(now, t, Stuck, fmt.Sprintf("hard stop after %d verify loops", t.TotalVerifyLoops))
+}
+
+// finish ends a task, tells its plan, and starts the next queued task.
+func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
+	if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+	} else if d != nil && d.Holds {
+		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
+	}
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: to, Reason: reason})
+	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
+		s.setStatus(now, a, Available, "task "+t.ID+" ended")
+	}
+	s.planProgress(now, t.PlanID)
+	s.schedule(now)
+}
+
+// CancelTask cancels a task: a queued one leaves no trace (the rest shift
+// up); a running one is stopped (the whole process group), the working
+// tree is kept as it is, no artifact is made, and the next task starts.
+func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, false, notFoundf("no task %q", id)
+	}
+	switch {
+	case t.State == Queued:
+		s.emit(now, t.ID, "", TaskRemoved{})
+		return Task{}, true, nil
+	case t.State.Holds():
+		if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+			s.cancel(now, d, "the task was cancelled by the user")
+		}
+		s.effect(StopTurn{TaskID: t.ID, Reason: "cancelled"})
+		s.finish(now, t, TaskCancelled, "cancelled by the user")
+	case t.State == Proposed:
+		s.effect(DiscardProposal{TaskID: t.ID})
+		s.finish(now, t, TaskCancelled, "the proposal was discarded")
+	default:
+		return Task{}, false, conflictf("task %s already ended %s", t.ID, t.State)
+	}
+	return t.copy(), false, nil
+}
+
+// ClarifyTask sends the user's answers to the agent's questions.
+func (s *State) ClarifyTask(now time.Time, id string, answers []string) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, notFoundf("no task %q", id)
+	}
+	if t.State != TaskClarifying {
+		return Task{}, conflictf("task %s is %s, not waiting for clarification", t.ID, t.State)
+	}
+	if _, err := s.Clarify(now, t.Delivery, answers); err != nil {
+		return Task{}, err
+	}
+	s.syncTask(now, t.ID)
+	return t.copy(), nil
+}
+
+// Responses to an escalated or blocked task (seed 002).
+const (
+	RespondRetry = "retry"
+	RespondFix   = "fix"
+	RespondSkip  = "skip"
+	RespondAbort = "abort"
+)
+
+// Respond acts on the user's answer to an escalated or blocked task:
+// retry (counters reset), fix (the instruction goes first in the next
+// prompt as a <user_intervention>), skip (dependants are warned) or abort
+// (stop, keep the partial state; a plan stops too).
+func (s *State) Respond(now time.Time, id, action, instruction string) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, notFoundf("no task %q", id)
+	}
+	if t.State != Escalated && t.State != Blocked {
+		return Task{}, conflictf("task %s is %s: only an escalated or blocked task takes a response", t.ID, t.State)
+	}
+	instruction = strings.TrimSpace(instruction)
+	switch action {
+	case RespondRetry, RespondSkip, RespondAbort:
+		if instruction != "" {
+			return Task{}, invalidf("%s takes no instruction (use fix)", action)
+		}
+	case RespondFix:
+		if instruction == "" {
+			return Task{}, invalidf("fix needs an instruction")
+		}
+	default:
+		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
+	}
+	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	switch action {
+	case RespondRetry, RespondFix:
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneDebugging})
+		s.startAttempt(now, t, action)
+	case RespondSkip:
+		for _, d := range s.Tasks(func(o *Task) bool { return slices.Contains(o.DependsOn, t.ID) }) {
+			s.emit(now, d.ID, "", TaskWarning{Text: fmt.Sprintf("%s was skipped; this task depends on it and may fail", t.ID)})
+		}
+		s.finish(now, t, Skipped, "skipped by the user")
+	case RespondAbort:
+		s.effect(StopTurn{TaskID: t.ID, Reason: "aborted"})
+		if t.PlanID != "" {
+			for _, o := range s.Tasks(func(o *Task) bool { return o.PlanID == t.PlanID && o.State == Queued }) {
+				s.emit(now, o.ID, "", TaskStateChanged{From: Queued, To: Aborted, Reason: "plan aborted at " + t.ID})
+			}
+		}
+		s.finish(now, t, Aborted, "aborted by the user; partial state kept")
+	}
+	return t.copy(), nil
+}
+
+// ProposalResult is a dry run's diff, made by the workspace.
+type ProposalResult struct {
+	TaskID string
+	RunID  string
+	Files  []string
+	Error  string
+}
+
+// EndProposal records a dry run's diff: the task becomes proposed (and no
+// longer holds the queue).
+func (s *State) EndProposal(now time.Time, r ProposalResult) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[r.TaskID]
+	if !ok {
+		return Task{}, notFoundf("no task %q", r.TaskID)
+	}
+	if t.State != Running || !t.DryRun || t.Applying {
+		return Task{}, conflictf("task %s is not a dry run waiting for its diff", t.ID)
+	}
+	if r.Error != "" {
+		s.failure(now, t, FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: ExecutionError,
+			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: []string{}, Error: "making the diff: " + r.Error}})
+		return t.copy(), nil
+	}
+	s.emit(now, t.ID, t.Agent, TaskProposedDiff{Proposal: Proposal{RunID: r.RunID, Files: nonNil(r.Files)}})
+	if d := s.deliveries[t.Delivery]; d != nil && d.Holds {
+		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
+	}
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Proposed, Reason: "dry run: review the diff, then apply or discard", Milestone: "Proposed: review the diff"})
+	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
+		s.setStatus(now, a, Available, "dry run "+t.ID+" proposed")
+	}
+	s.schedule(now)
+	return t.copy(), nil
+}
+
+// ApplyTask queues a proposed dry run to be applied: when its turn comes,
+// the diff is written into the working tree and the full debug loop runs.
+func (s *State) ApplyTask(now time.Time, id string) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, notFoundf("no task %q", id)
+	}
+	if t.State != Proposed {
+		return Task{}, conflictf("task %s is %s, not proposed", t.ID, t.State)
+	}
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: Proposed, To: Queued, Reason: "apply the proposed diff"})
+	s.schedule(now)
+	return s.tasks[id].copy(), nil
+}
+
+// DiscardTask discards a proposed dry run.
+func (s *State) DiscardTask(now time.Time, id string) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, notFoundf("no task %q", id)
+	}
+	if t.State != Proposed {
+		return Task{}, conflictf("task %s is %s, not proposed", t.ID, t.State)
+	}
+	t2, _, err := s.CancelTask(now, id)
+	return t2, err
+}
+
+// ApplyResult is the outcome of writing a proposal into the working tree.
+type ApplyResult struct {
+	TaskID string
+	Error  string
+	Files  []string
+}
+
+// EndApply records the proposal written into the working tree: the task
+// goes to verification, or is escalated if the diff did not apply.
+func (s *State) EndApply(now time.Time, r ApplyResult) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[r.TaskID]
+	if !ok {
+		return Task{}, notFoundf("no task %q", r.TaskID)
+	}
+	if t.State != Running || !t.Applying || t.Phase != Verifying || t.RunID != "" {
+		return Task{}, conflictf("task %s is not applying a proposal", t.ID)
+	}
+	if r.Error != "" {
+		s.escalateTask(now, t, "the proposed diff does not apply: "+r.Error)
+		return t.copy(), nil
+	}
+	s.verify(now, t)
+	return t.copy(), nil
+}
+
+// ResumeTask starts a new task from a stuck one's report (not its whole
+// history).
+func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
+	now = norm(now)
+	t, ok := s.tasks[id]
+	if !ok {
+		return Task{}, notFoundf("no task %q", id)
+	}
+	if t.State != Stuck || t.StuckReport == nil {
+		return Task{}, conflictf("task %s is %s: only a stuck task can be resumed", t.ID, t.State)
+	}
+	return s.SubmitTask(now, TaskSpec{
+		Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
+		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent,
+		Context: "This task resumes " + t.ID + ", which stopped at the hard stop. Its stuck report:\n\n" + t.StuckReport.Markdown,
+		Resumed: t.ID,
+	})
+}
+
+// RecoverTasks is called once after a restart: a turn that was running
+// died with the server and counts as an execution error of its attempt; a
+// verification or an apply that was running is started again.
+func (s *State) RecoverTasks(now time.Time) {
+	now = norm(now)
+	for _, tt := range s.Tasks(func(t *Task) bool { return t.State == Running }) {
+		t := s.tasks[tt.ID]
+		switch {
+		case t.Applying && t.Phase == Verifying && t.RunID == "":
+			s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
+		case t.Phase == Verifying:
+			s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: t.RunID, Boundaries: slices.Clone(t.Boundaries)})
+		case t.DryRun && t.Milestone == MilestoneProposing:
+			s.effect(MakeProposal{TaskID: t.ID, Attempt: t.Attempt, RunID: runID(t.ID, t.Attempt)})
+		default:
+			_, _ = s.EndTurn(now, TurnResult{TaskID: t.ID, Attempt: t.Attempt, Lost: true, ExitCode: -1})
+		}
+	}
+	s.schedule(now)
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 80 {
+		s = s[:79] + "…"
+	}
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -313,7 +313,12 @@ func (r *Runtime) checkpointAll() error {
 	if b.Watermark == 0 {
 		return nil
 	}
-	r.core.TakeDirty()
+	for _, ref := range append(r.core.TakeDirty(), r.ckpt...) {
+		if _, ok := r.core.Entity(ref); !ok {
+			b.Deletes = append(b.Deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
+		}
+	}
+	r.ckpt = nil
 	for _, ref := range r.core.Entities() {
 		ent, _ := r.core.Entity(ref)
 		rec, err := record(ent)

@@ -1,0 +1,291 @@
+package retrylog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wilco/core"
+	"wilco/store"
+)
+
+// Default retention (seed 002, "Log Retention").
+const (
+	DefaultLogRetention   = 7 * 24 * time.Hour
+	DefaultJSONLRetention = 30 * 24 * time.Hour
+)
+
+// Writer appends records for committed events.
+type Writer struct {
+	dir            string // .wilco
+	logRetention   time.Duration
+	jsonlRetention time.Duration
+
+	mu      sync.Mutex
+	started map[string]time.Time // task → first attempt start
+	attempt map[string]time.Time // task → current attempt start
+}
+
+// New returns a writer under dir (the .wilco directory).
+func New(dir string, logRetention, jsonlRetention time.Duration) *Writer {
+	if logRetention <= 0 {
+		logRetention = DefaultLogRetention
+	}
+	if jsonlRetention <= 0 {
+		jsonlRetention = DefaultJSONLRetention
+	}
+	return &Writer{dir: dir, logRetention: logRetention, jsonlRetention: jsonlRetention,
+		started: map[string]time.Time{}, attempt: map[string]time.Time{}}
+}
+
+// LogPath and JSONLPath name the two logs.
+func (w *Writer) LogPath() string   { return filepath.Join(w.dir, "logs", "retry.log") }
+func (w *Writer) JSONLPath() string { return filepath.Join(w.dir, "logs", "retry.jsonl") }
+
+type line struct {
+	text string
+	obj  map[string]any
+}
+
+// Observe writes the records of a batch of committed events. It is meant
+// for runtime.Config.Observe.
+func (w *Writer) Observe(events []store.Event) {
+	if err := w.Write(events); err != nil {
+		fmt.Fprintf(os.Stderr, "wilco: retry log: %v\n", err)
+	}
+}
+
+// Write formats and appends the records of events.
+func (w *Writer) Write(events []store.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var text, jsonl bytes.Buffer
+	for _, ev := range events {
+		if !strings.HasPrefix(ev.Type, "task.") {
+			continue
+		}
+		data, err := core.DecodeEventData(ev.Type, ev.Data)
+		if err != nil {
+			continue
+		}
+		for _, l := range w.lines(ev, data) {
+			if l.text != "" {
+				fmt.Fprintf(&text, "[%s] [RETRY] [%s] %s\n", ev.Time.UTC().Format(time.RFC3339), ev.TaskID, l.text)
+			}
+			if l.obj != nil {
+				obj := map[string]any{"timestamp": ev.Time.UTC().Format(time.RFC3339), "task_id": ev.TaskID}
+				for k, v := range l.obj {
+					obj[k] = v
+				}
+				b, _ := json.Marshal(obj)
+				jsonl.Write(b)
+				jsonl.WriteByte('\n')
+			}
+		}
+		if st, ok := data.(core.TaskStuckReported); ok {
+			if err := w.writeStuck(ev.TaskID, st.Report); err != nil {
+				return err
+			}
+		}
+	}
+	if text.Len() > 0 {
+		if err := appendFile(w.LogPath(), text.Bytes()); err != nil {
+			return err
+		}
+	}
+	if jsonl.Len() > 0 {
+		if err := appendFile(w.JSONLPath(), jsonl.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func quote(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strconv.Quote(s)
+}
+
+// lines are the records of one event (seed 002, "Log Entry Types").
+func (w *Writer) lines(ev store.Event, data core.EventData) []line {
+	id := ev.TaskID
+	switch e := data.(type) {
+	case core.TaskQueued:
+		w.started[id] = ev.Time
+	case core.TaskAttempt:
+		w.attempt[id] = ev.Time
+		if e.Kind == "first" {
+			return nil
+		}
+		return []line{{
+			text: fmt.Sprintf("injecting_feedback attempt=%d kind=%s", e.Attempt, e.Kind),
+			obj:  map[string]any{"event": "feedback_injected", "attempt": e.Attempt, "kind": e.Kind},
+		}}
+	case core.TaskFailure:
+		f := e.Record
+		errText := f.ExecutorOutput.Error
+		if v := f.ExecutorOutput.Verification; v != nil && errText == "" {
+			errText = v.OutputSummary
+		}
+		out := []line{{
+			text: fmt.Sprintf("attempt=%d status=failed type=%s", f.Attempt, f.FailureType),
+			obj: map[string]any{"event": "attempt", "attempt": f.Attempt, "status": "failed", "failure_type": f.FailureType,
+				"error": trim(errText, 200), "run_id": f.RunID, "duration_ms": since(w.attempt[id], ev.Time)},
+		}}
+		if errText != "" {
+			out = append(out, line{text: "error=" + quote(errText, 200)})
+		}
+		if f.SuggestedFix != "" {
+			out = append(out, line{text: "suggested_fix=" + quote(f.SuggestedFix, 200)})
+		}
+		return out
+	case core.TaskReplan:
+		return []line{{
+			text: fmt.Sprintf("replanning number=%d failures=%d", e.Number, e.Failures),
+			obj:  map[string]any{"event": "replan", "number": e.Number, "failures": e.Failures},
+		}}
+	case core.TaskEscalated:
+		return []line{{
+			text: "escalating reason=" + quote(e.Reason, 200),
+			obj:  map[string]any{"event": "escalated", "reason": e.Reason},
+		}}
+	case core.TaskResponse:
+		v := e.Action
+		if e.Instruction != "" {
+			v += ": " + e.Instruction
+		}
+		return []line{{
+			text: "user_response=" + quote(v, 200),
+			obj:  map[string]any{"event": "user_response", "response": e.Action, "instruction": e.Instruction},
+		}}
+	case core.TaskStuckReported:
+		return []line{{
+			text: "stuck report=" + e.Report.Path,
+			obj:  map[string]any{"event": "stuck", "report": e.Report.Path, "run_ids": e.Report.RunIDs},
+		}}
+	case core.TaskStateChanged:
+		if !e.To.Terminal() {
+			return nil
+		}
+		return []line{{
+			text: "resolved status=" + string(e.To),
+			obj:  map[string]any{"event": "resolved", "resolution": string(e.To), "total_duration_ms": since(w.started[id], ev.Time)},
+		}}
+	}
+	return nil
+}
+
+func since(t0, t time.Time) int64 {
+	if t0.IsZero() {
+		return 0
+	}
+	return t.Sub(t0).Milliseconds()
+}
+
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func (w *Writer) writeStuck(task string, r core.StuckReport) error {
+	name := strings.NewReplacer("/", "_", "\\", "_").Replace(task) + ".md"
+	path := filepath.Join(w.dir, "stuck", name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(r.Markdown), 0o644)
+}
+
+func appendFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Prune drops the lines older than the retention from both logs.
+func (w *Writer) Prune(now time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := prune(w.LogPath(), now.Add(-w.logRetention), textTime); err != nil {
+		return err
+	}
+	return prune(w.JSONLPath(), now.Add(-w.jsonlRetention), jsonTime)
+}
+
+func textTime(l string) (time.Time, bool) {
+	if !strings.HasPrefix(l, "[") {
+		return time.Time{}, false
+	}
+	end := strings.IndexByte(l, ']')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, l[1:end])
+	return t, err == nil
+}
+
+func jsonTime(l string) (time.Time, bool) {
+	var v struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	if json.Unmarshal([]byte(l), &v) != nil || v.Timestamp.IsZero() {
+		return time.Time{}, false
+	}
+	return v.Timestamp, true
+}
+
+func prune(path string, cutoff time.Time, stamp func(string) (time.Time, bool)) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept bytes.Buffer
+	dropped := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if t, ok := stamp(l); ok && t.Before(cutoff) {
+			dropped++
+			continue
+		}
+		kept.WriteString(l)
+		kept.WriteByte('\n')
+	}
+	f.Close()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if dropped == 0 {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, kept.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

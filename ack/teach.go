@@ -1,0 +1,95 @@
+package ack
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Teach returns the block appended to every task delegation: first, verbatim,
+// the ACK request of CONTRACT §5 (five lines, from "---" to "---"), then a
+// short lesson for agents that never heard of the protocol — the ACK is
+// mandatory before any work, the exact reply, how to ask questions, the JSON
+// alternative.
+//
+// Nothing in the lesson is itself an acknowledgment: an agent (or a terminal)
+// that echoes the whole prompt back does not acknowledge by accident, and
+// Parse(Teach(id)) is a plain message.
+func Teach(taskID string) string {
+	return fmt.Sprintf(`---
+ACKNOWLEDGMENT REQUIRED: Reply with [ACK] %[1]s - RECEIVED
+Include: Understanding: {1-line summary of what you will do}
+Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED
+---
+How to acknowledge. Before you do any work on task %[1]s, reply with two lines: first
+"[ACK] %[1]s - RECEIVED" on a line of its own, then a line that starts with "Understanding:"
+and says in one line what you will do, naming every acceptance criterion. This
+acknowledgment is mandatory: work that was not acknowledged is not accepted. Write the task
+id exactly as %[1]s. Choose the status that is true:
+- RECEIVED: you will begin now.
+- CLARIFICATION_NEEDED: you need answers first. Put a line "Questions:" after
+  Understanding, then one numbered question per line. Wait for the answers, then
+  acknowledge again with RECEIVED and your updated Understanding.
+- REJECTED: you cannot do this task. Add a line "Note:" with the reason.
+- QUEUED: you must finish other work first. Add a line "Note:" saying what.
+Instead of text you may reply with one JSON object with the fields "type" (the value
+"task-acknowledgment"), "task_id" ("%[1]s"), "status" ("received", "needs-clarification",
+"rejected" or "queued"), "understanding" and "questions" (a list of strings).`, taskID)
+}
+
+// statusOptionsLine is the request's list of statuses (seed 001, CONTRACT §5).
+const statusOptionsLine = "Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED"
+
+// AckRequired returns seed 001's explicit ACK request, sent when a delegation
+// got no ACK in time: subject "ACK REQUIRED: {task_id}" and the seed's body.
+func AckRequired(taskID string) (subject, body string) {
+	return "ACK REQUIRED: " + taskID,
+		"I sent you task " + taskID + " but have not received acknowledgment.\n" +
+			"Please confirm receipt with: [ACK] " + taskID + " - {status}\n\n" +
+			statusOptionsLine
+}
+
+// Correction returns the message sent when an ACK's Understanding misses part
+// of the task (DESIGN: "send a correction or supplement that quotes what is
+// missing and ask for a new ACK"): subject "ACK CORRECTION: {task_id}", a
+// body that quotes the agent's understanding and each missing item, and asks
+// for a new ACK before any work.
+func Correction(taskID string, missing []string, understanding string) (subject, body string) {
+	var b strings.Builder
+	u := strings.TrimRight(flatten(understanding), ".")
+	if u == "" {
+		u = "(none given)"
+	}
+	fmt.Fprintf(&b, "Your understanding: %s.\n", u)
+	var items []string
+	for _, m := range missing {
+		if m = flatten(m); m != "" {
+			items = append(items, m)
+		}
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(&b, "It does not match task %s.\n", taskID)
+	} else {
+		b.WriteString("Missing:\n")
+		for _, m := range items {
+			fmt.Fprintf(&b, "- %q\n", m)
+		}
+		fmt.Fprintf(&b, "Task %s includes these; your acknowledgment does not cover them.\n", taskID)
+	}
+	fmt.Fprintf(&b, "\nPlease acknowledge again, before any work, with \"[ACK] %s - RECEIVED\" and a line\n"+
+		"\"Understanding:\" that covers the whole task, every item above included.", taskID)
+	return "ACK CORRECTION: " + taskID, b.String()
+}
+
+// WrongID returns the message sent when an ACK named another task (DESIGN:
+// "wrong task id → resend naming the id"): subject "ACK REQUIRED: {expected}
+// (wrong task id)" and a body that names both ids and the exact line to send.
+func WrongID(expected, got string) (subject, body string) {
+	named := fmt.Sprintf("task %q", got)
+	if strings.TrimSpace(got) == "" {
+		named = "no task id"
+	}
+	return "ACK REQUIRED: " + expected + " (wrong task id)",
+		"Your acknowledgment named " + named + ", but this request is about task " + expected + ".\n" +
+			"Please confirm receipt of task " + expected + " with: [ACK] " + expected + " - {status}\n\n" +
+			statusOptionsLine
+}

@@ -56,8 +56,10 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 	if req.From == "" {
 		req.From = Orchestrator
 	}
-	if req.TaskID != "" && !validName(req.TaskID) {
-		return Delivery{}, invalidf("task id %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", req.TaskID)
+	if req.TaskID != "" {
+		if err := ack.ValidateTaskID(req.TaskID); err != nil {
+			return Delivery{}, invalidf("task id %q: %v", req.TaskID, err)
+		}
 	}
 	if req.Type == "" {
 		c := ack.Classify(req.Body)
@@ -65,7 +67,7 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 		if c.Type == ack.Delegation || req.TaskID != "" && len(req.AcceptanceCriteria) > 0 {
 			req.Type = TypeDelegation
 		}
-		if req.TaskID == "" && c.TaskID != "" && validName(c.TaskID) {
+		if req.TaskID == "" && c.TaskID != "" && ack.ValidateTaskID(c.TaskID) == nil {
 			req.TaskID = c.TaskID
 		}
 	}

@@ -114,8 +114,8 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if spec.ID == "" {
 		spec.ID = s.nextID("T")
 	}
-	if !validName(spec.ID) {
-		return Task{}, invalidf("id %q: use 1 to 64 of A-Z a-z 0-9 . _ : -", spec.ID)
+	if err := ack.ValidateTaskID(spec.ID); err != nil {
+		return Task{}, invalidf("id %q: %v", spec.ID, err)
 	}
 	if _, ok := s.tasks[spec.ID]; ok {
 		return Task{}, conflictf("task %s exists", spec.ID)
@@ -325,8 +325,11 @@ func (s *State) syncTask(now time.Time, taskID string) {
 
 // TurnResult is how an agent's turn on a task ended.
 type TurnResult struct {
-	TaskID   string
-	Attempt  int
+	TaskID  string
+	Attempt int
+	// Delivery is the delegation the turn worked on; when set, a turn of a
+	// delegation that is no longer the task's current one is refused.
+	Delivery string
 	ExitCode int
 	// TimedOut: the turn exceeded timeout or idle_timeout.
 	TimedOut bool
@@ -352,6 +355,9 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	if r.Attempt != t.Attempt {
 		return Task{}, conflictf("task %s is at attempt %d, not %d", t.ID, t.Attempt, r.Attempt)
+	}
+	if r.Delivery != "" && r.Delivery != t.Delivery {
+		return Task{}, conflictf("task %s is now delegated by %s, not %s", t.ID, t.Delivery, r.Delivery)
 	}
 	if r.Status != "" && !r.Status.Valid() {
 		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)

@@ -1,0 +1,201 @@
+package exec
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Prompt modes: how the prompt reaches the process (CONTRACT §3).
+const (
+	PromptStdin = "stdin"
+	PromptArg   = "arg"
+	PromptFile  = "file"
+)
+
+// Handshakes (CONTRACT §3).
+const (
+	HandshakeInline  = "inline"
+	HandshakeSession = "session"
+	HandshakeNone    = "none"
+)
+
+// Phases, as WILCO_PHASE names them. PhaseMessage is this package's own:
+// the agent runs once to answer a message that is not a task turn.
+const (
+	PhaseAck     = "ack"
+	PhaseWork    = "work"
+	PhaseAckWork = "ack+work"
+	PhaseMessage = "message"
+)
+
+// Presets, by the name wilco.yaml gives them.
+const (
+	PresetClaudeCode = "claude-code"
+	PresetCodex      = "codex"
+	PresetGemini     = "gemini"
+	PresetAider      = "aider"
+	PresetOpencode   = "opencode"
+)
+
+// preset is what wilco knows of one agent's command line: the program, the
+// flags of its non-interactive mode, how each prompt mode is passed, how
+// a session is resumed, and how its output reads.
+type preset struct {
+	program string
+	// base are the flags right after the program; the extra arguments of
+	// `command` come after them.
+	base []string
+	// prompt returns the arguments that pass the prompt in a mode, and
+	// whether the prompt file is also given as standard input.
+	prompt func(mode, prompt, file string) (args []string, stdin bool)
+	// resume returns the arguments that resume a session, placed after the
+	// extra arguments and before the prompt's; nil when the agent cannot
+	// resume one.
+	resume func(id string) []string
+	// parser reads its output.
+	parser func() outputParser
+}
+
+// pointer is the prompt given as an argument when the real prompt is in a
+// file the agent must read.
+func pointer(file string) string {
+	return fmt.Sprintf("Read the file %s and follow the instructions in it exactly.", file)
+}
+
+var presets = map[string]preset{
+	PresetClaudeCode: {
+		program: "claude",
+		base:    []string{"-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"},
+		prompt: func(mode, prompt, file string) ([]string, bool) {
+			switch mode {
+			case PromptArg:
+				return []string{prompt}, false
+			case PromptFile:
+				return []string{pointer(file)}, false
+			}
+			return nil, true
+		},
+		resume: func(id string) []string { return []string{"--resume", id} },
+		parser: func() outputParser { return &claudeParser{} },
+	},
+	PresetCodex: {
+		program: "codex",
+		base:    []string{"exec", "--full-auto", "--json"},
+		prompt: func(mode, prompt, file string) ([]string, bool) {
+			switch mode {
+			case PromptArg:
+				return []string{prompt}, false
+			case PromptFile:
+				return []string{pointer(file)}, false
+			}
+			return []string{"-"}, true
+		},
+		resume: func(id string) []string { return []string{"resume", id} },
+		parser: func() outputParser { return &codexParser{} },
+	},
+	PresetGemini: {
+		program: "gemini",
+		base:    []string{"--output-format", "stream-json", "--approval-mode", "auto_edit"},
+		prompt: func(mode, prompt, file string) ([]string, bool) {
+			switch mode {
+			case PromptArg:
+				return []string{"-p", prompt}, false
+			case PromptFile:
+				return []string{"-p", pointer(file)}, false
+			}
+			// Gemini CLI puts what it reads on standard input before the
+			// -p prompt.
+			return []string{"-p", "Follow the instructions above exactly. They are also in the file " + file + "."}, true
+		},
+		resume: func(id string) []string { return []string{"--resume", id} },
+		parser: func() outputParser { return &geminiParser{} },
+	},
+	PresetAider: {
+		program: "aider",
+		base:    []string{"--yes-always", "--no-auto-commits", "--no-pretty"},
+		prompt: func(mode, prompt, file string) ([]string, bool) {
+			if mode == PromptArg {
+				return []string{"--message", prompt}, false
+			}
+			return []string{"--message-file", file}, mode == PromptStdin
+		},
+		parser: func() outputParser { return &plainParser{} },
+	},
+	PresetOpencode: {
+		program: "opencode",
+		base:    []string{"run", "--format", "json"},
+		prompt: func(mode, prompt, file string) ([]string, bool) {
+			if mode == PromptArg {
+				return []string{prompt}, false
+			}
+			// opencode run takes its message as arguments; the file is
+			// named there, and standard input carries the prompt too.
+			return []string{pointer(file)}, mode == PromptStdin
+		},
+		resume: func(id string) []string { return []string{"--session", id} },
+		parser: func() outputParser { return &opencodeParser{} },
+	},
+}
+
+// invocation is one process to start: its argv, whether the prompt file is
+// its standard input, and how its output reads.
+type invocation struct {
+	argv   []string
+	stdin  bool
+	parser outputParser
+}
+
+// buildCommand returns the command line of one turn of agent c: the
+// preset's (with `command` as the program and extra arguments) or
+// `command` itself, with the prompt passed per c.Prompt, resuming session
+// when it is not "" and the preset can.
+func buildCommand(c AgentConfig, prompt, file, session string) (invocation, error) {
+	mode := c.Prompt
+	if mode == "" {
+		mode = PromptStdin
+	}
+	if c.Preset == "" {
+		if len(c.Command) == 0 {
+			return invocation{}, fmt.Errorf("agent %s: no command and no preset", c.Name)
+		}
+		argv := slices.Clone(c.Command)
+		stdin := false
+		switch mode {
+		case PromptArg:
+			argv = append(argv, prompt)
+		case PromptFile:
+			argv = append(argv, file)
+		default:
+			stdin = true
+		}
+		return invocation{argv: argv, stdin: stdin, parser: &plainParser{}}, nil
+	}
+	p, ok := presets[c.Preset]
+	if !ok {
+		return invocation{}, fmt.Errorf("agent %s: unknown preset %q (want %s)", c.Name, c.Preset, presetNames())
+	}
+	argv := []string{p.program}
+	if len(c.Command) > 0 {
+		argv = []string{c.Command[0]}
+	}
+	argv = append(argv, p.base...)
+	if len(c.Command) > 1 {
+		argv = append(argv, c.Command[1:]...)
+	}
+	if session != "" && p.resume != nil {
+		argv = append(argv, p.resume(session)...)
+	}
+	args, stdin := p.prompt(mode, prompt, file)
+	argv = append(argv, args...)
+	return invocation{argv: argv, stdin: stdin, parser: p.parser()}, nil
+}
+
+// canResume reports whether agent c's preset resumes sessions.
+func canResume(c AgentConfig) bool {
+	p, ok := presets[c.Preset]
+	return ok && p.resume != nil
+}
+
+func presetNames() string {
+	return PresetClaudeCode + ", " + PresetCodex + ", " + PresetGemini + ", " + PresetAider + " or " + PresetOpencode
+}

@@ -1,0 +1,342 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"time"
+
+	"wilco/ack"
+)
+
+const (
+	// maxLine bounds one line of output kept for parsing; the rest of a
+	// longer line still goes to agent.log.
+	maxLine = 1 << 20
+	// maxText bounds the text kept of a process's output (its tail): the
+	// turn's Output, and a message's answer.
+	maxText = 64 << 10
+	// ackSettle is how long the lines of an [ACK] block are waited for
+	// when the agent pauses before a blank line.
+	ackSettle = time.Second
+)
+
+// procSpec is one process to run: one turn (or one phase of a session
+// turn), or one answer to a message.
+type procSpec struct {
+	inv     invocation
+	dir     string
+	env     []string
+	stdin   string // the prompt file, given as standard input when inv.stdin
+	log     io.Writer
+	timeout time.Duration
+	idle    time.Duration
+	grace   time.Duration
+	// stop, when closed, stops the process: the core moved on.
+	stop <-chan struct{}
+	// scan, when set, reads the text for the ACK, checkpoints and
+	// task-complete; onAck sends the ACK and says whether the turn goes
+	// on, onProgress sends a checkpoint.
+	scan       *scanner
+	onAck      func(text string) bool
+	onProgress func(text string)
+}
+
+// procResult is how a process ended and what it said.
+type procResult struct {
+	exitCode int
+	signal   string // the signal that ended it, if one did
+	startErr error  // it could not start
+	timedOut bool   // timeout or idle_timeout
+	idle     bool   // idle_timeout
+	stopped  bool   // stopped on request, or because its ACK was not accepted
+	ackSent  bool
+	ackOK    bool
+	text     *textTail
+	result   string
+	session  string
+	complete *ack.Reply
+}
+
+// chunk is a piece of output: a line, or part of a long one.
+type chunk struct {
+	data []byte
+	eol  bool
+}
+
+// readChunks sends what r gives, line by line, until it ends.
+func readChunks(r io.Reader, out chan<- chunk) {
+	defer close(out)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		b, err := br.ReadSlice('\n')
+		if len(b) > 0 {
+			out <- chunk{data: bytes.Clone(b), eol: b[len(b)-1] == '\n'}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// timerC returns t's channel, or nil (never ready) for no timer.
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+// run starts the process of spec in its own process group, reads its
+// output, enforces timeout and idle_timeout, and returns when the process
+// and every process of its group are gone. Stopping — on request, at a
+// timeout, or to clear what the process left behind — sends SIGTERM to the
+// group, then SIGKILL after the grace period.
+func run(spec procSpec) procResult {
+	res := procResult{text: &textTail{max: maxText}}
+	parser := spec.inv.parser
+	if parser == nil {
+		parser = &plainParser{}
+	}
+	cmd := osexec.Command(spec.inv.argv[0], spec.inv.argv[1:]...)
+	cmd.Dir, cmd.Env = spec.dir, spec.env
+	if spec.inv.stdin {
+		f, err := os.Open(spec.stdin)
+		if err != nil {
+			res.exitCode, res.startErr = 127, fmt.Errorf("open the prompt for standard input: %w", err)
+			return res
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		res.exitCode, res.startErr = 127, fmt.Errorf("make the output pipe: %w", err)
+		return res
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	setGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		res.exitCode, res.startErr = 127, err
+		return res
+	}
+	pw.Close()
+	defer pr.Close()
+	pid := cmd.Process.Pid
+
+	exitCh := make(chan error, 1)
+	go func() { exitCh <- cmd.Wait() }()
+	chunks := make(chan chunk, 64)
+	go readChunks(pr, chunks)
+
+	var turnT, idleT, graceT, settleT *time.Timer
+	if spec.timeout > 0 {
+		turnT = time.NewTimer(spec.timeout)
+		defer turnT.Stop()
+	}
+	if spec.idle > 0 {
+		idleT = time.NewTimer(spec.idle)
+		defer idleT.Stop()
+	}
+	stopGrace := func() {
+		if graceT != nil {
+			graceT.Stop()
+		}
+	}
+	defer stopGrace()
+	defer func() {
+		if settleT != nil {
+			settleT.Stop()
+		}
+	}()
+
+	// Stopping: SIGTERM to the group, SIGKILL after the grace period, and
+	// after one more the pipe is closed, whoever still holds it.
+	stage := 0 // 0 running, 1 SIGTERM sent, 2 SIGKILL sent, 3 pipe closed
+	terminate := func() {
+		if stage > 0 {
+			return
+		}
+		stage = 1
+		signalGroup(pid, sigTerm)
+		graceT = time.NewTimer(spec.grace)
+	}
+
+	deliver := func() {
+		if spec.scan == nil {
+			return
+		}
+		text, progress := spec.scan.take()
+		if res.stopped {
+			return
+		}
+		for _, p := range progress {
+			if spec.onProgress != nil {
+				spec.onProgress(p)
+			}
+		}
+		if text != "" && !res.ackSent {
+			res.ackSent = true
+			res.ackOK = spec.onAck == nil || spec.onAck(text)
+			if !res.ackOK {
+				res.stopped = true
+				terminate()
+			}
+		}
+	}
+	handle := func(line string) {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		text, end := parser.Line(line)
+		for _, t := range text {
+			res.text.add(t)
+			if spec.scan != nil {
+				spec.scan.line(t)
+			}
+		}
+		if spec.scan == nil {
+			return
+		}
+		if end {
+			spec.scan.flush()
+		}
+		deliver()
+		if spec.scan.collecting {
+			if settleT == nil {
+				settleT = time.NewTimer(ackSettle)
+			} else {
+				settleT.Reset(ackSettle)
+			}
+		} else if settleT != nil {
+			settleT.Stop()
+		}
+	}
+
+	var cur []byte
+	exited, drained := false, false
+	stop := spec.stop
+	for !exited || !drained {
+		select {
+		case c, ok := <-chunks:
+			if !ok {
+				drained, chunks = true, nil
+				if len(cur) > 0 {
+					handle(string(cur))
+					cur = nil
+				}
+				continue
+			}
+			if spec.log != nil {
+				_, _ = spec.log.Write(c.data)
+			}
+			if idleT != nil && !exited {
+				idleT.Reset(spec.idle)
+			}
+			if room := maxLine - len(cur); room > 0 {
+				cur = append(cur, c.data[:min(len(c.data), room)]...)
+			}
+			if c.eol {
+				handle(string(cur))
+				cur = cur[:0]
+			}
+		case <-timerC(settleT):
+			if spec.scan != nil {
+				spec.scan.flush()
+				deliver()
+			}
+		case err := <-exitCh:
+			exited = true
+			res.exitCode, res.signal = exitStatus(err)
+			turnT, idleT = stopped(turnT), stopped(idleT)
+			// The turn is over: what it left running in its group goes too.
+			if stage == 0 {
+				terminate()
+			}
+		case <-timerC(turnT):
+			turnT = nil
+			res.timedOut = true
+			terminate()
+		case <-timerC(idleT):
+			idleT = nil
+			res.timedOut, res.idle = true, true
+			terminate()
+		case <-stop:
+			stop = nil
+			res.stopped = true
+			terminate()
+		case <-timerC(graceT):
+			switch stage {
+			case 1:
+				stage = 2
+				signalGroup(pid, sigKill)
+				graceT = time.NewTimer(spec.grace)
+			default:
+				// A process outside the group still holds the pipe.
+				stage, graceT = 3, nil
+				pr.Close()
+			}
+		}
+	}
+	for _, t := range parser.Flush() {
+		res.text.add(t)
+		if spec.scan != nil {
+			spec.scan.line(t)
+		}
+	}
+	if spec.scan != nil {
+		spec.scan.flush()
+		deliver()
+		res.complete = spec.scan.complete
+	}
+	signalGroup(pid, sigKill)
+	waitGroupGone(pid, spec.grace)
+	res.result, res.session = parser.Result(), parser.Session()
+	return res
+}
+
+// stopped stops t and returns nil.
+func stopped(t *time.Timer) *time.Timer {
+	if t != nil {
+		t.Stop()
+	}
+	return nil
+}
+
+// textTail keeps the last max bytes of text, as whole lines.
+type textTail struct {
+	max   int
+	size  int
+	lines []string
+}
+
+func (t *textTail) add(line string) {
+	t.lines = append(t.lines, line)
+	t.size += len(line) + 1
+	for t.size > t.max && len(t.lines) > 1 {
+		t.size -= len(t.lines[0]) + 1
+		t.lines = t.lines[1:]
+	}
+}
+
+// String is the text kept.
+func (t *textTail) String() string { return strings.Join(t.lines, "\n") }
+
+// last returns the last n lines that are not blank.
+func (t *textTail) last(n int) string {
+	var out []string
+	for i := len(t.lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(t.lines[i]) != "" {
+			out = append(out, t.lines[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,117 @@
+package exec
+
+import (
+	"strings"
+
+	"wilco/ack"
+)
+
+// maxAckLines bounds the lines taken after an [ACK] line: its
+// Understanding:, Questions: and Note: lines.
+const maxAckLines = 20
+
+// scanner reads the text of a task turn, line by line, for what the agent
+// says to wilco: the first acknowledgment (an [ACK] block, or a JSON
+// task-acknowledgment or task-acknowledgment-error on a line), checkpoints
+// (JSON checkpoint-ack on a line) and the last task-complete.
+//
+// An [ACK] block is the [ACK] line and the lines after it, up to a blank
+// line, another [ACK] line, maxAckLines lines or the end of the agent's
+// message (a JSON event, or a pause the caller measures); then it is ready.
+type scanner struct {
+	wantAck bool // the turn asks for an ACK
+
+	collecting bool
+	block      []string
+	found      bool // the ACK was found: it is sent, or being collected
+
+	ready    []string // ACK texts ready to send (at most one)
+	progress []string // checkpoints to send
+	complete *ack.Reply
+}
+
+// line reads one line of text.
+func (s *scanner) line(line string) {
+	if s.collecting {
+		switch {
+		case strings.TrimSpace(line) == "":
+			s.flush()
+			return
+		case mayBeForm(line):
+			if r, err := ack.Parse(line); err == nil && r.Kind != ack.KindMessage {
+				s.flush()
+				s.form(line, r)
+				return
+			}
+		}
+		s.block = append(s.block, line)
+		if len(s.block) > maxAckLines {
+			s.flush()
+		}
+		return
+	}
+	if !mayBeForm(line) {
+		return
+	}
+	r, err := ack.Parse(line)
+	if err != nil {
+		return // a broken form, or an echo of the protocol's lesson
+	}
+	s.form(line, r)
+}
+
+// form acts on a line that holds an acknowledgment form.
+func (s *scanner) form(line string, r ack.Reply) {
+	switch r.Kind {
+	case ack.KindAck, ack.KindAckError:
+		if !s.wantAck || s.found {
+			return
+		}
+		s.found = true
+		if strings.Contains(line, "task-acknowledgment") {
+			// A JSON form is whole on its line.
+			s.ready = append(s.ready, line)
+			return
+		}
+		s.collecting, s.block = true, []string{line}
+	case ack.KindCheckpoint:
+		s.progress = append(s.progress, line)
+	case ack.KindComplete:
+		c := r
+		s.complete = &c
+	}
+}
+
+// flush makes a collected [ACK] block ready.
+func (s *scanner) flush() {
+	if !s.collecting {
+		return
+	}
+	s.ready = append(s.ready, strings.TrimRight(strings.Join(s.block, "\n"), "\n"))
+	s.collecting, s.block = false, nil
+}
+
+// take returns the ACK text ready to send ("" for none) and the
+// checkpoints, and forgets them.
+func (s *scanner) take() (ackText string, progress []string) {
+	if len(s.ready) > 0 {
+		ackText = s.ready[0]
+	}
+	progress = s.progress
+	s.ready, s.progress = nil, nil
+	return ackText, progress
+}
+
+// mayBeForm is a cheap test before ack.Parse: every form has "ack" in it
+// ([ACK], task-acknowledgment, checkpoint-ack) or is a JSON object.
+func mayBeForm(line string) bool {
+	if strings.IndexByte(line, '{') >= 0 {
+		return true
+	}
+	for i := 0; i+3 <= len(line); i++ {
+		if (line[i]|0x20) == 'a' && (line[i+1]|0x20) == 'c' && (line[i+2]|0x20) == 'k' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,315 @@
+package exec
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"wilco/ack"
+	"wilco/core"
+)
+
+const (
+	// maxSummary bounds a turn's Summary.
+	maxSummary = 4000
+	// summaryLines is how many last lines of text make a Summary when the
+	// agent's format gives no final answer.
+	summaryLines = 20
+)
+
+// separator goes between a later send's text and the full prompt.
+const separator = "\n\n---\n\n"
+
+// ackOnly is added to the prompt of a session handshake's first process.
+func ackOnly(taskID string) string {
+	return "\n\n---\nThis turn is for the acknowledgment only. Reply with the acknowledgment of task " + taskID +
+		" described above, then stop. Do not change any file yet: once wilco accepts the acknowledgment, " +
+		"this session is resumed for the work.\n"
+}
+
+// workNow goes before the full prompt of a session handshake's second
+// process.
+func workNow(taskID string) string {
+	return "Your acknowledgment of task " + taskID + " was accepted. Do not acknowledge again: do the work now, " +
+		"as the task below describes, then stop." + separator
+}
+
+// runTurn runs a task's turn and reports its end.
+func (a *Adapter) runTurn(t *turn) {
+	defer a.wg.Done()
+	defer close(t.done)
+	defer t.forget()
+	if t.prev != nil {
+		<-t.prev.done
+	}
+	if t.isQuiet() {
+		return
+	}
+	result := core.TurnResult{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Delivery: t.msg.ID}
+	fail := func(format string, args ...any) {
+		result.ExitCode, result.Error = -1, fmt.Sprintf(format, args...)
+		t.log.Error("the turn could not start", "err", result.Error)
+		t.report(result)
+	}
+
+	runDir := a.RunDir(t.msg.TaskID, t.msg.TaskAttempt)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		fail("run directory: %v", err)
+		return
+	}
+	full := t.prompt
+	if full != "" {
+		if err := os.WriteFile(filepath.Join(runDir, DelegationFileName), []byte(full), 0o644); err != nil {
+			fail("write the delegation: %v", err)
+			return
+		}
+	} else {
+		full = t.full
+		if full == "" {
+			// wilco started again since the delegation: its prompt is on disk.
+			if b, err := os.ReadFile(filepath.Join(runDir, DelegationFileName)); err == nil {
+				full = string(b)
+			} else {
+				t.log.Warn("the delegation's prompt is unknown: the agent gets this message alone", "err", err)
+			}
+		}
+	}
+	prompt := full
+	if t.preface != "" {
+		prompt = t.preface
+		if full != "" && !strings.Contains(t.preface, full) {
+			prompt = t.preface + separator + full
+		}
+	}
+
+	dir := a.opts.Dir
+	if t.msg.DryRun {
+		if a.opts.Worktree == nil {
+			fail("dry run: no worktree is available to the exec adapter")
+			return
+		}
+		wt, err := a.opts.Worktree(a.ctx, t.msg.TaskID)
+		if err != nil {
+			fail("dry run worktree: %v", err)
+			return
+		}
+		dir = wt
+	}
+	logf, err := os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fail("agent log: %v", err)
+		return
+	}
+	defer logf.Close()
+
+	handshake := t.agent.Handshake
+	switch {
+	case t.msg.Type == string(core.TypeTaskTurn):
+		handshake = HandshakeNone
+	case handshake == HandshakeNone:
+		// The core asks for an ACK all the same: give it the chance.
+		handshake = HandshakeInline
+	case handshake == HandshakeSession && !canResume(t.agent):
+		handshake = HandshakeInline
+	}
+
+	var res procResult
+	switch handshake {
+	case HandshakeNone:
+		res = t.process(runDir, dir, logf, PhaseWork, prompt, "")
+	case HandshakeInline:
+		res = t.process(runDir, dir, logf, PhaseAckWork, prompt, "")
+	case HandshakeSession:
+		res = t.process(runDir, dir, logf, PhaseAck, prompt+ackOnly(t.msg.TaskID), "")
+		if res.ackOK && !res.stopped && res.startErr == nil && res.exitCode == 0 && !res.timedOut && !t.isQuiet() {
+			if res.session == "" {
+				t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
+			}
+			res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
+		}
+	}
+	if res.stopped || res.ackSent && !res.ackOK {
+		// The core moved on: it stopped the turn, or the ACK was not
+		// accepted and it sends what comes next (a correction, the
+		// user's answers, another agent…).
+		return
+	}
+	t.report(t.result(result, res))
+}
+
+// process runs one process of the turn: writes its prompt, builds its
+// command line and environment, and runs it.
+func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, session string) procResult {
+	promptFile := filepath.Join(runDir, PromptFileName)
+	fail := func(err error) procResult {
+		_, _ = fmt.Fprintf(logf, "--- wilco: the %s turn could not start: %v\n", phase, err)
+		return procResult{exitCode: 127, startErr: err, text: &textTail{max: maxText}}
+	}
+	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
+		return fail(fmt.Errorf("write the prompt: %w", err))
+	}
+	inv, err := buildCommand(t.agent, prompt, promptFile, session)
+	if err != nil {
+		return fail(err)
+	}
+	_, _ = fmt.Fprintf(logf, "--- wilco: %s turn of %s, send %d (%s), phase %s, started %s\n",
+		t.msg.TaskID, t.agent.Name, t.msg.Attempt, t.msg.Type, phase, time.Now().UTC().Format(time.RFC3339))
+	spec := procSpec{
+		inv: inv, dir: dir, env: t.env(phase, promptFile, runDir), stdin: promptFile, log: logf,
+		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: t.a.opts.KillGrace, stop: t.stop,
+		scan:       &scanner{wantAck: phase == PhaseAck || phase == PhaseAckWork},
+		onAck:      t.sendAck,
+		onProgress: t.sendProgress,
+	}
+	res := run(spec)
+	if res.startErr != nil {
+		_, _ = fmt.Fprintf(logf, "--- wilco: could not start %q: %v\n", inv.argv[0], res.startErr)
+	}
+	t.log.Info("agent process ended", "phase", phase, "exit_code", res.exitCode, "timed_out", res.timedOut,
+		"stopped", res.stopped, "ack", res.ackSent)
+	return res
+}
+
+// sendAck hands the core the turn's ACK and says whether the turn goes on:
+// only if the core acknowledged the delivery with it.
+func (t *turn) sendAck(text string) bool {
+	if t.isQuiet() {
+		return false
+	}
+	in, err := t.a.opts.Report.Reply(t.a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text})
+	if err != nil {
+		t.log.Warn("the agent's acknowledgment was refused: the turn stops", "err", err)
+		return false
+	}
+	if !slices.Contains(in.Acknowledged, t.msg.ID) {
+		t.log.Info("the acknowledgment does not let work begin: the turn stops", "status", in.Status, "action", in.Action)
+		return false
+	}
+	return true
+}
+
+// sendProgress hands the core a checkpoint.
+func (t *turn) sendProgress(text string) {
+	if t.isQuiet() {
+		return
+	}
+	if _, err := t.a.opts.Report.Reply(t.a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
+		t.log.Warn("a checkpoint was refused", "err", err)
+	}
+}
+
+// result fills a TurnResult from how the process ended.
+func (t *turn) result(r core.TurnResult, res procResult) core.TurnResult {
+	r.ExitCode, r.TimedOut = res.exitCode, res.timedOut
+	r.Output = res.text.String()
+	r.Summary = summary(res)
+	switch {
+	case res.startErr != nil:
+		r.Error = "could not start the agent: " + res.startErr.Error()
+	case res.idle:
+		r.Error = fmt.Sprintf("no output for %s (idle_timeout): the agent was stopped", t.agent.IdleTimeout)
+	case res.timedOut:
+		r.Error = fmt.Sprintf("the turn took more than %s (timeout): the agent was stopped", t.agent.Timeout)
+	case res.signal != "":
+		r.Error = "the agent was killed by a signal: " + res.signal
+	case res.exitCode != 0:
+		r.Error = fmt.Sprintf("the agent exited with status %d", res.exitCode)
+	}
+	if c := res.complete; c != nil {
+		// The agent's task-complete says how the work went; an exit status
+		// that says it failed is not overruled by a "success".
+		if !(c.Complete == ack.CompleteSuccess && (r.ExitCode != 0 || r.TimedOut)) {
+			r.Status = c.Complete
+		}
+		if c.Summary != "" {
+			r.Summary = c.Summary
+		}
+		if c.Error != "" && r.Error == "" {
+			r.Error = c.Error
+		}
+		r.Files = slices.Clone(c.FilesModified)
+	}
+	return r
+}
+
+// summary is the agent's final answer when its format has one, else the
+// last lines it wrote.
+func summary(res procResult) string {
+	s := strings.TrimSpace(res.result)
+	if s == "" {
+		s = res.text.last(summaryLines)
+	}
+	if len(s) > maxSummary {
+		s = "…" + s[len(s)-maxSummary:]
+	}
+	return s
+}
+
+// report sends the end of the turn, once, unless the turn was stopped.
+func (t *turn) report(r core.TurnResult) {
+	if !t.claim() {
+		return
+	}
+	if err := t.a.opts.Report.EndTurn(t.a.ctx, r); err != nil {
+		t.log.Warn("the end of the turn was refused", "err", err)
+	}
+}
+
+// answer runs the agent once on a message and replies with its output.
+func (a *Adapter) answer(t *turn) {
+	defer a.wg.Done()
+	defer close(t.done)
+	defer t.forget()
+	if t.isQuiet() {
+		return
+	}
+	runDir := a.messageDir(t.msg)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.log.Error("message not answered: run directory", "err", err)
+		return
+	}
+	logf, err := os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.log.Error("message not answered: agent log", "err", err)
+		return
+	}
+	defer logf.Close()
+	promptFile := filepath.Join(runDir, PromptFileName)
+	if err := os.WriteFile(promptFile, []byte(t.prompt), 0o644); err != nil {
+		t.log.Error("message not answered: prompt", "err", err)
+		return
+	}
+	inv, err := buildCommand(t.agent, t.prompt, promptFile, "")
+	if err != nil {
+		t.log.Error("message not answered", "err", err)
+		return
+	}
+	res := run(procSpec{
+		inv: inv, dir: a.opts.Dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
+		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, stop: t.stop,
+	})
+	text := strings.TrimSpace(res.result)
+	if text == "" {
+		text = strings.TrimSpace(res.text.String())
+	}
+	switch {
+	case res.stopped || t.isQuiet():
+		return
+	case res.startErr != nil:
+		t.log.Error("message not answered: the agent could not start", "err", res.startErr)
+		return
+	case res.exitCode != 0 || res.timedOut:
+		t.log.Warn("message not answered: the agent failed", "exit_code", res.exitCode, "timed_out", res.timedOut)
+		return
+	case text == "":
+		t.log.Warn("message not answered: the agent wrote nothing")
+		return
+	}
+	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
+		t.log.Warn("the agent's answer was refused", "err", err)
+	}
+}

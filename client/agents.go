@@ -1,0 +1,44 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// Agents lists the agents: GET /v1/agents.
+func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
+	var out struct {
+		Agents []Agent `json:"agents"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/agents"}, &out)
+	return out.Agents, err
+}
+
+// Agent returns one agent: GET /v1/agents/{name}.
+func (c *Client) Agent(ctx context.Context, name string) (*Agent, error) {
+	var a Agent
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/agents/" + seg(name)}, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// CreateAgent registers an agent and returns it with its token:
+// POST /v1/agents.
+func (c *Client) CreateAgent(ctx context.Context, spec AgentSpec) (*CreatedAgent, error) {
+	var out CreatedAgent
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/agents", body: spec}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RotateAgentToken gives an agent a new token; the old one stops working:
+// POST /v1/agents/{name}/token.
+func (c *Client) RotateAgentToken(ctx context.Context, name string) (string, error) {
+	var out struct {
+		Token string `json:"token"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/agents/" + seg(name) + "/token", body: struct{}{}}, &out)
+	return out.Token, err
+}

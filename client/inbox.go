@@ -1,0 +1,36 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Inbox fetches the agent's messages: GET /v1/inbox?wait=. Each call is
+// one dispatch cycle: instructions not yet acknowledged are resent in it.
+// With wait > 0 the server holds the call up to wait while the inbox is
+// empty; the context should allow for that. It needs an agent token.
+func (c *Client) Inbox(ctx context.Context, wait time.Duration) ([]InboxMessage, error) {
+	var q url.Values
+	if wait > 0 {
+		q = url.Values{"wait": {durationString(wait)}}
+	}
+	var out struct {
+		Messages []InboxMessage `json:"messages"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/inbox", query: q}, &out)
+	return out.Messages, err
+}
+
+// Reply answers as the agent: POST /v1/inbox/replies. It returns how wilco
+// interpreted the reply. An agent may answer only what was sent to it.
+func (c *Client) Reply(ctx context.Context, r Reply) (*Interpretation, error) {
+	var out struct {
+		Interpreted Interpretation `json:"interpreted"`
+	}
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/inbox/replies", body: r}, &out); err != nil {
+		return nil, err
+	}
+	return &out.Interpreted, nil
+}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"wilco/client"
+)
+
+func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "add":
+			return cmdAgentsAdd(ctx, c, v, args[1:])
+		case "token":
+			return cmdAgentsToken(ctx, c, v, args[1:])
+		}
+	}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	agents, err := cl.Agents(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"agents": nonNil(agents)})
+	}
+	if len(agents) == 0 {
+		fmt.Fprintln(c.stderr, "no agents")
+		return exitOK
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED")
+	for _, a := range agents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", a.Name, a.Adapter, a.Status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func cmdAgentsAdd(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents add", args: "NAME --adapter exec|mailbox|tmux [--capability C]… [--preset P] [--json] [-- COMMAND…]", summary: "register an agent and print its token (shown once)"}
+	fs := c.flags(v)
+	adapter := fs.String("adapter", "mailbox", "exec, mailbox or tmux")
+	preset := fs.String("preset", "", "exec only: claude-code, codex, gemini, aider or opencode")
+	var caps listFlag
+	fs.Var(&caps, "capability", "a capability of the agent (repeatable)")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, command, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	out, err := cl.CreateAgent(ctx, client.AgentSpec{Name: pos[0], Adapter: *adapter, Preset: *preset, Capabilities: caps, Command: command})
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(out)
+	}
+	fmt.Fprintf(c.stdout, "registered %s (%s)\n", out.Agent.Name, out.Agent.Adapter)
+	fmt.Fprintf(c.stdout, "token: %s\n", out.Token)
+	fmt.Fprintln(c.stderr, "the token is shown once: give it to the agent as WILCO_AGENT_TOKEN")
+	return exitOK
+}
+
+func cmdAgentsToken(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents token", args: "NAME [--json]", summary: "give an agent a new token; the old one stops working"}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	tok, err := cl.RotateAgentToken(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]string{"token": tok})
+	}
+	fmt.Fprintln(c.stdout, tok)
+	return exitOK
+}
+
+func cmdSend(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	typ := fs.String("type", "", "the message type (task_delegation, conversation…); default: classified by the server")
+	subject := fs.String("subject", "", "the subject")
+	task := fs.String("task", "", "the task id the message is about")
+	wait := fs.Duration("wait", 0, "wait up to this long for the acknowledgment; exit 1 unless acknowledged")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 2, 2)
+	if !ok {
+		return code
+	}
+	text, err := c.readText(pos[1])
+	if err != nil {
+		return c.fail(err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return c.usageError(v, fs, "the message is empty")
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	m, err := cl.Send(ctx, client.MessageRequest{To: pos[0], Type: *typ, Subject: *subject, Body: text, TaskID: *task})
+	if err != nil {
+		return c.fail(err)
+	}
+	if *wait > 0 {
+		m, err = c.waitMessage(ctx, cl, m, *wait)
+		if err != nil {
+			return c.fail(err)
+		}
+	}
+	if *asJSON {
+		if code := c.printJSON(m); code != exitOK {
+			return code
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "%s to %s: %s, %s (attempt %d)\n", m.ID, m.To, m.Type, m.State, m.Attempts)
+	}
+	if *wait > 0 && m.State != client.DeliveryAcknowledged {
+		fmt.Fprintf(c.stderr, "wilco: %s was not acknowledged: %s%s\n", m.ID, m.State, reasonSuffix(m.Reason))
+		return exitFailure
+	}
+	return exitOK
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return " (" + r + ")"
+}
+
+// waitMessage polls a message until its delivery ends or wait passes.
+func (c *cli) waitMessage(ctx context.Context, cl *client.Client, m *client.Message, wait time.Duration) (*client.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t := time.NewTicker(c.pollEvery)
+	defer t.Stop()
+	for !client.DeliveryTerminal(m.State) {
+		select {
+		case <-ctx.Done():
+			return m, nil
+		case <-t.C:
+		}
+		next, err := cl.Message(ctx, m.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return m, nil
+			}
+			return nil, err
+		}
+		m = next
+	}
+	return m, nil
+}
+
+func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	var maxRetries intFlag
+	fs.Var(&maxRetries, "max-retries", "resend at most this many times (default: the policy's, 3)")
+	contains := fs.String("ack-contains", "", "acknowledge when the agent's reply contains this text")
+	regex := fs.String("ack-regex", "", "acknowledge when the agent's reply matches this regular expression")
+	wait := fs.Duration("wait", 0, "wait up to this long for the acknowledgment; exit 1 unless acknowledged")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 2, 2)
+	if !ok {
+		return code
+	}
+	text, err := c.readText(pos[1])
+	if err != nil {
+		return c.fail(err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return c.usageError(v, fs, "the instruction is empty")
+	}
+	req := client.InstructionRequest{Agent: pos[0], Content: text}
+	if maxRetries.set {
+		req.MaxRetries = &maxRetries.n
+	}
+	if *contains != "" || *regex != "" {
+		req.AckWhen = &client.AckWhen{Contains: *contains, Regex: *regex}
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	in, err := cl.Instruct(ctx, req)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *wait > 0 {
+		if in, err = c.waitInstruction(ctx, cl, in, *wait); err != nil {
+			return c.fail(err)
+		}
+	}
+	if *asJSON {
+		if code := c.printJSON(in); code != exitOK {
+			return code
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "%s to %s: %s (retries %d/%d)\n", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries)
+	}
+	if *wait > 0 && in.State != client.InstructionAcknowledged {
+		fmt.Fprintf(c.stderr, "wilco: %s was not acknowledged: %s%s\n", in.ID, in.State, reasonSuffix(in.Reason))
+		return exitFailure
+	}
+	return exitOK
+}
+
+// waitInstruction polls an instruction until it ends or wait passes.
+func (c *cli) waitInstruction(ctx context.Context, cl *client.Client, in *client.Instruction, wait time.Duration) (*client.Instruction, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	t := time.NewTicker(c.pollEvery)
+	defer t.Stop()
+	for !client.DeliveryTerminal(in.State) {
+		select {
+		case <-ctx.Done():
+			return in, nil
+		case <-t.C:
+		}
+		next, err := cl.Instruction(ctx, in.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return in, nil
+			}
+			return nil, err
+		}
+		in = next
+	}
+	return in, nil
+}
+
+func cmdAck(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	in, err := cl.Acknowledge(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(in)
+	}
+	fmt.Fprintf(c.stdout, "%s: %s\n", in.ID, in.State)
+	return exitOK
+}
+
+var instructionStates = []string{client.InstructionPending, client.InstructionSent, client.InstructionAcknowledged, client.InstructionFailed, client.InstructionCancelled}
+
+func cmdInstructions(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	state := fs.String("state", "", "only this state: "+strings.Join(instructionStates, ", "))
+	agent := fs.String("agent", "", "only this agent's")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	if *state != "" && !slices.Contains(instructionStates, *state) {
+		return c.usageError(v, fs, "--state: one of %s, got %q", strings.Join(instructionStates, ", "), *state)
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	list, err := cl.Instructions(ctx, *state)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *agent != "" {
+		kept := list[:0]
+		for _, in := range list {
+			if in.Agent == *agent {
+				kept = append(kept, in)
+			}
+		}
+		list = kept
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"instructions": nonNil(list)})
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(c.stderr, "no instructions")
+		return exitOK
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATE\tRETRIES\tCONTENT")
+	for _, in := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries, oneLine(in.Content, 60))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// nonNil makes a nil list print as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

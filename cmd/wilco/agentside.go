@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"wilco/client"
+)
+
+func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	wait := fs.Duration("wait", 0, "long-poll up to this long when the inbox is empty")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	cl, err := c.agentClient()
+	if err != nil {
+		return c.fail(err)
+	}
+	msgs, err := cl.Inbox(ctx, *wait)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"messages": nonNil(msgs)})
+	}
+	if len(msgs) == 0 {
+		fmt.Fprintln(c.stderr, "no messages")
+		return exitOK
+	}
+	for i, m := range msgs {
+		if i > 0 {
+			fmt.Fprintln(c.stdout)
+		}
+		head := []string{m.ID, m.Type, "from " + m.From}
+		for _, kv := range [][2]string{{"task", m.TaskID}, {"instruction", m.InstructionID}, {"operation", m.OperationID}} {
+			if kv[1] != "" {
+				head = append(head, kv[0]+" "+kv[1])
+			}
+		}
+		head = append(head, fmt.Sprintf("attempt %d", m.Attempt))
+		fmt.Fprintf(c.stdout, "--- %s\n", strings.Join(head, "  "))
+		if m.Subject != "" {
+			fmt.Fprintf(c.stdout, "Subject: %s\n", m.Subject)
+		}
+		fmt.Fprintln(c.stdout, strings.TrimRight(m.Body, "\n"))
+	}
+	return exitOK
+}
+
+func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	to := fs.String("to", "", "the id of the message answered (default: the server finds it)")
+	typ := fs.String("type", "", "a JSON form: task-acknowledgment, task-acknowledgment-error, checkpoint-ack, task-complete, acknowledgment")
+	data := fs.String("data", "", "the JSON object of --type")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
+	if !ok {
+		return code
+	}
+	r := client.Reply{InReplyTo: *to, Type: *typ}
+	if len(pos) == 1 {
+		text, err := c.readText(pos[0])
+		if err != nil {
+			return c.fail(err)
+		}
+		r.Text = text
+	}
+	switch {
+	case (*typ == "") != (*data == ""):
+		return c.usageError(v, fs, "--type and --data go together")
+	case *data != "":
+		if !json.Valid([]byte(*data)) {
+			return c.usageError(v, fs, "--data is not valid JSON")
+		}
+		r.Data = json.RawMessage(*data)
+	case strings.TrimSpace(r.Text) == "":
+		return c.usageError(v, fs, "give the reply's text, or --type and --data")
+	}
+	cl, err := c.agentClient()
+	if err != nil {
+		return c.fail(err)
+	}
+	in, err := cl.Reply(ctx, r)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"interpreted": in})
+	}
+	fmt.Fprintln(c.stdout, describeInterpretation(in))
+	return exitOK
+}
+
+// describeInterpretation says in one line what wilco made of a reply.
+func describeInterpretation(in *client.Interpretation) string {
+	line := "interpreted as " + in.Kind + optional(" ", in.Status)
+	var about []string
+	for _, kv := range [][2]string{{"task", in.TaskID}, {"operation", in.OperationID}, {"message", in.DeliveryID}} {
+		if kv[1] != "" {
+			about = append(about, kv[0]+" "+kv[1])
+		}
+	}
+	if len(about) > 0 {
+		line += " (" + strings.Join(about, ", ") + ")"
+	}
+	switch {
+	case in.Action != "":
+		line += ": " + in.Action
+	case len(in.Acknowledged) > 0:
+		line += ": acknowledged " + strings.Join(in.Acknowledged, ", ")
+	}
+	if len(in.Questions) > 0 {
+		line += fmt.Sprintf("; %d questions", len(in.Questions))
+	}
+	return line
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"wilco/client"
+)
+
+// maxLogText is how much of an error, a fix or a reason a retry-log line
+// keeps (seed 002: truncated to 200 chars).
+const maxLogText = 200
+
+// logLine is one record of the retry log: the text after
+// "[<time>] [RETRY] [<key>] " in retry.log, and the fields of its
+// retry.jsonl object.
+type logLine struct {
+	text string
+	obj  map[string]any
+}
+
+// retryLog turns events into the retry log of seed 002. For task events
+// it writes what the server's retry.log and retry.jsonl hold (package
+// retrylog); it adds the lines of deliveries (instructions, delegations,
+// operation requests), keyed by the message id when there is no task.
+type retryLog struct {
+	// started and attempted are when each task was queued and its last
+	// attempt began, for the durations of the JSON records.
+	started, attempted map[string]time.Time
+}
+
+func newRetryLog() *retryLog {
+	return &retryLog{started: map[string]time.Time{}, attempted: map[string]time.Time{}}
+}
+
+func logQuote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxLogText {
+		s = s[:maxLogText]
+	}
+	return strconv.Quote(s)
+}
+
+func trimText(s string) string {
+	if len(s) > maxLogText {
+		return s[:maxLogText]
+	}
+	return s
+}
+
+func sinceMillis(t0, t time.Time) int64 {
+	if t0.IsZero() {
+		return 0
+	}
+	return t.Sub(t0).Milliseconds()
+}
+
+// lines returns the records of one event; none for events that are not
+// about attempts, retries and outcomes.
+func (r *retryLog) lines(ev client.Event) []logLine {
+	d := eventData(ev.Data)
+	id := ev.TaskID
+	switch ev.Type {
+	case "task.queued":
+		r.started[id] = ev.Time
+	case "task.attempt":
+		r.attempted[id] = ev.Time
+		kind := d.str("kind")
+		if kind == "first" {
+			return nil
+		}
+		n := firstInt(d, "attempt")
+		return []logLine{{fmt.Sprintf("injecting_feedback attempt=%d kind=%s", n, kind),
+			map[string]any{"event": "feedback_injected", "attempt": n, "kind": kind}}}
+	case client.EventTaskFailure:
+		rec := d.obj("record")
+		n := firstInt(rec, "attempt")
+		errText := rec.path("executor_output", "error")
+		if errText == "" {
+			errText = rec.path("executor_output", "verification", "output_summary")
+		}
+		out := []logLine{{fmt.Sprintf("attempt=%d status=failed type=%s", n, rec.str("failure_type")),
+			map[string]any{"event": "attempt", "attempt": n, "status": "failed", "failure_type": rec.str("failure_type"),
+				"error": trimText(errText), "run_id": rec.str("run_id"), "duration_ms": sinceMillis(r.attempted[id], ev.Time)}}}
+		if errText != "" {
+			out = append(out, logLine{text: "error=" + logQuote(errText)})
+		}
+		if fix := rec.str("suggested_fix"); fix != "" {
+			out = append(out, logLine{text: "suggested_fix=" + logQuote(fix)})
+		}
+		return out
+	case client.EventTaskReplan:
+		n, f := firstInt(d, "number"), firstInt(d, "failures")
+		return []logLine{{fmt.Sprintf("replanning number=%d failures=%d", n, f),
+			map[string]any{"event": "replan", "number": n, "failures": f}}}
+	case "task.escalated":
+		return []logLine{{"escalating reason=" + logQuote(d.str("reason")),
+			map[string]any{"event": "escalated", "reason": d.str("reason")}}}
+	case "task.response":
+		v := d.str("action") + optional(": ", d.str("instruction"))
+		return []logLine{{"user_response=" + logQuote(v),
+			map[string]any{"event": "user_response", "response": d.str("action"), "instruction": d.str("instruction")}}}
+	case "task.stuck":
+		rep := d.obj("report")
+		return []logLine{{"stuck report=" + rep.str("path"),
+			map[string]any{"event": "stuck", "report": rep.str("path"), "run_ids": rep["run_ids"]}}}
+	case client.EventTaskState:
+		to := d.str("to")
+		if !client.TaskSettled(to) || to == client.TaskProposed {
+			return nil
+		}
+		return []logLine{{"resolved status=" + to,
+			map[string]any{"event": "resolved", "resolution": to, "total_duration_ms": sinceMillis(r.started[id], ev.Time)}}}
+
+	case client.EventDeliverySent, client.EventDeliveryRetried:
+		status := map[string]string{client.EventDeliverySent: "sent", client.EventDeliveryRetried: "retried"}[ev.Type]
+		n, kind := firstInt(d, "attempt"), d.str("kind")
+		text := fmt.Sprintf("attempt=%d status=%s kind=%s message=%s", n, status, orDash(kind), d.str("id"))
+		obj := map[string]any{"event": "delivery_" + status, "attempt": n, "kind": kind, "message": d.str("id")}
+		if t := d.path("message", "type"); t != "" {
+			text += " type=" + t
+			obj["type"] = t
+		}
+		if ev.Agent != "" {
+			text += " agent=" + ev.Agent
+			obj["agent"] = ev.Agent
+		}
+		return []logLine{{text, obj}}
+	case "delivery.deferred":
+		return []logLine{{fmt.Sprintf("deferred message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+			map[string]any{"event": "delivery_deferred", "message": d.str("id"), "reason": d.str("reason"), "until": d.str("timer_at")}}}
+	case client.EventDeliveryAcknowledged:
+		text := fmt.Sprintf("resolved status=acknowledged message=%s by=%s", d.str("id"), orDash(d.str("by")))
+		obj := map[string]any{"event": "delivery_resolved", "resolution": "acknowledged", "message": d.str("id"), "by": d.str("by")}
+		if s := d.str("status"); s != "" {
+			text += " ack=" + s
+			obj["ack"] = s
+		}
+		return []logLine{{text, obj}}
+	case "delivery.clarifying":
+		return []logLine{{fmt.Sprintf("clarification_needed message=%s questions=%d", d.str("id"), d.len("questions")),
+			map[string]any{"event": "delivery_clarifying", "message": d.str("id"), "questions": d.len("questions")}}}
+	case client.EventDeliveryFailed:
+		n := firstInt(d, "attempts")
+		return []logLine{{fmt.Sprintf("resolved status=failed message=%s attempts=%d reason=%s", d.str("id"), n, logQuote(d.str("reason"))),
+			map[string]any{"event": "delivery_resolved", "resolution": "failed", "message": d.str("id"), "attempts": n, "reason": d.str("reason")}}}
+	case "delivery.cancelled":
+		return []logLine{{fmt.Sprintf("resolved status=cancelled message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+			map[string]any{"event": "delivery_resolved", "resolution": "cancelled", "message": d.str("id"), "reason": d.str("reason")}}}
+	case "delivery.reassigned":
+		return []logLine{{fmt.Sprintf("reassigning message=%s from=%s to=%s new_message=%s", d.str("id"), d.str("from"), d.str("to"), d.str("new_id")),
+			map[string]any{"event": "delivery_reassigned", "message": d.str("id"), "from": d.str("from"), "to": d.str("to"), "new_message": d.str("new_id")}}}
+	case "delivery.escalated":
+		return []logLine{{fmt.Sprintf("escalating message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+			map[string]any{"event": "delivery_escalated", "message": d.str("id"), "reason": d.str("reason")}}}
+	case client.EventOperationReminder:
+		n := firstInt(d, "number")
+		remaining := ""
+		if ns, ok := d.int("remaining"); ok {
+			remaining = time.Duration(ns).String()
+		}
+		return []logLine{{fmt.Sprintf("reminder operation=%s number=%d tone=%s remaining=%s", d.str("id"), n, d.str("tone"), remaining),
+			map[string]any{"event": "operation_reminder", "operation": d.str("id"), "number": n, "tone": d.str("tone"), "remaining": remaining, "agent": ev.Agent}}}
+	}
+	return nil
+}
+
+// key is what a retry.log line is about: the task, else the message (or
+// operation) id, else the agent.
+func logKey(ev client.Event) string {
+	if ev.TaskID != "" {
+		return ev.TaskID
+	}
+	if id := eventData(ev.Data).str("id"); id != "" {
+		return id
+	}
+	return ev.Agent
+}
+
+func cmdLogs(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	task := fs.String("task", "", "only this task's entries")
+	agent := fs.String("agent", "", "only this agent's entries")
+	follow := fs.Bool("follow", false, "keep printing entries as they happen (Ctrl-C stops)")
+	asJSON := fs.Bool("json", false, "print retry.jsonl objects, one per line")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	rl := newRetryLog()
+	emit := func(ev client.Event) error {
+		stamp := ev.Time.UTC().Format(time.RFC3339)
+		for _, l := range rl.lines(ev) {
+			switch {
+			case !*asJSON && l.text != "":
+				fmt.Fprintf(c.stdout, "[%s] [RETRY] [%s] %s\n", stamp, logKey(ev), l.text)
+			case *asJSON && l.obj != nil:
+				obj := map[string]any{"timestamp": stamp, "task_id": ev.TaskID}
+				for k, v := range l.obj {
+					obj[k] = v
+				}
+				b, err := json.Marshal(obj)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "%s\n", b)
+			}
+		}
+		return nil
+	}
+	q := client.EventQuery{Task: *task, Agent: *agent, Limit: historyPage}
+	err = cl.EachEvent(ctx, q, func(ev client.Event) error {
+		q.After = max(q.After, ev.Seq)
+		return emit(ev)
+	})
+	if err != nil || !*follow {
+		return c.watchError(err)
+	}
+	q.Limit = 0
+	f := &client.Follower{Client: cl, Query: q, ReconnectDelay: c.reconnectDelay}
+	return c.watchError(f.Run(ctx, emit))
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"wilco/client"
+)
+
+func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	var agents listFlag
+	fs.Var(&agents, "agent", "an agent that must answer \"ok\" (repeatable)")
+	message := fs.String("message", "", "what the agents are told (default: the server's, naming the operation and the time allowed)")
+	timeout := fs.Duration("timeout", 0, "how long to wait for the answers (default: the policy's, 120s)")
+	reminders := fs.String("reminders", "", "comma-separated reminder offsets, such as 30s,60s,90s (default: the policy's)")
+	extension := fs.Duration("extension", 0, "the one extension an agent gets by answering \"wait\" (default: the policy's, 60s)")
+	quorum := fs.String("quorum", "", "how many must answer \"ok\": all, majority or a number (default: the policy's, all)")
+	abortOnTimeout := fs.Bool("abort-on-timeout", false, "abort when the time runs out instead of proceeding")
+	detach := fs.Bool("detach", false, "start the operation and return at once")
+	asJSON := fs.Bool("json", false, "print the API JSON of the final operation")
+	pos, command, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	if len(agents) == 0 {
+		return c.usageError(v, fs, "name at least one --agent")
+	}
+	req := client.OperationRequest{Operation: pos[0], Agents: agents, Message: *message, Quorum: *quorum, Command: command,
+		Timeout: client.Duration(*timeout), Extension: client.Duration(*extension)}
+	if *reminders != "" {
+		for _, s := range strings.Split(*reminders, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return c.usageError(v, fs, "--reminders: %v", err)
+			}
+			req.Reminders = append(req.Reminders, client.Duration(d))
+		}
+	}
+	if *abortOnTimeout {
+		no := false
+		req.ProceedOnTimeout = &no
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	op, err := cl.StartOperation(ctx, req)
+	if err != nil {
+		return c.fail(err)
+	}
+	if !*asJSON {
+		fmt.Fprintf(c.stdout, "%s %s: waiting for \"ok\" from %s\n", op.ID, op.Operation, strings.Join(agents, ", "))
+	}
+	if *detach {
+		if *asJSON {
+			return c.printJSON(op)
+		}
+		return exitOK
+	}
+	op, err = c.followOperation(ctx, cl, op, !*asJSON)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(c.stderr, "wilco: stopped watching %s; it goes on (wilco op does not cancel it)\n", op.ID)
+			return exitFailure
+		}
+		return c.fail(err)
+	}
+	if *asJSON {
+		if code := c.printJSON(op); code != exitOK {
+			return code
+		}
+	} else {
+		c.printOperationOutcome(op)
+	}
+	if op.State != client.OperationDone || (op.ExitCode != nil && *op.ExitCode != 0) {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// followOperation polls an operation until it ends, printing (when
+// progress is set) each reminder and answer as it comes.
+func (c *cli) followOperation(ctx context.Context, cl *client.Client, op *client.Operation, progress bool) (*client.Operation, error) {
+	seen := map[string]string{}
+	reminders := 0
+	report := func(op *client.Operation) {
+		if !progress {
+			return
+		}
+		if op.RemindersSent > reminders {
+			fmt.Fprintf(c.stdout, "  reminders sent: %d\n", op.RemindersSent)
+			reminders = op.RemindersSent
+		}
+		for _, a := range op.Agents {
+			r := ""
+			if a.Response != nil {
+				r = *a.Response
+			}
+			if r != "" && seen[a.Name] != r {
+				fmt.Fprintf(c.stdout, "  %s: %s\n", a.Name, r)
+				seen[a.Name] = r
+			}
+		}
+	}
+	report(op)
+	t := time.NewTicker(c.pollEvery)
+	defer t.Stop()
+	for !client.OperationTerminal(op.State) {
+		select {
+		case <-ctx.Done():
+			return op, ctx.Err()
+		case <-t.C:
+		}
+		next, err := cl.Operation(ctx, op.ID)
+		if err != nil {
+			return op, err
+		}
+		op = next
+		report(op)
+	}
+	return op, nil
+}
+
+func (c *cli) printOperationOutcome(op *client.Operation) {
+	var notes []string
+	if op.AcknowledgmentReceived {
+		notes = append(notes, "every agent answered ok")
+	}
+	if op.TimeoutOccurred {
+		notes = append(notes, "timed out")
+	}
+	if op.ProceededAnyway {
+		notes = append(notes, "proceeded anyway")
+	}
+	if op.Reason != "" {
+		notes = append(notes, op.Reason)
+	}
+	if op.ExitCode != nil && op.Reason == "" {
+		notes = append(notes, fmt.Sprintf("command exit %d", *op.ExitCode))
+	}
+	line := fmt.Sprintf("%s %s: %s", op.ID, op.Operation, op.State)
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, "; ") + ")"
+	}
+	fmt.Fprintln(c.stdout, line)
+	if op.Output != "" {
+		fmt.Fprint(c.stdout, op.Output)
+		if !strings.HasSuffix(op.Output, "\n") {
+			fmt.Fprintln(c.stdout)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestRunFollowsToSuccess(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.mux.Handle("GET /healthz", respond(200, `{"status":"ok"}`))
+	b.mux.Handle("POST /v1/tasks", respond(201, `{"id":"T-3","description":"Fix the login timeout","state":"queued","position":1,"created_at":"2026-01-26T14:30:00Z"}`))
+	// The first GET (before following) sees it running, the last its end.
+	var mu sync.Mutex
+	gets := 0
+	serveCanned(t, b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets++
+		n := gets
+		mu.Unlock()
+		if n == 1 {
+			respond(200, `{"id":"T-3","state":"running","attempt":1,"created_at":"2026-01-26T14:30:00Z"}`)(w, r)
+			return
+		}
+		respond(200, `{"id":"T-3","state":"success","attempt":2,"summary":"Raised the timeout to 60s; verified by run R-2.","created_at":"2026-01-26T14:30:00Z"}`)(w, r)
+	}))
+	if code := b.run("run", "Fix the login timeout", "--criteria", "tests pass"); code != 0 {
+		t.Fatalf("exit %d: %s", code, b.errb)
+	}
+	out := b.out.String()
+	if !strings.HasPrefix(out, "T-3 queued\n") || !strings.Contains(out, "state running → success") ||
+		!strings.HasSuffix(out, "\nRaised the timeout to 60s; verified by run R-2.\n") {
+		t.Errorf("printed\n%s", out)
+	}
+	if got := b.body("POST /v1/tasks"); got != `{"description":"Fix the login timeout","acceptance_criteria":["tests pass"]}` {
+		t.Errorf("body %s", got)
+	}
+}
+
+func TestRunExitsOneUnlessSuccess(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.mux.Handle("GET /healthz", respond(200, `{"status":"ok"}`))
+	b.mux.Handle("POST /v1/tasks", respond(201, `{"id":"T-9","state":"queued","created_at":"2026-01-26T14:30:00Z"}`))
+	b.mux.Handle("GET /v1/tasks/T-9", respond(200, `{"id":"T-9","state":"stuck","attempt":12,"stuck_report":"Hypotheses: the test is flaky.","created_at":"2026-01-26T14:30:00Z"}`))
+	b.mux.Handle("GET /v1/events", respond(200, `{"events":[],"next":0}`))
+	if code := b.run("run", "Fix the flaky test"); code != exitFailure {
+		t.Errorf("exit %d, want 1 for a stuck task", code)
+	}
+	if !strings.Contains(b.out.String(), "wilco resume T-9") || !strings.Contains(b.out.String(), "Hypotheses: the test is flaky.") {
+		t.Errorf("printed\n%s", b.out)
+	}
+}
+
+// TestRunStartsAnInProcessServer runs a real server in the process when
+// none answers; until the server serves tasks, run says so.
+func TestRunStartsAnInProcessServer(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
+	delete(b.env, "WILCO_TOKEN")
+	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: remote-1, adapter: mailbox}\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := b.run("run", "Fix it")
+	if !strings.Contains(b.errb.String(), "serving in this process at http://127.0.0.1:") {
+		t.Errorf("exit %d, stderr %s", code, b.errb)
+	}
+	if code == exitOK {
+		return // the server serves tasks: the in-process path worked end to end
+	}
+	if fi, err := os.Stat(filepath.Join(b.c.wd, ".wilco", "token")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the in-process server's token: %v %v", fi, err)
+	}
+}
+
+func TestServeReportsABadConfiguration(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte("version: 1\nagents: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.run("serve"); code != exitFailure || !strings.Contains(b.errb.String(), "agents") {
+		t.Errorf("exit %d, stderr %s", code, b.errb)
+	}
+}

@@ -1,0 +1,644 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"wilco/client"
+)
+
+// submitFlags are the flags of submit and run.
+type submitFlags struct {
+	constraints, nonGoals, boundaries, criteria listFlag
+	dryRun                                      *bool
+	agent, id                                   *string
+}
+
+func addSubmitFlags(fs *flag.FlagSet) *submitFlags {
+	s := &submitFlags{}
+	fs.Var(&s.constraints, "constraint", "what must be preserved (repeatable)")
+	fs.Var(&s.nonGoals, "non-goal", "what must not be changed (repeatable)")
+	fs.Var(&s.boundaries, "boundary", "a file or module out of scope (repeatable)")
+	fs.Var(&s.criteria, "criteria", "an acceptance criterion (repeatable)")
+	s.dryRun = fs.Bool("dry-run", false, "work in a throw-away worktree and propose a diff instead")
+	s.agent = fs.String("agent", "", "the agent to delegate to (default: the server chooses)")
+	s.id = fs.String("id", "", "the task id (default T-<n>)")
+	return s
+}
+
+func (s *submitFlags) request(text string) client.TaskRequest {
+	return client.TaskRequest{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
+		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id}
+}
+
+func cmdSubmit(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	sf := addSubmitFlags(fs)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	text, err := c.readText(pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return c.usageError(v, fs, "the task's description is empty")
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	t, err := cl.Submit(ctx, sf.request(text))
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(t)
+	}
+	line := fmt.Sprintf("%s %s", t.ID, t.State)
+	if t.Position != nil {
+		line += fmt.Sprintf(" (position %d)", *t.Position)
+	}
+	fmt.Fprintln(c.stdout, line)
+	return exitOK
+}
+
+func cmdQueue(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	q, err := cl.Queue(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"tasks": nonNil(q)})
+	}
+	if len(q) == 0 {
+		fmt.Fprintln(c.stderr, "the queue is empty")
+		return exitOK
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "POS\tID\tDESCRIPTION")
+	for _, e := range q {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Position, e.ID, oneLine(e.Description, 70))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+var taskStates = []string{client.TaskQueued, client.TaskAwaitingAck, client.TaskClarifying, client.TaskRunning, client.TaskEscalated,
+	client.TaskBlocked, client.TaskProposed, client.TaskSuccess, client.TaskCancelled, client.TaskStuck, client.TaskSkipped,
+	client.TaskAborted, client.TaskFailed}
+
+func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	detail := fs.Bool("detail", false, "with ID: every failure in full")
+	state := fs.String("state", "", "without ID: only tasks in this state")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
+	if !ok {
+		return code
+	}
+	if *state != "" && !slices.Contains(taskStates, *state) {
+		return c.usageError(v, fs, "--state: one of %s, got %q", strings.Join(taskStates, ", "), *state)
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	if len(pos) == 1 {
+		t, err := cl.Task(ctx, pos[0])
+		if err != nil {
+			return c.fail(err)
+		}
+		if *asJSON {
+			return c.printJSON(t)
+		}
+		c.printTask(t, *detail)
+		return exitOK
+	}
+	tasks, err := cl.Tasks(ctx, *state)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"tasks": nonNil(tasks)})
+	}
+	if len(tasks) == 0 {
+		fmt.Fprintln(c.stderr, "no tasks")
+		return exitOK
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, "ID\tSTATE\tAGENT\tATTEMPT\tMILESTONE\tDESCRIPTION")
+	for _, t := range tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, stateWithPhase(t.State, t.Phase), orDash(t.Agent), t.Attempt, orDash(oneLine(t.Milestone, 40)), oneLine(t.Description, 50))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func stateWithPhase(state, phase string) string {
+	if phase != "" && state == client.TaskRunning {
+		return state + "/" + phase
+	}
+	return state
+}
+
+// printTask prints one task for a human; detail adds each failure in full.
+func (c *cli) printTask(t *client.Task, detail bool) {
+	w := c.stdout
+	fmt.Fprintf(w, "%s  %s", t.ID, stateWithPhase(t.State, t.Phase))
+	if t.DryRun {
+		fmt.Fprint(w, "  (dry run)")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %s\n", oneLine(t.Description, 0))
+	kv := func(k, val string) {
+		if val != "" {
+			fmt.Fprintf(w, "  %-21s %s\n", k+":", val)
+		}
+	}
+	list := func(k string, items []string) {
+		if len(items) > 0 {
+			kv(k, strings.Join(items, "; "))
+		}
+	}
+	list("constraints", t.Constraints)
+	list("non-goals", t.NonGoals)
+	list("boundaries", t.Boundaries)
+	list("acceptance criteria", t.AcceptanceCriteria)
+	kv("agent", t.Agent)
+	if t.Position != nil {
+		kv("queue position", fmt.Sprint(*t.Position))
+	}
+	kv("milestone", t.Milestone)
+	if t.Attempt > 0 {
+		kv("attempt", fmt.Sprint(t.Attempt))
+		kv("verify loops", fmt.Sprintf("%d (consecutive failures %d, replans %d)", t.TotalVerifyLoops, t.ConsecutiveFailures, t.Replans))
+	}
+	for i, q := range t.Questions {
+		kv(fmt.Sprintf("question %d", i+1), q)
+	}
+	kv("escalation", rawText(t.Escalation))
+	kv("created", fmtTime(&t.CreatedAt, c.loc))
+	kv("started", fmtTime(t.StartedAt, c.loc))
+	kv("finished", fmtTime(t.FinishedAt, c.loc))
+	for _, f := range t.Failures {
+		line := fmt.Sprintf("attempt %d: %s", f.Attempt, f.FailureType)
+		if f.RunID != "" {
+			line += " (run " + f.RunID + ")"
+		}
+		if msg := failureMessage(f); msg != "" && !detail {
+			line += ": " + oneLine(msg, 80)
+		}
+		fmt.Fprintf(w, "  failure  %s\n", line)
+		if detail {
+			ind := func(k, val string) {
+				if val != "" {
+					fmt.Fprintf(w, "    %-17s %s\n", k+":", val)
+				}
+			}
+			ind("time", fmtTime(&f.Timestamp, c.loc))
+			if vr := f.ExecutorOutput.Verification; vr != nil {
+				ind("command", fmt.Sprintf("%s (exit %d)", vr.Command, vr.ExitCode))
+				ind("output", vr.OutputSummary)
+			}
+			ind("error", f.ExecutorOutput.Error)
+			ind("files modified", strings.Join(f.ExecutorOutput.FilesModified, ", "))
+			ind("root cause guess", f.RootCauseGuess)
+			ind("suggested fix", f.SuggestedFix)
+		}
+	}
+	if s := rawText(t.Summary); s != "" {
+		fmt.Fprintf(w, "\nsummary:\n%s\n", indent(s))
+	}
+	if s := rawText(t.StuckReport); s != "" {
+		fmt.Fprintf(w, "\nstuck report:\n%s\n", indent(s))
+	}
+}
+
+// failureMessage is the one thing to say about a failure.
+func failureMessage(f client.Failure) string {
+	if f.ExecutorOutput.Error != "" {
+		return f.ExecutorOutput.Error
+	}
+	if v := f.ExecutorOutput.Verification; v != nil {
+		return v.OutputSummary
+	}
+	return ""
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// rawText renders a JSON value of a shape the contract leaves open: a
+// string as itself, null as nothing, anything else as indented JSON.
+func rawText(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return ""
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return s
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func fmtTime(t *time.Time, loc *time.Location) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05")
+}
+
+// taskVerb is a verb that takes one task id and posts an action.
+func taskVerb(ctx context.Context, c *cli, v *verb, args []string, act func(*client.Client, context.Context, string) (*client.Task, error), done string) int {
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	t, err := act(cl, ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(t)
+	}
+	if t == nil {
+		fmt.Fprintf(c.stdout, "%s %s\n", pos[0], done)
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, t.Phase))
+	return exitOK
+}
+
+func cmdCancel(ctx context.Context, c *cli, v *verb, args []string) int {
+	return taskVerb(ctx, c, v, args, (*client.Client).Cancel, "removed from the queue")
+}
+
+func cmdApply(ctx context.Context, c *cli, v *verb, args []string) int {
+	return taskVerb(ctx, c, v, args, (*client.Client).Apply, "applied")
+}
+
+func cmdDiscard(ctx context.Context, c *cli, v *verb, args []string) int {
+	return taskVerb(ctx, c, v, args, (*client.Client).Discard, "discarded")
+}
+
+func cmdResume(ctx context.Context, c *cli, v *verb, args []string) int {
+	return taskVerb(ctx, c, v, args, (*client.Client).Resume, "resumed")
+}
+
+func cmdClarify(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	var answers listFlag
+	fs.Var(&answers, "answer", "an answer, in the order of the questions (repeatable)")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	if len(answers) == 0 {
+		return c.usageError(v, fs, "give at least one --answer")
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	t, err := cl.Clarify(ctx, pos[0], answers)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(t)
+	}
+	if t == nil {
+		fmt.Fprintf(c.stdout, "%s: answers sent\n", pos[0])
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "%s %s: answers sent\n", t.ID, stateWithPhase(t.State, t.Phase))
+	return exitOK
+}
+
+var respondActions = []string{client.ActionRetry, client.ActionSkip, client.ActionAbort, client.ActionFix}
+
+func cmdRespond(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 2, 3)
+	if !ok {
+		return code
+	}
+	id, action, instruction := pos[0], pos[1], ""
+	if len(pos) == 3 {
+		instruction = pos[2]
+	}
+	switch {
+	case !slices.Contains(respondActions, action):
+		return c.usageError(v, fs, "the answer is one of %s, got %q", strings.Join(respondActions, ", "), action)
+	case action == client.ActionFix && strings.TrimSpace(instruction) == "":
+		return c.usageError(v, fs, `fix needs the instruction: wilco respond %s fix "<instruction>"`, id)
+	case action != client.ActionFix && instruction != "":
+		return c.usageError(v, fs, "only fix takes an instruction")
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	t, err := cl.Respond(ctx, id, action, instruction)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(t)
+	}
+	if t == nil {
+		fmt.Fprintf(c.stdout, "%s: %s\n", id, action)
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, t.Phase))
+	return exitOK
+}
+
+func cmdDiff(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	d, err := cl.Diff(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprint(c.stdout, d)
+	return exitOK
+}
+
+func cmdPlan(ctx context.Context, c *cli, v *verb, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "submit":
+			return cmdPlanSubmit(ctx, c, args[1:])
+		case "show":
+			return cmdPlanShow(ctx, c, args[1:])
+		}
+	}
+	fs := c.flags(v)
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	return c.usageError(v, fs, "say submit or show")
+}
+
+func cmdPlanSubmit(ctx context.Context, c *cli, args []string) int {
+	v := &verb{name: "plan submit", args: "FILE [--id ID] [--json]", summary: "submit a plan from a YAML or JSON file: {id, tasks: [{description, depends_on: [n…], …}]}"}
+	fs := c.flags(v)
+	id := fs.String("id", "", "the plan id, such as 03-01 (default: the file's id)")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	path := pos[0]
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.wd, path)
+	}
+	req, err := readPlan(path)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *id != "" {
+		req.ID = *id
+	}
+	if req.ID == "" {
+		return c.usageError(v, fs, "the plan has no id: set one in the file or with --id")
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	p, err := cl.SubmitPlan(ctx, req)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(p)
+	}
+	fmt.Fprintf(c.stdout, "plan %s %s: %d tasks\n", p.ID, p.State, len(p.Tasks))
+	for _, t := range p.Tasks {
+		fmt.Fprintf(c.stdout, "  %s %s\n", t.ID, t.State)
+	}
+	return exitOK
+}
+
+// readPlan reads a plan file: JSON, or YAML (which is converted to JSON
+// first, so both read the same strict shape).
+func readPlan(path string) (client.PlanRequest, error) {
+	var req client.PlanRequest
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return req, err
+	}
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+		var v any
+		if err := yaml.Unmarshal(b, &v); err != nil {
+			return req, fmt.Errorf("plan %s: %w", path, err)
+		}
+		if b, err = json.Marshal(v); err != nil {
+			return req, fmt.Errorf("plan %s: %w", path, err)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("plan %s: %w", path, err)
+	}
+	if len(req.Tasks) == 0 {
+		return req, fmt.Errorf("plan %s: no tasks", path)
+	}
+	return req, nil
+}
+
+func cmdPlanShow(ctx context.Context, c *cli, args []string) int {
+	v := &verb{name: "plan show", args: "ID [--json]", summary: "show a plan, its tasks and its retry summary"}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	p, err := cl.Plan(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(p)
+	}
+	fmt.Fprintf(c.stdout, "plan %s: %s\n", p.ID, p.State)
+	if len(p.Tasks) > 0 {
+		tw := c.table()
+		fmt.Fprintln(tw, "ID\tSTATE\tATTEMPTS\tDESCRIPTION")
+		for _, t := range p.Tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, stateWithPhase(t.State, t.Phase), t.Attempt, oneLine(t.Description, 60))
+		}
+		tw.Flush()
+	}
+	if s := rawText(p.Summary); s != "" {
+		fmt.Fprintf(c.stdout, "\nretry summary:\n%s\n", indent(s))
+	}
+	return exitOK
+}
+
+// taskStats is the retry summary of seed 002, computed from the tasks.
+type taskStats struct {
+	Total               int            `json:"total_tasks"`
+	ByState             map[string]int `json:"by_state"`
+	FirstAttemptSuccess int            `json:"first_attempt_success"`
+	Retried             int            `json:"retried"`
+	RetrySuccess        int            `json:"retry_success"`
+	Escalations         int            `json:"escalations"`
+	Skipped             int            `json:"skipped"`
+	Stuck               int            `json:"stuck"`
+	FailureTypes        map[string]int `json:"failure_types"`
+}
+
+func computeStats(tasks []client.Task) taskStats {
+	s := taskStats{ByState: map[string]int{}, FailureTypes: map[string]int{}}
+	for _, t := range tasks {
+		s.Total++
+		s.ByState[t.State]++
+		retried := len(t.Failures) > 0 || t.Attempt > 1
+		if retried {
+			s.Retried++
+		}
+		if t.State == client.TaskSuccess {
+			if retried {
+				s.RetrySuccess++
+			} else {
+				s.FirstAttemptSuccess++
+			}
+		}
+		if t.State == client.TaskEscalated || rawText(t.Escalation) != "" {
+			s.Escalations++
+		}
+		switch t.State {
+		case client.TaskSkipped:
+			s.Skipped++
+		case client.TaskStuck:
+			s.Stuck++
+		}
+		for _, f := range t.Failures {
+			s.FailureTypes[f.FailureType]++
+		}
+	}
+	return s
+}
+
+func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	tasks, err := cl.Tasks(ctx, "")
+	if err != nil {
+		return c.fail(err)
+	}
+	instr, err := cl.Instructions(ctx, "")
+	if err != nil {
+		return c.fail(err)
+	}
+	st := computeStats(tasks)
+	byInstr := map[string]int{}
+	for _, in := range instr {
+		byInstr[in.State]++
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"tasks": st, "instructions": map[string]any{"total": len(instr), "by_state": byInstr}})
+	}
+	pct := func(n int) string {
+		if st.Total == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%d%%)", n*100/st.Total)
+	}
+	tw := c.table()
+	fmt.Fprintf(tw, "Total tasks\t%d\n", st.Total)
+	fmt.Fprintf(tw, "First-attempt success\t%d%s\n", st.FirstAttemptSuccess, pct(st.FirstAttemptSuccess))
+	fmt.Fprintf(tw, "Retried tasks\t%d%s\n", st.Retried, pct(st.Retried))
+	fmt.Fprintf(tw, "Retry success\t%d\n", st.RetrySuccess)
+	fmt.Fprintf(tw, "Escalations\t%d\n", st.Escalations)
+	fmt.Fprintf(tw, "Skipped\t%d\n", st.Skipped)
+	fmt.Fprintf(tw, "Stuck\t%d\n", st.Stuck)
+	tw.Flush()
+	if len(st.ByState) > 0 {
+		fmt.Fprintf(c.stdout, "\nby state: %s\n", countList(st.ByState))
+	}
+	if len(st.FailureTypes) > 0 {
+		fmt.Fprintf(c.stdout, "failure types: %s\n", countList(st.FailureTypes))
+	}
+	fmt.Fprintf(c.stdout, "instructions: %d", len(instr))
+	if len(byInstr) > 0 {
+		fmt.Fprintf(c.stdout, " (%s)", countList(byInstr))
+	}
+	fmt.Fprintln(c.stdout)
+	return exitOK
+}
+
+// countList renders counts most frequent first: "a 3, b 1".
+func countList(m map[string]int) string {
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,378 @@
+//go:build unix
+
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wilco/core"
+)
+
+type testBundle struct {
+	dir  string // where steps run
+	runs string // the runs directory
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	dir := t.TempDir()
+	return &testBundle{dir: dir, runs: filepath.Join(dir, ".wilco", "runs")}
+}
+
+func (b *testBundle) runner(steps ...Step) *Runner {
+	return &Runner{Steps: steps, Dir: b.dir}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// groupGone reports whether no live process (zombies aside: they are
+// dead, waiting for a parent that may never reap them) is in group pgid.
+func groupGone(t *testing.T, pgid int) bool {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return syscall.Kill(-pgid, 0) == syscall.ESRCH
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 {
+			continue
+		}
+		if g, _ := strconv.Atoi(fields[2]); g == pgid && fields[0] != "Z" && fields[0] != "X" {
+			return false
+		}
+	}
+	return true
+}
+
+func readPgid(t *testing.T, path string) int {
+	t.Helper()
+	pgid, err := strconv.Atoi(strings.TrimSpace(readFile(t, path)))
+	if err != nil || pgid <= 1 {
+		t.Fatalf("pgid file: %q", readFile(t, path))
+	}
+	return pgid
+}
+
+func TestRunPasses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(
+		Step{Name: "first", Run: `echo "one $WILCO_RUN_ID $WILCO_ATTEMPT $WILCO_STEP $WILCO_TASK_ID"`, Timeout: 10 * time.Second},
+		Step{Name: "second", Run: "echo two >&2; pwd"},
+	)
+	res := r.Run(context.Background(), RunSpec{RunID: "T-1-a2", Attempt: 2, TaskID: "T-1"})
+	if !res.Passed || res.Failure != nil || res.Err != nil {
+		t.Fatalf("Run = %+v", res)
+	}
+	if want := `echo "one $WILCO_RUN_ID $WILCO_ATTEMPT $WILCO_STEP $WILCO_TASK_ID" && echo two >&2; pwd`; res.Command != want {
+		t.Errorf("Command = %q", res.Command)
+	}
+	if res.LogPath != filepath.Join(b.runs, "T-1-a2", "run.log") {
+		t.Errorf("LogPath = %s", res.LogPath)
+	}
+	log := readFile(t, res.LogPath)
+	i1, i2 := strings.Index(log, "one T-1-a2 2 first T-1"), strings.Index(log, "two")
+	if i1 < 0 || i2 < i1 || !strings.Contains(log, "==> second: echo two") || !strings.Contains(log, "<== first: passed") {
+		t.Errorf("run.log:\n%s", log)
+	}
+	if got := readFile(t, filepath.Join(b.runs, "T-1-a2", "second.log")); !strings.HasPrefix(got, "two\n") {
+		t.Errorf("second.log = %q", got)
+	}
+	var rf map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(b.runs, "T-1-a2", "result.json"))), &rf); err != nil {
+		t.Fatal(err)
+	}
+	if rf["passed"] != true || rf["run_id"] != "T-1-a2" || len(rf["steps"].([]any)) != 2 || rf["failure"] != nil {
+		t.Errorf("result.json = %v", rf)
+	}
+	if _, err := time.ParseDuration(rf["duration"].(string)); err != nil {
+		t.Errorf("duration: %v", err)
+	}
+}
+
+func TestRunStopsAtTheFirstFailingStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(
+		Step{Name: "vet", Run: "echo vet ok"},
+		Step{Name: "build", Run: "echo '# example.com/app' >&2; echo './main.go:12:3: undefined: NewPlannerID' >&2; exit 2"},
+		Step{Name: "unit", Run: "touch unit-ran"},
+	)
+	files := []core.FileState{{Path: "main.go", Status: "modified", LinesChanged: 4}}
+	res := r.Run(context.Background(), RunSpec{RunID: "T-2-a1", Attempt: 1, FilesState: files})
+	if res.Passed || res.Err != nil || res.Failure == nil {
+		t.Fatalf("Run = %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "unit-ran")); err == nil {
+		t.Error("a step after the failing one ran")
+	}
+	f := res.Failure
+	if f.FailureType != core.VerificationFailed || f.Attempt != 1 || f.RunID != "T-2-a1" || f.Timestamp.IsZero() {
+		t.Errorf("record: %+v", f)
+	}
+	eo := f.ExecutorOutput
+	if eo.Status != "failure" || !slices.Equal(eo.FilesModified, []string{"main.go"}) || eo.Verification == nil {
+		t.Fatalf("executor_output: %+v", eo)
+	}
+	if v := eo.Verification; v.Command != r.Steps[1].Run || v.ExitCode != 2 || v.OutputSummary != "./main.go:12:3: undefined: NewPlannerID" {
+		t.Errorf("verification: %+v", v)
+	}
+	if !strings.Contains(eo.Error, "undefined: NewPlannerID") || !strings.Contains(f.RootCauseGuess, "main.go:12") ||
+		!strings.Contains(f.SuggestedFix, "Declare NewPlannerID") || !strings.Contains(f.Details, "undefined: NewPlannerID") {
+		t.Errorf("analysis: %+v", f)
+	}
+	if !slices.Equal(f.FilesState, files) || f.Escalate != "" {
+		t.Errorf("files_state %v, escalate %q", f.FilesState, f.Escalate)
+	}
+	if res.Command != r.Steps[1].Run || len(res.Steps) != 2 || res.Steps[1].ExitCode != 2 {
+		t.Errorf("result: %+v", res)
+	}
+	log := readFile(t, res.LogPath)
+	if !strings.Contains(log, "<== build: failed with exit code 2") || strings.Contains(log, "==> unit") {
+		t.Errorf("run.log:\n%s", log)
+	}
+	var rf struct {
+		Failure *core.FailureRecord `json:"failure"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(b.runs, "T-2-a1", "result.json"))), &rf); err != nil || rf.Failure == nil ||
+		rf.Failure.ExecutorOutput.Verification.ExitCode != 2 {
+		t.Errorf("result.json failure: %+v, %v", rf.Failure, err)
+	}
+}
+
+// TestVerifyTimeoutKillsTheProcessGroup is seed 004's "Timeout counts as
+// failure", with the step's children killed too.
+func TestVerifyTimeoutKillsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "hang", Run: "echo $$ > pgid; (sleep 30; echo late) & echo waiting; sleep 30", Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	res := r.Run(context.Background(), RunSpec{RunID: "T-3-a1", Attempt: 1})
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("Run took %s", elapsed)
+	}
+	if res.Passed || res.Err != nil || res.Failure == nil || res.Failure.FailureType != core.Timeout {
+		t.Fatalf("Run = %+v", res)
+	}
+	v := res.Failure.ExecutorOutput.Verification
+	if v.ExitCode != 128+int(syscall.SIGKILL) || !strings.HasPrefix(v.OutputSummary, "timed out after 300ms") || !res.Steps[0].TimedOut {
+		t.Errorf("verification: %+v", v)
+	}
+	if !strings.Contains(res.Failure.RootCauseGuess, "did not finish within 300ms") {
+		t.Errorf("root cause: %q", res.Failure.RootCauseGuess)
+	}
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !groupGone(t, pgid) {
+		t.Fatalf("process group %d still has live processes", pgid)
+	}
+	if log := readFile(t, res.LogPath); !strings.Contains(log, "<== hang: timed out after 300ms (killed)") {
+		t.Errorf("run.log:\n%s", log)
+	}
+}
+
+func TestStepLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "daemon", Run: "echo $$ > pgid; sleep 30 & echo started"})
+	start := time.Now()
+	res := r.Run(context.Background(), RunSpec{RunID: "T-4-a1", Attempt: 1})
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("Run waited %s for a background process", elapsed)
+	}
+	if !res.Passed {
+		t.Fatalf("Run = %+v", res)
+	}
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !groupGone(t, pgid) {
+		t.Fatalf("the step's background process (group %d) outlived it", pgid)
+	}
+}
+
+func TestStepWithLotsOfOutput(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "noisy", Run: "seq 1 300000; echo 'FAIL: the very end' >&2; exit 1", Timeout: time.Minute})
+	res := r.Run(context.Background(), RunSpec{RunID: "T-5-a1", Attempt: 1})
+	if res.Passed || res.Failure == nil {
+		t.Fatalf("Run = %+v", res)
+	}
+	stepLog := readFile(t, filepath.Join(b.runs, "T-5-a1", "noisy.log"))
+	if n := strings.Count(stepLog, "\n"); n != 300001 || !strings.HasPrefix(stepLog, "1\n2\n") || !strings.HasSuffix(stepLog, "300000\nFAIL: the very end\n") {
+		t.Errorf("step log: %d lines", n)
+	}
+	if runLog := readFile(t, res.LogPath); !strings.Contains(runLog, "299999\n300000\nFAIL: the very end\n") {
+		t.Error("run.log lacks the output")
+	}
+	f := res.Failure
+	if len(f.Details) > DetailsBytes || !strings.HasSuffix(f.Details, "FAIL: the very end") {
+		t.Errorf("details: %d bytes, ends %q", len(f.Details), f.Details[max(0, len(f.Details)-30):])
+	}
+	if len(f.ExecutorOutput.Verification.OutputSummary) > MaxSummary || len(f.RootCauseGuess) > MaxText {
+		t.Errorf("unbounded record: %+v", f)
+	}
+}
+
+// TestBoundariesFailTheRun is seed 004's boundaries ("files or modules out
+// of scope"), checked before the steps.
+func TestBoundariesFailTheRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "unit", Run: "touch unit-ran"})
+	res := r.Run(context.Background(), RunSpec{RunID: "T-6-a1", Attempt: 1,
+		Boundaries: []string{"internal/auth", "*.lock"}, Changed: []string{"internal/auth/token.go", "main.go", "Cargo.lock"}})
+	if res.Passed || res.Err != nil || res.Failure == nil {
+		t.Fatalf("Run = %+v", res)
+	}
+	f := res.Failure
+	if want := "files changed outside the task's boundaries: internal/auth/token.go, Cargo.lock"; f.ExecutorOutput.Error != want {
+		t.Errorf("error = %q, want %q", f.ExecutorOutput.Error, want)
+	}
+	if f.FailureType != core.VerificationFailed || !strings.Contains(f.SuggestedFix, "internal/auth/token.go") ||
+		!slices.Equal(f.ExecutorOutput.FilesModified, []string{"internal/auth/token.go", "main.go", "Cargo.lock"}) {
+		t.Errorf("record: %+v", f)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "unit-ran")); err == nil {
+		t.Error("the steps ran after the boundary check failed")
+	}
+	if log := readFile(t, res.LogPath); !strings.Contains(log, "boundaries") {
+		t.Errorf("run.log:\n%s", log)
+	}
+	// Within the boundaries, the steps run.
+	res = r.Run(context.Background(), RunSpec{RunID: "T-6-a2", Attempt: 2, Boundaries: []string{"internal/auth"}, Changed: []string{"main.go"}})
+	if !res.Passed {
+		t.Fatalf("Run = %+v", res)
+	}
+}
+
+func TestRunEndedByContext(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fifo := filepath.Join(b.dir, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no fifo:", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, _ = os.ReadFile(fifo) // returns once the step has written to it
+		cancel()
+	}()
+	r := b.runner(Step{Name: "long", Run: "echo $$ > pgid; echo go > started; sleep 30", Timeout: time.Minute})
+	res := r.Run(ctx, RunSpec{RunID: "T-7-a1", Attempt: 1})
+	if !errors.Is(res.Err, context.Canceled) || res.Passed || res.Failure == nil {
+		t.Fatalf("Run = %+v", res)
+	}
+	if res.Steps[0].TimedOut {
+		t.Error("a cancelled step is not a timeout")
+	}
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !groupGone(t, pgid) {
+		t.Fatalf("process group %d outlived the cancel", pgid)
+	}
+}
+
+func TestEscalationFromAStep(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "unit", Run: "echo 'open /var/lib/app/db: permission denied' >&2; exit 1"})
+	res := r.Run(context.Background(), RunSpec{RunID: "T-8-a1", Attempt: 1})
+	if res.Failure == nil || res.Failure.Escalate != EscalatePermissionDenied {
+		t.Fatalf("Run = %+v", res.Failure)
+	}
+}
+
+func TestMissingProgram(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.runner(Step{Name: "unit", Run: "wilco-no-such-program --run"})
+	res := r.Run(context.Background(), RunSpec{RunID: "T-9-a1", Attempt: 1})
+	if res.Failure == nil || res.Failure.ExecutorOutput.Verification.ExitCode != 127 ||
+		!strings.Contains(res.Failure.RootCauseGuess, "wilco-no-such-program is not installed") {
+		t.Fatalf("Run = %+v", res.Failure)
+	}
+}
+
+func TestRunWithoutSteps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.runner().Run(context.Background(), RunSpec{RunID: "T-10-a1", Attempt: 1})
+	if !res.Passed || res.Command != "" {
+		t.Fatalf("Run = %+v", res)
+	}
+}
+
+func TestRunDirectoryIsMadeAfresh(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := &Runner{Steps: []Step{{Name: "a", Run: "true"}}, Dir: b.dir, RunsDir: filepath.Join(b.dir, "elsewhere")}
+	stale := filepath.Join(b.dir, "elsewhere", "T-11-a1", "old.log")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("from before a crash"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background(), RunSpec{RunID: "T-11-a1", Attempt: 1})
+	if !res.Passed || res.LogPath != filepath.Join(b.dir, "elsewhere", "T-11-a1", "run.log") {
+		t.Fatalf("Run = %+v", res)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Fatal("a stale log survived")
+	}
+}
+
+func TestInvalidRunID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, id := range []string{"", ".", "..", "../x", "a/b", "T 1"} {
+		res := b.runner(Step{Name: "a", Run: "true"}).Run(context.Background(), RunSpec{RunID: id, Attempt: 1})
+		if res.Err == nil || res.Passed || res.Failure == nil {
+			t.Errorf("RunID %q: %+v", id, res)
+		}
+		if _, err := LogFile(b.runs, id); err == nil {
+			t.Errorf("LogFile(%q) succeeded", id)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "x")); err == nil {
+		t.Fatal("a run directory escaped")
+	}
+	if p, err := LogFile(b.runs, "03-01_task-3-a2"); err != nil || p != filepath.Join(b.runs, "03-01_task-3-a2", "run.log") {
+		t.Fatalf("LogFile = %s, %v", p, err)
+	}
+}
+
+func TestStepLogNames(t *testing.T) {
+	t.Parallel()
+	got := stepLogNames([]Step{{Name: "unit"}, {Name: "unit"}, {Name: "run"}, {Name: "go vet ./..."}, {Name: ""}, {Name: "../up"}})
+	want := []string{"unit.log", "unit-2.log", "run-2.log", "go_vet_._....log", "step-5.log", "_up.log"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stepLogNames = %q, want %q", got, want)
+	}
+}

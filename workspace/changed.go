@@ -1,0 +1,148 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"wilco/core"
+)
+
+// File statuses of Changed (core.FileState.Status).
+const (
+	StatusAdded    = "added"
+	StatusModified = "modified"
+	StatusDeleted  = "deleted"
+)
+
+// Changed lists the files of the working tree that differ from HEAD
+// (staged or not), and the untracked files that are not ignored, each with
+// its status (added, modified, deleted) and the number of lines added plus
+// removed (0 for binary files). Paths are relative to Root, slash-separated,
+// sorted. Renames are a deletion and an addition. The state directory
+// (.wilco/) and untracked nested repositories are left out. In a
+// repository with no commit yet, everything is added.
+func (w *Workspace) Changed(ctx context.Context) ([]core.FileState, error) {
+	fs, err := changed(ctx, w.root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: files changed: %w", err)
+	}
+	return fs, nil
+}
+
+// Paths returns the paths of files.
+func Paths(files []core.FileState) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+func changed(ctx context.Context, dir string) ([]core.FileState, error) {
+	b, err := base(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	diff := []string{"diff", "--no-renames", "--no-ext-diff", "--ignore-submodules=dirty"}
+	names, err := git(ctx, dir, nil, nil, append(append(diff, "--name-status", "-z", b), excludeState...)...)
+	if err != nil {
+		return nil, err
+	}
+	nums, err := git(ctx, dir, nil, nil, append(append(diff, "--numstat", "-z", b), excludeState...)...)
+	if err != nil {
+		return nil, err
+	}
+	others, err := git(ctx, dir, nil, nil, append([]string{"ls-files", "--others", "--exclude-standard", "-z"}, excludeState...)...)
+	if err != nil {
+		return nil, err
+	}
+
+	lines := map[string]int{}
+	for _, rec := range splitZ(nums) {
+		added, rest, _ := strings.Cut(rec, "\t")
+		deleted, path, _ := strings.Cut(rest, "\t")
+		a, _ := strconv.Atoi(added) // "-" for binary files: 0
+		d, _ := strconv.Atoi(deleted)
+		lines[path] = a + d
+	}
+	var out []core.FileState
+	seen := map[string]bool{}
+	f := splitZ(names)
+	for i := 0; i+1 < len(f); i += 2 {
+		st, path := f[i], f[i+1]
+		status := StatusModified
+		switch st[0] {
+		case 'A':
+			status = StatusAdded
+		case 'D':
+			status = StatusDeleted
+		}
+		seen[path] = true
+		out = append(out, core.FileState{Path: path, Status: status, LinesChanged: lines[path]})
+	}
+	for _, path := range splitZ(others) {
+		if strings.HasSuffix(path, "/") || seen[path] { // a nested repository
+			continue
+		}
+		n, err := countLines(filepath.Join(dir, filepath.FromSlash(path)))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, core.FileState{Path: path, Status: StatusAdded, LinesChanged: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// countLines counts the lines of a new file as git's numstat would: a last
+// line without a newline counts, a symbolic link is one line, a binary
+// file (a NUL in its first 8000 bytes) none.
+func countLines(path string) (int, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return 1, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 32<<10)
+	n, read, last := 0, 0, byte('\n')
+	for {
+		k, err := f.Read(buf)
+		if k > 0 {
+			chunk := buf[:k]
+			if read < 8000 && bytes.IndexByte(chunk[:min(k, 8000-read)], 0) >= 0 {
+				return 0, nil
+			}
+			read += k
+			n += bytes.Count(chunk, []byte{'\n'})
+			last = chunk[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,61 @@
+// Package workspace is wilco's side of git: the repository wilco serves,
+// seen through the git command line (git must be on PATH). It lists the
+// files an attempt changed, makes the throw-away worktree of a dry run,
+// takes its diff, applies a diff to the real working tree, discards the
+// worktree, and tells which changed files cross a task's boundaries.
+//
+// Open takes any directory inside a git work tree; everything is relative
+// to its top level (Root). wilco's state directory, .wilco/, is never part
+// of a listing, a snapshot or a diff; when this package has to create it,
+// it writes the same .wilco/.gitignore as `wilco init`, so that git status
+// stays quiet about it. Git runs with messages in English, no
+// prompt, and without the GIT_DIR-like variables of the caller's
+// environment.
+//
+// # Files changed
+//
+// Changed compares the working tree with HEAD: staged and unstaged changes,
+// deletions, and untracked files that are not ignored, each with a status
+// (added, modified, deleted) and the lines added plus removed — what the
+// success summary, the failure record's files_modified and files_state,
+// and the boundary check use.
+//
+// # Dry runs
+//
+// Worktree(task) snapshots the working tree as it is — tracked changes,
+// staged or not, deletions and untracked files that are not ignored —
+// into a commit made through a temporary index (the real index is not
+// touched; the commit's parent is HEAD; no ref points to it), and checks
+// it out, detached, in .wilco/worktrees/<name>, where name is the task id
+// made path-safe (WorktreeName: "03-01:task-3" becomes "03-01%3Atask-3").
+// That commit is the base: it is recorded in .wilco/worktrees/.base/<name>,
+// and Diff(task) is everything done in the worktree since — edits, new
+// files, deletions, binary files, committed there or not — as a git diff
+// with a/ and b/ prefixes and no rename detection. Ignored files are not
+// carried into the worktree (an agent that needs node_modules must install
+// them there) and are not part of the diff. Making the worktree runs no git
+// hook. Worktree is idempotent: the worktree of a task that has one is
+// returned as it is (with the agent's work in it).
+//
+// Apply(diff) writes a diff into the real working tree. It runs `git apply
+// --check` first, so a diff that does not apply changes nothing; when the
+// files have moved on since the dry run, a three-way merge is tried on a
+// scratch index and written only when it has no conflict. A failure is an
+// *ApplyError naming the first failing file. The index is left alone: new
+// files are untracked, as an agent's would be.
+//
+// Discard(task) removes the worktree (git worktree remove --force, prune)
+// and its base.
+//
+// # Boundaries
+//
+// A task's boundaries are the "files or modules out of scope" of seed 004.
+// OutsideBoundaries(files, boundaries) returns the changed files that fall
+// inside one — the violations. A boundary is a path pattern with
+// .gitignore's rules (MatchPattern): "internal/auth" (anchored; the file or
+// everything under the directory), "vendor/" (directories only), "*.lock"
+// and "auth" (a name at any depth), "internal/auth/**", "**/*.pb.go".
+// A boundary written as prose stands for its `quoted` parts and its words
+// with a '/' or a '*' (BoundaryPatterns); prose without any is guidance for
+// the agent and matches no file.
+package workspace

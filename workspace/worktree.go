@@ -1,0 +1,268 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoWorktree is returned (wrapped) by Diff for a task that has no
+// dry-run worktree.
+var ErrNoWorktree = errors.New("no dry-run worktree")
+
+// worktreesDir is where dry-run worktrees live, under StateDir; their
+// bases are recorded in its .base folder (a name no worktree can take:
+// WorktreeName never starts with a dot).
+const worktreesDir = "worktrees"
+
+// WorktreeName is the directory name of a task's worktree: the task id
+// with every byte other than letters, digits, '.', '_' and '-' written as
+// %XX (so "03-01:task-3" is "03-01%3Atask-3"), and a leading '.' as %2E.
+// Different ids give different names, and no name can leave its folder.
+func WorktreeName(taskID string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(taskID); i++ {
+		c := taskID[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0
+		if ok {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// WorktreeDir is where the dry-run worktree of a task is (or would be):
+// <Root>/.wilco/worktrees/<WorktreeName(taskID)>.
+func (w *Workspace) WorktreeDir(taskID string) string {
+	return filepath.Join(w.root, StateDir, worktreesDir, WorktreeName(taskID))
+}
+
+func (w *Workspace) baseFile(taskID string) string {
+	return filepath.Join(w.root, StateDir, worktreesDir, ".base", WorktreeName(taskID))
+}
+
+// Worktree makes the throw-away git worktree of a task's dry run and
+// returns its directory. The worktree is the working tree as it is now —
+// committed files, uncommitted changes (staged or not), deletions and
+// untracked files that are not ignored; ignored files (build output,
+// node_modules) are not carried. Its HEAD is detached at a commit of that
+// state (the base, whose parent is HEAD), so Diff shows exactly what was
+// done in the worktree afterwards. Nothing in the real working tree or its
+// index changes, no branch or ref is made, and no hook runs. Calling
+// Worktree again for the same task returns the existing worktree.
+func (w *Workspace) Worktree(ctx context.Context, taskID string) (string, error) {
+	if taskID == "" {
+		return "", errors.New("workspace: worktree: empty task id")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dir := w.WorktreeDir(taskID)
+	if _, err := w.worktreeBase(ctx, taskID); err == nil {
+		return dir, nil
+	}
+	// A remnant of an attempt that did not finish: start again.
+	if err := w.remove(ctx, taskID); err != nil {
+		return "", fmt.Errorf("workspace: worktree for %s: %w", taskID, err)
+	}
+	commit, err := w.snapshot(ctx, taskID)
+	if err != nil {
+		return "", fmt.Errorf("workspace: worktree for %s: snapshot of the working tree: %w", taskID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(w.baseFile(taskID)), 0o755); err != nil {
+		return "", fmt.Errorf("workspace: worktree for %s: %w", taskID, err)
+	}
+	// --no-checkout then reset: the checkout would run a post-checkout
+	// hook; reset runs none.
+	if _, err := git(ctx, w.root, nil, nil, "worktree", "add", "--detach", "--no-checkout", dir, commit); err != nil {
+		return "", fmt.Errorf("workspace: worktree for %s: %w", taskID, err)
+	}
+	if _, err := git(ctx, dir, nil, nil, "reset", "--hard", "--quiet", commit); err != nil {
+		_ = w.remove(ctx, taskID)
+		return "", fmt.Errorf("workspace: worktree for %s: %w", taskID, err)
+	}
+	// The base is written last: its presence says the worktree is whole.
+	if err := os.WriteFile(w.baseFile(taskID), []byte(commit+"\n"), 0o644); err != nil {
+		_ = w.remove(ctx, taskID)
+		return "", fmt.Errorf("workspace: worktree for %s: %w", taskID, err)
+	}
+	return dir, nil
+}
+
+// worktreeBase returns the base commit of a task's worktree, or an error
+// wrapping ErrNoWorktree when there is no whole worktree.
+func (w *Workspace) worktreeBase(ctx context.Context, taskID string) (string, error) {
+	dir := w.WorktreeDir(taskID)
+	b, err := os.ReadFile(w.baseFile(taskID))
+	if err != nil {
+		return "", fmt.Errorf("%w for task %s", ErrNoWorktree, taskID)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w for task %s (%s is gone)", ErrNoWorktree, taskID, dir)
+	}
+	// A directory that is not a worktree resolves to the outer work tree.
+	out, err := git(ctx, dir, nil, nil, "rev-parse", "--show-toplevel")
+	if err != nil || !sameDir(strings.TrimSpace(string(out)), dir) {
+		return "", fmt.Errorf("%w for task %s (%s is not a git worktree)", ErrNoWorktree, taskID, dir)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// ensureStateDir makes the state directory if it is missing, with the
+// .gitignore `wilco init` writes, so that wilco's files never show as
+// changes of the repository.
+func (w *Workspace) ensureStateDir() error {
+	dir := filepath.Join(w.root, StateDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+		return os.WriteFile(ignore, []byte("# wilco's state (database, admin token, logs) stays out of git.\n*\n"), 0o644)
+	}
+	return nil
+}
+
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// snapshot records the working tree as it is (tracked changes, deletions,
+// untracked files that are not ignored) in a commit whose parent is HEAD,
+// through a temporary index: the real index is not touched.
+func (w *Workspace) snapshot(ctx context.Context, taskID string) (string, error) {
+	if err := w.ensureStateDir(); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(w.root, StateDir), "snapshot-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	tree, err := writeTree(ctx, w.root, filepath.Join(tmp, "index"))
+	if err != nil {
+		return "", err
+	}
+	h, err := head(ctx, w.root)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"commit-tree", "--no-gpg-sign", "-m", "wilco: dry-run base of task " + taskID}
+	if h != "" {
+		args = append(args, "-p", h)
+	}
+	args = append(args, tree)
+	// The commit needs an author; wilco's own, whatever git's config says.
+	id := []string{"GIT_AUTHOR_NAME=wilco", "GIT_AUTHOR_EMAIL=wilco@localhost", "GIT_COMMITTER_NAME=wilco", "GIT_COMMITTER_EMAIL=wilco@localhost"}
+	out, err := git(ctx, w.root, nil, id, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// writeTree writes the tree of the working tree in dir as it is, using
+// index (a path that does not exist yet) as a copy of the real index.
+func writeTree(ctx context.Context, dir, index string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	if err := copyFile(strings.TrimSpace(string(out)), index); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	env := []string{"GIT_INDEX_FILE=" + index}
+	if _, err := git(ctx, dir, nil, env, append([]string{"add", "--all"}, excludeState...)...); err != nil {
+		return "", err
+	}
+	out, err = git(ctx, dir, nil, env, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// Diff returns the unified diff (git's format, with binary files and new
+// files) of everything done in a task's worktree since it was made —
+// committed there or not — and the files it touches. Files ignored by
+// .gitignore are not part of it. The diff applies to the working tree the
+// worktree was made from (see Apply).
+func (w *Workspace) Diff(ctx context.Context, taskID string) ([]byte, []string, error) {
+	base, err := w.worktreeBase(ctx, taskID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace: diff: %w", err)
+	}
+	dir := w.WorktreeDir(taskID)
+	if _, err := git(ctx, dir, nil, nil, append([]string{"add", "--all"}, excludeState...)...); err != nil {
+		return nil, nil, fmt.Errorf("workspace: diff of %s: %w", taskID, err)
+	}
+	common := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--no-relative"}
+	diff, err := git(ctx, dir, nil, nil, append(append(common, "--binary", "--src-prefix=a/", "--dst-prefix=b/", base), excludeState...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace: diff of %s: %w", taskID, err)
+	}
+	names, err := git(ctx, dir, nil, nil, append(append(common, "--name-only", "-z", base), excludeState...)...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace: diff of %s: %w", taskID, err)
+	}
+	return diff, splitZ(names), nil
+}
+
+// Discard removes a task's worktree and its base. Discarding a task with
+// no worktree does nothing.
+func (w *Workspace) Discard(ctx context.Context, taskID string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.remove(ctx, taskID); err != nil {
+		return fmt.Errorf("workspace: discard %s: %w", taskID, err)
+	}
+	return nil
+}
+
+func (w *Workspace) remove(ctx context.Context, taskID string) error {
+	dir := w.WorktreeDir(taskID)
+	if _, err := os.Lstat(dir); err == nil {
+		// Not an error when dir is not (or no longer) a registered worktree.
+		_, _ = git(ctx, w.root, nil, nil, "worktree", "remove", "--force", "--force", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	if _, err := git(ctx, w.root, nil, nil, "worktree", "prune"); err != nil {
+		return err
+	}
+	if err := os.Remove(w.baseFile(taskID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -86,6 +86,8 @@ type Result struct {
 	RSSMB      float64 `json:"rss_mb,omitempty"`
 	RecoveryMS float64 `json:"recovery_ms,omitempty"`
 	Timers     int     `json:"timers,omitempty"`
+	// RecoveryPeakRSSMB is the restarted process's peak resident set.
+	RecoveryPeakRSSMB float64 `json:"recovery_peak_rss_mb,omitempty"`
 }
 
 func (o Options) policies() core.Policies {
@@ -180,7 +182,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer st.Close()
 	ag := &agents{prob: o.AckProb}
-	rt, err := runtime.Open(ctx, runtime.Config{Store: st, Effector: ag, CheckpointEvery: ckptEvery, CheckpointInterval: ckptInterval})
+	rt, err := runtime.Open(ctx, runtime.Config{Store: st, Effector: ag})
 	if err != nil {
 		return Result{}, err
 	}
@@ -340,6 +342,3 @@ func procStatus(key string) float64 {
 	}
 	return 0
 }
-
-var ckptEvery = 0
-var ckptInterval time.Duration

@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"strconv"
-	"time"
 	"testing"
 )
 
-func init() { if v := os.Getenv("CKPT"); v != "" { ckptEvery, _ = strconv.Atoi(v); ckptInterval = time.Hour } }
-
-var full = flag.Int("loadgen.deliveries", 0, "run the full workload with this many deliveries")
+var full = flag.Int("loadgen.deliveries", 0, "run the full workload with this many deliveries (a measurement, not a test)")
 
 func TestFull(t *testing.T) {
 	if *full == 0 {
-		t.Skip("set -loadgen.deliveries")
+		t.Skip("set -loadgen.deliveries to measure")
 	}
 	o := Defaults()
 	o.Deliveries = *full

@@ -31,6 +31,13 @@ type Effector interface {
 	RunOperation(id string, command []string)
 }
 
+// Performer is an Effector that also performs the task effects
+// (core.RunVerify, core.StopTurn, core.MakeProposal, core.ApplyProposal,
+// core.DiscardProposal). Perform must not block.
+type Performer interface {
+	Perform(e core.Effect)
+}
+
 // Config configures a runtime.
 type Config struct {
 	Store    store.Store
@@ -619,6 +626,10 @@ func (r *Runtime) perform(effects []core.Effect) {
 		case core.RunOperation:
 			if r.cfg.Effector != nil {
 				r.cfg.Effector.RunOperation(e.ID, e.Command)
+			}
+		default:
+			if p, ok := r.cfg.Effector.(Performer); ok {
+				p.Perform(e)
 			}
 		}
 	}

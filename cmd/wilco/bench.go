@@ -2,12 +2,76 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+
+	"wilco/loadgen"
 )
 
-// runBench is `wilco bench` (the lead writes it).
-func runBench(_ context.Context, _ []string, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "wilco bench: not built yet")
-	return 1
+// runBench is `wilco bench`: the delivery benchmark (see loadgen). It prints
+// one JSON object; without --json a one-line summary follows on stderr.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o := loadgen.Defaults()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.Deliveries, "deliveries", o.Deliveries, "deliveries to make")
+	fs.IntVar(&o.Agents, "agents", o.Agents, "simulated agents")
+	fs.Float64Var(&o.AckProb, "ack-prob", o.AckProb, "probability that an agent acknowledges a send")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the agents' choices")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "per-attempt ACK timeout")
+	fs.DurationVar(&o.BackoffBase, "backoff-base", o.BackoffBase, "backoff base wait")
+	fs.DurationVar(&o.BackoffMax, "backoff-max", o.BackoffMax, "backoff max wait")
+	fs.IntVar(&o.MaxRetries, "max-retries", o.MaxRetries, "retries per delivery (sends: max-retries+1)")
+	fs.IntVar(&o.Window, "window", o.Window, "deliveries in flight at most")
+	fs.StringVar(&o.Dir, "dir", "", "directory for the database (default: a temporary one)")
+	asJSON := fs.Bool("json", false, "print only the JSON object")
+	open := fs.Int("open", 0, "hold this many open deliveries with armed timers, then measure the restart")
+	recoverDir := fs.String("recover-dir", "", "internal: measure a restart from this directory")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wilco bench: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	var res loadgen.Result
+	var err error
+	switch {
+	case *recoverDir != "":
+		res, err = loadgen.Recover(ctx, *recoverDir)
+	case *open > 0:
+		self, e := os.Executable()
+		if e != nil {
+			fmt.Fprintf(stderr, "wilco bench: %v\n", e)
+			return exitFailure
+		}
+		res, err = loadgen.RunOpen(ctx, o, *open, func(dir string) *exec.Cmd {
+			return exec.CommandContext(ctx, self, "bench", "--recover-dir", dir, "--json")
+		})
+	default:
+		res, err = loadgen.Run(ctx, o)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wilco bench: %v\n", err)
+		return exitFailure
+	}
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		return exitFailure
+	}
+	if !*asJSON {
+		switch {
+		case *recoverDir != "":
+		case *open > 0:
+			fmt.Fprintf(stderr, "%d open deliveries: rss %.0f MiB (peak %.0f), restart %.0f ms until %d timers armed\n",
+				res.Open, res.RSSMB, res.PeakRSSMB, res.RecoveryMS, res.Timers)
+		default:
+			fmt.Fprintf(stderr, "%d deliveries, %d agents, p=%.2f: %.0f acknowledged/s, p50 %.2f ms, p99 %.2f ms, peak rss %.0f MiB\n",
+				res.Deliveries, res.Agents, res.AckProb, res.AckedPerSec, res.P50MS, res.P99MS, res.PeakRSSMB)
+		}
+	}
+	return exitOK
 }

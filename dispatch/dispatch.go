@@ -1,0 +1,283 @@
+// Package dispatch performs the core's effects outside wilco — it hands
+// messages to exec agents, runs verification, makes, applies and discards
+// dry-run diffs, stops agents — and reports every outcome back into the
+// runtime as a command. It decides nothing: the core does.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	execadapter "wilco/adapter/exec"
+	"wilco/core"
+	"wilco/runtime"
+	"wilco/verify"
+	"wilco/workspace"
+)
+
+// DiffName is the file a dry run's diff is kept in, inside its run
+// directory.
+const DiffName = "diff.patch"
+
+// Dispatcher performs effects. It is a runtime.Effector and
+// runtime.Performer, and the exec adapter's Reporter.
+type Dispatcher struct {
+	log     *slog.Logger
+	ws      *workspace.Workspace
+	verify  *verify.Runner
+	exec    *execadapter.Adapter
+	runsDir string
+	// Operation runs operation commands; nil: the daemon's own.
+	Operation func(id string, command []string)
+
+	mu      sync.Mutex
+	rt      *runtime.Runtime
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+// Options configure a dispatcher.
+type Options struct {
+	// Dir is the repository; RunsDir defaults to <Dir>/.wilco/runs.
+	Dir     string
+	RunsDir string
+	Steps   []verify.Step
+	// URL is wilco's address, given to agents.
+	URL    string
+	Logger *slog.Logger
+}
+
+// New makes a dispatcher for the repository at opts.Dir. The exec adapter
+// is created with it; add agents with Exec().Add.
+func New(opts Options) (*Dispatcher, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	runs := opts.RunsDir
+	if runs == "" {
+		runs = filepath.Join(dir, ".wilco", "runs")
+	}
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	if ws, err := workspace.Open(dir); err == nil {
+		d.ws = ws
+	} else {
+		log.Warn("not a git work tree: dry runs, diffs and the files-changed summary are unavailable", "dir", dir, "err", err)
+	}
+	ex, err := execadapter.New(execadapter.Options{Dir: dir, RunsDir: runs, URL: opts.URL, Report: d, Logger: log,
+		Worktree: func(ctx context.Context, task string) (string, error) {
+			if d.ws == nil {
+				return "", errors.New("dry runs need a git work tree")
+			}
+			return d.ws.Worktree(ctx, task)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	d.exec = ex
+	return d, nil
+}
+
+// Exec is the exec adapter, to add agents to.
+func (d *Dispatcher) Exec() *execadapter.Adapter { return d.exec }
+
+// RunsDir is where run logs and diffs live.
+func (d *Dispatcher) RunsDir() string { return d.runsDir }
+
+// Bind gives the dispatcher the runtime it reports to (the runtime is
+// opened with the dispatcher as its effector, so this comes after).
+func (d *Dispatcher) Bind(rt *runtime.Runtime) {
+	d.mu.Lock()
+	d.rt = rt
+	d.mu.Unlock()
+}
+
+// do runs fn in the background, tracked for Close.
+func (d *Dispatcher) do(name string, fn func(ctx context.Context)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		d.log.Warn("not started: wilco is stopping", "effect", name)
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		fn(d.ctx)
+	}()
+}
+
+func (d *Dispatcher) runtime() *runtime.Runtime {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rt
+}
+
+func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (any, error) {
+	rt := d.runtime()
+	if rt == nil {
+		return nil, errors.New("dispatch: no runtime bound")
+	}
+	v, err := rt.Do(context.WithoutCancel(ctx), fn)
+	if err != nil && core.CodeOf(err) == "" {
+		d.log.Error("reporting to the core failed", "what", what, "err", err)
+	}
+	return v, err
+}
+
+// Deliver hands a message to an exec agent; messages to other adapters
+// wait in the core (mailbox) or are not delivered (a warning).
+func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
+	if d.exec.Has(agent) {
+		d.exec.Deliver(agent, msg)
+		return
+	}
+	d.log.Warn("no adapter delivers to this agent: the message waits for its retry policy", "agent", agent, "message", msg.ID)
+}
+
+// RunOperation runs an operation's command.
+func (d *Dispatcher) RunOperation(id string, command []string) {
+	if d.Operation != nil {
+		d.Operation(id, command)
+		return
+	}
+	d.log.Warn("no operation runner", "operation", id)
+}
+
+// Perform runs the task effects.
+func (d *Dispatcher) Perform(e core.Effect) {
+	switch e := e.(type) {
+	case core.StopTurn:
+		d.exec.StopTurn(e.TaskID, e.Reason)
+	case core.RunVerify:
+		d.do("verify "+e.RunID, func(ctx context.Context) { d.runVerify(ctx, e) })
+	case core.MakeProposal:
+		d.do("diff "+e.TaskID, func(ctx context.Context) { d.makeProposal(ctx, e) })
+	case core.ApplyProposal:
+		d.do("apply "+e.TaskID, func(ctx context.Context) { d.applyProposal(ctx, e) })
+	case core.DiscardProposal:
+		d.do("discard "+e.TaskID, func(ctx context.Context) {
+			if d.ws != nil {
+				if err := d.ws.Discard(ctx, e.TaskID); err != nil {
+					d.log.Warn("discarding a dry run's worktree failed", "task", e.TaskID, "err", err)
+				}
+			}
+		})
+	}
+}
+
+func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
+	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
+	if d.ws != nil {
+		if files, err := d.ws.Changed(ctx); err == nil {
+			spec.FilesState, spec.Changed = files, workspace.Paths(files)
+		} else {
+			d.log.Warn("listing changed files failed", "err", err)
+		}
+	}
+	res := d.verify.Run(ctx, spec)
+	if res.Err != nil {
+		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
+		return
+	}
+	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
+	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
+		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed})
+	})
+}
+
+// DiffPath is where the diff of a dry run's run id is kept.
+func (d *Dispatcher) DiffPath(runID string) string {
+	return filepath.Join(d.runsDir, runID, DiffName)
+}
+
+func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
+	r := core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
+	if d.ws == nil {
+		r.Error = "dry runs need a git work tree"
+	} else if diff, files, err := d.ws.Diff(ctx, e.TaskID); err != nil {
+		r.Error = err.Error()
+	} else if err := writeFile(d.DiffPath(e.RunID), diff); err != nil {
+		r.Error = err.Error()
+	} else {
+		r.Files = files
+	}
+	_, _ = d.submit(ctx, "proposal "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndProposal(now, r) })
+}
+
+func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
+	r := core.ApplyResult{TaskID: e.TaskID}
+	diff, err := os.ReadFile(d.DiffPath(e.RunID))
+	switch {
+	case err != nil:
+		r.Error = fmt.Sprintf("the proposed diff is gone: %v", err)
+	case d.ws == nil:
+		r.Error = "applying needs a git work tree"
+	default:
+		if files, err := d.ws.Apply(ctx, diff); err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Files = files
+			if err := d.ws.Discard(ctx, e.TaskID); err != nil {
+				d.log.Warn("removing the applied dry run's worktree failed", "task", e.TaskID, "err", err)
+			}
+		}
+	}
+	_, _ = d.submit(ctx, "apply "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndApply(now, r) })
+}
+
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Reply is the exec adapter's report of an agent's answer.
+func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error) {
+	v, err := d.submit(ctx, "reply", func(c *core.State, now time.Time) (any, error) { return c.Reply(now, in) })
+	if err != nil {
+		return core.Interpretation{}, err
+	}
+	return v.(core.Interpretation), nil
+}
+
+// EndTurn is the exec adapter's report of a turn's end.
+func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
+	_, err := d.submit(ctx, "end turn", func(c *core.State, now time.Time) (any, error) { return c.EndTurn(now, r) })
+	return err
+}
+
+// Recover settles what a restart interrupted: turns that died with the
+// server count as execution errors; verifications and applies run again.
+func (d *Dispatcher) Recover(ctx context.Context) error {
+	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
+		c.RecoverTasks(now)
+		return nil, nil
+	})
+	return err
+}
+
+// Close stops every agent process group and waits for the work in flight.
+func (d *Dispatcher) Close() error {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	err := d.exec.Close()
+	d.cancel()
+	d.wg.Wait()
+	return err
+}

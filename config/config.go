@@ -1,0 +1,166 @@
+package config
+
+import (
+	"os"
+	"slices"
+	"time"
+
+	"wilco/core"
+)
+
+// Defaults that are not delivery policies (those are core's).
+const (
+	// DefaultFile is the configuration file read when neither --config nor
+	// WILCO_CONFIG names one (CONTRACT §1).
+	DefaultFile = "wilco.yaml"
+	// EnvConfig names the environment variable that points to another file.
+	EnvConfig = "WILCO_CONFIG"
+	// DefaultListen is where the server listens: loopback only (DESIGN,
+	// Security; CONTRACT §2).
+	DefaultListen = "127.0.0.1:7777"
+	// DefaultVersion is the only version of the file there is.
+	DefaultVersion = 1
+
+	// DefaultRetryLogRetention and DefaultRetryJSONLRetention are how long
+	// retry.log and retry.jsonl keep their lines (seed 002, "Log Retention":
+	// 7 days and 30 days).
+	DefaultRetryLogRetention   = 7 * 24 * time.Hour
+	DefaultRetryJSONLRetention = 30 * 24 * time.Hour
+)
+
+// Adapters, presets and modes the configuration accepts.
+var (
+	Adapters   = []string{"exec", "mailbox", "tmux"}
+	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
+	Prompts    = []string{"stdin", "arg", "file"}
+	Handshakes = []string{"inline", "session", "none"}
+)
+
+// Config is the whole of wilco.yaml.
+type Config struct {
+	Version int
+	// Listen is the server's address (host:port).
+	Listen string
+	// Store is the database file; "" means wilco.db in the state directory
+	// (.wilco/wilco.db).
+	Store string
+	// Orchestrator is the name wilco signs its messages with and agents
+	// write to.
+	Orchestrator string
+	Agents       []Agent
+	Verify       Verify
+	Policy       Policy
+	Logs         Logs
+	Compat       Compat
+}
+
+// Agent is one agent of the agents list.
+type Agent struct {
+	Name    string
+	Adapter string // exec | mailbox | tmux
+	// Preset (exec only) builds the real command line of a known agent.
+	Preset string
+	// Command is the argv of an exec agent (with a preset: the program and
+	// extra arguments), or what a tmux pane runs.
+	Command []string
+	// Prompt (exec only) is how the prompt reaches the process.
+	Prompt string
+	// Handshake (exec only) is how the ACK is asked for.
+	Handshake    string
+	Env          map[string]string
+	Capabilities []string
+	// Timeout bounds one agent turn; IdleTimeout is how long without output
+	// counts as stalled. Zero: no limit.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+}
+
+// Spec is what the core registers of the agent.
+func (a Agent) Spec() core.AgentSpec {
+	return core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities)}
+}
+
+// Verify lists the verification steps run after an agent's turn.
+type Verify struct {
+	Steps []Step
+}
+
+// Step is one verification command.
+type Step struct {
+	Name string
+	Run  string
+	// Timeout bounds the step; zero leaves it to the verify engine.
+	Timeout time.Duration
+}
+
+// Policy holds the delivery policies and the debug loop's limits.
+type Policy struct {
+	Ack         core.AckPolicy
+	Instruction Instruction
+	Loop        core.LoopPolicy
+	Operation   core.OperationPolicy
+}
+
+// Instruction is the cycles policy of instructions (seed 000).
+type Instruction struct {
+	MaxRetries int
+}
+
+// Logs says how long the retry logs keep their lines.
+type Logs struct {
+	RetryLogRetention   time.Duration
+	RetryJSONLRetention time.Duration
+}
+
+// Compat switches compatibility surfaces on.
+type Compat struct {
+	// AIMaestro serves AI Maestro's /api/messages (loopback only).
+	AIMaestro bool
+}
+
+// Default is the configuration with every default and no agent: what
+// `wilco init` starts from.
+func Default() *Config {
+	return &Config{
+		Version:      DefaultVersion,
+		Listen:       DefaultListen,
+		Orchestrator: core.Orchestrator,
+		Policy: Policy{
+			Ack:         core.DefaultAckPolicy(),
+			Instruction: Instruction{MaxRetries: core.DefaultMaxRetries},
+			Loop:        core.DefaultLoopPolicy(),
+			Operation:   core.DefaultOperationPolicy(),
+		},
+		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
+	}
+}
+
+// Policies is what the core decides with (core.State.Configure).
+func (c *Config) Policies() core.Policies {
+	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop}
+	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
+	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
+	return p
+}
+
+// Agent returns the named agent.
+func (c *Config) Agent(name string) (Agent, bool) {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// Path is the configuration file to read: flag when given, else
+// $WILCO_CONFIG, else wilco.yaml.
+func Path(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if p := os.Getenv(EnvConfig); p != "" {
+		return p
+	}
+	return DefaultFile
+}

@@ -1,0 +1,287 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"wilco/core"
+)
+
+func TestLoadContractExample(t *testing.T) {
+	t.Parallel()
+	c, err := Load("testdata/contract.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Store = ".wilco/wilco.db"
+	want.Agents = []Agent{
+		{Name: "claude", Adapter: "exec", Preset: "claude-code", Command: []string{"claude"}, Prompt: "stdin", Handshake: "inline",
+			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
+	}
+	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("loaded:\n%+v\nwant:\n%+v", c, want)
+	}
+	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
+		t.Fatalf("policies %+v, want the seeds' defaults", c.Policies())
+	}
+}
+
+func TestLoadBadFileNamesLineAndKey(t *testing.T) {
+	t.Parallel()
+	_, err := Load("testdata/bad.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`testdata/bad.yaml:7: policy.ack.timeouts[1]: must be positive, got "0s"`,
+		`testdata/bad.yaml:8: policy.ack.retries: unknown key`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\ndoes not contain\n%s", err, want)
+		}
+	}
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line == 0 || ce.Key == "" {
+		t.Fatalf("want a *Error with a line and a key, got %#v", ce)
+	}
+}
+
+func TestParseGood(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		yaml  string
+		check func(t *testing.T, c *Config)
+	}{
+		{"minimal mailbox", "agents: [{name: a, adapter: mailbox}]", func(t *testing.T, c *Config) {
+			if c.Listen != DefaultListen || c.Orchestrator != core.Orchestrator || c.Policy.Instruction.MaxRetries != core.DefaultMaxRetries {
+				t.Errorf("defaults not applied: %+v", c)
+			}
+			if c.Compat.AIMaestro {
+				t.Error("aimaestro on by default")
+			}
+		}},
+		{"exec defaults prompt and handshake", "agents:\n  - {name: x, adapter: exec, command: [x, --print]}\n", func(t *testing.T, c *Config) {
+			a := c.Agents[0]
+			if a.Prompt != "stdin" || a.Handshake != "inline" {
+				t.Errorf("exec defaults: prompt %q handshake %q", a.Prompt, a.Handshake)
+			}
+		}},
+		{"exec preset without command", "agents: [{name: c, adapter: exec, preset: codex, handshake: session}]", nil},
+		{"tmux with command and env", "agents: [{name: t, adapter: tmux, command: [claude], env: {A: b}, timeout: 1h}]", nil},
+		{"short ack timeouts", "agents: [{name: a, adapter: mailbox}]\npolicy:\n  ack: {timeouts: [200ms, 200ms], backoff: {base: 50ms, max: 100ms}}\n", func(t *testing.T, c *Config) {
+			p := c.Policies().Ack
+			if !reflect.DeepEqual(p.Timeouts, []time.Duration{200 * time.Millisecond, 200 * time.Millisecond}) || p.BackoffBase != 50*time.Millisecond {
+				t.Errorf("ack policy %+v", p)
+			}
+			if p.QueuedFollowup != core.DefaultQueuedFollowup {
+				t.Errorf("unset key lost its default: %+v", p)
+			}
+		}},
+		{"quorum number and majority", "agents: [{name: a, adapter: mailbox}]\npolicy: {operation: {quorum: \"2\", proceed_on_timeout: false, reminders: []}}\n", func(t *testing.T, c *Config) {
+			if c.Policy.Operation.Quorum != "2" || c.Policy.Operation.ProceedOnTimeout || len(c.Policy.Operation.Reminders) != 0 {
+				t.Errorf("operation %+v", c.Policy.Operation)
+			}
+		}},
+		{"anchors and aliases", "x: &caps [go, rust]\n", nil}, // replaced below: unknown key x
+		{"null values keep defaults", "agents: [{name: a, adapter: mailbox}]\npolicy:\n  ack:\n    timeouts:\nlogs:\n", func(t *testing.T, c *Config) {
+			if !reflect.DeepEqual(c.Policy.Ack.Timeouts, core.DefaultAckTimeouts()) {
+				t.Errorf("timeouts %v", c.Policy.Ack.Timeouts)
+			}
+		}},
+		{"compat aimaestro", "agents: [{name: a, adapter: mailbox}]\ncompat: {aimaestro: true}\norchestrator: chief-of-staff\n", func(t *testing.T, c *Config) {
+			if !c.Compat.AIMaestro || c.Orchestrator != "chief-of-staff" {
+				t.Errorf("compat %+v orchestrator %q", c.Compat, c.Orchestrator)
+			}
+		}},
+		{"listen any port", "listen: \"[::1]:0\"\nagents: [{name: a, adapter: mailbox}]", nil},
+	}
+	tests[6].yaml = "agents:\n  - {name: a, adapter: mailbox, capabilities: &caps [go, rust]}\n  - {name: b, adapter: mailbox, capabilities: *caps}\n"
+	tests[6].check = func(t *testing.T, c *Config) {
+		if !reflect.DeepEqual(c.Agents[1].Capabilities, []string{"go", "rust"}) {
+			t.Errorf("alias: %v", c.Agents[1].Capabilities)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := Parse("wilco.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.check != nil {
+				tt.check(t, c)
+			}
+		})
+	}
+}
+
+func TestParseBad(t *testing.T) {
+	t.Parallel()
+	const agent = "agents: [{name: a, adapter: mailbox}]\n"
+	tests := []struct {
+		name string
+		yaml string
+		want []string // each must appear in the error
+	}{
+		{"empty file", "", []string{"wilco.yaml: agents: required"}},
+		{"no agents", "listen: 127.0.0.1:1\n", []string{"wilco.yaml: agents: required"}},
+		{"empty agents", "agents: []\n", []string{"wilco.yaml:1: agents: required"}},
+		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
+		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
+		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, listen"}},
+		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
+		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
+		{"version string", "version: one\n" + agent, []string{`wilco.yaml:1: version: must be an integer, got "one"`}},
+		{"bad listen", "listen: localhost\n" + agent, []string{"wilco.yaml:1: listen: must be host:port"}},
+		{"bad port", "listen: 127.0.0.1:99999\n" + agent, []string{"wilco.yaml:1: listen: port must be a number"}},
+		{"bad orchestrator", "orchestrator: \"a b\"\n" + agent, []string{`wilco.yaml:1: orchestrator: "a b": use 1 to 64`}},
+		{"agent named like orchestrator", "agents: [{name: wilco, adapter: mailbox}]\n", []string{`wilco.yaml:1: agents[0].name: "wilco" is the orchestrator's name`}},
+		{"agents not a list", "agents: {name: a}\n", []string{"wilco.yaml:1: agents: must be a list of agents, got a mapping"}},
+		{"agent without name", "agents:\n  - adapter: mailbox\n", []string{"wilco.yaml:2: agents[0].name: required"}},
+		{"agent bad name", "agents:\n  - {name: \"x/y\", adapter: mailbox}\n", []string{`wilco.yaml:2: agents[0].name: "x/y": use 1 to 64`}},
+		{"duplicate agent", "agents:\n  - {name: a, adapter: mailbox}\n  - {name: a, adapter: mailbox}\n", []string{`wilco.yaml:3: agents[1].name: "a" is already the name of the agent on line 2`}},
+		{"agent without adapter", "agents:\n  - name: a\n", []string{"wilco.yaml:2: agents[0].adapter: required: one of exec, mailbox, tmux"}},
+		{"unknown adapter", "agents:\n  - name: a\n    adapter: ssh\n", []string{`wilco.yaml:3: agents[0].adapter: must be one of exec, mailbox, tmux, got "ssh"`}},
+		{"unknown preset", "agents:\n  - name: a\n    adapter: exec\n    preset: cursor\n", []string{`wilco.yaml:4: agents[0].preset: must be one of claude-code, codex, gemini, aider, opencode, got "cursor"`}},
+		{"exec without command or preset", "agents:\n  - {name: a, adapter: exec}\n", []string{"wilco.yaml:2: agents[0].command: required for adapter exec without a preset"}},
+		{"bad prompt", "agents:\n  - {name: a, adapter: exec, command: [a], prompt: pipe}\n", []string{`agents[0].prompt: must be one of stdin, arg, file, got "pipe"`}},
+		{"bad handshake", "agents:\n  - {name: a, adapter: exec, command: [a], handshake: twice}\n", []string{`agents[0].handshake: must be one of inline, session, none, got "twice"`}},
+		{"session without preset", "agents:\n  - {name: a, adapter: exec, command: [a], handshake: session}\n", []string{"wilco.yaml:2: agents[0].handshake: session needs a preset"}},
+		{"mailbox with exec fields", "agents:\n  - name: a\n    adapter: mailbox\n    preset: codex\n    command: [x]\n", []string{
+			"wilco.yaml:4: agents[0].preset: applies to adapter exec only",
+			"wilco.yaml:5: agents[0].command: applies to adapter exec and tmux only",
+		}},
+		{"tmux with prompt", "agents:\n  - {name: a, adapter: tmux, prompt: arg}\n", []string{"agents[0].prompt: applies to adapter exec only"}},
+		{"command not a list", "agents:\n  - {name: a, adapter: exec, command: claude}\n", []string{`agents[0].command: must be a list such as [a, b], got "claude"`}},
+		{"bad env name", "agents:\n  - name: a\n    adapter: exec\n    command: [a]\n    env: {\"1X\": y}\n", []string{"wilco.yaml:5: agents[0].env.1X: not a valid environment variable name"}},
+		{"bad capability", "agents:\n  - {name: a, adapter: mailbox, capabilities: [go, \"c++\"]}\n", []string{`agents[0].capabilities[1]: "c++": use 1 to 64`}},
+		{"bad agent timeout", "agents:\n  - {name: a, adapter: exec, command: [a], timeout: 30}\n", []string{`agents[0].timeout: must be a Go duration such as "30s" or "5m", got "30"`}},
+		{"idle above timeout", "agents:\n  - {name: a, adapter: exec, command: [a], timeout: 1m, idle_timeout: 2m}\n", []string{"agents[0].idle_timeout: must not exceed timeout"}},
+		{"unknown agent key", "agents:\n  - {name: a, adapter: mailbox, capability: [go]}\n", []string{"wilco.yaml:2: agents[0].capability: unknown key"}},
+		{"step without run", agent + "verify:\n  steps:\n    - {name: unit}\n", []string{"wilco.yaml:4: verify.steps[0].run: required"}},
+		{"duplicate step", agent + "verify:\n  steps:\n    - {name: u, run: a}\n    - {name: u, run: b}\n", []string{`wilco.yaml:5: verify.steps[1].name: "u" is already the name of another step`}},
+		{"step bad timeout", agent + "verify:\n  steps:\n    - {run: a, timeout: -1s}\n", []string{`verify.steps[0].timeout: must not be negative, got "-1s"`}},
+		{"zero ack timeout", agent + "policy:\n  ack:\n    timeouts: [5m, 0s, 1m]\n", []string{`wilco.yaml:4: policy.ack.timeouts[1]: must be positive, got "0s"`}},
+		{"ack timeouts empty", agent + "policy:\n  ack:\n    timeouts: []\n", []string{"wilco.yaml:4: policy.ack.timeouts: must list at least one timeout"}},
+		{"ack timeouts scalar", agent + "policy:\n  ack:\n    timeouts: 5m\n", []string{"policy.ack.timeouts: must be a list of Go durations"}},
+		{"backoff max below base", agent + "policy:\n  ack:\n    backoff:\n      base: 1m\n      max: 30s\n", []string{"wilco.yaml:6: policy.ack.backoff.max: must not be below base"}},
+		{"bad on_unresponsive", agent + "policy: {ack: {on_unresponsive: retry}}\n", []string{`policy.ack.on_unresponsive: must be one of reassign, escalate, got "retry"`}},
+		{"negative corrections", agent + "policy: {ack: {max_corrections: -1}}\n", []string{"policy.ack.max_corrections: must not be negative, got -1"}},
+		{"negative max_retries", agent + "policy:\n  instruction:\n    max_retries: -2\n", []string{"wilco.yaml:4: policy.instruction.max_retries: must not be negative, got -2"}},
+		{"max_retries float", agent + "policy: {instruction: {max_retries: 1.5}}\n", []string{`policy.instruction.max_retries: must be an integer, got "1.5"`}},
+		{"zero hard_stop", agent + "policy: {loop: {hard_stop: 0}}\n", []string{"policy.loop.hard_stop: must be at least 1, got 0"}},
+		{"replan above hard stop", agent + "policy:\n  loop: {replan_after: 13}\n", []string{"wilco.yaml:3: policy.loop.replan_after: must not exceed hard_stop (13 > 12)"}},
+		{"reminder after timeout", agent + "policy:\n  operation:\n    timeout: 60s\n", []string{"wilco.yaml:4: policy.operation.reminders[1]: must come before the timeout"}},
+		{"reminders out of order", agent + "policy:\n  operation:\n    reminders: [60s, 30s]\n", []string{"wilco.yaml:4: policy.operation.reminders[1]: must come after the reminder before it"}},
+		{"bad quorum", agent + "policy: {operation: {quorum: most}}\n", []string{`policy.operation.quorum: must be "all", "majority" or a number of agents, got "most"`}},
+		{"proceed not bool", agent + "policy: {operation: {proceed_on_timeout: yes}}\n", []string{`policy.operation.proceed_on_timeout: must be true or false, got "yes"`}},
+		{"unknown policy", agent + "policy:\n  acks: {}\n", []string{"wilco.yaml:3: policy.acks: unknown key (known keys here: ack, instruction, loop, operation)"}},
+		{"bad retention", agent + "logs: {retry_log_retention: 7d}\n", []string{`logs.retry_log_retention: must be a Go duration such as "30s" or "5m", got "7d"`}},
+		{"compat not bool", agent + "compat: {aimaestro: 1}\n", []string{`compat.aimaestro: must be true or false, got "1"`}},
+		{"several errors at once", "listen: x\nagents:\n  - {name: a, adapter: nope}\npolicy: {instruction: {max_retries: -1}}\n", []string{
+			"wilco.yaml:1: listen:", "wilco.yaml:3: agents[0].adapter:", "wilco.yaml:4: policy.instruction.max_retries:",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := Parse("wilco.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("no error; loaded %+v", c)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%v\ndoes not contain\n%s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	t.Parallel()
+	c, err := Load("testdata/contract.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Compat.AIMaestro = true
+	c.Policy.Ack.Timeouts = []time.Duration{90 * time.Second, 250 * time.Millisecond}
+	data, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("encoded.yaml", data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Fatalf("round trip changed the config:\n%s\nback: %+v\nwant: %+v", data, back, c)
+	}
+	if strings.Contains(string(data), "0s") && strings.Contains(string(data), "m0s") {
+		t.Errorf("durations written with zero units:\n%s", data)
+	}
+}
+
+func TestDefaultWithAgentLoads(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	c.Agents = []Agent{{Name: "claude", Adapter: "exec", Preset: "claude-code", Prompt: "stdin", Handshake: "inline"}}
+	data, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "wilco.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Fatalf("got %+v want %+v", back, c)
+	}
+}
+
+func TestPath(t *testing.T) {
+	t.Setenv(EnvConfig, "")
+	if p := Path(""); p != DefaultFile {
+		t.Errorf("Path() = %q", p)
+	}
+	t.Setenv(EnvConfig, "/etc/wilco.yaml")
+	if p := Path(""); p != "/etc/wilco.yaml" {
+		t.Errorf("Path() with env = %q", p)
+	}
+	if p := Path("x.yaml"); p != "x.yaml" {
+		t.Errorf("Path(flag) = %q", p)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		5 * time.Minute: "5m", time.Hour: "1h", 90 * time.Minute: "1h30m", 30 * time.Second: "30s",
+		250 * time.Millisecond: "250ms", 168 * time.Hour: "168h", 2*time.Minute + 30*time.Second: "2m30s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v", err)
+	}
+}

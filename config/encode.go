@@ -1,0 +1,173 @@
+package config
+
+import (
+	"bytes"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Encode writes c as wilco.yaml: every key of CONTRACT §2, durations as Go
+// duration strings ("5m", not "5m0s"). Load reads the result back to the
+// same Config.
+func (c *Config) Encode() ([]byte, error) {
+	f := file{
+		Version: c.Version, Listen: c.Listen, Store: c.Store, Orchestrator: c.Orchestrator,
+		Policy: filePolicy{
+			Ack: fileAck{
+				Timeouts: durs(c.Policy.Ack.Timeouts),
+				Backoff: fileBackoff{
+					Base: dur(c.Policy.Ack.BackoffBase), Max: dur(c.Policy.Ack.BackoffMax),
+				},
+				OnUnresponsive: string(c.Policy.Ack.OnUnresponsive),
+				MaxCorrections: c.Policy.Ack.MaxCorrections,
+				QueuedFollowup: dur(c.Policy.Ack.QueuedFollowup),
+			},
+			Instruction: fileInstruction{MaxRetries: c.Policy.Instruction.MaxRetries},
+			Loop: fileLoop{
+				ReplanAfter: c.Policy.Loop.ReplanAfter, HardStop: c.Policy.Loop.HardStop,
+				MaxReplans: c.Policy.Loop.MaxReplans, EscalateAfter: c.Policy.Loop.EscalateAfter,
+			},
+			Operation: fileOperation{
+				Timeout: dur(c.Policy.Operation.Timeout), Reminders: durs(c.Policy.Operation.Reminders),
+				Extension: dur(c.Policy.Operation.Extension), ProceedOnTimeout: c.Policy.Operation.ProceedOnTimeout,
+				Quorum: string(c.Policy.Operation.Quorum),
+			},
+		},
+		Logs: fileLogs{
+			RetryLogRetention:   dur(c.Logs.RetryLogRetention),
+			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
+		},
+		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
+	}
+	for _, a := range c.Agents {
+		fa := fileAgent{
+			Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
+			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout),
+		}
+		if a.Adapter == "exec" {
+			fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
+		}
+		f.Agents = append(f.Agents, fa)
+	}
+	if len(c.Verify.Steps) > 0 {
+		f.Verify = &fileVerify{}
+		for _, s := range c.Verify.Steps {
+			f.Verify.Steps = append(f.Verify.Steps, fileStep{Name: s.Name, Run: s.Run, Timeout: dur(s.Timeout)})
+		}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// FormatDuration writes d as a Go duration string without zero units:
+// "5m", "1h30m", "250ms".
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return FormatDuration(d)
+}
+
+func durs(ds []time.Duration) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = FormatDuration(d)
+	}
+	return out
+}
+
+// The file's shape, for Encode.
+type (
+	file struct {
+		Version      int         `yaml:"version"`
+		Listen       string      `yaml:"listen"`
+		Store        string      `yaml:"store,omitempty"`
+		Orchestrator string      `yaml:"orchestrator"`
+		Agents       []fileAgent `yaml:"agents"`
+		Verify       *fileVerify `yaml:"verify,omitempty"`
+		Policy       filePolicy  `yaml:"policy"`
+		Logs         fileLogs    `yaml:"logs"`
+		Compat       fileCompat  `yaml:"compat"`
+	}
+	fileAgent struct {
+		Name         string            `yaml:"name"`
+		Adapter      string            `yaml:"adapter"`
+		Preset       string            `yaml:"preset,omitempty"`
+		Command      []string          `yaml:"command,omitempty,flow"`
+		Prompt       string            `yaml:"prompt,omitempty"`
+		Handshake    string            `yaml:"handshake,omitempty"`
+		Env          map[string]string `yaml:"env,omitempty"`
+		Capabilities []string          `yaml:"capabilities,omitempty,flow"`
+		Timeout      string            `yaml:"timeout,omitempty"`
+		IdleTimeout  string            `yaml:"idle_timeout,omitempty"`
+	}
+	fileVerify struct {
+		Steps []fileStep `yaml:"steps"`
+	}
+	fileStep struct {
+		Name    string `yaml:"name"`
+		Run     string `yaml:"run"`
+		Timeout string `yaml:"timeout,omitempty"`
+	}
+	filePolicy struct {
+		Ack         fileAck         `yaml:"ack"`
+		Instruction fileInstruction `yaml:"instruction"`
+		Loop        fileLoop        `yaml:"loop"`
+		Operation   fileOperation   `yaml:"operation"`
+	}
+	fileAck struct {
+		Timeouts       []string    `yaml:"timeouts,flow"`
+		Backoff        fileBackoff `yaml:"backoff"`
+		OnUnresponsive string      `yaml:"on_unresponsive"`
+		MaxCorrections int         `yaml:"max_corrections"`
+		QueuedFollowup string      `yaml:"queued_followup"`
+	}
+	fileBackoff struct {
+		Base string `yaml:"base"`
+		Max  string `yaml:"max"`
+	}
+	fileInstruction struct {
+		MaxRetries int `yaml:"max_retries"`
+	}
+	fileLoop struct {
+		ReplanAfter   int `yaml:"replan_after"`
+		HardStop      int `yaml:"hard_stop"`
+		MaxReplans    int `yaml:"max_replans"`
+		EscalateAfter int `yaml:"escalate_after"`
+	}
+	fileOperation struct {
+		Timeout          string   `yaml:"timeout"`
+		Reminders        []string `yaml:"reminders,flow"`
+		Extension        string   `yaml:"extension"`
+		ProceedOnTimeout bool     `yaml:"proceed_on_timeout"`
+		Quorum           string   `yaml:"quorum"`
+	}
+	fileLogs struct {
+		RetryLogRetention   string `yaml:"retry_log_retention"`
+		RetryJSONLRetention string `yaml:"retry_jsonl_retention"`
+	}
+	fileCompat struct {
+		AIMaestro bool `yaml:"aimaestro"`
+	}
+)

@@ -1,0 +1,335 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"wilco/config"
+	"wilco/core"
+	"wilco/runtime"
+	"wilco/server"
+	"wilco/store/sqlite"
+)
+
+// Defaults.
+const (
+	// DefaultDir is the state directory (CONTRACT §1).
+	DefaultDir = ".wilco"
+	// EnvToken names the environment variable that holds the admin token.
+	EnvToken = "WILCO_TOKEN"
+	// shutdownGrace is how long Close lets requests in flight finish.
+	shutdownGrace = 10 * time.Second
+)
+
+// Options configures a daemon.
+type Options struct {
+	// ConfigPath is wilco.yaml ("" : $WILCO_CONFIG, else wilco.yaml).
+	ConfigPath string
+	// Config, when set, is used instead of reading ConfigPath.
+	Config *config.Config
+	// Addr overrides the configuration's listen address.
+	Addr string
+	// Dir is the state directory: wilco.db, token, addr, aimaestro.json.
+	// Default: .wilco beside the configuration file (in the working
+	// directory when Config is given). A relative store: in the
+	// configuration is relative to the configuration file too.
+	Dir    string
+	Logger *slog.Logger
+	// AllowRemote allows a listen address that is not loopback.
+	AllowRemote bool
+	// Token is the admin token; "": $WILCO_TOKEN, else <Dir>/token.
+	Token string
+	// Deliver hands a message to a push agent (exec, tmux). It must not
+	// block. nil: the message is not delivered (a warning is logged once
+	// per agent) and the delivery's policy retries it.
+	Deliver func(agent string, msg core.InboxMessage)
+	// Routes are more routes for the server (tasks, plans, runs).
+	Routes []server.Route
+}
+
+// Daemon is a running server.
+type Daemon struct {
+	// Addr is the bound host:port, URL its http:// form.
+	Addr, URL string
+	// Token is the admin token.
+	Token   string
+	Config  *config.Config
+	Runtime *runtime.Runtime
+	Server  *server.Server
+
+	log      *slog.Logger
+	st       *sqlite.Store
+	http     *http.Server
+	eff      *effector
+	addrFile string
+
+	served    chan struct{}
+	serveErr  error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Run serves until ctx ends, then shuts down cleanly: `wilco serve`.
+func Run(ctx context.Context, opts Options) error {
+	d, err := Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-d.served:
+	}
+	err = d.Close()
+	if d.serveErr != nil {
+		return errors.Join(d.serveErr, err)
+	}
+	return err
+}
+
+// Start starts a daemon and returns once it serves. ctx bounds the start
+// only: stop the daemon with Close.
+func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg := opts.Config
+	base := "" // relative paths are relative to the configuration file
+	if cfg == nil {
+		path := config.Path(opts.ConfigPath)
+		if cfg, err = config.Load(path); err != nil {
+			return nil, err
+		}
+		base = filepath.Dir(path)
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = filepath.Join(base, DefaultDir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("daemon: state directory: %w", err)
+	}
+	token, err := adminToken(opts.Token, dir)
+	if err != nil {
+		return nil, err
+	}
+	addr := cfg.Listen
+	if opts.Addr != "" {
+		addr = opts.Addr
+	}
+	loopback := IsLoopback(addr)
+	if !loopback && !opts.AllowRemote {
+		return nil, fmt.Errorf("daemon: refusing to listen on %s: not a loopback address, so the API would answer other machines; "+
+			"listen on 127.0.0.1, or allow it explicitly (wilco serve --allow-remote) and put TLS in front", addr)
+	}
+	aimaestro := cfg.Compat.AIMaestro
+	if aimaestro && !loopback {
+		log.Warn("compat.aimaestro is off: AI Maestro's API needs no token, so wilco serves it on loopback only", "listen", addr)
+		aimaestro = false
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: listen: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+
+	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{})}
+	dbPath := cfg.Store
+	switch {
+	case dbPath == "":
+		dbPath = filepath.Join(dir, "wilco.db")
+	case !filepath.IsAbs(dbPath):
+		dbPath = filepath.Join(base, dbPath)
+	}
+	if d.st, err = sqlite.Open(dbPath); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.st.Close()
+		}
+	}()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := server.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	d.eff = newEffector(log, opts.Deliver)
+	if d.Runtime, err = runtime.Open(ctx, runtime.Config{
+		Store: d.st, Effector: d.eff, Logger: log.With("component", "runtime"), Observe: metrics.Observe,
+	}); err != nil {
+		return nil, err
+	}
+	d.eff.rt = d.Runtime
+	defer func() {
+		if err != nil {
+			d.eff.close()
+			d.Runtime.Close()
+		}
+	}()
+	if d.Server, err = server.New(server.Options{
+		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
+		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
+		Routes: opts.Routes,
+	}); err != nil {
+		return nil, err
+	}
+	d.Runtime.Start()
+	if err = d.setUp(ctx, cfg); err != nil {
+		return nil, err
+	}
+
+	d.Addr = ln.Addr().String()
+	d.URL = "http://" + d.Addr
+	d.http = &http.Server{
+		Handler:           d.Server,
+		ReadHeaderTimeout: 10 * time.Second,
+		// ReadTimeout bounds reading a request (its body is at most 1 MiB);
+		// net/http lifts it once the handler runs, so event streams and
+		// long-polls outlive it. There is no WriteTimeout: streams write
+		// for as long as the client reads.
+		ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		defer close(d.served)
+		if err := d.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.serveErr = fmt.Errorf("daemon: serve: %w", err)
+			log.Error("serving stopped", "err", err)
+		}
+	}()
+	d.addrFile = filepath.Join(dir, "addr")
+	if err := os.WriteFile(d.addrFile, []byte(d.URL+"\n"), 0o600); err != nil {
+		log.Warn("could not write the address file", "path", d.addrFile, "err", err)
+		d.addrFile = ""
+	}
+	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	return d, nil
+}
+
+// setUp registers the configured agents and policies, and settles the
+// operations whose command was running when wilco last stopped.
+func (d *Daemon) setUp(ctx context.Context, cfg *config.Config) error {
+	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
+		if err := c.Configure(now, cfg.Policies()); err != nil {
+			return nil, fmt.Errorf("daemon: policies: %w", err)
+		}
+		for _, a := range cfg.Agents {
+			if err := c.RegisterAgent(now, a.Spec()); err != nil {
+				return nil, fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+			}
+		}
+		for _, id := range c.RunningOperations() {
+			if _, err := c.FinishOperation(now, id, -1, "wilco stopped while the command ran; its outcome is unknown"); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// Done is closed when the daemon stops serving (Close, or a failure).
+func (d *Daemon) Done() <-chan struct{} { return d.served }
+
+// Close shuts down: event streams and long-polls end, requests in flight
+// finish (for up to 10 s), running operation commands are killed and
+// recorded, the runtime writes its checkpoint, the store closes.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		var errs []error
+		d.Server.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := d.http.Shutdown(ctx); err != nil {
+			d.log.Warn("requests still running at shutdown were cut", "err", err)
+			_ = d.http.Close()
+		}
+		cancel()
+		<-d.served
+		d.eff.close()
+		errs = append(errs, d.Runtime.Close(), d.st.Close())
+		if d.addrFile != "" {
+			_ = os.Remove(d.addrFile)
+		}
+		d.closeErr = errors.Join(errs...)
+		d.log.Info("wilco stopped")
+	})
+	return d.closeErr
+}
+
+// IsLoopback reports whether a listen address (host:port) is on loopback
+// only: localhost, 127.0.0.0/8 or ::1. An empty host (all interfaces) is
+// not.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// adminToken returns the admin token: given, else $WILCO_TOKEN, else the
+// token file (created when missing).
+func adminToken(given, dir string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if t := strings.TrimSpace(os.Getenv(EnvToken)); t != "" {
+		return t, nil
+	}
+	path := filepath.Join(dir, "token")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		tok := server.NewToken()
+		_, werr := f.WriteString(tok + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("daemon: write %s: %w", path, werr)
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("daemon: create %s: %w", path, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("daemon: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("daemon: %s is readable by others (mode %v): chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("daemon: %w", err)
+	}
+	tok := strings.TrimSpace(string(data))
+	if tok == "" {
+		return "", fmt.Errorf("daemon: %s is empty: remove it to have a new token made", path)
+	}
+	return tok, nil
+}

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"wilco/core"
+	"wilco/runtime"
+)
+
+// maxOutput is how much of an operation's output is kept (its tail).
+const maxOutput = 64 << 10
+
+// effector performs the effects that reach outside wilco: it runs
+// operation commands and hands messages to push agents.
+type effector struct {
+	log     *slog.Logger
+	rt      *runtime.Runtime
+	deliver func(agent string, msg core.InboxMessage)
+	warned  sync.Map
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newEffector(log *slog.Logger, deliver func(string, core.InboxMessage)) *effector {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &effector{log: log, deliver: deliver, ctx: ctx, cancel: cancel}
+}
+
+// Deliver hands a message to a push agent through Options.Deliver.
+func (e *effector) Deliver(agent string, msg core.InboxMessage) {
+	if e.deliver != nil {
+		e.deliver(agent, msg)
+		return
+	}
+	if _, seen := e.warned.LoadOrStore(agent, true); !seen {
+		e.log.Warn("no adapter delivers to this agent yet: its messages wait for their retry policy", "agent", agent, "message", msg.ID)
+	}
+}
+
+// RunOperation runs an operation's command in the background and reports
+// its end with core.FinishOperation.
+func (e *effector) RunOperation(id string, command []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		e.log.Warn("operation not started: wilco is stopping; it is settled at the next start", "operation", id)
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		code, out := run(e.ctx, id, command)
+		e.log.Info("operation command ended", "operation", id, "exit_code", code)
+		_, err := e.rt.Do(context.Background(), func(c *core.State, now time.Time) (any, error) {
+			return c.FinishOperation(now, id, code, out)
+		})
+		if err != nil {
+			e.log.Error("recording the end of an operation failed", "operation", id, "err", err)
+		}
+	}()
+}
+
+// close kills the commands still running, waits for their ends to be
+// recorded, and starts no more.
+func (e *effector) close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	e.wg.Wait()
+}
+
+// run runs command in its own process group and returns its exit status
+// and the tail of its output. A command that cannot start exits 127; one
+// killed because wilco stops exits -1.
+func run(ctx context.Context, id string, command []string) (int, string) {
+	if len(command) == 0 {
+		return 0, ""
+	}
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd.Env = append(os.Environ(), "WILCO_OPERATION_ID="+id)
+	out := &tail{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second
+	processGroup(cmd)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case ctx.Err() != nil:
+		return -1, out.String() + "\nkilled: wilco stopped while the command ran"
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
+	default:
+		return 127, out.String() + fmt.Sprintf("\ncould not run %q: %v", command[0], err)
+	}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

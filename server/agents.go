@@ -1,0 +1,154 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"wilco/config"
+	"wilco/core"
+)
+
+type createAgentRequest struct {
+	Name         string            `json:"name"`
+	Adapter      string            `json:"adapter"`
+	Capabilities []string          `json:"capabilities"`
+	Preset       string            `json:"preset"`
+	Command      []string          `json:"command"`
+	Prompt       string            `json:"prompt"`
+	Handshake    string            `json:"handshake"`
+	Env          map[string]string `json:"env"`
+	Timeout      string            `json:"timeout"`
+	IdleTimeout  string            `json:"idle_timeout"`
+}
+
+type createAgentResponse struct {
+	Agent AgentView `json:"agent"`
+	Token string    `json:"token"`
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "status"); err != nil {
+		return err
+	}
+	status := core.AgentStatus(r.URL.Query().Get("status"))
+	if status != "" && !status.Valid() {
+		return invalidf("status %q: must be available, busy, unresponsive, hibernating or offline", status)
+	}
+	out := []AgentView{}
+	s.read(func(c *core.State) {
+		for _, a := range c.Agents() {
+			if status == "" || a.Status == status {
+				out = append(out, s.agentView(a))
+			}
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
+	return nil
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	var a core.Agent
+	var ok bool
+	s.read(func(c *core.State) { a, ok = c.Agent(name) })
+	if !ok {
+		return notFoundf("no agent %q", name)
+	}
+	WriteJSON(w, http.StatusOK, s.agentView(a))
+	return nil
+}
+
+// createAgent registers an agent and gives it its token, in one step: the
+// agent exists with its token, or not at all.
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
+	var req createAgentRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	a := config.Agent{
+		Name: req.Name, Adapter: req.Adapter, Capabilities: req.Capabilities, Preset: req.Preset, Command: req.Command,
+		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env,
+	}
+	var present []string
+	for f, set := range map[string]bool{
+		"preset": req.Preset != "", "command": req.Command != nil, "prompt": req.Prompt != "", "handshake": req.Handshake != "",
+		"env": req.Env != nil, "timeout": req.Timeout != "", "idle_timeout": req.IdleTimeout != "",
+	} {
+		if set {
+			present = append(present, f)
+		}
+	}
+	var err error
+	if req.Timeout != "" {
+		if a.Timeout, err = duration("timeout", req.Timeout); err != nil {
+			return err
+		}
+	}
+	if req.IdleTimeout != "" {
+		if a.IdleTimeout, err = duration("idle_timeout", req.IdleTimeout); err != nil {
+			return err
+		}
+	}
+	if req.Name == s.orch {
+		return invalidf("name %q is the orchestrator's name (the name agents write to)", req.Name)
+	}
+	if err := a.Check(present...); err != nil {
+		return invalidf("%v", err)
+	}
+	token := NewToken()
+	created, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Agent, error) {
+		if _, exists := c.Agent(a.Name); exists {
+			return core.Agent{}, Errorf(CodeConflict, "agent %q already exists (POST /v1/agents/%s/token gives it a new token)", a.Name, a.Name)
+		}
+		if err := c.RegisterAgent(now, a.Spec()); err != nil {
+			return core.Agent{}, err
+		}
+		if err := c.SetAgentToken(now, a.Name, TokenHash(token)); err != nil {
+			return core.Agent{}, err
+		}
+		ag, _ := c.Agent(a.Name)
+		return ag, nil
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/agents/"+created.Name)
+	WriteJSON(w, http.StatusCreated, createAgentResponse{Agent: s.agentView(created), Token: token})
+	return nil
+}
+
+// rotateToken gives an agent a new token; the old one stops working at
+// once (the hash is replaced before the answer goes out).
+func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	if err := emptyBody(r); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	token := NewToken()
+	_, err := do(r.Context(), s, func(c *core.State, now time.Time) (struct{}, error) {
+		return struct{}{}, c.SetAgentToken(now, name, TokenHash(token))
+	})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
+	return nil
+}
+
+// emptyBody accepts a POST without a body, or with an empty JSON object.
+func emptyBody(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	var v struct{}
+	if err := DecodeJSON(r, &v); err != nil && err != errEmptyBody {
+		return err
+	}
+	return nil
+}

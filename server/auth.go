@@ -1,0 +1,111 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"wilco/core"
+)
+
+// NewToken returns a new random token: 32 bytes from crypto/rand, base64url
+// without padding (43 characters).
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// TokenHash is what wilco keeps of an agent's token: the hex SHA-256 of it.
+// The token itself is never stored or logged.
+func TokenHash(token string) string {
+	h := hashToken(token)
+	return hex.EncodeToString(h[:])
+}
+
+func hashToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+// bearer returns the request's bearer token, "" when there is none.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// caller is who a token belongs to.
+type caller struct {
+	admin bool
+	agent string
+}
+
+// identify resolves a bearer token: the admin, an agent, or nobody.
+func (s *Server) identify(tok string) caller {
+	if tok == "" {
+		return caller{}
+	}
+	h := hashToken(tok)
+	if s.hasAdm && subtle.ConstantTimeCompare(h[:], s.admin[:]) == 1 {
+		return caller{admin: true}
+	}
+	want := hex.EncodeToString(h[:])
+	var name string
+	s.read(func(c *core.State) {
+		for _, a := range c.Agents() {
+			if a.TokenHash != "" && subtle.ConstantTimeCompare([]byte(a.TokenHash), []byte(want)) == 1 {
+				name = a.Name
+				return
+			}
+		}
+	})
+	return caller{agent: name}
+}
+
+// authenticate checks the request's token against the route's audience: 401
+// for a missing or unknown token, 403 for a valid token on a route it may
+// not use. It returns who the token belongs to.
+func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
+	switch need {
+	case Public:
+		return caller{}, nil
+	case Loopback:
+		if !isLoopback(r) {
+			return caller{}, Errorf(CodePermissionDenied, "this route answers loopback clients only")
+		}
+		// AI Maestro's scripts send no token; one that is sent must be valid.
+		if tok, present := bearer(r); present {
+			c := s.identify(tok)
+			if !c.admin && c.agent == "" {
+				return caller{}, Errorf(CodeUnauthenticated, "unknown token")
+			}
+			return c, nil
+		}
+		return caller{}, nil
+	}
+	tok, present := bearer(r)
+	if !present {
+		return caller{}, Errorf(CodeUnauthenticated, "missing token: send Authorization: Bearer <token>")
+	}
+	if tok == "" {
+		return caller{}, Errorf(CodeUnauthenticated, "malformed Authorization header: want Bearer <token>")
+	}
+	c := s.identify(tok)
+	switch {
+	case !c.admin && c.agent == "":
+		return caller{}, Errorf(CodeUnauthenticated, "unknown token")
+	case need == Admin && !c.admin:
+		return c, Errorf(CodePermissionDenied, "an agent's token may not use the control API")
+	case need == AgentOnly && c.agent == "":
+		return c, Errorf(CodePermissionDenied, "this route is the agent's side: use the agent's token, not the admin token")
+	}
+	return c, nil
+}

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"wilco/core"
+	"wilco/runtime"
+)
+
+// Code is the error.code of an error response (CONTRACT §4).
+type Code string
+
+// Error codes. The first six are the contract's; the others name what the
+// contract leaves to the project.
+const (
+	CodeInvalid          Code = "invalid_argument"
+	CodeUnauthenticated  Code = "unauthenticated"
+	CodePermissionDenied Code = "permission_denied"
+	CodeNotFound         Code = "not_found"
+	CodeConflict         Code = "conflict"
+	CodeTooLarge         Code = "too_large"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeUnavailable      Code = "unavailable"
+	CodeInternal         Code = "internal"
+)
+
+// errorTable is the one place that maps every error to its HTTP status and
+// error.code: core refusals by their core.Code, the server's own errors by
+// theirs, an oversize body, a stopped runtime, and anything else (a bug or
+// an I/O failure) as internal.
+var errorTable = []struct {
+	code   Code
+	status int
+	match  func(error) bool
+}{
+	{CodeInvalid, http.StatusBadRequest, isCode(core.Invalid, CodeInvalid)},
+	{CodeUnauthenticated, http.StatusUnauthorized, isCode("", CodeUnauthenticated)},
+	{CodePermissionDenied, http.StatusForbidden, isCode(core.PermissionDenied, CodePermissionDenied)},
+	{CodeNotFound, http.StatusNotFound, isCode(core.NotFound, CodeNotFound)},
+	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, isCode("", CodeMethodNotAllowed)},
+	{CodeConflict, http.StatusConflict, isCode(core.Conflict, CodeConflict)},
+	{CodeTooLarge, http.StatusRequestEntityTooLarge, func(err error) bool {
+		var mb *http.MaxBytesError
+		return errors.As(err, &mb) || isCode("", CodeTooLarge)(err)
+	}},
+	{CodeUnavailable, http.StatusServiceUnavailable, func(err error) bool {
+		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, context.Canceled) ||
+			errors.Is(err, context.DeadlineExceeded) || isCode("", CodeUnavailable)(err)
+	}},
+}
+
+// isCode matches a core refusal of code c, or a server error of code s.
+func isCode(c core.Code, s Code) func(error) bool {
+	return func(err error) bool {
+		if c != "" && core.CodeOf(err) == c {
+			return true
+		}
+		var e *Error
+		return errors.As(err, &e) && e.Code == s
+	}
+}
+
+// classify returns the status and code of err.
+func classify(err error) (int, Code) {
+	for _, row := range errorTable {
+		if row.match(err) {
+			return row.status, row.code
+		}
+	}
+	return http.StatusInternalServerError, CodeInternal
+}
+
+// Error is an error of the server's own, with its code. Handlers (and the
+// routes other packages plug in) may also return a *core.Error, which the
+// table maps by its core.Code.
+type Error struct {
+	Code Code
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Errorf returns an *Error of the given code.
+func Errorf(code Code, format string, args ...any) error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+func invalidf(format string, args ...any) error { return Errorf(CodeInvalid, format, args...) }
+
+func notFoundf(format string, args ...any) error { return Errorf(CodeNotFound, format, args...) }
+
+// errorBody is the contract's error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// message is what the client is told. An internal error's text may hold
+// paths or driver messages: it goes to the log, not to the client.
+func message(err error, code Code) string {
+	switch code {
+	case CodeInternal:
+		return "internal error; see the server log"
+	case CodeTooLarge:
+		return fmt.Sprintf("request body is larger than %d bytes", MaxBody)
+	case CodeUnavailable:
+		if errors.Is(err, runtime.ErrClosed) {
+			return "wilco is shutting down"
+		}
+	}
+	return err.Error()
+}
+
+// WriteError writes err as the contract's error response, with the status
+// and code of the error table.
+func WriteError(w http.ResponseWriter, err error) {
+	status, code := classify(err)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wilco"`)
+	}
+	WriteJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message(err, code)}})
+}

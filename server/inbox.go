@@ -1,0 +1,165 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"wilco/core"
+)
+
+// wakes are the server's own inbox signals, for what the core queues
+// without a Wake effect (an instruction waits for the agent's next
+// dispatch cycle, and an agent long-polling is waiting for that cycle).
+type wakes struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+	// parked counts the long-polls waiting, per agent.
+	parked map[string]int
+}
+
+func newWakes() *wakes { return &wakes{ch: map[string]chan struct{}{}, parked: map[string]int{}} }
+
+func (w *wakes) park(agent string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parked[agent] += n
+}
+
+// waiting reports whether a long-poll of the agent is waiting.
+func (s *Server) waiting(agent string) bool {
+	s.wakes.mu.Lock()
+	defer s.wakes.mu.Unlock()
+	return s.wakes.parked[agent] > 0
+}
+
+func (w *wakes) signal(agent string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.ch[agent]
+	if !ok {
+		ch = make(chan struct{})
+		w.ch[agent] = ch
+	}
+	return ch
+}
+
+func (w *wakes) wake(agent string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.ch[agent]; ok {
+		close(ch)
+		delete(w.ch, agent)
+	}
+}
+
+// inbox is one dispatch cycle of the calling agent (seed 000): what waits
+// in its inbox, its new instructions, then its unacknowledged ones again.
+// When the cycle finds nothing it waits up to ?wait= for something to
+// arrive, and runs the cycle again then. The signals are taken before each
+// cycle, so that nothing arriving between the cycle and the wait is missed.
+func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "wait"); err != nil {
+		return err
+	}
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		var err error
+		if wait, err = duration("wait", v); err != nil {
+			return err
+		}
+		if wait > s.opts.MaxWait {
+			return invalidf("wait: at most %s, got %q", s.opts.MaxWait, v)
+		}
+	}
+	agent := AgentName(r.Context())
+	msgs, err := s.poll(r, agent, wait)
+	if err != nil {
+		return err
+	}
+	for i := range msgs {
+		if msgs[i].From == core.Orchestrator {
+			msgs[i].From = s.orch // the name the agent writes back to
+		}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"messages": nonNil(msgs)})
+	return nil
+}
+
+// poll runs dispatch cycles for agent until one returns messages or wait
+// has passed.
+func (s *Server) poll(r *http.Request, agent string, wait time.Duration) ([]core.InboxMessage, error) {
+	var timer <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timer = t.C
+	}
+	for {
+		coreSig, ownSig := s.rt.InboxSignal(agent), s.wakes.signal(agent)
+		msgs, err := do(r.Context(), s, func(c *core.State, now time.Time) ([]core.InboxMessage, error) {
+			return c.Cycle(now, agent)
+		})
+		if err != nil || len(msgs) > 0 || timer == nil {
+			return msgs, err
+		}
+		if stop, err := s.park(r, agent, coreSig, ownSig, timer); stop {
+			return nil, err
+		}
+	}
+}
+
+// park waits for a signal; stop says the poll is over.
+func (s *Server) park(r *http.Request, agent string, coreSig, ownSig <-chan struct{}, timer <-chan time.Time) (stop bool, err error) {
+	s.wakes.park(agent, 1)
+	defer s.wakes.park(agent, -1)
+	select {
+	case <-coreSig:
+	case <-ownSig:
+	case <-timer:
+		return true, nil
+	case <-s.stopping:
+		return true, nil
+	case <-r.Context().Done():
+		return true, r.Context().Err()
+	}
+	return false, nil
+}
+
+type replyRequest struct {
+	InReplyTo string          `json:"in_reply_to"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// reply interprets the calling agent's answer with the acknowledgment
+// language (core.Reply): it may answer only what was sent to it.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
+	var req replyRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	data := req.Data
+	if string(data) == "null" {
+		data = nil
+	}
+	if len(data) > 0 && data[0] != '{' {
+		return invalidf("data: want a JSON object of one of the reply forms")
+	}
+	in, err := s.interpret(r, core.ReplyInput{
+		Agent: AgentName(r.Context()), InReplyTo: req.InReplyTo, Text: req.Text, Type: req.Type, Data: data,
+	})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusAccepted, map[string]any{"interpreted": in})
+	return nil
+}
+
+func (s *Server) interpret(r *http.Request, in core.ReplyInput) (core.Interpretation, error) {
+	return do(r.Context(), s, func(c *core.State, now time.Time) (core.Interpretation, error) {
+		return c.Reply(now, in)
+	})
+}

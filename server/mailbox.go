@@ -1,0 +1,338 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// maestroTime is how AI Maestro writes times (JavaScript's toISOString).
+const maestroTime = "2006-01-02T15:04:05.000Z07:00"
+
+// maxPerBox bounds each inbox and sent box: the oldest archived messages
+// go first, then the oldest read ones, then the oldest.
+const maxPerBox = 1000
+
+// maestroMessage is a message in AI Maestro's shape (lib/messageQueue.ts,
+// Message).
+type maestroMessage struct {
+	ID        string          `json:"id"`
+	From      string          `json:"from"`
+	FromAlias string          `json:"fromAlias,omitempty"`
+	FromHost  string          `json:"fromHost,omitempty"`
+	To        string          `json:"to"`
+	ToAlias   string          `json:"toAlias,omitempty"`
+	ToHost    string          `json:"toHost,omitempty"`
+	Timestamp string          `json:"timestamp"`
+	Subject   string          `json:"subject"`
+	Priority  string          `json:"priority"`
+	Status    string          `json:"status"`
+	Content   json.RawMessage `json:"content"`
+	InReplyTo string          `json:"inReplyTo,omitempty"`
+	// Delivery is the wilco delivery the message is a send of ("" for a
+	// message an agent wrote).
+	Delivery string `json:"-"`
+}
+
+// maestroSummary is a listing's entry (lib/messageQueue.ts, MessageSummary).
+type maestroSummary struct {
+	ID        string `json:"id"`
+	From      string `json:"from"`
+	FromAlias string `json:"fromAlias,omitempty"`
+	FromHost  string `json:"fromHost,omitempty"`
+	To        string `json:"to"`
+	ToAlias   string `json:"toAlias,omitempty"`
+	ToHost    string `json:"toHost,omitempty"`
+	Timestamp string `json:"timestamp"`
+	Subject   string `json:"subject"`
+	Priority  string `json:"priority"`
+	Status    string `json:"status"`
+	Type      string `json:"type"`
+	Preview   string `json:"preview"`
+}
+
+func (m *maestroMessage) content() (typ, msg string) {
+	var c struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(m.Content, &c)
+	return c.Type, c.Message
+}
+
+func (m *maestroMessage) summary() maestroSummary {
+	typ, msg := m.content()
+	return maestroSummary{
+		ID: m.ID, From: m.From, FromAlias: m.FromAlias, FromHost: m.FromHost, To: m.To, ToAlias: m.ToAlias, ToHost: m.ToHost,
+		Timestamp: m.Timestamp, Subject: m.Subject, Priority: m.Priority, Status: m.Status, Type: typ, Preview: preview(msg, 100),
+	}
+}
+
+func preview(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// mailbox holds the AI Maestro view of messages: each agent's inbox and
+// sent box, with AI Maestro's read and archived marks. wilco's own state
+// (deliveries and their acknowledgments) lives in the core; the mailbox
+// only remembers what each agent fetched and marked.
+type mailbox struct {
+	mu    sync.Mutex
+	path  string
+	Seq   int                  `json:"seq"`
+	Boxes map[string]*ownBoxes `json:"boxes"`
+}
+
+type ownBoxes struct {
+	Inbox []*storedMessage `json:"inbox"`
+	Sent  []*storedMessage `json:"sent"`
+}
+
+// storedMessage is a message with what the file keeps beside it.
+type storedMessage struct {
+	maestroMessage
+	WilcoDelivery string `json:"wilcoDelivery,omitempty"`
+}
+
+func openMailbox(path string) (*mailbox, error) {
+	m := &mailbox{path: path, Boxes: map[string]*ownBoxes{}}
+	if path == "" {
+		return m, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: AI Maestro mailbox: %w", err)
+	}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("server: AI Maestro mailbox %s: %w", path, err)
+	}
+	if m.Boxes == nil {
+		m.Boxes = map[string]*ownBoxes{}
+	}
+	for _, b := range m.Boxes {
+		for _, list := range [][]*storedMessage{b.Inbox, b.Sent} {
+			for _, sm := range list {
+				sm.Delivery = sm.WilcoDelivery
+			}
+		}
+	}
+	return m, nil
+}
+
+// save writes the mailbox (under m.mu), replacing the file atomically.
+func (m *mailbox) save() error {
+	if m.path == "" {
+		return nil
+	}
+	for _, b := range m.Boxes {
+		for _, list := range [][]*storedMessage{b.Inbox, b.Sent} {
+			for _, sm := range list {
+				sm.WilcoDelivery = sm.Delivery
+			}
+		}
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(m.path), ".mailbox-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), m.path)
+}
+
+func (m *mailbox) own(owner string) *ownBoxes {
+	b := m.Boxes[owner]
+	if b == nil {
+		b = &ownBoxes{}
+		m.Boxes[owner] = b
+	}
+	return b
+}
+
+// nextID returns a new message id in AI Maestro's style.
+func (m *mailbox) nextID(now time.Time) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Seq++
+	return fmt.Sprintf("msg-%d-%d", now.UnixMilli(), m.Seq)
+}
+
+// add files msg in the owner's box ("inbox" or "sent") and saves.
+func (m *mailbox) add(adds ...mailboxAdd) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range adds {
+		b := m.own(a.owner)
+		sm := &storedMessage{maestroMessage: *a.msg}
+		if a.box == "sent" {
+			sm.Status = "read"
+			b.Sent = trim(append(b.Sent, sm))
+		} else {
+			b.Inbox = trim(append(b.Inbox, sm))
+		}
+	}
+	return m.save()
+}
+
+type mailboxAdd struct {
+	owner, box string
+	msg        *maestroMessage
+}
+
+func trim(list []*storedMessage) []*storedMessage {
+	for _, drop := range []string{"archived", "read", ""} {
+		for len(list) > maxPerBox {
+			i := slices.IndexFunc(list, func(sm *storedMessage) bool { return drop == "" || sm.Status == drop })
+			if i < 0 {
+				break
+			}
+			list = slices.Delete(list, i, i+1)
+		}
+	}
+	return list
+}
+
+func (m *mailbox) box(owner, box string) []*storedMessage {
+	b := m.Boxes[owner]
+	if b == nil {
+		return nil
+	}
+	if box == "sent" {
+		return b.Sent
+	}
+	return b.Inbox
+}
+
+// listFilter is what a listing selects.
+type listFilter struct {
+	status, priority, from, to string
+	limit                      int // 0: all
+}
+
+// list returns summaries of the owner's box, newest first.
+func (m *mailbox) list(owner, box string, f listFilter) []maestroSummary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []maestroSummary{}
+	list := m.box(owner, box)
+	for i := len(list) - 1; i >= 0; i-- {
+		sm := list[i]
+		if f.status != "" && sm.Status != f.status || f.priority != "" && sm.Priority != f.priority ||
+			f.from != "" && sm.From != f.from && sm.FromAlias != f.from || f.to != "" && sm.To != f.to && sm.ToAlias != f.to {
+			continue
+		}
+		out = append(out, sm.summary())
+		if f.limit > 0 && len(out) == f.limit {
+			break
+		}
+	}
+	return out
+}
+
+// get returns a copy of one message of the owner's box.
+func (m *mailbox) get(owner, box, id string) (maestroMessage, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sm := range m.box(owner, box) {
+		if sm.ID == id {
+			return sm.maestroMessage, true
+		}
+	}
+	return maestroMessage{}, false
+}
+
+// inboxOwner returns whose inbox holds the message id ("" for none).
+func (m *mailbox) inboxOwner(id string) (string, *maestroMessage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for owner, b := range m.Boxes {
+		for _, sm := range b.Inbox {
+			if sm.ID == id {
+				c := sm.maestroMessage
+				return owner, &c
+			}
+		}
+	}
+	return "", nil
+}
+
+// mark sets a message's status in the owner's inbox.
+func (m *mailbox) mark(owner, id, status string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sm := range m.box(owner, "inbox") {
+		if sm.ID == id {
+			if sm.Status == status {
+				return true, nil
+			}
+			sm.Status = status
+			return true, m.save()
+		}
+	}
+	return false, nil
+}
+
+// remove deletes a message from the owner's inbox.
+func (m *mailbox) remove(owner, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.Boxes[owner]
+	if b == nil {
+		return false, nil
+	}
+	i := slices.IndexFunc(b.Inbox, func(sm *storedMessage) bool { return sm.ID == id })
+	if i < 0 {
+		return false, nil
+	}
+	b.Inbox = slices.Delete(b.Inbox, i, i+1)
+	return true, m.save()
+}
+
+// owners lists the agents whose inbox holds messages.
+func (m *mailbox) owners() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []string{}
+	for owner, b := range m.Boxes {
+		if len(b.Inbox) > 0 {
+			out = append(out, owner)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hostName strips "@host" from an AI Maestro address.
+func hostName(addr string) string {
+	name, _, _ := strings.Cut(addr, "@")
+	return name
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"net/http"
+)
+
+// ownRoutes is the route table of CONTRACT §4 (tasks, plans and runs plug
+// in through Options.Routes). The OpenAPI document is generated from it.
+func (s *Server) ownRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	name := map[string]string{"name": "alpha"}
+	routes := []Route{
+		{Method: "GET", Path: "/healthz", Auth: Public, Summary: "Liveness: 200 while the server runs.",
+			Handler: s.healthz, Responses: map[int]string{200: "Health"}},
+		{Method: "GET", Path: "/openapi.json", Auth: Public, Summary: "This document.",
+			Handler: s.openapi, Responses: map[int]string{200: "OpenAPI"}},
+		{Method: "GET", Path: "/metrics", Auth: Admin, Summary: "Prometheus metrics (text exposition format).",
+			Handler: s.metricsHandler, Responses: map[int]string{200: "text/plain"}},
+
+		{Method: "GET", Path: "/v1/agents", Auth: Admin, Summary: "List the agents.",
+			Query:   []Param{{"status", "string", "only agents with this status"}},
+			Handler: s.listAgents, Responses: map[int]string{200: "AgentList"}},
+		{Method: "POST", Path: "/v1/agents", Auth: Admin, Summary: "Create an agent and its token (shown once).",
+			Request: "CreateAgent", Handler: s.createAgent, Responses: map[int]string{201: "CreatedAgent"}},
+		{Method: "GET", Path: "/v1/agents/{name}", Auth: Admin, Summary: "One agent.",
+			Examples: name, Handler: s.getAgent, Responses: map[int]string{200: "Agent"}},
+		{Method: "POST", Path: "/v1/agents/{name}/token", Auth: Admin, Summary: "Give the agent a new token; the old one stops working at once.",
+			Examples: name, Handler: s.rotateToken, Responses: map[int]string{200: "Token"}},
+
+		{Method: "POST", Path: "/v1/messages", Auth: Admin, Summary: "Send a message; without type it is classified, and a task delegation is tracked under the ack policy.",
+			Request: "SendMessage", Handler: s.sendMessage, Responses: map[int]string{201: "Message"}},
+		{Method: "GET", Path: "/v1/messages", Auth: Admin, Summary: "List messages (every delivery, instructions included).",
+			Query: []Param{{"agent", "string", "only messages to this agent"}, {"state", "string", "pending, sent, clarifying, acknowledged, failed or cancelled"},
+				{"type", "string", "instruction, task_delegation, conversation or pre_operation"}, {"task", "string", "only messages of this task"}},
+			Handler: s.listMessages, Responses: map[int]string{200: "MessageList"}},
+		{Method: "GET", Path: "/v1/messages/{id}", Auth: Admin, Summary: "One message.",
+			Examples: id("M-1"), Handler: s.getMessage, Responses: map[int]string{200: "Message"}},
+		{Method: "POST", Path: "/v1/messages/{id}/cancel", Auth: Admin, Summary: "Cancel an open message; the agent of a delegation is told to stop.",
+			Examples: id("M-1"), Request: "Reason", Handler: s.cancelMessage, Responses: map[int]string{200: "Message"}},
+		{Method: "POST", Path: "/v1/messages/{id}/clarify", Auth: Admin, Summary: "Answer the agent's questions (task-clarification) and wait for its acknowledgment again.",
+			Examples: id("M-1"), Request: "Clarify", Handler: s.clarifyMessage, Responses: map[int]string{200: "Message"}},
+
+		{Method: "POST", Path: "/v1/instructions", Auth: Admin, Summary: "Queue an instruction for the agent's next dispatch cycle (cycles policy). Instructions may be sent more than once: make them idempotent.",
+			Request: "CreateInstruction", Handler: s.createInstruction, Responses: map[int]string{201: "Instruction"}},
+		{Method: "GET", Path: "/v1/instructions", Auth: Admin, Summary: "List instructions.",
+			Query:   []Param{{"state", "string", "pending, sent, acknowledged, failed or cancelled"}, {"agent", "string", "only this agent's"}},
+			Handler: s.listInstructions, Responses: map[int]string{200: "InstructionList"}},
+		{Method: "GET", Path: "/v1/instructions/{id}", Auth: Admin, Summary: "One instruction.",
+			Examples: id("I-1"), Handler: s.getInstruction, Responses: map[int]string{200: "Instruction"}},
+		{Method: "POST", Path: "/v1/instructions/{id}/ack", Auth: Admin, Summary: "Acknowledge an instruction (the caller's acknowledge(id)).",
+			Examples: id("I-1"), Handler: s.ackInstruction, Responses: map[int]string{200: "Instruction"}},
+
+		{Method: "GET", Path: "/v1/inbox", Auth: AgentOnly, Summary: "One dispatch cycle of the calling agent; long-polls up to wait when nothing is there.",
+			Query:   []Param{{"wait", "string", "Go duration to wait when the inbox is empty (default 0, at most 5m)"}},
+			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
+		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data (the seeds' JSON forms). An agent may answer only what was sent to it.",
+			Request: "Reply", Handler: s.reply, Responses: map[int]string{202: "Interpreted"}},
+
+		{Method: "POST", Path: "/v1/operations", Auth: Admin, Summary: "Ask agents for their \"ok\" before an operation (reminders policy), then run its command.",
+			Request: "StartOperation", Handler: s.startOperation, Responses: map[int]string{201: "Operation"}},
+		{Method: "GET", Path: "/v1/operations/{id}", Auth: Admin, Summary: "One operation.",
+			Examples: id("OP-1"), Handler: s.getOperation, Responses: map[int]string{200: "Operation"}},
+		{Method: "POST", Path: "/v1/operations/{id}/cancel", Auth: Admin, Summary: "Cancel a waiting operation.",
+			Examples: id("OP-1"), Request: "Reason", Handler: s.cancelOperation, Responses: map[int]string{200: "Operation"}},
+
+		{Method: "GET", Path: "/v1/events", Auth: Admin, Summary: "The event log: a Server-Sent Events stream resumable with Last-Event-ID (or ?after=), or with follow=false one page of JSON.",
+			Query: []Param{{"follow", "boolean", "false: one page of JSON instead of a stream (default true)"}, {"after", "integer", "only events after this seq"},
+				{"limit", "integer", "page size with follow=false (default 1000, at most 10000)"}, {"task", "string", "only this task's events"}, {"agent", "string", "only this agent's events"}},
+			Handler: s.events, Responses: map[int]string{200: "EventPage|text/event-stream"}},
+	}
+	if s.mailbox != nil {
+		routes = append(routes, s.maestroRoutes()...)
+	}
+	return routes
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	status, code := "ok", http.StatusOK
+	if s.rt.Err() != nil {
+		status, code = "failed (see the server log)", http.StatusServiceUnavailable
+	}
+	WriteJSON(w, code, map[string]any{"status": status, "seq": s.rt.CommittedSeq()})
+	return nil
+}

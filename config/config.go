@@ -77,7 +77,11 @@ type Agent struct {
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	return core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities)}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities)}
+	if a.Adapter == "exec" {
+		spec.Handshake = a.Handshake
+	}
+	return spec
 }
 
 // Verify lists the verification steps run after an agent's turn.

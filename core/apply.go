@@ -64,6 +64,9 @@ func (s *State) apply(ev Event) {
 		}
 		if a := s.agentAt(e.Message.To, seq); a != nil {
 			a.Pending = append(a.Pending, e.Message.ID)
+			if a.Pull {
+				s.effect(Wake{Agent: a.Name})
+			}
 		}
 
 	case DeliverySent:

@@ -321,7 +321,24 @@ func (s *State) Operation(id string) (Operation, bool) {
 	if !ok {
 		return Operation{}, false
 	}
-	return *o, true
+	c := *o
+	c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
+	c.Policy.Reminders = slices.Clone(o.Policy.Reminders)
+	return c, true
+}
+
+// Operations returns copies of the operations keep accepts (nil: all),
+// oldest first.
+func (s *State) Operations(keep func(*Operation) bool) []Operation {
+	var out []Operation
+	for _, o := range s.operations {
+		if keep == nil || keep(o) {
+			c, _ := s.Operation(o.ID)
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return idLess(out[i].ID, out[j].ID) })
+	return out
 }
 
 // HoldsTask returns the delivery whose agent holds the task, if any.

@@ -16,11 +16,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	execadapter "wilco/adapter/exec"
 	"wilco/config"
 	"wilco/core"
+	"wilco/dispatch"
+	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
+	"wilco/store"
 	"wilco/store/sqlite"
+	"wilco/verify"
 )
 
 // Defaults.
@@ -73,6 +78,7 @@ type Daemon struct {
 	st       *sqlite.Store
 	http     *http.Server
 	eff      *effector
+	disp     *dispatch.Dispatcher
 	addrFile string
 
 	served    chan struct{}
@@ -173,14 +179,39 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		return nil, err
 	}
 	d.eff = newEffector(log, opts.Deliver)
+	runs, logs := filepath.Join(dir, "runs"), filepath.Join(dir, "logs")
+	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(),
+		Logger: log.With("component", "dispatch")}); err != nil {
+		return nil, err
+	}
+	d.disp.Operation = d.eff.RunOperation
+	tokens := map[string]string{}
+	for _, a := range cfg.Agents {
+		if a.Adapter != "exec" {
+			continue
+		}
+		tokens[a.Name] = server.NewToken()
+		if err = d.disp.Exec().Add(execadapter.AgentConfig{Name: a.Name, Preset: a.Preset, Command: a.Command, Prompt: a.Prompt,
+			Handshake: a.Handshake, Env: a.Env, Timeout: a.Timeout, IdleTimeout: a.IdleTimeout, Token: tokens[a.Name]}); err != nil {
+			return nil, fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+		}
+	}
+	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
+	if err := records.Prune(time.Now()); err != nil {
+		log.Warn("pruning the retry logs failed", "err", err)
+	}
 	if d.Runtime, err = runtime.Open(ctx, runtime.Config{
-		Store: d.st, Effector: d.eff, Logger: log.With("component", "runtime"), Observe: metrics.Observe,
+		Store: d.st, Effector: effects{d.eff, d.disp}, Logger: log.With("component", "runtime"),
+		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
 	}); err != nil {
+		d.disp.Close()
 		return nil, err
 	}
 	d.eff.rt = d.Runtime
+	d.disp.Bind(d.Runtime)
 	defer func() {
 		if err != nil {
+			d.disp.Close()
 			d.eff.close()
 			d.Runtime.Close()
 		}
@@ -188,12 +219,15 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if d.Server, err = server.New(server.Options{
 		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
-		Routes: opts.Routes,
+		Routes: opts.Routes, RunsDir: runs, LogsDir: logs,
 	}); err != nil {
 		return nil, err
 	}
 	d.Runtime.Start()
-	if err = d.setUp(ctx, cfg); err != nil {
+	if err = d.setUp(ctx, cfg, tokens); err != nil {
+		return nil, err
+	}
+	if err = d.disp.Recover(ctx); err != nil {
 		return nil, err
 	}
 
@@ -228,7 +262,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 
 // setUp registers the configured agents and policies, and settles the
 // operations whose command was running when wilco last stopped.
-func (d *Daemon) setUp(ctx context.Context, cfg *config.Config) error {
+func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[string]string) error {
 	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		if err := c.Configure(now, cfg.Policies()); err != nil {
 			return nil, fmt.Errorf("daemon: policies: %w", err)
@@ -236,6 +270,13 @@ func (d *Daemon) setUp(ctx context.Context, cfg *config.Config) error {
 		for _, a := range cfg.Agents {
 			if err := c.RegisterAgent(now, a.Spec()); err != nil {
 				return nil, fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+			}
+			if tok, ok := tokens[a.Name]; ok {
+				// An exec agent gets a fresh token at every start, in its
+				// environment (WILCO_AGENT_TOKEN).
+				if err := c.SetAgentToken(now, a.Name, server.TokenHash(tok)); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for _, id := range c.RunningOperations() {
@@ -265,6 +306,7 @@ func (d *Daemon) Close() error {
 		}
 		cancel()
 		<-d.served
+		errs = append(errs, d.disp.Close())
 		d.eff.close()
 		errs = append(errs, d.Runtime.Close(), d.st.Close())
 		if d.addrFile != "" {
@@ -332,4 +374,30 @@ func adminToken(given, dir string) (string, error) {
 		return "", fmt.Errorf("daemon: %s is empty: remove it to have a new token made", path)
 	}
 	return tok, nil
+}
+
+// effects routes the runtime's effects: exec agents and task effects to
+// the dispatcher, operation commands and other push agents to the daemon's
+// effector.
+type effects struct {
+	*effector
+	disp *dispatch.Dispatcher
+}
+
+func (e effects) Deliver(agent string, msg core.InboxMessage) {
+	if e.disp.Exec().Has(agent) {
+		e.disp.Deliver(agent, msg)
+		return
+	}
+	e.effector.Deliver(agent, msg)
+}
+
+func (e effects) Perform(x core.Effect) { e.disp.Perform(x) }
+
+func verifySteps(cfg *config.Config) []verify.Step {
+	out := make([]verify.Step, 0, len(cfg.Verify.Steps))
+	for _, s := range cfg.Verify.Steps {
+		out = append(out, verify.Step{Name: s.Name, Run: s.Run, Timeout: s.Timeout})
+	}
+	return out
 }

@@ -111,9 +111,9 @@ func TestOpenAPIEveryDocumentedRouteAnswers(t *testing.T) {
 // authentication, error table and documentation.
 func TestPluginRoutes(t *testing.T) {
 	t.Parallel()
-	route := Route{Method: "POST", Path: "/v1/tasks", Auth: Admin, Summary: "Submit a task.", Request: "SubmitTask",
-		Responses: map[int]string{201: "Task"},
-		Schemas:   map[string]any{"SubmitTask": obj([]string{"description"}, map[string]any{"description": str}), "Task": obj(nil, map[string]any{"id": str})},
+	route := Route{Method: "POST", Path: "/v1/plugin", Auth: Admin, Summary: "A plug-in route.", Request: "PluginIn",
+		Responses: map[int]string{201: "PluginOut"},
+		Schemas:   map[string]any{"PluginIn": obj([]string{"description"}, map[string]any{"description": str}), "PluginOut": obj(nil, map[string]any{"id": str})},
 		Handler: func(w http.ResponseWriter, r *http.Request) error {
 			var req struct {
 				Description string `json:"description"`
@@ -128,15 +128,15 @@ func TestPluginRoutes(t *testing.T) {
 			return nil
 		}}
 	b := setup(t, setupOpts{routes: []Route{route}})
-	b.must(201, b.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "x"}))
-	if r := b.call("POST", "/v1/tasks", "", map[string]any{"description": "x"}); r.status != 401 {
+	b.must(201, b.call("POST", "/v1/plugin", adminToken, map[string]any{"description": "x"}))
+	if r := b.call("POST", "/v1/plugin", "", map[string]any{"description": "x"}); r.status != 401 {
 		t.Fatalf("no token: %d", r.status)
 	}
-	if r := b.call("POST", "/v1/tasks", adminToken, map[string]any{}); r.status != 400 || r.code(t) != "invalid_argument" {
+	if r := b.call("POST", "/v1/plugin", adminToken, map[string]any{}); r.status != 400 || r.code(t) != "invalid_argument" {
 		t.Fatalf("refused: %d %s", r.status, r.body)
 	}
 	doc := b.srv.OpenAPI()
-	if !slices.Contains(DocumentedRoutes(doc), "POST /v1/tasks") {
+	if !slices.Contains(DocumentedRoutes(doc), "POST /v1/plugin") {
 		t.Fatal("the plug-in route is not documented")
 	}
 	if _, ok := doc["components"].(map[string]any)["schemas"].(map[string]any)["SubmitTask"]; !ok {

@@ -4,8 +4,8 @@ import (
 	"net/http"
 )
 
-// ownRoutes is the route table of CONTRACT §4 (tasks, plans and runs plug
-// in through Options.Routes). The OpenAPI document is generated from it.
+// ownRoutes is the route table of CONTRACT §4. The OpenAPI document is
+// generated from it; Options.Routes adds more.
 func (s *Server) ownRoutes() []Route {
 	id := func(v string) map[string]string { return map[string]string{"id": v} }
 	name := map[string]string{"name": "alpha"}
@@ -68,6 +68,7 @@ func (s *Server) ownRoutes() []Route {
 				{"limit", "integer", "page size with follow=false (default 1000, at most 10000)"}, {"task", "string", "only this task's events"}, {"agent", "string", "only this agent's events"}},
 			Handler: s.events, Responses: map[int]string{200: "EventPage|text/event-stream"}},
 	}
+	routes = append(routes, s.taskRoutes()...)
 	if s.mailbox != nil {
 		routes = append(routes, s.maestroRoutes()...)
 	}

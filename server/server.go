@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,11 @@ type Options struct {
 	// StreamBuffer is how many events an event stream may fall behind
 	// before it is dropped (and resumes from the log); default 1024.
 	StreamBuffer int
+	// RunsDir holds verification runs and dry-run diffs (default
+	// .wilco/runs); LogsDir holds retry.log and retry.jsonl (default
+	// .wilco/logs).
+	RunsDir string
+	LogsDir string
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route
@@ -70,6 +76,8 @@ type Options struct {
 type Server struct {
 	rt      *runtime.Runtime
 	st      store.Store
+	runsDir string
+	logsDir string
 	orch    string
 	admin   [32]byte
 	hasAdm  bool
@@ -118,6 +126,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.orch == "" {
 		s.orch = core.Orchestrator
+	}
+	s.runsDir, s.logsDir = opts.RunsDir, opts.LogsDir
+	if s.runsDir == "" {
+		s.runsDir = filepath.Join(".wilco", "runs")
+	}
+	if s.logsDir == "" {
+		s.logsDir = filepath.Join(".wilco", "logs")
 	}
 	if opts.AdminToken != "" {
 		s.admin, s.hasAdm = hashToken(opts.AdminToken), true

@@ -198,8 +198,12 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 		dir = "."
 	}
 	runDir := r.RunDir(spec.RunID)
-	if err := os.RemoveAll(runDir); err != nil {
-		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+	// A run is verified again after a restart: its own files start over,
+	// the agent's files of the same attempt stay.
+	for _, name := range append([]string{RunLogName, ResultName}, stepLogNames(r.Steps)...) {
+		if err := os.Remove(filepath.Join(runDir, name)); err != nil && !os.IsNotExist(err) {
+			return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+		}
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
@@ -281,7 +285,9 @@ func stepTimeout(s Step) time.Duration {
 // stepLogNames gives each step a log file name: its name made path-safe,
 // unique, never run.log.
 func stepLogNames(steps []Step) []string {
-	used := map[string]bool{"run": true}
+	// The run directory is shared with the agent's turn of the same attempt
+	// (prompt.md, delegation.md, agent.log): never take those names.
+	used := map[string]bool{"run": true, "agent": true, "prompt": true, "delegation": true, "diff": true}
 	out := make([]string, len(steps))
 	for i, s := range steps {
 		var b strings.Builder

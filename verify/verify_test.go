@@ -328,23 +328,30 @@ func TestRunWithoutSteps(t *testing.T) {
 	}
 }
 
-func TestRunDirectoryIsMadeAfresh(t *testing.T) {
+func TestRunStartsItsOwnFilesAfreshAndKeepsTheAgentsTurn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := &Runner{Steps: []Step{{Name: "a", Run: "true"}}, Dir: b.dir, RunsDir: filepath.Join(b.dir, "elsewhere")}
-	stale := filepath.Join(b.dir, "elsewhere", "T-11-a1", "old.log")
-	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+	dir := filepath.Join(b.dir, "elsewhere", "T-11-a1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(stale, []byte("from before a crash"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{"a.log": "from before a crash", "agent.log": "the agent's turn", "prompt.md": "the prompt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res := r.Run(context.Background(), RunSpec{RunID: "T-11-a1", Attempt: 1})
-	if !res.Passed || res.LogPath != filepath.Join(b.dir, "elsewhere", "T-11-a1", "run.log") {
+	if !res.Passed || res.LogPath != filepath.Join(dir, "run.log") {
 		t.Fatalf("Run = %+v", res)
 	}
-	if _, err := os.Stat(stale); err == nil {
-		t.Fatal("a stale log survived")
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.log")); string(b) == "from before a crash" {
+		t.Fatal("a stale step log survived")
+	}
+	for _, name := range []string{"agent.log", "prompt.md"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatalf("the agent's %s of the same attempt was removed", name)
+		}
 	}
 }
 

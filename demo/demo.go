@@ -1,0 +1,169 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"wilco/client"
+	"wilco/daemon"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// Self is the wilco binary, which the scripted agent runs as
+	// `<Self> demo-agent`.
+	Self string
+	// Dir is where the sample repository is made; a temporary directory
+	// (removed afterwards) when empty.
+	Dir    string
+	Stdout io.Writer
+	// Timeout bounds the whole demo (default 2 minutes).
+	Timeout time.Duration
+}
+
+const task = "Fix Add in calc.go so that go test ./... passes"
+
+// Run makes the sample repository, starts wilco on it, submits the task and
+// prints its milestones until it ends. It returns an error unless the task
+// ends in success with a retry whose prompt carried the failure.
+func Run(ctx context.Context, o Options) error {
+	out := o.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "wilco-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	start := time.Now()
+	step := func(format string, args ...any) {
+		fmt.Fprintf(out, "%6.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if err := makeRepo(ctx, dir, o.Self); err != nil {
+		return fmt.Errorf("demo: sample repository: %w", err)
+	}
+	step("sample repository with a failing test: %s", dir)
+	d, err := daemon.Start(ctx, daemon.Options{ConfigPath: filepath.Join(dir, "wilco.yaml"), Addr: "127.0.0.1:0", Token: "demo-" + fmt.Sprint(time.Now().UnixNano()),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return fmt.Errorf("demo: start wilco: %w", err)
+	}
+	defer d.Close()
+	step("wilco serves at %s with the scripted agent (exec, handshake inline) and the check `go test ./...`", d.URL)
+
+	c := client.New(d.URL, d.Token)
+	t, err := c.Submit(ctx, client.TaskRequest{Description: task, AcceptanceCriteria: []string{"go test ./... passes"}})
+	if err != nil {
+		return fmt.Errorf("demo: submit: %w", err)
+	}
+	step("submitted %s: %q", t.ID, task)
+	var final string
+	err = c.Follow(ctx, client.EventQuery{Task: t.ID}, func(ev client.Event) error {
+		var data map[string]any
+		_ = json.Unmarshal(ev.Data, &data)
+		switch ev.Type {
+		case "task.state":
+			if m, _ := data["milestone"].(string); m != "" {
+				step("%-13s %s", data["to"], m)
+			}
+			if to, _ := data["to"].(string); isTerminal(to) {
+				final = to
+				return client.ErrStop
+			}
+		case "task.milestone":
+			step("%-13s %s", "", data["text"])
+		case "delivery.acknowledged":
+			step("%-13s acknowledged by %s: [ACK] %s - RECEIVED", "", ev.Agent, t.ID)
+		case "task.failure":
+			rec, _ := data["record"].(map[string]any)
+			eo, _ := rec["executor_output"].(map[string]any)
+			v, _ := eo["verification"].(map[string]any)
+			step("%-13s attempt %v failed (%s): %v — root cause guess: %v", "", rec["attempt"], rec["failure_type"], v["output_summary"], rec["root_cause_guess"])
+		case "task.attempt":
+			if kind, _ := data["kind"].(string); kind != "first" {
+				step("%-13s attempt %v sent with a <retry_context> carrying the failure", "", data["attempt"])
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, client.ErrStop) {
+		return fmt.Errorf("demo: follow: %w", err)
+	}
+	got, err := c.Task(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	if final != "success" {
+		return fmt.Errorf("demo: the task ended %s, not success", final)
+	}
+	prompt, err := os.ReadFile(filepath.Join(dir, ".wilco", "runs", t.ID+"-a2", "prompt.md"))
+	if err != nil || !strings.Contains(string(prompt), "<retry_context") || !strings.Contains(string(prompt), "TestAdd") {
+		return fmt.Errorf("demo: the retry prompt did not carry the failure (%v)", err)
+	}
+	step("the retry prompt (.wilco/runs/%s-a2/prompt.md) began with <retry_context attempt=\"2\"> naming TestAdd", t.ID)
+	var sum struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(got.Summary, &sum)
+	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs.\n%s", t.ID, got.Attempt, time.Since(start).Seconds(), sum.Text)
+	return nil
+}
+
+func isTerminal(s string) bool {
+	switch s {
+	case "success", "cancelled", "stuck", "skipped", "aborted", "failed", "escalated", "blocked":
+		return true
+	}
+	return false
+}
+
+func makeRepo(ctx context.Context, dir, self string) error {
+	files := map[string]string{
+		"go.mod": goMod, "calc.go": calcBug, "calc_test.go": calcTest,
+		".gitignore": ".wilco/\n",
+		"wilco.yaml": fmt.Sprintf(`version: 1
+agents:
+  - name: scripted
+    adapter: exec
+    command: [%q, demo-agent]
+    prompt: stdin
+    handshake: inline
+    timeout: 1m
+verify:
+  steps:
+    - {name: unit, run: "go test ./...", timeout: 2m}
+`, self),
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=wilco demo", "-c", "user.email=demo@wilco.invalid", "commit", "-qm", "calc with a bug"}} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, b)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,522 @@
+package server
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"wilco/core"
+	"wilco/verify"
+)
+
+// TaskView is a task on the wire (CONTRACT §4).
+type TaskView struct {
+	ID                  string               `json:"id"`
+	Description         string               `json:"description"`
+	Constraints         []string             `json:"constraints"`
+	NonGoals            []string             `json:"non_goals"`
+	Boundaries          []string             `json:"boundaries"`
+	AcceptanceCriteria  []string             `json:"acceptance_criteria"`
+	State               core.TaskState       `json:"state"`
+	Phase               *core.Phase          `json:"phase"`
+	DryRun              bool                 `json:"dry_run"`
+	Agent               string               `json:"agent,omitempty"`
+	Position            *int                 `json:"position"`
+	Attempt             int                  `json:"attempt"`
+	ConsecutiveFailures int                  `json:"consecutive_failures"`
+	TotalVerifyLoops    int                  `json:"total_verify_loops"`
+	Replans             int                  `json:"replans"`
+	Milestone           string               `json:"milestone"`
+	Questions           []string             `json:"questions"`
+	Escalation          *core.TaskEscalation `json:"escalation"`
+	Failures            []core.FailureRecord `json:"failures"`
+	Summary             *core.TaskSummary    `json:"summary"`
+	StuckReport         *core.StuckReport    `json:"stuck_report"`
+	CreatedAt           time.Time            `json:"created_at"`
+	StartedAt           *time.Time           `json:"started_at"`
+	FinishedAt          *time.Time           `json:"finished_at"`
+	// Beyond the contract.
+	RunID       string         `json:"run_id,omitempty"`
+	RunIDs      []string       `json:"run_ids,omitempty"`
+	Proposal    *core.Proposal `json:"proposal,omitempty"`
+	BlockedBy   string         `json:"blocked_by,omitempty"`
+	Warnings    []string       `json:"warnings,omitempty"`
+	PlanID      string         `json:"plan_id,omitempty"`
+	DependsOn   []string       `json:"depends_on,omitempty"`
+	ResumedFrom string         `json:"resumed_from,omitempty"`
+	Delivery    string         `json:"delivery,omitempty"`
+}
+
+// taskView renders a task; c gives its position and the agent's questions.
+func taskView(c *core.State, t core.Task) TaskView {
+	v := TaskView{
+		ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
+		AcceptanceCriteria: t.AcceptanceCriteria, State: t.State, DryRun: t.DryRun, Agent: t.Agent, Attempt: t.Attempt,
+		ConsecutiveFailures: t.ConsecutiveFailures, TotalVerifyLoops: t.TotalVerifyLoops, Replans: t.Replans,
+		Milestone: t.Milestone, Questions: []string{}, Escalation: t.Escalation, Failures: t.Failures, Summary: t.Summary,
+		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
+		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
+		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
+	}
+	if t.Phase != "" && t.State == core.Running {
+		p := t.Phase
+		v.Phase = &p
+	}
+	if t.State == core.Queued {
+		p := c.Position(t.ID)
+		v.Position = &p
+	}
+	if t.State == core.TaskClarifying {
+		if d, ok := c.Delivery(t.Delivery); ok {
+			v.Questions = append(v.Questions, d.Questions()...)
+		}
+	}
+	if v.Failures == nil {
+		v.Failures = []core.FailureRecord{}
+	}
+	return v
+}
+
+type submitTaskRequest struct {
+	ID                 string   `json:"id"`
+	Description        string   `json:"description"`
+	Constraints        []string `json:"constraints"`
+	NonGoals           []string `json:"non_goals"`
+	Boundaries         []string `json:"boundaries"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	DryRun             bool     `json:"dry_run"`
+	Agent              string   `json:"agent"`
+}
+
+func (r submitTaskRequest) spec() core.TaskSpec {
+	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
+		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent}
+}
+
+// taskSchemas are the OpenAPI component schemas of the task routes.
+func taskSchemas() map[string]any {
+	str := map[string]any{"type": "string"}
+	strs := map[string]any{"type": "array", "items": str}
+	integer := map[string]any{"type": "integer"}
+	boolean := map[string]any{"type": "boolean"}
+	nullStr := map[string]any{"type": []string{"string", "null"}}
+	nullTime := map[string]any{"type": []string{"string", "null"}, "format": "date-time"}
+	nullObj := map[string]any{"type": []string{"object", "null"}}
+	obj := func(required []string, props map[string]any) map[string]any {
+		o := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			o["required"] = required
+		}
+		return o
+	}
+	ref := func(n string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + n} }
+	arr := func(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	submit := map[string]any{"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs,
+		"acceptance_criteria": strs, "dry_run": boolean, "agent": str}
+	planTask := map[string]any{"depends_on": arr(integer)}
+	for k, v := range submit {
+		planTask[k] = v
+	}
+	return map[string]any{
+		"SubmitTask": obj([]string{"description"}, submit),
+		"Respond": obj([]string{"action"}, map[string]any{"action": map[string]any{"type": "string", "enum": []string{"retry", "fix", "skip", "abort"}},
+			"instruction": str}),
+		"FailureRecord": obj([]string{"attempt", "timestamp", "failure_type", "executor_output"}, map[string]any{
+			"attempt": integer, "timestamp": map[string]any{"type": "string", "format": "date-time"},
+			"failure_type": map[string]any{"type": "string", "enum": []string{"execution_error", "verification_failed", "timeout", "architect_rejected"}},
+			"run_id": str, "executor_output": map[string]any{"type": "object"}, "root_cause_guess": str, "suggested_fix": str,
+		}),
+		"Task": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "consecutive_failures", "total_verify_loops",
+			"replans", "milestone", "questions", "escalation", "failures", "summary", "stuck_report", "created_at", "started_at", "finished_at"}, map[string]any{
+			"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs, "acceptance_criteria": strs,
+			"state": map[string]any{"type": "string", "enum": []string{"queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
+				"proposed", "success", "cancelled", "stuck", "skipped", "aborted", "failed"}},
+			"phase": nullStr, "dry_run": boolean, "agent": str, "position": map[string]any{"type": []string{"integer", "null"}},
+			"attempt": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
+			"milestone": str, "questions": strs, "escalation": nullObj, "failures": arr(ref("FailureRecord")), "summary": nullObj,
+			"stuck_report": nullObj, "created_at": map[string]any{"type": "string", "format": "date-time"}, "started_at": nullTime, "finished_at": nullTime,
+		}),
+		"TaskList": obj([]string{"tasks"}, map[string]any{"tasks": arr(ref("Task"))}),
+		"Queue": obj([]string{"tasks"}, map[string]any{"tasks": arr(obj([]string{"id", "position", "description"},
+			map[string]any{"id": str, "position": integer, "description": str}))}),
+		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
+		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": map[string]any{"type": "string", "enum": []string{"running", "done", "aborted"}},
+			"tasks": arr(ref("Task")), "summary": nullObj}),
+		"Stats": obj([]string{"summary", "retry_state"}, map[string]any{"summary": map[string]any{"type": "object"}, "retry_state": map[string]any{"type": "object"},
+			"failed_instructions": integer, "failed_deliveries": integer}),
+	}
+}
+
+func (s *Server) taskRoutes() []Route {
+	id := map[string]string{"id": "T-1"}
+	return []Route{
+		{Method: "POST", Path: "/v1/tasks", Auth: Admin, Summary: "Submit a task: it is queued (strict FIFO) and starts when nothing holds the queue.",
+			Request: "SubmitTask", Handler: s.submitTask, Responses: map[int]string{201: "Task"}, Schemas: taskSchemas()},
+		{Method: "GET", Path: "/v1/tasks", Auth: Admin, Summary: "List tasks, oldest first.",
+			Query:   []Param{{"state", "string", "only tasks in this state"}},
+			Handler: s.listTasks, Responses: map[int]string{200: "TaskList"}},
+		{Method: "GET", Path: "/v1/tasks/{id}", Auth: Admin, Summary: "One task (404 once a queued task was cancelled).",
+			Examples: id, Handler: s.getTask, Responses: map[int]string{200: "Task"}},
+		{Method: "GET", Path: "/v1/queue", Auth: Admin, Summary: "The queued tasks, position 1 first.",
+			Handler: s.queue, Responses: map[int]string{200: "Queue"}},
+		{Method: "POST", Path: "/v1/tasks/{id}/cancel", Auth: Admin, Summary: "Cancel: a queued task is removed (204); a running one is stopped, its working tree kept as it is.",
+			Examples: id, Handler: s.cancelTask, Responses: map[int]string{200: "Task", 204: ""}},
+		{Method: "POST", Path: "/v1/tasks/{id}/clarify", Auth: Admin, Summary: "Answer the agent's questions.",
+			Examples: id, Request: "Clarify", Handler: s.clarifyTask, Responses: map[int]string{200: "Task"}},
+		{Method: "POST", Path: "/v1/tasks/{id}/respond", Auth: Admin, Summary: "Answer an escalated or blocked task: retry, fix (with an instruction), skip or abort.",
+			Examples: id, Request: "Respond", Handler: s.respondTask, Responses: map[int]string{200: "Task"}},
+		{Method: "GET", Path: "/v1/tasks/{id}/diff", Auth: Admin, Summary: "A proposed dry run's unified diff.",
+			Examples: id, Handler: s.taskDiff, Responses: map[int]string{200: "text/x-diff"}},
+		{Method: "POST", Path: "/v1/tasks/{id}/apply", Auth: Admin, Summary: "Apply a proposed dry run: it is queued, then its diff is written and the full debug loop runs.",
+			Examples: id, Handler: s.applyTask, Responses: map[int]string{200: "Task"}},
+		{Method: "POST", Path: "/v1/tasks/{id}/discard", Auth: Admin, Summary: "Discard a proposed dry run.",
+			Examples: id, Handler: s.discardTask, Responses: map[int]string{200: "Task"}},
+		{Method: "POST", Path: "/v1/tasks/{id}/resume", Auth: Admin, Summary: "Start a new task from a stuck task's report.",
+			Examples: id, Handler: s.resumeTask, Responses: map[int]string{201: "Task"}},
+		{Method: "GET", Path: "/v1/runs/{run_id}/log", Auth: Admin, Summary: "A verification run's log.",
+			Examples: map[string]string{"run_id": "T-1-a1"}, Handler: s.runLog, Responses: map[int]string{200: "text/plain"}},
+		{Method: "POST", Path: "/v1/plans", Auth: Admin, Summary: "Submit a plan: its tasks (ids <plan>:task-<n>) are queued in order, with dependencies.",
+			Request: "SubmitPlan", Handler: s.submitPlan, Responses: map[int]string{201: "Plan"}},
+		{Method: "GET", Path: "/v1/plans/{id}", Auth: Admin, Summary: "A plan, its tasks, and its retry summary once it ended.",
+			Examples: map[string]string{"id": "03-01"}, Handler: s.getPlan, Responses: map[int]string{200: "Plan"}},
+		{Method: "GET", Path: "/v1/stats", Auth: Admin, Summary: "The retry summary over every task, and the retry state (seed 002).",
+			Handler: s.stats, Responses: map[int]string{200: "Stats"}},
+		{Method: "GET", Path: "/v1/logs/retry", Auth: Admin, Summary: "retry.log (format=text, default) or retry.jsonl (format=jsonl).",
+			Query:   []Param{{"format", "string", "text or jsonl"}, {"tail", "integer", "only the last n lines"}},
+			Handler: s.retryLog, Responses: map[int]string{200: "text/plain"}},
+	}
+}
+
+func (s *Server) taskReply(w http.ResponseWriter, status int, c *core.State, t core.Task) {
+	WriteJSON(w, status, taskView(c, t))
+}
+
+// taskDo runs fn on the loop and answers with the task it returns.
+func (s *Server) taskDo(w http.ResponseWriter, r *http.Request, status int, fn func(c *core.State, now time.Time) (core.Task, error)) error {
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (TaskView, error) {
+		t, err := fn(c, now)
+		if err != nil {
+			return TaskView{}, err
+		}
+		fresh, ok := c.Task(t.ID)
+		if !ok {
+			fresh = t
+		}
+		return taskView(c, fresh), nil
+	})
+	if err != nil {
+		return err
+	}
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/v1/tasks/"+v.ID)
+	}
+	WriteJSON(w, status, v)
+	return nil
+}
+
+func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
+	var req submitTaskRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
+		return c.SubmitTask(now, req.spec())
+	})
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "state"); err != nil {
+		return err
+	}
+	state := core.TaskState(r.URL.Query().Get("state"))
+	if state != "" && !validTaskState(state) {
+		return invalidf("state %q: must be one of queued, awaiting_ack, clarifying, running, escalated, blocked, proposed, success, cancelled, stuck, skipped, aborted, failed", state)
+	}
+	out := []TaskView{}
+	s.read(func(c *core.State) {
+		for _, t := range c.Tasks(func(t *core.Task) bool { return state == "" || t.State == state }) {
+			out = append(out, taskView(c, t))
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
+	return nil
+}
+
+func validTaskState(s core.TaskState) bool {
+	switch s {
+	case core.Queued, core.AwaitingAck, core.TaskClarifying, core.Running, core.Escalated, core.Blocked, core.Proposed,
+		core.Success, core.TaskCancelled, core.Stuck, core.Skipped, core.Aborted, core.TaskFailed:
+		return true
+	}
+	return false
+}
+
+func (s *Server) findTask(id string) (TaskView, error) {
+	var v TaskView
+	var found bool
+	s.read(func(c *core.State) {
+		if t, ok := c.Task(id); ok {
+			v, found = taskView(c, t), true
+		}
+	})
+	if !found {
+		return v, notFoundf("no task %q", id)
+	}
+	return v, nil
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.findTask(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	type entry struct {
+		ID          string `json:"id"`
+		Position    int    `json:"position"`
+		Description string `json:"description"`
+	}
+	out := []entry{}
+	s.read(func(c *core.State) {
+		for i, t := range c.Queue() {
+			out = append(out, entry{ID: t.ID, Position: i + 1, Description: t.Description})
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
+	return nil
+}
+
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	type res struct {
+		removed bool
+		view    TaskView
+	}
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (res, error) {
+		t, removed, err := c.CancelTask(now, id)
+		if err != nil || removed {
+			return res{removed: removed}, err
+		}
+		fresh, _ := c.Task(t.ID)
+		return res{view: taskView(c, fresh)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if v.removed {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	WriteJSON(w, http.StatusOK, v.view)
+	return nil
+}
+
+func (s *Server) clarifyTask(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Answers []string `json:"answers"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) {
+		return c.ClarifyTask(now, id, req.Answers)
+	})
+}
+
+func (s *Server) respondTask(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Action      string `json:"action"`
+		Instruction string `json:"instruction"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	// "fix: <instruction>" in the action itself is accepted too (seed 002).
+	if rest, ok := strings.CutPrefix(req.Action, "fix:"); ok && req.Instruction == "" {
+		req.Action, req.Instruction = core.RespondFix, strings.TrimSpace(rest)
+	}
+	id := r.PathValue("id")
+	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) {
+		return c.Respond(now, id, req.Action, req.Instruction)
+	})
+}
+
+func (s *Server) taskDiff(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.findTask(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if v.Proposal == nil || v.State != core.Proposed {
+		return Errorf(CodeConflict, "task %s is %s: only a proposed dry run has a diff", v.ID, v.State)
+	}
+	b, err := os.ReadFile(filepath.Join(s.runsDir, v.Proposal.RunID, "diff.patch"))
+	if err != nil {
+		return notFoundf("the diff of %s is gone: %v", v.ID, err)
+	}
+	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return nil
+}
+
+func (s *Server) applyTask(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) { return c.ApplyTask(now, id) })
+}
+
+func (s *Server) discardTask(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) { return c.DiscardTask(now, id) })
+}
+
+func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) { return c.ResumeTask(now, id) })
+}
+
+func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
+	run := r.PathValue("run_id")
+	if !verify.ValidRunID(run) {
+		return invalidf("run id %q is not valid", run)
+	}
+	path, err := verify.LogFile(s.runsDir, run)
+	if err != nil {
+		return notFoundf("no log for run %s", run)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return notFoundf("no log for run %s", run)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return nil
+}
+
+type planTaskRequest struct {
+	submitTaskRequest
+	DependsOn []int `json:"depends_on"`
+}
+
+func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		ID    string            `json:"id"`
+		Tasks []planTaskRequest `json:"tasks"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	specs := make([]core.PlanTaskSpec, len(req.Tasks))
+	for i, t := range req.Tasks {
+		specs[i] = core.PlanTaskSpec{TaskSpec: t.spec(), DependsOn: t.DependsOn}
+	}
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (map[string]any, error) {
+		p, err := c.SubmitPlan(now, req.ID, specs)
+		if err != nil {
+			return nil, err
+		}
+		return planView(c, p), nil
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/plans/"+req.ID)
+	WriteJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func planView(c *core.State, p core.Plan) map[string]any {
+	tasks := []TaskView{}
+	for _, id := range p.Tasks {
+		if t, ok := c.Task(id); ok {
+			tasks = append(tasks, taskView(c, t))
+		}
+	}
+	return map[string]any{"id": p.ID, "state": p.State, "tasks": tasks, "summary": p.Summary, "created_at": p.CreatedAt, "finished_at": timePtr(p.FinishedAt)}
+}
+
+func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	var v map[string]any
+	s.read(func(c *core.State) {
+		if p, ok := c.Plan(id); ok {
+			v = planView(c, p)
+		}
+	})
+	if v == nil {
+		return notFoundf("no plan %q", id)
+	}
+	WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	var out map[string]any
+	s.read(func(c *core.State) {
+		failed := len(c.Deliveries(func(d *core.Delivery) bool { return d.State == core.Failed && d.Type == core.TypeInstruction }))
+		failedDeliveries := len(c.Deliveries(func(d *core.Delivery) bool { return d.State == core.Failed && d.Type != core.TypeInstruction }))
+		out = map[string]any{
+			"summary":             c.RetrySummary("all tasks", nil),
+			"retry_state":         c.RetryStateView(),
+			"failed_instructions": failed,
+			"failed_deliveries":   failedDeliveries,
+		}
+	})
+	WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) retryLog(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "format", "tail"); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	name := "retry.log"
+	switch q.Get("format") {
+	case "", "text":
+	case "jsonl":
+		name = "retry.jsonl"
+	default:
+		return invalidf("format %q: must be text or jsonl", q.Get("format"))
+	}
+	tail := 0
+	if v := q.Get("tail"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return invalidf("tail %q: must be a number of lines", v)
+		}
+		tail = n
+	}
+	b, err := os.ReadFile(filepath.Join(s.logsDir, name))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if tail > 0 {
+		lines := strings.SplitAfter(string(b), "\n")
+		if n := len(lines); n > 0 && lines[n-1] == "" {
+			lines = lines[:n-1]
+		}
+		if len(lines) > tail {
+			lines = lines[len(lines)-tail:]
+		}
+		b = []byte(strings.Join(lines, ""))
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return nil
+}

@@ -36,12 +36,12 @@ type Dispatcher struct {
 	// Operation runs operation commands; nil: the daemon's own.
 	Operation func(id string, command []string)
 
-	mu      sync.Mutex
-	rt      *runtime.Runtime
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	closed  bool
+	mu     sync.Mutex
+	rt     *runtime.Runtime
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
 }
 
 // Options configure a dispatcher.

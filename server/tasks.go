@@ -127,7 +127,7 @@ func taskSchemas() map[string]any {
 		"FailureRecord": obj([]string{"attempt", "timestamp", "failure_type", "executor_output"}, map[string]any{
 			"attempt": integer, "timestamp": map[string]any{"type": "string", "format": "date-time"},
 			"failure_type": map[string]any{"type": "string", "enum": []string{"execution_error", "verification_failed", "timeout", "architect_rejected"}},
-			"run_id": str, "executor_output": map[string]any{"type": "object"}, "root_cause_guess": str, "suggested_fix": str,
+			"run_id":       str, "executor_output": map[string]any{"type": "object"}, "root_cause_guess": str, "suggested_fix": str,
 		}),
 		"Task": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "consecutive_failures", "total_verify_loops",
 			"replans", "milestone", "questions", "escalation", "failures", "summary", "stuck_report", "created_at", "started_at", "finished_at"}, map[string]any{

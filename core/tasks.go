@@ -378,7 +378,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			status = "failure"
 		}
 	}
-	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary, Files: slices.Clone(r.Files)})
+	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary), Files: slices.Clone(r.Files)})
 	if d := s.deliveries[t.Delivery]; d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
@@ -412,6 +412,37 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	s.verify(now, t)
 	return t.copy(), nil
+}
+
+// workSummary is what an agent said of its work, without its
+// acknowledgment block.
+func workSummary(text string) string {
+	var keep []string
+	var understanding string
+	skip := false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(strings.Trim(l, "*_ "))
+		low := strings.ToLower(t)
+		switch {
+		case strings.Contains(t, "[ACK]"):
+			skip = true
+			continue
+		case skip && strings.HasPrefix(low, "understanding:"):
+			understanding = strings.TrimSpace(t[len("understanding:"):])
+			continue
+		case skip && (strings.HasPrefix(low, "questions:") || strings.HasPrefix(low, "note:")):
+			continue
+		case skip && t == "":
+			skip = false
+			continue
+		}
+		skip = false
+		keep = append(keep, l)
+	}
+	if out := strings.TrimSpace(strings.Join(keep, "\n")); out != "" {
+		return out
+	}
+	return understanding
 }
 
 func runID(task string, attempt int) string {
@@ -465,6 +496,7 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
 	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt})
 	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + r.RunID})
 	s.finish(now, t, Success, "verification passed in run "+r.RunID)
 	return t.copy(), nil
 }
@@ -520,6 +552,7 @@ func (s *State) stuck(now time.Time, t *Task) {
 	r.Markdown = prompt.StuckMarkdown(prompt.StuckReport{TaskID: t.ID, Description: t.Description, Loops: t.TotalVerifyLoops,
 		Replans: t.Replans, Failures: fs, Hypotheses: r.Hypotheses, RunIDs: r.RunIDs, Files: files})
 	s.emit(now, t.ID, t.Agent, TaskStuckReported{Report: r})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Stuck: hard stop; report in " + r.Path})
 	s.finish(now, t, Stuck, fmt.Sprintf("hard stop after %d verify loops", t.TotalVerifyLoops))
 }
 

@@ -6,11 +6,13 @@ package dispatch
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -36,12 +38,16 @@ type Dispatcher struct {
 	// Operation runs operation commands; nil: the daemon's own.
 	Operation func(id string, command []string)
 
-	mu     sync.Mutex
-	rt     *runtime.Runtime
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	closed bool
+	mu sync.Mutex
+	rt *runtime.Runtime
+	// baseline is, per task, the working tree's changes when its first
+	// attempt began (path → content hash), so that a summary lists what
+	// the task changed, not what was already dirty.
+	baseline map[string]map[string]string
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	closed   bool
 }
 
 // Options configure a dispatcher.
@@ -70,7 +76,7 @@ func New(opts Options) (*Dispatcher, error) {
 	if runs == "" {
 		runs = filepath.Join(dir, ".wilco", "runs")
 	}
-	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}}
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, baseline: map[string]map[string]string{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if ws, err := workspace.Open(dir); err == nil {
 		d.ws = ws
@@ -141,6 +147,9 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 // Deliver hands a message to an exec agent; messages to other adapters
 // wait in the core (mailbox) or are not delivered (a warning).
 func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
+	if msg.TaskID != "" && msg.TaskAttempt == 1 && msg.Attempt == 1 && !msg.DryRun {
+		d.recordBaseline(msg.TaskID)
+	}
 	if d.exec.Has(agent) {
 		d.exec.Deliver(agent, msg)
 		return
@@ -179,10 +188,69 @@ func (d *Dispatcher) Perform(e core.Effect) {
 	}
 }
 
+// recordBaseline notes what was already changed in the working tree when a
+// task begins.
+func (d *Dispatcher) recordBaseline(task string) {
+	if d.ws == nil {
+		return
+	}
+	files, err := d.ws.Changed(d.ctx)
+	if err != nil {
+		d.log.Warn("listing changed files failed", "err", err)
+		return
+	}
+	base := map[string]string{}
+	for _, f := range files {
+		base[f.Path] = d.contentHash(f.Path)
+	}
+	d.mu.Lock()
+	d.baseline[task] = base
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) contentHash(path string) string {
+	b, err := os.ReadFile(filepath.Join(d.ws.Root(), path))
+	if err != nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+// changedByTask lists the files the task changed: those changed now whose
+// content differs from when it began, and those it restored.
+func (d *Dispatcher) changedByTask(ctx context.Context, task string) ([]core.FileState, error) {
+	files, err := d.ws.Changed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	base, ok := d.baseline[task]
+	d.mu.Unlock()
+	if !ok {
+		return files, nil
+	}
+	var out []core.FileState
+	seen := map[string]bool{}
+	for _, f := range files {
+		seen[f.Path] = true
+		if h, was := base[f.Path]; was && h == d.contentHash(f.Path) {
+			continue
+		}
+		out = append(out, f)
+	}
+	for p := range base {
+		if !seen[p] {
+			out = append(out, core.FileState{Path: p, Status: "restored"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
 	if d.ws != nil {
-		if files, err := d.ws.Changed(ctx); err == nil {
+		if files, err := d.changedByTask(ctx, e.TaskID); err == nil {
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {
 			d.log.Warn("listing changed files failed", "err", err)

@@ -61,6 +61,8 @@ type TaskTurnEnded struct {
 	Status   string   `json:"status"`
 	Summary  string   `json:"summary,omitempty"`
 	Files    []string `json:"files,omitempty"`
+	// DurationMS is how long the turn ran.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // TaskFailure records a failed attempt.
@@ -89,6 +91,8 @@ type TaskResponse struct {
 // TaskSucceeded records a verified task and its summary.
 type TaskSucceeded struct {
 	Summary TaskSummary `json:"summary"`
+	// VerifyMS is how long the verify steps ran.
+	VerifyMS int64 `json:"verify_ms"`
 }
 
 // TaskStuckReported records a hard stop and its report.

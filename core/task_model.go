@@ -91,6 +91,8 @@ type FailureRecord struct {
 	// (permission_denied, service_unavailable, conflicting_requirements,
 	// impossible): the task is escalated at once.
 	Escalate string `json:"escalate,omitempty"`
+	// DurationMS is how long the failing verification ran.
+	DurationMS int64 `json:"duration_ms,omitempty"`
 }
 
 // ExecutorOutput is the executor's side of a failure record.

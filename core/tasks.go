@@ -342,6 +342,8 @@ type TurnResult struct {
 	Files   []string
 	// Lost: the turn's process died with the server.
 	Lost bool
+	// Duration is how long the agent's turn ran.
+	Duration time.Duration
 }
 
 // EndTurn records the end of the agent's turn on a task: a failure goes
@@ -378,7 +380,8 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			status = "failure"
 		}
 	}
-	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary), Files: slices.Clone(r.Files)})
+	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary),
+		Files: slices.Clone(r.Files), DurationMS: r.Duration.Milliseconds()})
 	if d := s.deliveries[t.Delivery]; d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
@@ -465,6 +468,8 @@ type VerifyResult struct {
 	Failure *FailureRecord
 	// Files are the files changed in the working tree.
 	Files []string
+	// Duration is how long the verify steps ran.
+	Duration time.Duration
 }
 
 // EndVerify records a verification run: success ends the task with its
@@ -490,12 +495,13 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 		if f.ExecutorOutput.FilesModified == nil {
 			f.ExecutorOutput.FilesModified = nonNil(r.Files)
 		}
+		f.DurationMS = r.Duration.Milliseconds()
 		s.failure(now, t, f)
 		return t.copy(), nil
 	}
 	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
 	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt})
-	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum})
+	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: r.Duration.Milliseconds()})
 	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + r.RunID})
 	s.finish(now, t, Success, "verification passed in run "+r.RunID)
 	return t.copy(), nil

@@ -194,7 +194,7 @@ func (d *Dispatcher) recordBaseline(task string) {
 	if d.ws == nil {
 		return
 	}
-	files, err := d.ws.Changed(d.ctx)
+	files, err := d.ws.ChangedPaths(d.ctx)
 	if err != nil {
 		d.log.Warn("listing changed files failed", "err", err)
 		return
@@ -218,8 +218,13 @@ func (d *Dispatcher) contentHash(path string) string {
 
 // changedByTask lists the files the task changed: those changed now whose
 // content differs from when it began, and those it restored.
-func (d *Dispatcher) changedByTask(ctx context.Context, task string) ([]core.FileState, error) {
-	files, err := d.ws.Changed(ctx)
+// With full, the line counts are read too (a failure's files_state).
+func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) ([]core.FileState, error) {
+	changed := d.ws.ChangedPaths
+	if full {
+		changed = d.ws.Changed
+	}
+	files, err := changed(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -250,20 +255,26 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string) ([]core.Fil
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
 	if d.ws != nil {
-		if files, err := d.changedByTask(ctx, e.TaskID); err == nil {
+		if files, err := d.changedByTask(ctx, e.TaskID, false); err == nil {
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {
 			d.log.Warn("listing changed files failed", "err", err)
 		}
 	}
 	res := d.verify.Run(ctx, spec)
+	if f := res.Failure; f != nil && d.ws != nil {
+		// Only a failure's record needs the lines each file changed.
+		if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
+			f.FilesState = files
+		}
+	}
 	if res.Err != nil {
 		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
 		return
 	}
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
 	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed})
+		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed, Duration: res.Duration})
 	})
 }
 

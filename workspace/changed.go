@@ -146,3 +146,44 @@ func countLines(path string) (int, error) {
 	}
 	return n, nil
 }
+
+// ChangedPaths is Changed without the line counts, in one `git status`:
+// the fast path for a summary, a baseline or a boundary check.
+func (w *Workspace) ChangedPaths(ctx context.Context) ([]core.FileState, error) {
+	args := append([]string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"}, excludeState...)
+	out, err := git(ctx, w.root, nil, nil, args...)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: files changed: %w", err)
+	}
+	var fs []core.FileState
+	for _, rec := range splitZ(out) {
+		switch {
+		case strings.HasPrefix(rec, "1 "), strings.HasPrefix(rec, "u "):
+			// "1 XY sub mH mI mW hH hI path" ("u" has three more fields).
+			n := 9
+			if rec[0] == 'u' {
+				n = 11
+			}
+			fields := strings.SplitN(rec, " ", n)
+			if len(fields) < n {
+				continue
+			}
+			xy := fields[1]
+			status := StatusModified
+			switch {
+			case xy[0] == 'A':
+				status = StatusAdded
+			case xy[0] == 'D' || len(xy) > 1 && xy[1] == 'D':
+				status = StatusDeleted
+			}
+			fs = append(fs, core.FileState{Path: fields[n-1], Status: status})
+		case strings.HasPrefix(rec, "? "):
+			path := rec[2:]
+			if !strings.HasSuffix(path, "/") {
+				fs = append(fs, core.FileState{Path: path, Status: StatusAdded})
+			}
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
+	return fs, nil
+}

@@ -592,3 +592,34 @@ func TestApplyErrorParsing(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedPathsAgreesWithChanged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	write(t, b.dir, "tracked.txt", "one\n")
+	write(t, b.dir, "gone.txt", "bye\n")
+	runGit(t, b.dir, "add", "-A")
+	runGit(t, b.dir, "commit", "-qm", "more")
+	write(t, b.dir, "tracked.txt", "two\n")
+	write(t, b.dir, "new/file.txt", "new\n")
+	if err := os.Remove(filepath.Join(b.dir, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, b.dir, ".wilco/state", "x")
+	full, err := b.ws.Changed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := b.ws.ChangedPaths(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != len(fast) || len(fast) == 0 {
+		t.Fatalf("full %+v fast %+v", full, fast)
+	}
+	for i := range full {
+		if full[i].Path != fast[i].Path || full[i].Status != fast[i].Status {
+			t.Fatalf("full %+v fast %+v", full[i], fast[i])
+		}
+	}
+}

@@ -118,6 +118,7 @@ func (a *Adapter) runTurn(t *turn) {
 	}
 
 	var res procResult
+	began := time.Now()
 	switch handshake {
 	case HandshakeNone:
 		res = t.process(runDir, dir, logf, PhaseWork, prompt, "")
@@ -138,6 +139,7 @@ func (a *Adapter) runTurn(t *turn) {
 		// user's answers, another agent…).
 		return
 	}
+	result.Duration = time.Since(began)
 	t.report(t.result(result, res))
 }
 

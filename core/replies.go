@@ -195,6 +195,13 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 	}
 	s.seen(now, a, "replied")
 	if r.Kind == ack.KindAckError {
+		if d.State == Clarifying && (r.ErrorCode == ack.ResourceUnavailable || r.ErrorCode == ack.NetworkError) {
+			// Nothing is resent while the user answers the agent's
+			// questions: the answers are the next send.
+			s.emit(now, d.TaskID, d.To, DeliveryReply{ID: d.ID, Kind: string(r.Kind), Text: string(r.ErrorCode) + ": " + r.ErrorMessage})
+			in.Action = "noted; the delegation waits for the user's answers to the agent's questions"
+			return in, nil
+		}
 		in.Action = s.ackError(now, a, d, r)
 		return in, nil
 	}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"time"
@@ -77,7 +79,7 @@ type Agent struct {
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities)}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings()}
 	if a.Adapter == "exec" {
 		spec.Handshake = a.Handshake
 	}
@@ -167,4 +169,59 @@ func Path(flag string) string {
 		return p
 	}
 	return DefaultFile
+}
+
+// execSettings is what an exec agent created through the API keeps in the
+// store (core.Agent.Settings), so that it runs again after a restart.
+type execSettings struct {
+	Preset      string            `json:"preset,omitempty"`
+	Command     []string          `json:"command,omitempty"`
+	Prompt      string            `json:"prompt,omitempty"`
+	Handshake   string            `json:"handshake,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Timeout     string            `json:"timeout,omitempty"`
+	IdleTimeout string            `json:"idle_timeout,omitempty"`
+}
+
+// Settings encodes the agent's adapter settings (exec agents; nil for
+// others).
+func (a Agent) Settings() []byte {
+	if a.Adapter != "exec" {
+		return nil
+	}
+	s := execSettings{Preset: a.Preset, Command: a.Command, Prompt: a.Prompt, Handshake: a.Handshake, Env: a.Env}
+	if a.Timeout > 0 {
+		s.Timeout = a.Timeout.String()
+	}
+	if a.IdleTimeout > 0 {
+		s.IdleTimeout = a.IdleTimeout.String()
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// AgentFromSettings rebuilds an agent created through the API from what
+// the store kept.
+func AgentFromSettings(name, adapter string, capabilities []string, settings []byte) (Agent, error) {
+	a := Agent{Name: name, Adapter: adapter, Capabilities: slices.Clone(capabilities)}
+	if len(settings) == 0 {
+		return a, nil
+	}
+	var s execSettings
+	if err := json.Unmarshal(settings, &s); err != nil {
+		return a, fmt.Errorf("agent %s: settings: %w", name, err)
+	}
+	a.Preset, a.Command, a.Prompt, a.Handshake, a.Env = s.Preset, s.Command, s.Prompt, s.Handshake, s.Env
+	var err error
+	if s.Timeout != "" {
+		if a.Timeout, err = time.ParseDuration(s.Timeout); err != nil {
+			return a, fmt.Errorf("agent %s: timeout: %w", name, err)
+		}
+	}
+	if s.IdleTimeout != "" {
+		if a.IdleTimeout, err = time.ParseDuration(s.IdleTimeout); err != nil {
+			return a, fmt.Errorf("agent %s: idle_timeout: %w", name, err)
+		}
+	}
+	return a, nil
 }

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"time"
@@ -18,6 +20,10 @@ type AgentSpec struct {
 	// Handshake of an exec agent: inline (default), session or none
 	// (CONTRACT §3). Other adapters acknowledge by message.
 	Handshake string
+	// Settings are the adapter's own settings (command, preset…), kept
+	// for the shell as they are: an agent created through the API keeps
+	// them across restarts.
+	Settings []byte
 }
 
 // Handshakes of exec agents.
@@ -88,10 +94,14 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	default:
 		return invalidf("agent %s: handshake %q: must be inline, session or none", spec.Name, spec.Handshake)
 	}
-	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake {
+	if len(spec.Settings) > 0 && !json.Valid(spec.Settings) {
+		return invalidf("agent %s: settings are not JSON", spec.Name)
+	}
+	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) {
 		return nil
 	}
-	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull, Handshake: spec.Handshake})
+	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull,
+		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings)})
 	return nil
 }
 

@@ -38,6 +38,7 @@ func (s *State) apply(ev Event) {
 		}
 		a.Version = seq
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
+		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
 
 	case AgentStatusChanged:

@@ -59,8 +59,9 @@ type AgentRegistered struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Pull agents fetch their messages in dispatch cycles (mailbox); push
 	// agents are handed each message as a Deliver effect (exec, tmux…).
-	Pull      bool   `json:"pull"`
-	Handshake string `json:"handshake,omitempty"`
+	Pull      bool            `json:"pull"`
+	Handshake string          `json:"handshake,omitempty"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
 }
 
 // AgentStatusChanged records an agent's new status.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -29,14 +30,16 @@ func (s AgentStatus) Valid() bool {
 // Agent is a named worker reached through an adapter.
 type Agent struct {
 	// Version is the seq of the last event that changed the agent.
-	Version      uint64      `json:"version"`
-	Name         string      `json:"name"`
-	Adapter      string      `json:"adapter"`
-	Capabilities []string    `json:"capabilities,omitempty"`
-	Pull         bool        `json:"pull"`
-	Handshake    string      `json:"handshake,omitempty"`
-	Status       AgentStatus `json:"status"`
-	TokenHash    string      `json:"token_hash,omitempty"`
+	Version      uint64   `json:"version"`
+	Name         string   `json:"name"`
+	Adapter      string   `json:"adapter"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Pull         bool     `json:"pull"`
+	Handshake    string   `json:"handshake,omitempty"`
+	// Settings are the adapter's own settings (see AgentSpec).
+	Settings  json.RawMessage `json:"settings,omitempty"`
+	Status    AgentStatus     `json:"status"`
+	TokenHash string          `json:"token_hash,omitempty"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.

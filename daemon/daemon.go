@@ -74,12 +74,15 @@ type Daemon struct {
 	Runtime *runtime.Runtime
 	Server  *server.Server
 
-	log      *slog.Logger
-	st       *sqlite.Store
-	http     *http.Server
-	eff      *effector
-	disp     *dispatch.Dispatcher
-	addrFile string
+	log  *slog.Logger
+	st   *sqlite.Store
+	http *http.Server
+	eff  *effector
+	disp *dispatch.Dispatcher
+
+	execMu     sync.Mutex
+	execAgents map[string]config.Agent
+	addrFile   string
 
 	served    chan struct{}
 	serveErr  error
@@ -155,7 +158,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		}
 	}()
 
-	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{})}
+	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}}
 	dbPath := cfg.Store
 	switch {
 	case dbPath == "":
@@ -191,9 +194,8 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			continue
 		}
 		tokens[a.Name] = server.NewToken()
-		if err = d.disp.Exec().Add(execadapter.AgentConfig{Name: a.Name, Preset: a.Preset, Command: a.Command, Prompt: a.Prompt,
-			Handshake: a.Handshake, Env: a.Env, Timeout: a.Timeout, IdleTimeout: a.IdleTimeout, Token: tokens[a.Name]}); err != nil {
-			return nil, fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+		if err = d.addExec(a, tokens[a.Name]); err != nil {
+			return nil, err
 		}
 	}
 	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
@@ -220,11 +222,29 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: runs, LogsDir: logs,
+		AgentAdded: func(a config.Agent, token string) {
+			if a.Adapter == "exec" {
+				if err := d.addExec(a, token); err != nil {
+					log.Error("the new agent cannot run", "agent", a.Name, "err", err)
+				}
+			}
+		},
+		TokenRotated: func(name, token string) {
+			d.execMu.Lock()
+			a, ok := d.execAgents[name]
+			d.execMu.Unlock()
+			if ok {
+				_ = d.addExec(a, token)
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}
 	d.Runtime.Start()
 	if err = d.setUp(ctx, cfg, tokens); err != nil {
+		return nil, err
+	}
+	if err = d.restoreAPIAgents(ctx, cfg); err != nil {
 		return nil, err
 	}
 	if err = d.disp.Recover(ctx); err != nil {
@@ -400,4 +420,43 @@ func verifySteps(cfg *config.Config) []verify.Step {
 		out = append(out, verify.Step{Name: s.Name, Run: s.Run, Timeout: s.Timeout})
 	}
 	return out
+}
+
+// addExec lets the exec adapter run an agent (again, with a new token).
+func (d *Daemon) addExec(a config.Agent, token string) error {
+	if err := d.disp.Exec().Add(execadapter.AgentConfig{Name: a.Name, Preset: a.Preset, Command: a.Command, Prompt: a.Prompt,
+		Handshake: a.Handshake, Env: a.Env, Timeout: a.Timeout, IdleTimeout: a.IdleTimeout, Token: token}); err != nil {
+		return fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+	}
+	d.execMu.Lock()
+	d.execAgents[a.Name] = a
+	d.execMu.Unlock()
+	return nil
+}
+
+// restoreAPIAgents runs again the exec agents created through the API (not
+// in wilco.yaml), from the settings the store kept, each with a new token.
+func (d *Daemon) restoreAPIAgents(ctx context.Context, cfg *config.Config) error {
+	var agents []core.Agent
+	d.Runtime.Read(func(c *core.State) { agents = c.Agents() })
+	for _, ag := range agents {
+		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Adapter != "exec" {
+			continue
+		}
+		a, err := config.AgentFromSettings(ag.Name, ag.Adapter, ag.Capabilities, ag.Settings)
+		if err != nil {
+			d.log.Error("an agent created through the API cannot run", "agent", ag.Name, "err", err)
+			continue
+		}
+		token := server.NewToken()
+		if _, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
+			return nil, c.SetAgentToken(now, ag.Name, server.TokenHash(token))
+		}); err != nil {
+			return err
+		}
+		if err := d.addExec(a, token); err != nil {
+			d.log.Error("an agent created through the API cannot run", "agent", ag.Name, "err", err)
+		}
+	}
+	return nil
 }

@@ -115,6 +115,9 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.opts.AgentAdded != nil {
+		s.opts.AgentAdded(a, token)
+	}
 	w.Header().Set("Location", "/v1/agents/"+created.Name)
 	WriteJSON(w, http.StatusCreated, createAgentResponse{Agent: s.agentView(created), Token: token})
 	return nil
@@ -136,6 +139,9 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.opts.TokenRotated != nil {
+		s.opts.TokenRotated(name, token)
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
 	return nil

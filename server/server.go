@@ -62,6 +62,11 @@ type Options struct {
 	// StreamBuffer is how many events an event stream may fall behind
 	// before it is dropped (and resumes from the log); default 1024.
 	StreamBuffer int
+	// AgentAdded, when set, is told of an agent created through the API
+	// (with its token), so that its adapter can run it; TokenRotated of an
+	// agent's new token.
+	AgentAdded   func(a config.Agent, token string)
+	TokenRotated func(name, token string)
 	// RunsDir holds verification runs and dry-run diffs (default
 	// .wilco/runs); LogsDir holds retry.log and retry.jsonl (default
 	// .wilco/logs).

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 )
@@ -136,4 +137,35 @@ func (c *Client) Plan(ctx context.Context, id string) (*Plan, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Stats is GET /v1/stats: seed 002's retry summary over every task, the
+// retry state, and the failed instructions and deliveries.
+type Stats struct {
+	Summary struct {
+		TotalTasks          int `json:"total_tasks"`
+		FirstAttemptSuccess int `json:"first_attempt_success"`
+		RetriedTasks        int `json:"retried_tasks"`
+		RetrySuccess        int `json:"retry_success"`
+		Escalations         int `json:"escalations"`
+		Skipped             int `json:"skipped"`
+		Details             []struct {
+			Task     string `json:"task"`
+			Attempts int    `json:"attempts"`
+			Result   string `json:"result"`
+		} `json:"details"`
+		FailurePatterns []struct {
+			Pattern     string `json:"pattern"`
+			Occurrences int    `json:"occurrences"`
+		} `json:"failure_patterns"`
+		Text string `json:"text"`
+	} `json:"summary"`
+	RetryState         json.RawMessage `json:"retry_state"`
+	FailedInstructions int             `json:"failed_instructions"`
+	FailedDeliveries   int             `json:"failed_deliveries"`
+}
+
+// Stats fills st from GET /v1/stats.
+func (c *Client) Stats(ctx context.Context, st *Stats) error {
+	return c.Do(ctx, http.MethodGet, "/v1/stats", nil, nil, st)
 }

@@ -365,9 +365,28 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)
 	}
 	if t.State == AwaitingAck && !r.Lost {
-		// The turn ended before its acknowledgment: the ACK policy goes on
-		// (it resends and, in the end, reassigns or escalates).
-		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "unacknowledged", Summary: r.Summary})
+		if r.ExitCode == 0 && !r.TimedOut {
+			// The turn ended well but without its acknowledgment: the ACK
+			// policy goes on (it asks again and, in the end, reassigns or
+			// escalates).
+			s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "unacknowledged", Summary: r.Summary,
+				DurationMS: r.Duration.Milliseconds()})
+			return t.copy(), nil
+		}
+		// The agent could not start, crashed or hung before it
+		// acknowledged: an execution error of this attempt (CONTRACT §3),
+		// not a five-minute wait.
+		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "failure", Summary: r.Summary,
+			DurationMS: r.Duration.Milliseconds()})
+		if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
+		}
+		typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
+		if r.TimedOut {
+			typ = Timeout
+		}
+		s.failure(now, t, FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
+			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg}, Details: tail(r.Output, 2000)})
 		return t.copy(), nil
 	}
 	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {

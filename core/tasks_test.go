@@ -577,3 +577,19 @@ func TestPlanBadInput(t *testing.T) {
 		b.refused(err, Invalid)
 	}
 }
+
+func TestTurnThatCannotStartIsAnExecutionErrorNotAWait(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	first := b.task(tk.ID).Delivery
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 127, Error: "exec: agent: not found"})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if len(got.Failures) != 1 || got.Failures[0].FailureType != ExecutionError || got.Attempt != 2 || got.State != AwaitingAck {
+		t.Fatalf("%s attempt %d failures %+v", got.State, got.Attempt, got.Failures)
+	}
+	if d := b.delivery(first); d.State != Cancelled {
+		t.Fatalf("the first delegation is %s", d.State)
+	}
+}

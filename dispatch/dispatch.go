@@ -343,6 +343,9 @@ func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
 // Recover settles what a restart interrupted: turns that died with the
 // server count as execution errors; verifications and applies run again.
 func (d *Dispatcher) Recover(ctx context.Context) error {
+	if n := d.exec.KillOrphans(); n > 0 {
+		d.log.Warn("stopped agents a previous wilco left running", "count", n)
+	}
 	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
 		return nil, nil

@@ -167,6 +167,20 @@ type crashServer struct {
 	exited  chan error
 	stderr  *lockedBuffer
 	down    bool
+	// recoveries are the runtime's "recovered" log lines, one per start.
+	recoveries []string
+	startTimes []time.Duration // from exec to serving, per start
+}
+
+// recoveryLine is the runtime's account of a start: the checkpoint it
+// loaded and the events it replayed after it.
+func recoveryLine(out string) string {
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, "msg=recovered") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 func (s *crashServer) current() (url string, gen int, changed <-chan struct{}) {
@@ -206,6 +220,7 @@ func (s *crashServer) launch() error {
 // start launches the process and waits until it serves, then publishes its
 // address.
 func (s *crashServer) start() error {
+	began := time.Now()
 	if err := s.launch(); err != nil {
 		return err
 	}
@@ -244,6 +259,8 @@ func (s *crashServer) start() error {
 		<-time.After(5 * time.Millisecond)
 	}
 	s.mu.Lock()
+	s.recoveries = append(s.recoveries, recoveryLine(out.String()))
+	s.startTimes = append(s.startTimes, time.Since(began))
 	s.url = url
 	s.gen++
 	if s.changed != nil {
@@ -385,7 +402,9 @@ type crashRun struct {
 	termKills    int
 	graceful     int
 	longLived    int
-	problems     []string
+	// longRecoveries: how each start after a long-lived instance recovered.
+	longRecoveries []string
+	problems       []string
 }
 
 func newCrashRun(t *testing.T, seed uint64) *crashRun {
@@ -551,7 +570,10 @@ func (x *crashRun) killer(ctx context.Context, n int, rng *mrand.Rand) {
 		}
 		p := rng.Float64()
 		x.mu.Lock()
-		if x.graceful == 0 && x.kills >= n/2 {
+		switch {
+		case long[i]:
+			p = 1 // a plain SIGKILL
+		case x.graceful == 0 && x.kills >= n/2:
 			p = 0 // at least one graceful stop per run
 		}
 		x.mu.Unlock()
@@ -606,6 +628,14 @@ func (x *crashRun) killer(ctx context.Context, n int, rng *mrand.Rand) {
 		if err := x.srv.start(); err != nil {
 			x.problem("restart after a crash: %v", err)
 			return
+		}
+		if long[i] {
+			x.srv.mu.Lock()
+			line := x.srv.recoveries[len(x.srv.recoveries)-1]
+			x.srv.mu.Unlock()
+			x.mu.Lock()
+			x.longRecoveries = append(x.longRecoveries, fmt.Sprintf("killed after %s; then %s", pause.Round(time.Millisecond), line[strings.Index(line, "msg="):]))
+			x.mu.Unlock()
 		}
 	}
 }
@@ -1338,8 +1368,20 @@ func (x *crashRun) summary(took time.Duration) {
 		}
 	}
 	sort.Strings(lines)
-	x.t.Logf("seed %d: %s, %d SIGKILLs (%d during start-up, %d during a graceful stop), %d graceful restarts, %d instances (%d lived past a periodic checkpoint)",
-		x.seed, took.Round(time.Millisecond), x.kills, x.earlyKills, x.termKills, x.graceful, x.srv.gen, x.longLived)
+	x.srv.mu.Lock()
+	var sum, longest time.Duration
+	for _, d := range x.srv.startTimes {
+		sum += d
+		longest = max(longest, d)
+	}
+	mean := sum / time.Duration(max(1, len(x.srv.startTimes)))
+	x.srv.mu.Unlock()
+	x.t.Logf("seed %d: %s, %d SIGKILLs (%d during start-up, %d during a graceful stop), %d graceful restarts, %d instances (%d lived past a periodic checkpoint); start to serving: mean %s, max %s",
+		x.seed, took.Round(time.Millisecond), x.kills, x.earlyKills, x.termKills, x.graceful, x.srv.gen, x.longLived,
+		mean.Round(time.Millisecond), longest.Round(time.Millisecond))
+	for _, l := range x.longRecoveries {
+		x.t.Logf("long-lived instance %s", l)
+	}
 	x.t.Logf("requests answered 2xx: %d (%d instructions and %d delegations created, %d acknowledgments told, %d agents created); %d transport errors ignored",
 		ok, len(x.instructions), len(x.messages), len(x.acked), len(x.dynAgents), x.connErrors)
 	x.t.Logf("log: %d events, %d deliveries: %d acknowledged, %d failed, %d cancelled; %d retries, %d reassignments, %d escalations, %d token changes",

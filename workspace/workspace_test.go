@@ -623,3 +623,25 @@ func TestChangedPathsAgreesWithChanged(t *testing.T) {
 		}
 	}
 }
+
+func TestWorktreeAndDiffWhenGitignoreListsTheStateDir(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	write(t, b.dir, ".gitignore", ".wilco/\n")
+	runGit(t, b.dir, "add", "-A")
+	runGit(t, b.dir, "commit", "-qm", "ignore state")
+	write(t, b.dir, ".wilco/state", "x")
+	write(t, b.dir, "dirty.txt", "uncommitted\n")
+	wt, err := b.ws.Worktree(b.ctx, "T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, wt, "new.txt", "new\n")
+	_, files, err := b.ws.Diff(b.ctx, "T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != "new.txt" {
+		t.Fatalf("files %v", files)
+	}
+}

@@ -185,7 +185,7 @@ func writeTree(ctx context.Context, dir, index string) (string, error) {
 		return "", err
 	}
 	env := []string{"GIT_INDEX_FILE=" + index}
-	if _, err := git(ctx, dir, nil, env, append([]string{"add", "--all"}, excludeState...)...); err != nil {
+	if err := addAll(ctx, dir, env); err != nil {
 		return "", err
 	}
 	out, err = git(ctx, dir, nil, env, "write-tree")
@@ -223,7 +223,7 @@ func (w *Workspace) Diff(ctx context.Context, taskID string) ([]byte, []string, 
 		return nil, nil, fmt.Errorf("workspace: diff: %w", err)
 	}
 	dir := w.WorktreeDir(taskID)
-	if _, err := git(ctx, dir, nil, nil, append([]string{"add", "--all"}, excludeState...)...); err != nil {
+	if err := addAll(ctx, dir, nil); err != nil {
 		return nil, nil, fmt.Errorf("workspace: diff of %s: %w", taskID, err)
 	}
 	common := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--no-relative"}
@@ -265,4 +265,16 @@ func (w *Workspace) remove(ctx context.Context, taskID string) error {
 		return err
 	}
 	return nil
+}
+
+// addAll stages everything but the state directory. When .gitignore
+// already ignores the state directory, naming it (even to exclude it) makes
+// git add fail, so it is named only when it is not ignored.
+func addAll(ctx context.Context, dir string, env []string) error {
+	args := []string{"add", "--all", "--", "."}
+	if _, err := git(ctx, dir, nil, env, "check-ignore", "-q", StateDir); err != nil {
+		args = append([]string{"add", "--all"}, excludeState...)
+	}
+	_, err := git(ctx, dir, nil, env, args...)
+	return err
 }

@@ -38,3 +38,10 @@ func exitStatus(err error) (int, string) {
 }
 
 func waitGroupGone(int, time.Duration) {}
+
+// PidFileName holds, in a turn's run directory, the process group id of
+// the agent process while it runs.
+const PidFileName = "agent.pid"
+
+// KillOrphans does nothing where process groups are not used.
+func (a *Adapter) KillOrphans() int { return 0 }

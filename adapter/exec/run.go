@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,10 @@ type procSpec struct {
 	scan       *scanner
 	onAck      func(text string) bool
 	onProgress func(text string)
+	// pidFile, when set, holds the process group's id while it runs, so
+	// that a wilco that died without stopping it stops it at its next start
+	// (KillOrphans).
+	pidFile string
 }
 
 // procResult is how a process ended and what it said.
@@ -130,6 +135,10 @@ func run(spec procSpec) procResult {
 	pw.Close()
 	defer pr.Close()
 	pid := cmd.Process.Pid
+	if spec.pidFile != "" {
+		_ = os.WriteFile(spec.pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+		defer os.Remove(spec.pidFile)
+	}
 
 	exitCh := make(chan error, 1)
 	go func() { exitCh <- cmd.Wait() }()

@@ -166,6 +166,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		scan:       &scanner{wantAck: phase == PhaseAck || phase == PhaseAckWork},
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
+		pidFile:    filepath.Join(runDir, PidFileName),
 	}
 	res := run(spec)
 	if res.startErr != nil {
@@ -293,6 +294,7 @@ func (a *Adapter) answer(t *turn) {
 	res := run(procSpec{
 		inv: inv, dir: a.opts.Dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
 		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, stop: t.stop,
+		pidFile: filepath.Join(runDir, PidFileName),
 	})
 	text := strings.TrimSpace(res.result)
 	if text == "" {

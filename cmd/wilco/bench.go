@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,6 +35,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	tasks := fs.Int("tasks", 0, "measure the orchestration overhead per attempt over this many no-op tasks (and wilco status)")
 	statusRuns := fs.Int("status-runs", 50, "with --tasks: how many times to time `wilco status`")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: wilco bench [--deliveries N] [--agents M] [--ack-prob P] [--json] | --open N | --tasks N")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

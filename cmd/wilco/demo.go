@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,16 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "make the sample repository here and keep it (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: wilco demo [--dir DIR]\n\nA sample repository with a failing test, a built-in scripted agent, and a real task\nthrough wilco: ACK, a failed verification, a retry carrying the failure, success.")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "wilco demo: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
 	self, err := os.Executable()
@@ -39,6 +50,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runDemoAgent is the scripted agent the demo configures (`wilco
 // demo-agent`): not for people.
-func runDemoAgent(stdin io.Reader, stdout io.Writer) int {
+func runDemoAgent(args []string, stdin io.Reader, stdout io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprintln(stdout, "usage: wilco demo-agent\n\nThe demo's scripted agent: reads its prompt on standard input (or $WILCO_PROMPT_FILE),\nacknowledges $WILCO_TASK_ID, and edits calc.go in the working directory.")
+		return exitOK
+	}
 	return demo.RunAgent(stdin, stdout)
 }

@@ -59,8 +59,9 @@ func TestRunUsage(t *testing.T) {
 		{"init with argument", []string{"init", "here"}, exitUsage, "", "too many arguments"},
 		{"serve bad flag", []string{"serve", "--port", "1"}, exitUsage, "", "flag provided but not defined"},
 		{"logs with argument", []string{"logs", "T-1"}, exitUsage, "", "too many arguments"},
-		{"demo placeholder", []string{"demo"}, exitFailure, "", "not built yet"},
-		{"bench placeholder", []string{"bench"}, exitFailure, "", "not built yet"},
+		{"demo with an argument", []string{"demo", "x"}, exitUsage, "", "unexpected argument"},
+		{"bench with an argument", []string{"bench", "x"}, exitUsage, "", "unexpected argument"},
+		{"bench bad value", []string{"bench", "--deliveries", "0"}, exitFailure, "", "--deliveries must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -82,9 +83,6 @@ func TestRunUsage(t *testing.T) {
 func TestEveryVerbHasHelp(t *testing.T) {
 	t.Parallel()
 	for _, v := range verbs {
-		if v.name == "demo" || v.name == "bench" {
-			continue // the lead's
-		}
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), []string{v.name, "--help"}, &out, &errb); code != exitOK {
 			t.Errorf("wilco %s --help: exit %d, stderr %s", v.name, code, errb.String())
@@ -425,13 +423,16 @@ func TestTaskVerbs(t *testing.T) {
 		t.Errorf("diff: exit %d %q", code, b.out)
 	}
 	if code := b.run("stats", "--json"); code != exitFailure {
-		// GET /v1/instructions is not served by this fake: stats fails.
+		// GET /v1/stats is not served by this fake yet: stats fails.
 		t.Errorf("stats: exit %d", code)
 	}
-	b.mux.Handle("GET /v1/instructions", respond(200, `{"instructions":[{"id":"I-1","state":"acknowledged"}]}`))
-	if code := b.run("stats"); code != 0 || !strings.Contains(b.out.String(), "Retried tasks          1 (100%)") ||
-		!strings.Contains(b.out.String(), "failure types: verification_failed 1") {
+	b.mux.Handle("GET /v1/stats", respond(200, `{"summary":{"total_tasks":1,"retried_tasks":1,"text":"## Retry Summary for all tasks\n| Retried tasks | 1 (100%) |\n- verification_failed: 1 occurrences\n"},"retry_state":{},"failed_instructions":2,"failed_deliveries":0}`))
+	if code := b.run("stats"); code != 0 || !strings.Contains(b.out.String(), "| Retried tasks | 1 (100%) |") ||
+		!strings.Contains(b.out.String(), "verification_failed: 1 occurrences") || !strings.Contains(b.out.String(), "failed instructions: 2") {
 		t.Errorf("stats: exit %d\n%s", code, b.out)
+	}
+	if code := b.run("stats", "--json"); code != 0 || !strings.Contains(b.out.String(), `"retried_tasks": 1`) {
+		t.Errorf("stats --json: exit %d\n%s", code, b.out)
 	}
 }
 

@@ -60,6 +60,7 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 	fmt.Fprintln(c.stdout, line)
 
 	w := newWatcher(c, t.ID)
+	w.untilUser = true
 	view, err := c.follow(ctx, cl, w, 0, true)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -110,7 +111,10 @@ func (c *cli) printOutcome(t *client.Task) {
 		}
 		fmt.Fprintf(c.stdout, "\n%s is stuck: wilco resume %s starts again from the report\n", t.ID, t.ID)
 	case client.TaskEscalated, client.TaskBlocked:
-		fmt.Fprintf(c.stdout, "\n%s needs you: wilco respond %s retry|skip|abort|fix \"<instruction>\"\n", t.ID, t.ID)
+		if s := rawText(t.Escalation); s != "" && t.State == client.TaskEscalated {
+			fmt.Fprintf(c.stdout, "\n%s\n", indent(s))
+		}
+		fmt.Fprintf(c.stdout, "\n%s needs you: wilco respond %s retry|skip|abort|fix \"<instruction>\" (with wilco serve running)\n", t.ID, t.ID)
 	case client.TaskClarifying:
 		fmt.Fprintf(c.stdout, "\n%s has questions: wilco clarify %s --answer …\n", t.ID, t.ID)
 	}

@@ -63,16 +63,17 @@ func TestRunStartsAnInProcessServer(t *testing.T) {
 	b := setupCLI(t)
 	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
 	delete(b.env, "WILCO_TOKEN")
-	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: remote-1, adapter: mailbox}\n"
+	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "agent.sh"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
 	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code := b.run("run", "Fix it")
-	if !strings.Contains(b.errb.String(), "serving in this process at http://127.0.0.1:") {
-		t.Errorf("exit %d, stderr %s", code, b.errb)
-	}
-	if code == exitOK {
-		return // the server serves tasks: the in-process path worked end to end
+	if code != exitOK || !strings.Contains(b.errb.String(), "serving in this process at http://127.0.0.1:") {
+		t.Errorf("exit %d, stderr %s\nstdout %s", code, b.errb, b.out.String())
 	}
 	if fi, err := os.Stat(filepath.Join(b.c.wd, ".wilco", "token")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the in-process server's token: %v %v", fi, err)

@@ -532,51 +532,6 @@ func cmdPlanShow(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// taskStats is the retry summary of seed 002, computed from the tasks.
-type taskStats struct {
-	Total               int            `json:"total_tasks"`
-	ByState             map[string]int `json:"by_state"`
-	FirstAttemptSuccess int            `json:"first_attempt_success"`
-	Retried             int            `json:"retried"`
-	RetrySuccess        int            `json:"retry_success"`
-	Escalations         int            `json:"escalations"`
-	Skipped             int            `json:"skipped"`
-	Stuck               int            `json:"stuck"`
-	FailureTypes        map[string]int `json:"failure_types"`
-}
-
-func computeStats(tasks []client.Task) taskStats {
-	s := taskStats{ByState: map[string]int{}, FailureTypes: map[string]int{}}
-	for _, t := range tasks {
-		s.Total++
-		s.ByState[t.State]++
-		retried := len(t.Failures) > 0 || t.Attempt > 1
-		if retried {
-			s.Retried++
-		}
-		if t.State == client.TaskSuccess {
-			if retried {
-				s.RetrySuccess++
-			} else {
-				s.FirstAttemptSuccess++
-			}
-		}
-		if t.State == client.TaskEscalated || rawText(t.Escalation) != "" {
-			s.Escalations++
-		}
-		switch t.State {
-		case client.TaskSkipped:
-			s.Skipped++
-		case client.TaskStuck:
-			s.Stuck++
-		}
-		for _, f := range t.Failures {
-			s.FailureTypes[f.FailureType]++
-		}
-	}
-	return s
-}
-
 func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -587,48 +542,15 @@ func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	tasks, err := cl.Tasks(ctx, "")
-	if err != nil {
+	var st client.Stats
+	if err := cl.Stats(ctx, &st); err != nil {
 		return c.fail(err)
-	}
-	instr, err := cl.Instructions(ctx, "")
-	if err != nil {
-		return c.fail(err)
-	}
-	st := computeStats(tasks)
-	byInstr := map[string]int{}
-	for _, in := range instr {
-		byInstr[in.State]++
 	}
 	if *asJSON {
-		return c.printJSON(map[string]any{"tasks": st, "instructions": map[string]any{"total": len(instr), "by_state": byInstr}})
+		return c.printJSON(st)
 	}
-	pct := func(n int) string {
-		if st.Total == 0 {
-			return ""
-		}
-		return fmt.Sprintf(" (%d%%)", n*100/st.Total)
-	}
-	tw := c.table()
-	fmt.Fprintf(tw, "Total tasks\t%d\n", st.Total)
-	fmt.Fprintf(tw, "First-attempt success\t%d%s\n", st.FirstAttemptSuccess, pct(st.FirstAttemptSuccess))
-	fmt.Fprintf(tw, "Retried tasks\t%d%s\n", st.Retried, pct(st.Retried))
-	fmt.Fprintf(tw, "Retry success\t%d\n", st.RetrySuccess)
-	fmt.Fprintf(tw, "Escalations\t%d\n", st.Escalations)
-	fmt.Fprintf(tw, "Skipped\t%d\n", st.Skipped)
-	fmt.Fprintf(tw, "Stuck\t%d\n", st.Stuck)
-	tw.Flush()
-	if len(st.ByState) > 0 {
-		fmt.Fprintf(c.stdout, "\nby state: %s\n", countList(st.ByState))
-	}
-	if len(st.FailureTypes) > 0 {
-		fmt.Fprintf(c.stdout, "failure types: %s\n", countList(st.FailureTypes))
-	}
-	fmt.Fprintf(c.stdout, "instructions: %d", len(instr))
-	if len(byInstr) > 0 {
-		fmt.Fprintf(c.stdout, " (%s)", countList(byInstr))
-	}
-	fmt.Fprintln(c.stdout)
+	fmt.Fprint(c.stdout, st.Summary.Text)
+	fmt.Fprintf(c.stdout, "\nfailed instructions: %d, failed deliveries: %d\n", st.FailedInstructions, st.FailedDeliveries)
 	return exitOK
 }
 

@@ -75,8 +75,8 @@ func init() {
 		}},
 		{name: "help", args: "[VERB]", group: "other", summary: "this help, or a verb's", run: cmdHelp},
 		// Not listed (no group): the demo's scripted agent.
-		{name: "demo-agent", args: "", summary: "the demo's scripted agent (reads its prompt on stdin)", run: func(_ context.Context, c *cli, _ *verb, _ []string) int {
-			return runDemoAgent(c.stdin, c.stdout)
+		{name: "demo-agent", args: "", summary: "the demo's scripted agent (reads its prompt on stdin)", run: func(_ context.Context, c *cli, _ *verb, args []string) int {
+			return runDemoAgent(args, c.stdin, c.stdout)
 		}},
 	}
 }

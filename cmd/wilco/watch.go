@@ -84,6 +84,17 @@ type watcher struct {
 	drawn   bool
 	// note is shown after the status line (a reconnection under way).
 	note string
+	// untilUser also ends the watch when the task waits for the user
+	// (escalated, blocked, clarifying): `wilco run` returns then.
+	untilUser bool
+}
+
+// done reports whether watching a task in this state is over.
+func (w *watcher) done(state string) bool {
+	if client.TaskSettled(state) {
+		return true
+	}
+	return w.untilUser && (state == client.TaskEscalated || state == client.TaskBlocked || state == client.TaskClarifying)
 }
 
 func newWatcher(c *cli, task string) *watcher {
@@ -156,7 +167,7 @@ func (w *watcher) handle(ev client.Event) bool {
 			w.draw(ev.Time)
 		}
 	}
-	return w.task != "" && v != nil && v.id == w.task && v.settled()
+	return w.task != "" && v != nil && v.id == w.task && w.done(v.state)
 }
 
 // apply updates the task's view with an event and returns the line that
@@ -490,7 +501,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, w *watcher, after u
 		switch {
 		case err == nil:
 			w.seed(t)
-			settled = client.TaskSettled(t.State)
+			settled = w.done(t.State)
 		case errors.As(err, &ae) && ae.NoRoute():
 			// A server without tasks: the events alone tell the story.
 		default:
@@ -519,7 +530,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, w *watcher, after u
 			w.current = w.tasks[w.task]
 			return w.tasks[w.task], nil
 		}
-		if v := w.tasks[w.task]; v != nil && v.settled() {
+		if v := w.tasks[w.task]; v != nil && w.done(v.state) {
 			w.current = v
 			return v, nil
 		}

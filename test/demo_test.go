@@ -1,0 +1,40 @@
+package test
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The README's main job: `wilco demo` makes a sample repository, drives
+// the scripted agent through ACK, a failed verification, a retry whose
+// prompt carries the failure, and success, and exits 0.
+func TestDemoSucceedsAfterARetryThatCarriesTheFailure(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(wilcoBin, "demo")
+	cmd.Dir = t.TempDir()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("wilco demo: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	took := time.Since(start)
+	text := out.String()
+	for _, want := range []string{
+		"Waiting for acknowledgment...",
+		"[ACK] T-1 - RECEIVED",
+		"attempt 1 failed (verification_failed)",
+		"TestAdd",
+		"attempt 2 sent with a <retry_context> carrying the failure",
+		"T-1 succeeded after 2 attempts",
+		"How it was verified: go test ./... passed in run T-1-a2",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, text)
+		}
+	}
+	t.Logf("wilco demo took %s", took.Round(time.Millisecond))
+}

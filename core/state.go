@@ -240,6 +240,24 @@ func (s *State) Timers() []Timer {
 	return out
 }
 
+// Resends are the messages to hand over again after a restart: every open
+// delivery to a push agent, whose last send may or may not have left when
+// wilco stopped (DESIGN, "Durability and recovery": at least once). Pull
+// agents' inboxes are part of the state and lose nothing. Resends changes
+// nothing.
+func (s *State) Resends() []Deliver {
+	var out []Deliver
+	for _, d := range s.Deliveries(func(d *Delivery) bool { return d.State == Sent && d.Policy != PolicyCycles }) {
+		a := s.agents[d.To]
+		if a == nil || a.Pull {
+			continue
+		}
+		msg := s.inboxMessage(&d, Send{ID: d.ID, Attempt: d.Sends, Kind: SendFirst}, d.LastSentAt)
+		out = append(out, Deliver{Agent: a.Name, Message: msg})
+	}
+	return out
+}
+
 // now normalises a time given by the caller: UTC, no monotonic reading, so
 // that a replayed state equals the live one.
 func norm(t time.Time) time.Time { return t.Round(0).UTC() }

@@ -111,6 +111,8 @@ type Runtime struct {
 	inboxMu        sync.Mutex
 	inboxWake      map[string]chan struct{}
 	recoveredTimer int
+	// resends are performed with the first turn after a restart.
+	resends []core.Effect
 }
 
 // batch is what one turn of the loop produced, on its way to the store.
@@ -190,6 +192,11 @@ func (r *Runtime) recover(ctx context.Context) error {
 	}
 	heap.Init(&r.timers)
 	r.recoveredTimer = r.timers.Len()
+	if replayed > 0 || w > 0 {
+		for _, d := range r.core.Resends() {
+			r.resends = append(r.resends, d)
+		}
+	}
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())
@@ -451,11 +458,12 @@ func (r *Runtime) produce() *batch {
 		r.armTimers(effects[seen:])
 		seen = len(effects)
 	}
-	if len(reqs) == 0 && !fired && !r.core.HasReady() {
+	if len(reqs) == 0 && !fired && !r.core.HasReady() && len(r.resends) == 0 {
 		return nil
 	}
 	ready := r.core.TakeReady()
 	b.events = ready.Events
+	b.effects, r.resends = r.resends, nil
 	for _, e := range ready.Effects {
 		if _, ok := e.(core.ArmTimer); !ok {
 			b.effects = append(b.effects, e)

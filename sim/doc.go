@@ -1,0 +1,117 @@
+// Package sim is wilco's seeded simulation: the real core, the real runtime
+// and the real SQLite store (in a temporary directory), driven by hand with
+// a fake clock, against agents that misbehave, with crashes and restarts at
+// random points. Everything is decided by one math/rand/v2 PCG seeded from
+// the seed: the run of a seed is exactly reproducible.
+//
+// # What is simulated
+//
+// Agents of every adapter: push agents (exec, tmux, sim), whose messages
+// arrive as core.Deliver effects through the runtime's Effector, and pull
+// agents (mailbox), which fetch theirs in dispatch cycles (core.Cycle). Each
+// has a persona — prompt, silent, slow, duplicate, out-of-order, wrong task
+// id, late, or a mix — that decides, per message, whether it answers, when
+// (often past the timeout), how many times, to which message (an older one,
+// a retry's earlier send, one already settled or cancelled), and in which
+// form: the text [ACK] in its markdown variants, the JSON
+// task-acknowledgment (received, needs-clarification, confirmed, rejected,
+// queued), task-acknowledgment-error with every error code and
+// retry_after_minutes, checkpoint-ack, task-complete, operation replies (ok,
+// wait, cancel, anything else, JSON acknowledgment), AgentAck, broken forms.
+//
+// The caller sends instructions (cycles policy, with matchers and
+// max_retries), task delegations (backoff policy, with acceptance criteria
+// and capabilities, the same task to two agents), conversations; it
+// acknowledges, cancels, answers clarifications, starts operations with
+// several agents, quorums and policies of their own (reminders policy),
+// cancels them, registers agents, sets their status and changes the
+// policies — short ones of seconds, so that every path is reached, and the
+// seeds' defaults. Operation commands end after a while, fail, or hang.
+//
+// Time passes only when the driver says so: it moves the fake clock exactly
+// to the runtime's next timer (runtime.NextTimer) or to the next thing an
+// agent does, and drains the runtime (runtime.Drain). There are no
+// goroutines in the driver and no sleeps.
+//
+// wilco restarts at random steps: a crash (the runtime dropped without
+// Close, the store closed and opened again, runtime.Open), a clean Close
+// first, a crash inside a commit before the batch is durable (the callers
+// hear an error), and a crash right after it (no effect is performed, no
+// caller is answered).
+//
+// # Invariants
+//
+// After every step, and on every event as it is committed (runtime's
+// Observe hook):
+//
+//  1. A delivery ends once, in acknowledged, failed or cancelled, and never
+//     changes state again; the log holds at most one terminal event per
+//     delivery.
+//  2. No acknowledgment is lost or counted twice: every Reply, AgentAck or
+//     Acknowledge the core accepted as an acknowledgment produced exactly one
+//     delivery.acknowledged event per delivery it names, nothing else
+//     produced one, and a refused command produced no event at all (the
+//     durable seq does not move). After every restart every acknowledgment
+//     answered "ok" is still acknowledged, and its event is in the log.
+//     Nothing is answered or performed before its events are durable.
+//  3. Sends never exceed the policy: cycles, at most max_retries+1 sends, and
+//     the failure comes in the dispatch cycle right after the last send;
+//     backoff, round within the timeouts, each timer the seed's table
+//     (timeout, plus the wait before the next attempt), corrections within
+//     max_corrections, unresponsive only after the last round; reminders, at
+//     most one reminder per offset, each at its offset, one extension,
+//     the timeout at the deadline, the quorum respected.
+//  4. Timers fire at their exact virtual time: every event carries the time
+//     of the clock, a timer's events the time it was armed for; after each
+//     step no armed timer is due (none skipped), and the runtime's timer heap
+//     is the core's timers, across restarts too.
+//  5. Replaying the whole log from seq 1 into a fresh core gives the live
+//     state (core.StateDiff), and so does the restart (snapshot + tail): the
+//     log is replayed as it is committed and compared every few steps, read
+//     back from the store and replayed every hundred steps and at every
+//     restart.
+//
+// Every path reached is counted (Report.Paths); a run of 5000 steps or
+// more fails if one of RequiredPaths was never reached. Beside the five
+// rules, the checks hold the simulation to the rest of DESIGN: a
+// reassignment goes to an available agent with the capabilities, never one
+// that had the delegation; "no other capable agent" is true when it is
+// said; a QUEUED follow-up and a NETWORK_ERROR retry come when the policy
+// says; a task is held by one delivery at most; nothing acknowledges but an
+// answer (a reply, AgentAck, Acknowledge).
+//
+// # Running it
+//
+// go test ./sim runs the short run: 30 seeds of 250 steps, a few seconds
+// (16 seeds of 80 steps under -race, which slows SQLite down ten times),
+// and tests named after the rules, each a few seeds run with the rule
+// stressed. The long run:
+//
+//	go test ./sim -run 'TestSimulation$' -timeout 0 -sim.seeds=2000 -sim.steps=5000 -v
+//
+// -sim.first=N starts at another seed, -sim.for=5m stops starting new seeds
+// after a while, -sim.workers=N sets how many seeds run side by side (each
+// run is one goroutine of its own; the driver has none). With -v the
+// counts of every path are printed. TMPDIR=/dev/shm keeps the databases in
+// memory, which helps when the disk is busy.
+//
+// # Reproducing a failure
+//
+// A failure names its seed and step, with the last steps of the driver and
+// the last events of the log:
+//
+//	seed=1234 step=876: …
+//
+// Run that seed alone, up to that step:
+//
+//	go test ./sim -run 'TestSimulation$' -sim.seed=1234 -sim.steps=876 -v
+//
+// The run of a seed does not depend on how many steps it is given, so the
+// shorter run is the beginning of the longer one.
+//
+// # Bugs found
+//
+// bugs_test.go holds the minimal reproducers of the bugs the simulation
+// found in core and runtime: regression tests once fixed, behind -sim.bugs
+// while not.
+package sim

@@ -240,19 +240,24 @@ func (s *State) Timers() []Timer {
 	return out
 }
 
-// Resends are the messages to hand over again after a restart: every open
-// delivery to a push agent, whose last send may or may not have left when
-// wilco stopped (DESIGN, "Durability and recovery": at least once). Pull
+// Resends are the messages to hand over again after a restart: the open
+// deliveries to push agents among ids (those whose last send the restart
+// replayed from the log's tail, so it may or may not have left before
+// wilco stopped — DESIGN, "Durability and recovery": at least once). Pull
 // agents' inboxes are part of the state and lose nothing. Resends changes
 // nothing.
-func (s *State) Resends() []Deliver {
+func (s *State) Resends(ids []string) []Deliver {
 	var out []Deliver
-	for _, d := range s.Deliveries(func(d *Delivery) bool { return d.State == Sent && d.Policy != PolicyCycles }) {
+	for _, id := range ids {
+		d := s.deliveries[id]
+		if d == nil || d.State != Sent || d.Policy == PolicyCycles {
+			continue
+		}
 		a := s.agents[d.To]
 		if a == nil || a.Pull {
 			continue
 		}
-		msg := s.inboxMessage(&d, Send{ID: d.ID, Attempt: d.Sends, Kind: SendFirst}, d.LastSentAt)
+		msg := s.inboxMessage(d, Send{ID: d.ID, Attempt: d.Sends, Kind: SendFirst}, d.LastSentAt)
 		out = append(out, Deliver{Agent: a.Name, Message: msg})
 	}
 	return out
@@ -486,50 +491,65 @@ func (s *State) Entities() []EntityRef {
 // Restore loads one stored entity into an empty or restoring core. Call
 // Restored when every entity is in.
 func (s *State) Restore(kind EntityKind, data []byte) error {
+	v, err := DecodeEntity(kind, data)
+	if err != nil {
+		return err
+	}
+	s.Insert(v)
+	return nil
+}
+
+// Decoded is a stored entity decoded by DecodeEntity, for Insert.
+type Decoded struct {
+	kind  EntityKind
+	value any
+}
+
+// DecodeEntity decodes one stored entity. It touches no state, so a
+// restart may decode on several goroutines and Insert on one.
+func DecodeEntity(kind EntityKind, data []byte) (Decoded, error) {
+	var v any
 	switch kind {
 	case KindMeta:
-		var m meta
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("core: restore meta: %w", err)
-		}
-		s.seq, s.version, s.policies = m.Seq, m.Version, m.Policies
-		if m.Counters != nil {
-			s.counters = m.Counters
-		}
+		v = new(meta)
 	case KindAgent:
-		a := new(Agent)
-		if err := json.Unmarshal(data, a); err != nil {
-			return fmt.Errorf("core: restore agent: %w", err)
-		}
-		s.agents[a.Name] = a
+		v = new(Agent)
 	case KindDelivery:
-		d := new(Delivery)
-		if err := json.Unmarshal(data, d); err != nil {
-			return fmt.Errorf("core: restore delivery: %w", err)
-		}
-		s.deliveries[d.ID] = d
+		v = new(Delivery)
 	case KindOperation:
-		o := new(Operation)
-		if err := json.Unmarshal(data, o); err != nil {
-			return fmt.Errorf("core: restore operation: %w", err)
-		}
-		s.operations[o.ID] = o
+		v = new(Operation)
 	case KindTask:
-		t := new(Task)
-		if err := json.Unmarshal(data, t); err != nil {
-			return fmt.Errorf("core: restore task: %w", err)
-		}
-		s.tasks[t.ID] = t
+		v = new(Task)
 	case KindPlan:
-		p := new(Plan)
-		if err := json.Unmarshal(data, p); err != nil {
-			return fmt.Errorf("core: restore plan: %w", err)
-		}
-		s.plans[p.ID] = p
+		v = new(Plan)
 	default:
-		return fmt.Errorf("core: restore: unknown entity kind %q", kind)
+		return Decoded{}, fmt.Errorf("core: restore: unknown entity kind %q", kind)
 	}
-	return nil
+	if err := json.Unmarshal(data, v); err != nil {
+		return Decoded{}, fmt.Errorf("core: restore %s: %w", kind, err)
+	}
+	return Decoded{kind: kind, value: v}, nil
+}
+
+// Insert puts a decoded entity into a restoring core.
+func (s *State) Insert(d Decoded) {
+	switch v := d.value.(type) {
+	case *meta:
+		s.seq, s.version, s.policies = v.Seq, v.Version, v.Policies
+		if v.Counters != nil {
+			s.counters = v.Counters
+		}
+	case *Agent:
+		s.agents[v.Name] = v
+	case *Delivery:
+		s.deliveries[v.ID] = v
+	case *Operation:
+		s.operations[v.ID] = v
+	case *Task:
+		s.tasks[v.ID] = v
+	case *Plan:
+		s.plans[v.ID] = v
+	}
 }
 
 // Restored rebuilds what is derived from the restored entities. The seq is
@@ -538,18 +558,18 @@ func (s *State) Restored(seq uint64) {
 	s.seq = seq
 	clear(s.holds)
 	clear(s.byTask)
-	ids := make([]string, 0, len(s.deliveries))
 	for id, d := range s.deliveries {
-		if d.TaskID != "" {
-			ids = append(ids, id)
+		if d.TaskID == "" {
+			continue
 		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
-	for _, id := range ids {
-		d := s.deliveries[id]
 		s.byTask[d.TaskID] = append(s.byTask[d.TaskID], id)
 		if d.Holds {
 			s.holds[d.TaskID] = id
+		}
+	}
+	for _, ids := range s.byTask {
+		if len(ids) > 1 {
+			sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
 		}
 	}
 	clear(s.dirty)

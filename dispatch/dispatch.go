@@ -137,7 +137,7 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 	if rt == nil {
 		return nil, errors.New("dispatch: no runtime bound")
 	}
-	v, err := rt.Do(context.WithoutCancel(ctx), fn)
+	v, err := rt.DoUrgent(context.WithoutCancel(ctx), fn)
 	if err != nil && core.CodeOf(err) == "" {
 		d.log.Error("reporting to the core failed", "what", what, "err", err)
 	}

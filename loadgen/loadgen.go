@@ -159,7 +159,7 @@ func (a *agents) run(ctx context.Context, q *queue) {
 				continue // silent this time
 			}
 			a.arrived.Store(id, time.Now())
-			a.rt.Submit(func(c *core.State, now time.Time) (any, error) {
+			a.rt.SubmitUrgent(func(c *core.State, now time.Time) (any, error) {
 				return nil, c.AgentAck(now, q.name, id)
 			}, nil)
 		}

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	goruntime "runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -44,8 +47,14 @@ type Config struct {
 	Clock    Clock    // default: the wall clock
 	Effector Effector // default: effects are recorded, not performed
 	Logger   *slog.Logger
-	// MaxBatch bounds how many commands go into one commit (default 8192).
+	// MaxBatch bounds how many commands one turn of the loop runs (default
+	// 256): short turns keep the answer to an agent's acknowledgment quick
+	// while a backlog of other commands waits.
 	MaxBatch int
+	// MaxCommitEvents bounds how many events and records the committer
+	// writes in one transaction when it gathers several turns (default
+	// 1024).
+	MaxCommitEvents int
 	// CheckpointEvery and CheckpointInterval say how often a checkpoint of
 	// the changed entities begins (default every 100 000 events or 10 s,
 	// whichever comes first). Recovery replays the log's tail after the
@@ -53,8 +62,9 @@ type Config struct {
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// CheckpointShare is the least number of entities one turn writes of
-	// a checkpoint in progress (default 1024; a turn writes at least twice
-	// as many as it made events).
+	// a checkpoint in progress (default 64); busy turns write more, in
+	// proportion to their events, so that a checkpoint ends within half the
+	// interval without a burst.
 	CheckpointShare int
 	// SubscriberBuffer is each subscriber's channel size (default 4096).
 	SubscriberBuffer int
@@ -89,6 +99,7 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	queue   []request
+	urgent  []request
 	closed  bool
 	failure error
 	wake    chan struct{}
@@ -102,6 +113,8 @@ type Runtime struct {
 	lastCkpt       time.Time
 	ckpt           []core.EntityRef // entities still to write for checkpoint ckptAt
 	ckptAt         uint64
+	ckptRate       float64 // entities written per event of a turn
+	encodes        chan *batch
 	commits        chan *batch
 	committerDone  chan struct{}
 	committedSeq   uint64
@@ -124,6 +137,10 @@ type batch struct {
 	effects   []core.Effect
 	reqs      []request
 	results   []result
+	// Filled by encode, off the loop.
+	stored  []store.Event
+	records []store.Record
+	err     error
 }
 
 // Open rebuilds the core from the store — the checkpointed entities, then
@@ -140,7 +157,10 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 8192
+		cfg.MaxBatch = 128
+	}
+	if cfg.MaxCommitEvents <= 0 {
+		cfg.MaxCommitEvents = 256
 	}
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = 100000
@@ -149,7 +169,7 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.CheckpointInterval = 10 * time.Second
 	}
 	if cfg.CheckpointShare <= 0 {
-		cfg.CheckpointShare = 1024
+		cfg.CheckpointShare = 64
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = 4096
@@ -158,7 +178,7 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg: cfg, clock: cfg.Clock, log: cfg.Logger, core: core.New(),
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		subs: map[*Subscription]struct{}{}, inboxWake: map[string]chan struct{}{},
-		commits: make(chan *batch, 4), committerDone: make(chan struct{}),
+		encodes: make(chan *batch), commits: make(chan *batch), committerDone: make(chan struct{}),
 	}
 	if err := r.recover(ctx); err != nil {
 		return nil, err
@@ -168,20 +188,33 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 }
 
 func (r *Runtime) recover(ctx context.Context) error {
-	w, err := r.cfg.Store.Load(ctx, func(rec store.Record) error {
-		return r.core.Restore(core.EntityKind(rec.Kind), rec.Data)
-	})
+	w, err := r.load(ctx)
 	if err != nil {
 		return fmt.Errorf("runtime: load state: %w", err)
 	}
-	r.core.Restored(w)
 	replayed := 0
+	sent := map[string]bool{}
+	var resend []string
 	err = r.cfg.Store.Scan(ctx, w, func(ev store.Event) error {
 		data, err := core.DecodeEventData(ev.Type, ev.Data)
 		if err != nil {
 			return fmt.Errorf("event %d: %w", ev.Seq, err)
 		}
 		replayed++
+		// A send in the tail may not have left: remember it for Resends.
+		var id string
+		switch e := data.(type) {
+		case core.DeliverySent:
+			id = e.ID
+		case core.DeliveryRetried:
+			id = e.ID
+		case core.DeliveryNotice:
+			id = e.ID
+		}
+		if id != "" && !sent[id] {
+			sent[id] = true
+			resend = append(resend, id)
+		}
 		return r.core.Replay(core.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
 	})
 	if err != nil {
@@ -192,15 +225,81 @@ func (r *Runtime) recover(ctx context.Context) error {
 	}
 	heap.Init(&r.timers)
 	r.recoveredTimer = r.timers.Len()
-	if replayed > 0 || w > 0 {
-		for _, d := range r.core.Resends() {
-			r.resends = append(r.resends, d)
-		}
+	for _, d := range r.core.Resends(resend) {
+		r.resends = append(r.resends, d)
 	}
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())
 	return nil
+}
+
+// load reads the checkpoint into the core, decoding on every core while
+// the store reads: a million entities are the difference between a restart
+// of seconds and of tens of seconds.
+func (r *Runtime) load(ctx context.Context) (uint64, error) {
+	// The heap grows from nothing to the whole state: collecting garbage
+	// all along the way only slows the restart.
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	const chunk = 512
+	workers := max(goruntime.GOMAXPROCS(0), 1)
+	raw := make(chan []store.Record, workers*2)
+	decoded := make(chan []core.Decoded, workers*2)
+	errs := make(chan error, workers+1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for recs := range raw {
+				out := make([]core.Decoded, 0, len(recs))
+				for _, rec := range recs {
+					d, err := core.DecodeEntity(core.EntityKind(rec.Kind), rec.Data)
+					if err != nil {
+						errs <- err
+						continue
+					}
+					out = append(out, d)
+				}
+				decoded <- out
+			}
+		}()
+	}
+	inserted := make(chan struct{})
+	go func() {
+		defer close(inserted)
+		for ds := range decoded {
+			for _, d := range ds {
+				r.core.Insert(d)
+			}
+		}
+	}()
+	var buf []store.Record
+	w, err := r.cfg.Store.Load(ctx, func(rec store.Record) error {
+		buf = append(buf, rec)
+		if len(buf) == chunk {
+			raw <- buf
+			buf = make([]store.Record, 0, chunk)
+		}
+		return nil
+	})
+	if len(buf) > 0 {
+		raw <- buf
+	}
+	close(raw)
+	wg.Wait()
+	close(decoded)
+	<-inserted
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case err := <-errs:
+		return 0, err
+	default:
+	}
+	r.core.Restored(w)
+	return w, nil
 }
 
 // Timers is how many timers are armed.
@@ -219,13 +318,21 @@ func (r *Runtime) Start() {
 	}
 	r.started = true
 	r.mu.Unlock()
+	go r.encodeLoop()
 	go r.commitLoop()
 	go r.run()
 }
 
 // Submit queues fn; done (which may be nil) is called with its result once
 // its events are durable, from the loop's goroutine: it must not block.
-func (r *Runtime) Submit(fn Func, done func(any, error)) {
+func (r *Runtime) Submit(fn Func, done func(any, error)) { r.submit(fn, done, false) }
+
+// SubmitUrgent is Submit for what must not wait behind a backlog: an
+// agent's answer (its acknowledgment's latency is what the sender waits
+// for). Urgent commands run first in the next turn.
+func (r *Runtime) SubmitUrgent(fn Func, done func(any, error)) { r.submit(fn, done, true) }
+
+func (r *Runtime) submit(fn Func, done func(any, error), urgent bool) {
 	r.mu.Lock()
 	if r.closed || r.failure != nil {
 		err := r.failure
@@ -238,7 +345,11 @@ func (r *Runtime) Submit(fn Func, done func(any, error)) {
 		}
 		return
 	}
-	r.queue = append(r.queue, request{fn: fn, done: done})
+	if urgent {
+		r.urgent = append(r.urgent, request{fn: fn, done: done})
+	} else {
+		r.queue = append(r.queue, request{fn: fn, done: done})
+	}
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -248,13 +359,18 @@ func (r *Runtime) Submit(fn Func, done func(any, error)) {
 
 // Do runs fn on the loop and waits until its events are durable. If ctx
 // ends first, Do returns ctx's error; fn may still take effect.
-func (r *Runtime) Do(ctx context.Context, fn Func) (any, error) {
+func (r *Runtime) Do(ctx context.Context, fn Func) (any, error) { return r.do(ctx, fn, false) }
+
+// DoUrgent is Do for an agent's answer (see SubmitUrgent).
+func (r *Runtime) DoUrgent(ctx context.Context, fn Func) (any, error) { return r.do(ctx, fn, true) }
+
+func (r *Runtime) do(ctx context.Context, fn Func, urgent bool) (any, error) {
 	type result struct {
 		v   any
 		err error
 	}
 	ch := make(chan result, 1)
-	r.Submit(fn, func(v any, err error) { ch <- result{v, err} })
+	r.submit(fn, func(v any, err error) { ch <- result{v, err} }, urgent)
 	select {
 	case res := <-ch:
 		return res.v, res.err
@@ -299,7 +415,7 @@ func (r *Runtime) Close() error {
 		default:
 		}
 		<-r.stopped
-		close(r.commits)
+		close(r.encodes)
 		<-r.committerDone
 	} else {
 		r.Drain()
@@ -348,7 +464,7 @@ func (r *Runtime) run() {
 	defer close(r.stopped)
 	for {
 		r.mu.Lock()
-		closing := r.closed && len(r.queue) == 0
+		closing := r.closed && len(r.queue) == 0 && len(r.urgent) == 0
 		r.mu.Unlock()
 		if closing || r.Err() != nil {
 			return
@@ -358,8 +474,40 @@ func (r *Runtime) run() {
 		case <-r.timerC():
 		}
 		if b := r.produce(); b != nil {
-			r.commits <- b
+			r.encodes <- b
 		}
+	}
+}
+
+// encodeLoop encodes what the loop produced, between the loop and the
+// committer, so that neither spends its time in JSON.
+func (r *Runtime) encodeLoop() {
+	defer close(r.commits)
+	for b := range r.encodes {
+		encode(b)
+		r.commits <- b
+	}
+}
+
+// encode turns a batch's events and checkpoint share into what the store
+// keeps.
+func encode(b *batch) {
+	b.stored = make([]store.Event, len(b.events))
+	for i, ev := range b.events {
+		data, err := json.Marshal(ev.Data)
+		if err != nil {
+			b.err = fmt.Errorf("runtime: encode event %d (%s): %w", ev.Seq, ev.Type, err)
+			return
+		}
+		b.stored[i] = store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data}
+	}
+	for _, ent := range b.entities {
+		rec, err := record(ent)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.records = append(b.records, rec)
 	}
 }
 
@@ -369,14 +517,16 @@ func (r *Runtime) commitLoop() {
 	defer close(r.committerDone)
 	for b := range r.commits {
 		group := []*batch{b}
+		events := len(b.events) + len(b.records)
 	more:
-		for len(group) < 64 {
+		for len(group) < 64 && events < r.cfg.MaxCommitEvents {
 			select {
 			case b, ok := <-r.commits:
 				if !ok {
 					break more
 				}
 				group = append(group, b)
+				events += len(b.events) + len(b.records)
 			default:
 				break more
 			}
@@ -409,6 +559,7 @@ func (r *Runtime) Drain() int {
 			return n
 		}
 		n += len(b.reqs)
+		encode(b)
 		r.commit([]*batch{b})
 	}
 	return n
@@ -425,15 +576,23 @@ func (r *Runtime) NextTimer() (time.Time, bool) {
 // timers. It returns nil when there was nothing to do.
 func (r *Runtime) produce() *batch {
 	r.mu.Lock()
-	reqs := r.queue
-	if len(reqs) > r.cfg.MaxBatch {
-		reqs, r.queue = reqs[:r.cfg.MaxBatch], reqs[r.cfg.MaxBatch:]
+	n := min(len(r.urgent), r.cfg.MaxBatch)
+	reqs := append([]request(nil), r.urgent[:n]...)
+	r.urgent = r.urgent[n:]
+	m := min(len(r.queue), max(r.cfg.MaxBatch-n, 0))
+	reqs = append(reqs, r.queue[:m]...)
+	r.queue = r.queue[m:]
+	if len(r.urgent) == 0 {
+		r.urgent = nil
+	}
+	if len(r.queue) == 0 {
+		r.queue = nil
+	}
+	if len(r.queue) > 0 || len(r.urgent) > 0 {
 		select {
 		case r.wake <- struct{}{}:
 		default:
 		}
-	} else {
-		r.queue = nil
 	}
 	r.mu.Unlock()
 
@@ -485,11 +644,14 @@ func (r *Runtime) checkpoint(b *batch, now time.Time) {
 		r.ckpt = r.core.TakeDirty()
 		r.ckptAt = r.core.Seq()
 		r.sinceCkpt, r.lastCkpt = 0, now
+		// Spread the writes evenly over half the events until the next
+		// checkpoint is due: steady small shares, not a burst.
+		r.ckptRate = 2 * float64(len(r.ckpt)) / float64(r.cfg.CheckpointEvery)
 	}
 	if r.ckpt == nil {
 		return
 	}
-	n := min(len(r.ckpt), max(r.cfg.CheckpointShare, 2*len(b.events)))
+	n := min(len(r.ckpt), max(r.cfg.CheckpointShare, int(math.Ceil(r.ckptRate*float64(len(b.events))))))
 	for _, ref := range r.ckpt[:n] {
 		if ent, ok := r.core.Entity(ref); ok {
 			b.entities = append(b.entities, ent)
@@ -524,22 +686,12 @@ func (r *Runtime) commit(group []*batch) {
 	}
 	var sb store.Batch
 	for _, b := range group {
-		for _, ev := range b.events {
-			data, err := json.Marshal(ev.Data)
-			if err != nil {
-				r.fail(fmt.Errorf("runtime: encode event %d (%s): %w", ev.Seq, ev.Type, err), group)
-				return
-			}
-			sb.Events = append(sb.Events, store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
+		if b.err != nil {
+			r.fail(b.err, group)
+			return
 		}
-		for _, ent := range b.entities {
-			rec, err := record(ent)
-			if err != nil {
-				r.fail(err, group)
-				return
-			}
-			sb.Records = append(sb.Records, rec)
-		}
+		sb.Events = append(sb.Events, b.stored...)
+		sb.Records = append(sb.Records, b.records...)
 		sb.Deletes = append(sb.Deletes, b.deletes...)
 		if b.watermark > 0 {
 			sb.Watermark = b.watermark
@@ -591,8 +743,8 @@ func (r *Runtime) fail(err error, group []*batch) {
 	if r.failure == nil {
 		r.failure = err
 	}
-	rest := r.queue
-	r.queue = nil
+	rest := append(r.urgent, r.queue...)
+	r.queue, r.urgent = nil, nil
 	r.mu.Unlock()
 	for _, b := range group {
 		for _, req := range b.reqs {

@@ -158,8 +158,14 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// interpret runs an agent's reply ahead of any backlog (it is what the
+// sender waits for).
 func (s *Server) interpret(r *http.Request, in core.ReplyInput) (core.Interpretation, error) {
-	return do(r.Context(), s, func(c *core.State, now time.Time) (core.Interpretation, error) {
+	v, err := s.rt.DoUrgent(r.Context(), func(c *core.State, now time.Time) (any, error) {
 		return c.Reply(now, in)
 	})
+	if err != nil {
+		return core.Interpretation{}, err
+	}
+	return v.(core.Interpretation), nil
 }

@@ -33,12 +33,14 @@ func TestFiltersUseIndexes(t *testing.T) {
 	}{
 		{"events after", events(store.Filter{After: 10, Limit: 5}), "USING INTEGER PRIMARY KEY (rowid>?)"},
 		{"events of a task", events(store.Filter{TaskID: "t", After: 10}), "INDEX events_task (task_id=? AND rowid>?)"},
-		{"events of an agent", events(store.Filter{Agent: "a", After: 10}), "INDEX events_agent (agent=? AND rowid>?)"},
+		// No index on agent: it cost a tenth of the delivery throughput; an
+		// agent's events are read from a seq on (a stream resumes).
+		{"events of an agent", events(store.Filter{Agent: "a", After: 10}), "USING INTEGER PRIMARY KEY (rowid>?)"},
 		{"events of a task and an agent", events(store.Filter{TaskID: "t", Agent: "a"}), "INDEX events_"},
 		{"scan chunk", query{scanQuery, []any{1, 2, 3}}, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
-		{"records of a kind", query{recordsQuery, []any{"delivery"}}, "USING PRIMARY KEY (kind=?)"},
-		{"records of a kind and state", query{recordsByStateQuery, []any{"delivery", "open"}}, "INDEX records_state (kind=? AND state=?)"},
-		{"deletes", query{`DELETE FROM records WHERE (kind, id) IN (VALUES (?, ?))`, []any{"delivery", "d1"}}, "USING PRIMARY KEY (kind=? AND id=?)"},
+		{"records of a kind", query{recordsQuery, []any{"delivery"}}, "USING INDEX records_key (kind=?)"},
+		{"records of a kind and state", query{recordsByStateQuery, []any{"delivery", "open"}}, "USING INDEX records_key (kind=?)"},
+		{"deletes", query{`DELETE FROM records WHERE (kind, id) IN (VALUES (?, ?))`, []any{"delivery", "d1"}}, "INDEX records_key (kind=? AND id=?)"},
 	} {
 		rows, err := s.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.q.sql, tc.q.args...)
 		if err != nil {

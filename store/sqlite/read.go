@@ -17,14 +17,11 @@ import (
 const scanChunk = 1024
 
 const (
-	eventColumns  = `seq, time, type, task_id, agent, data`
-	scanQuery     = `SELECT ` + eventColumns + ` FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
-	recordColumns = `kind, id, state, agent, task_id, data`
-	recordsQuery  = `SELECT ` + recordColumns + ` FROM records WHERE kind = ? ORDER BY id`
-	// Without statistics SQLite prefers the primary key here, which is in ID
-	// order already, and reads every record of the kind to find a few in
-	// one state.
-	recordsByStateQuery = `SELECT ` + recordColumns + ` FROM records INDEXED BY records_state WHERE kind = ? AND state = ? ORDER BY id`
+	eventColumns        = `seq, time, type, task_id, agent, data`
+	scanQuery           = `SELECT ` + eventColumns + ` FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
+	recordColumns       = `kind, id, state, agent, task_id, data`
+	recordsQuery        = `SELECT ` + recordColumns + ` FROM records WHERE kind = ? ORDER BY id`
+	recordsByStateQuery = `SELECT ` + recordColumns + ` FROM records WHERE kind = ? AND state = ? ORDER BY id`
 	loadQuery           = `SELECT ` + recordColumns + ` FROM records`
 )
 

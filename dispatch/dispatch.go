@@ -254,14 +254,40 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
-	if d.ws != nil {
+	var res verify.Result
+	switch {
+	case d.ws == nil:
+		res = d.verify.Run(ctx, spec)
+	case len(e.Boundaries) > 0:
+		// The boundary check comes before the steps: the files first.
 		if files, err := d.changedByTask(ctx, e.TaskID, false); err == nil {
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {
 			d.log.Warn("listing changed files failed", "err", err)
 		}
+		res = d.verify.Run(ctx, spec)
+	default:
+		// No boundary to check: which files changed is only told, so git
+		// runs beside the steps instead of before them.
+		type listed struct {
+			files []core.FileState
+			err   error
+		}
+		ch := make(chan listed, 1)
+		go func() {
+			files, err := d.changedByTask(ctx, e.TaskID, false)
+			ch <- listed{files, err}
+		}()
+		res = d.verify.Run(ctx, spec)
+		if l := <-ch; l.err == nil {
+			spec.FilesState, spec.Changed = l.files, workspace.Paths(l.files)
+			if f := res.Failure; f != nil {
+				f.ExecutorOutput.FilesModified = nonNil(spec.Changed)
+			}
+		} else {
+			d.log.Warn("listing changed files failed", "err", l.err)
+		}
 	}
-	res := d.verify.Run(ctx, spec)
 	if f := res.Failure; f != nil && d.ws != nil {
 		// Only a failure's record needs the lines each file changed.
 		if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
@@ -362,4 +388,11 @@ func (d *Dispatcher) Close() error {
 	d.cancel()
 	d.wg.Wait()
 	return err
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
 }

@@ -43,7 +43,7 @@ func Defaults() Options {
 	return Options{
 		Deliveries: 200000, Agents: 100, AckProb: 0.7, Seed: 1,
 		Timeout: 100 * time.Millisecond, BackoffBase: 100 * time.Millisecond, BackoffMax: 400 * time.Millisecond,
-		MaxRetries: 3, Window: 20000,
+		MaxRetries: 3, Window: 4096,
 	}
 }
 

@@ -47,7 +47,7 @@ func (b *testBundle) collect() Ready {
 	snap := snapshot{seq: b.c.Seq(), entities: map[EntityRef][]byte{}}
 	for _, ref := range b.c.Entities() {
 		e, _ := b.c.Entity(ref)
-		snap.entities[ref], _ = json.Marshal(e.Value)
+		snap.entities[ref], _ = EncodeEntity(e)
 	}
 	b.snaps = append(b.snaps, snap)
 	b.effects = append(b.effects, r.Effects...)
@@ -170,7 +170,7 @@ func (b *testBundle) checkReplay() {
 	restored := New()
 	for _, ref := range b.c.Entities() {
 		e, _ := b.c.Entity(ref)
-		raw, _ := json.Marshal(e.Value)
+		raw, _ := EncodeEntity(e)
 		if err := restored.Restore(ref.Kind, raw); err != nil {
 			b.t.Fatal(err)
 		}

@@ -223,7 +223,17 @@ func (s *State) Replay(ev Event) error {
 	return nil
 }
 
-// Timers lists every armed timer, for the runtime to arm after a restart.
+// EachTimer calls fn for every armed timer, in no order: what a restart
+// needs to fill its heap without sorting a million timers first.
+func (s *State) EachTimer(fn func(key string, at time.Time)) {
+	for _, d := range s.deliveries {
+		if !d.TimerAt.IsZero() {
+			fn(d.ID, d.TimerAt)
+		}
+	}
+}
+
+// Timers lists every armed timer, in order.
 func (s *State) Timers() []Timer {
 	var out []Timer
 	for _, d := range s.deliveries {
@@ -508,6 +518,25 @@ type Decoded struct {
 // DecodeEntity decodes one stored entity. It touches no state, so a
 // restart may decode on several goroutines and Insert on one.
 func DecodeEntity(kind EntityKind, data []byte) (Decoded, error) {
+	return NewDecoder().Decode(kind, data)
+}
+
+// Decoder decodes stored entities, sharing the strings many of them have
+// in common. One goroutine uses one Decoder.
+type Decoder struct{ common map[string]string }
+
+// NewDecoder returns a decoder.
+func NewDecoder() *Decoder { return &Decoder{common: map[string]string{}} }
+
+// Decode decodes one stored entity.
+func (dc *Decoder) Decode(kind EntityKind, data []byte) (Decoded, error) {
+	if kind == KindDelivery && len(data) > 0 && data[0] == deliveryCodec {
+		d, err := decodeDelivery(data, dc.common)
+		if err != nil {
+			return Decoded{}, err
+		}
+		return Decoded{kind: kind, value: d}, nil
+	}
 	var v any
 	switch kind {
 	case KindMeta:

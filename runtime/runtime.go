@@ -56,7 +56,7 @@ type Config struct {
 	// 1024).
 	MaxCommitEvents int
 	// CheckpointEvery and CheckpointInterval say how often a checkpoint of
-	// the changed entities begins (default every 100 000 events or 10 s,
+	// the changed entities begins (default every 50 000 events or 10 s,
 	// whichever comes first). Recovery replays the log's tail after the
 	// last complete checkpoint.
 	CheckpointEvery    int
@@ -163,7 +163,7 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.MaxCommitEvents = 256
 	}
 	if cfg.CheckpointEvery <= 0 {
-		cfg.CheckpointEvery = 100000
+		cfg.CheckpointEvery = 50000
 	}
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = 10 * time.Second
@@ -220,9 +220,7 @@ func (r *Runtime) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("runtime: replay log after %d: %w", w, err)
 	}
-	for _, t := range r.core.Timers() {
-		r.timers = append(r.timers, timerItem{at: t.At, key: t.Key})
-	}
+	r.core.EachTimer(func(key string, at time.Time) { r.timers = append(r.timers, timerItem{at: at, key: key}) })
 	heap.Init(&r.timers)
 	r.recoveredTimer = r.timers.Len()
 	for _, d := range r.core.Resends(resend) {
@@ -251,10 +249,11 @@ func (r *Runtime) load(ctx context.Context) (uint64, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			dc := core.NewDecoder()
 			for recs := range raw {
 				out := make([]core.Decoded, 0, len(recs))
 				for _, rec := range recs {
-					d, err := core.DecodeEntity(core.EntityKind(rec.Kind), rec.Data)
+					d, err := dc.Decode(core.EntityKind(rec.Kind), rec.Data)
 					if err != nil {
 						errs <- err
 						continue
@@ -728,7 +727,7 @@ type result struct {
 }
 
 func record(ent core.Entity) (store.Record, error) {
-	data, err := json.Marshal(ent.Value)
+	data, err := core.EncodeEntity(ent)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("runtime: encode %s %s: %w", ent.Kind, ent.ID, err)
 	}

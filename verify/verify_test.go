@@ -45,6 +45,19 @@ func readFile(t *testing.T, path string) string {
 
 // groupGone reports whether no live process (zombies aside: they are
 // dead, waiting for a parent that may never reap them) is in group pgid.
+// goneSoon waits a little for a killed group to be gone: SIGKILL is
+// delivered asynchronously.
+func goneSoon(t *testing.T, pgid int) bool {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !groupGone(t, pgid); {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	return true
+}
+
 func groupGone(t *testing.T, pgid int) bool {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -191,13 +204,8 @@ func TestVerifyTimeoutKillsTheProcessGroup(t *testing.T) {
 	if !strings.Contains(res.Failure.RootCauseGuess, "did not finish within 300ms") {
 		t.Errorf("root cause: %q", res.Failure.RootCauseGuess)
 	}
-	// SIGKILL is delivered asynchronously: the group must be gone soon.
-	pgid := readPgid(t, filepath.Join(b.dir, "pgid"))
-	for deadline := time.Now().Add(5 * time.Second); !groupGone(t, pgid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has live processes", pgid)
-		}
-		<-time.After(10 * time.Millisecond)
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !goneSoon(t, pgid) {
+		t.Fatalf("process group %d still has live processes", pgid)
 	}
 	if log := readFile(t, res.LogPath); !strings.Contains(log, "<== hang: timed out after 300ms (killed)") {
 		t.Errorf("run.log:\n%s", log)
@@ -216,7 +224,7 @@ func TestStepLeavesNothingRunning(t *testing.T) {
 	if !res.Passed {
 		t.Fatalf("Run = %+v", res)
 	}
-	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !groupGone(t, pgid) {
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !goneSoon(t, pgid) {
 		t.Fatalf("the step's background process (group %d) outlived it", pgid)
 	}
 }
@@ -298,7 +306,7 @@ func TestRunEndedByContext(t *testing.T) {
 	if res.Steps[0].TimedOut {
 		t.Error("a cancelled step is not a timeout")
 	}
-	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !groupGone(t, pgid) {
+	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !goneSoon(t, pgid) {
 		t.Fatalf("process group %d outlived the cancel", pgid)
 	}
 }

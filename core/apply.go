@@ -19,6 +19,27 @@ import (
 // saved at different moments changes each entity exactly as the live core
 // did. That is what lets the runtime write checkpoints a little at a time.
 func (s *State) apply(ev Event) {
+	s.applyEvent(ev)
+	// Keep the index of open deliveries by agent: replies without
+	// in_reply_to look there, not through every delivery ever made.
+	for _, d := range s.changed {
+		if d.State.Terminal() {
+			if m := s.open[d.To]; m != nil {
+				delete(m, d.ID)
+			}
+			continue
+		}
+		m := s.open[d.To]
+		if m == nil {
+			m = map[string]*Delivery{}
+			s.open[d.To] = m
+		}
+		m[d.ID] = d
+	}
+	s.changed = s.changed[:0]
+}
+
+func (s *State) applyEvent(ev Event) {
 	now, seq := ev.Time, ev.Seq
 	switch e := ev.Data.(type) {
 	case PoliciesSet:
@@ -387,6 +408,7 @@ func (s *State) deliveryAt(id string, seq uint64) *Delivery {
 	}
 	d.Version = seq
 	s.touch(KindDelivery, id)
+	s.changed = append(s.changed, d)
 	return d
 }
 
@@ -415,6 +437,7 @@ func (s *State) create(now time.Time, seq uint64, m Message) *Delivery {
 	}
 	d := &Delivery{Message: m, CreatedAt: now, Version: seq}
 	s.deliveries[m.ID] = d
+	s.changed = append(s.changed, d)
 	if m.TaskID != "" {
 		s.byTask[m.TaskID] = append(s.byTask[m.TaskID], m.ID)
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // StateDiff compares two cores entity by entity, as the store would keep
@@ -34,5 +35,28 @@ func StateDiff(a, b *State) string {
 	if fmt.Sprint(a.holds) != fmt.Sprint(b.holds) {
 		return fmt.Sprintf("task holds %v != %v", a.holds, b.holds)
 	}
+	if oa, ob := openIDs(a), openIDs(b); oa != ob {
+		return fmt.Sprintf("open deliveries by agent %s != %s", oa, ob)
+	}
+	// The index must also agree with the deliveries themselves.
+	for _, d := range a.deliveries {
+		if _, in := a.open[d.To][d.ID]; in == d.State.Terminal() {
+			return fmt.Sprintf("delivery %s (%s) is wrongly %v in the open index", d.ID, d.State, in)
+		}
+	}
 	return ""
+}
+
+func openIDs(s *State) string {
+	ids := map[string][]string{}
+	for agent, m := range s.open {
+		for id := range m {
+			ids[agent] = append(ids[agent], id)
+		}
+		slices.Sort(ids[agent])
+		if len(ids[agent]) == 0 {
+			delete(ids, agent)
+		}
+	}
+	return fmt.Sprint(ids)
 }

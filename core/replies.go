@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -149,7 +150,7 @@ func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 }
 
 // latest returns the newest delivery to agent (of task, when given) that
-// keep accepts.
+// keep accepts. Without a task only open deliveries are looked at.
 func (s *State) latest(agent, task string, keep func(*Delivery) bool) *Delivery {
 	var best *Delivery
 	consider := func(d *Delivery) {
@@ -163,10 +164,23 @@ func (s *State) latest(agent, task string, keep func(*Delivery) bool) *Delivery 
 		}
 		return best
 	}
-	for _, d := range s.deliveries {
+	for _, d := range s.open[agent] {
 		consider(d)
 	}
 	return best
+}
+
+// openTo returns the open deliveries to agent that keep accepts, oldest
+// first.
+func (s *State) openTo(agent string, keep func(*Delivery) bool) []*Delivery {
+	var out []*Delivery
+	for _, d := range s.open[agent] {
+		if keep(d) {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return idLess(out[i].ID, out[j].ID) })
+	return out
 }
 
 // answer acts on an ACK or an ACK error to a delegation.
@@ -380,7 +394,7 @@ func (s *State) message(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inte
 	}
 	if d == nil {
 		// The reply is the acknowledgment of a conversation (seed 001).
-		for _, c := range s.Deliveries(func(c *Delivery) bool { return c.To == a.Name && c.Policy == PolicyNone && c.State == Sent }) {
+		for _, c := range s.openTo(a.Name, func(c *Delivery) bool { return c.Policy == PolicyNone && c.State == Sent }) {
 			s.emit(now, c.TaskID, c.To, DeliveryAcknowledged{ID: c.ID, By: "reply"})
 			in.Acknowledged = append(in.Acknowledged, c.ID)
 		}

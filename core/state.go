@@ -134,6 +134,10 @@ type State struct {
 	holds map[string]string
 	// byTask lists the deliveries of each task, oldest first. Derived.
 	byTask map[string][]string
+	// open indexes the deliveries not yet ended by agent. Derived; apply
+	// keeps it from the deliveries each event changed.
+	open    map[string]map[string]*Delivery
+	changed []*Delivery
 
 	live    bool
 	ready   Ready
@@ -154,6 +158,7 @@ func New() *State {
 		plans:      map[string]*Plan{},
 		holds:      map[string]string{},
 		byTask:     map[string][]string{},
+		open:       map[string]map[string]*Delivery{},
 		dirty:      map[EntityRef]struct{}{},
 		regexps:    map[string]*regexp.Regexp{},
 		live:       true,
@@ -587,7 +592,14 @@ func (s *State) Restored(seq uint64) {
 	s.seq = seq
 	clear(s.holds)
 	clear(s.byTask)
+	clear(s.open)
 	for id, d := range s.deliveries {
+		if !d.State.Terminal() {
+			if s.open[d.To] == nil {
+				s.open[d.To] = map[string]*Delivery{}
+			}
+			s.open[d.To][id] = d
+		}
 		if d.TaskID == "" {
 			continue
 		}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"wilco/store/sqlite"
 )
 
-var flagBugs = flag.Bool("sim.bugs", false, "run the reproducers of known bugs in core and runtime")
 
 // TestRecoveryKeepsCheckpointSharesOfTurnsWithoutEvents: a checkpoint in
 // progress hands a share of entities to every turn, also to a turn with no

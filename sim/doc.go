@@ -112,6 +112,6 @@
 // # Bugs found
 //
 // bugs_test.go holds the minimal reproducers of the bugs the simulation
-// found in core and runtime: regression tests once fixed, behind -sim.bugs
-// while not.
+// found in core and runtime, kept as regression tests now that they are
+// fixed.
 package sim

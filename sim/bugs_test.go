@@ -12,7 +12,6 @@ import (
 	"wilco/store/sqlite"
 )
 
-
 // TestRecoveryKeepsCheckpointSharesOfTurnsWithoutEvents: a checkpoint in
 // progress hands a share of entities to every turn, also to a turn with no
 // events (a refused command, a timer that fires as nothing); that share must

@@ -28,9 +28,42 @@ type Writer struct {
 	logRetention   time.Duration
 	jsonlRetention time.Duration
 
-	mu      sync.Mutex
-	started map[string]time.Time // task → first attempt start
-	attempt map[string]time.Time // task → current attempt start
+	mu  sync.Mutex
+	fmt *Formatter
+}
+
+// Formatter turns task events into retry-log records (seed 002's line
+// kinds). It remembers when each task and attempt began, for the
+// durations, so one Formatter reads one stream of events in order.
+type Formatter struct {
+	started map[string]time.Time // task → when it was queued
+	attempt map[string]time.Time // task → when its current attempt began
+}
+
+// NewFormatter returns a formatter.
+func NewFormatter() *Formatter {
+	return &Formatter{started: map[string]time.Time{}, attempt: map[string]time.Time{}}
+}
+
+// Line is one record: Text follows "[<time>] [RETRY] [<task>] " in
+// retry.log (empty: no retry.log line); Fields are its retry.jsonl object
+// without timestamp and task_id (nil: no retry.jsonl line).
+type Line struct {
+	Text   string
+	Fields map[string]any
+}
+
+// Lines returns the records of one event (none for events that are not
+// about a task's attempts and outcome).
+func (f *Formatter) Lines(ev store.Event) []Line {
+	if !strings.HasPrefix(ev.Type, "task.") {
+		return nil
+	}
+	data, err := core.DecodeEventData(ev.Type, ev.Data)
+	if err != nil {
+		return nil
+	}
+	return f.lines(ev, data)
 }
 
 // New returns a writer under dir (the .wilco directory).
@@ -41,18 +74,12 @@ func New(dir string, logRetention, jsonlRetention time.Duration) *Writer {
 	if jsonlRetention <= 0 {
 		jsonlRetention = DefaultJSONLRetention
 	}
-	return &Writer{dir: dir, logRetention: logRetention, jsonlRetention: jsonlRetention,
-		started: map[string]time.Time{}, attempt: map[string]time.Time{}}
+	return &Writer{dir: dir, logRetention: logRetention, jsonlRetention: jsonlRetention, fmt: NewFormatter()}
 }
 
 // LogPath and JSONLPath name the two logs.
 func (w *Writer) LogPath() string   { return filepath.Join(w.dir, "logs", "retry.log") }
 func (w *Writer) JSONLPath() string { return filepath.Join(w.dir, "logs", "retry.jsonl") }
-
-type line struct {
-	text string
-	obj  map[string]any
-}
 
 // Observe writes the records of a batch of committed events. It is meant
 // for runtime.Config.Observe.
@@ -75,13 +102,13 @@ func (w *Writer) Write(events []store.Event) error {
 		if err != nil {
 			continue
 		}
-		for _, l := range w.lines(ev, data) {
-			if l.text != "" {
-				fmt.Fprintf(&text, "[%s] [RETRY] [%s] %s\n", ev.Time.UTC().Format(time.RFC3339), ev.TaskID, l.text)
+		for _, l := range w.fmt.lines(ev, data) {
+			if l.Text != "" {
+				fmt.Fprintf(&text, "[%s] [RETRY] [%s] %s\n", ev.Time.UTC().Format(time.RFC3339), ev.TaskID, l.Text)
 			}
-			if l.obj != nil {
+			if l.Fields != nil {
 				obj := map[string]any{"timestamp": ev.Time.UTC().Format(time.RFC3339), "task_id": ev.TaskID}
-				for k, v := range l.obj {
+				for k, v := range l.Fields {
 					obj[k] = v
 				}
 				b, _ := json.Marshal(obj)
@@ -117,69 +144,69 @@ func quote(s string, n int) string {
 }
 
 // lines are the records of one event (seed 002, "Log Entry Types").
-func (w *Writer) lines(ev store.Event, data core.EventData) []line {
+func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
 	id := ev.TaskID
 	switch e := data.(type) {
 	case core.TaskQueued:
-		w.started[id] = ev.Time
+		f.started[id] = ev.Time
 	case core.TaskAttempt:
-		w.attempt[id] = ev.Time
+		f.attempt[id] = ev.Time
 		if e.Kind == "first" {
 			return nil
 		}
-		return []line{{
-			text: fmt.Sprintf("injecting_feedback attempt=%d kind=%s", e.Attempt, e.Kind),
-			obj:  map[string]any{"event": "feedback_injected", "attempt": e.Attempt, "kind": e.Kind},
+		return []Line{{
+			Text:   fmt.Sprintf("injecting_feedback attempt=%d kind=%s", e.Attempt, e.Kind),
+			Fields: map[string]any{"event": "feedback_injected", "attempt": e.Attempt, "kind": e.Kind},
 		}}
 	case core.TaskFailure:
-		f := e.Record
-		errText := f.ExecutorOutput.Error
-		if v := f.ExecutorOutput.Verification; v != nil && errText == "" {
+		rec := e.Record
+		errText := rec.ExecutorOutput.Error
+		if v := rec.ExecutorOutput.Verification; v != nil && errText == "" {
 			errText = v.OutputSummary
 		}
-		out := []line{{
-			text: fmt.Sprintf("attempt=%d status=failed type=%s", f.Attempt, f.FailureType),
-			obj: map[string]any{"event": "attempt", "attempt": f.Attempt, "status": "failed", "failure_type": f.FailureType,
-				"error": trim(errText, 200), "run_id": f.RunID, "duration_ms": since(w.attempt[id], ev.Time)},
+		out := []Line{{
+			Text: fmt.Sprintf("attempt=%d status=failed type=%s", rec.Attempt, rec.FailureType),
+			Fields: map[string]any{"event": "attempt", "attempt": rec.Attempt, "status": "failed", "failure_type": rec.FailureType,
+				"error": trim(errText, 200), "run_id": rec.RunID, "duration_ms": since(f.attempt[id], ev.Time)},
 		}}
 		if errText != "" {
-			out = append(out, line{text: "error=" + quote(errText, 200)})
+			out = append(out, Line{Text: "error=" + quote(errText, 200)})
 		}
-		if f.SuggestedFix != "" {
-			out = append(out, line{text: "suggested_fix=" + quote(f.SuggestedFix, 200)})
+		if rec.SuggestedFix != "" {
+			out = append(out, Line{Text: "suggested_fix=" + quote(rec.SuggestedFix, 200)})
 		}
 		return out
 	case core.TaskReplan:
-		return []line{{
-			text: fmt.Sprintf("replanning number=%d failures=%d", e.Number, e.Failures),
-			obj:  map[string]any{"event": "replan", "number": e.Number, "failures": e.Failures},
+		return []Line{{
+			Text:   fmt.Sprintf("replanning number=%d failures=%d", e.Number, e.Failures),
+			Fields: map[string]any{"event": "replan", "number": e.Number, "failures": e.Failures},
 		}}
 	case core.TaskEscalated:
-		return []line{{
-			text: "escalating reason=" + quote(e.Reason, 200),
-			obj:  map[string]any{"event": "escalated", "reason": e.Reason},
+		return []Line{{
+			Text:   "escalating reason=" + quote(e.Reason, 200),
+			Fields: map[string]any{"event": "escalated", "reason": e.Reason},
 		}}
 	case core.TaskResponse:
 		v := e.Action
 		if e.Instruction != "" {
 			v += ": " + e.Instruction
 		}
-		return []line{{
-			text: "user_response=" + quote(v, 200),
-			obj:  map[string]any{"event": "user_response", "response": e.Action, "instruction": e.Instruction},
+		return []Line{{
+			Text:   "user_response=" + quote(v, 200),
+			Fields: map[string]any{"event": "user_response", "response": e.Action, "instruction": e.Instruction},
 		}}
 	case core.TaskStuckReported:
-		return []line{{
-			text: "stuck report=" + e.Report.Path,
-			obj:  map[string]any{"event": "stuck", "report": e.Report.Path, "run_ids": e.Report.RunIDs},
+		return []Line{{
+			Text:   "stuck report=" + e.Report.Path,
+			Fields: map[string]any{"event": "stuck", "report": e.Report.Path, "run_ids": e.Report.RunIDs},
 		}}
 	case core.TaskStateChanged:
 		if !e.To.Terminal() {
 			return nil
 		}
-		return []line{{
-			text: "resolved status=" + string(e.To),
-			obj:  map[string]any{"event": "resolved", "resolution": string(e.To), "total_duration_ms": since(w.started[id], ev.Time)},
+		return []Line{{
+			Text:   "resolved status=" + string(e.To),
+			Fields: map[string]any{"event": "resolved", "resolution": string(e.To), "total_duration_ms": since(f.started[id], ev.Time)},
 		}}
 	}
 	return nil

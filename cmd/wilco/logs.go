@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/retrylog"
+	"wilco/store"
 )
 
 // maxLogText is how much of an error, a fix or a reason a retry-log line
@@ -23,19 +25,16 @@ type logLine struct {
 	obj  map[string]any
 }
 
-// retryLog turns events into the retry log of seed 002. For task events
-// it writes what the server's retry.log and retry.jsonl hold (package
-// retrylog); it adds the lines of deliveries (instructions, delegations,
-// operation requests), keyed by the message id when there is no task.
+// retryLog turns events into the retry log of seed 002: the lines of task
+// events exactly as the server writes retry.log and retry.jsonl (package
+// retrylog decides them), plus lines for deliveries (instructions,
+// delegations, operation requests), keyed by the message id when there is
+// no task.
 type retryLog struct {
-	// started and attempted are when each task was queued and its last
-	// attempt began, for the durations of the JSON records.
-	started, attempted map[string]time.Time
+	tasks *retrylog.Formatter
 }
 
-func newRetryLog() *retryLog {
-	return &retryLog{started: map[string]time.Time{}, attempted: map[string]time.Time{}}
-}
+func newRetryLog() *retryLog { return &retryLog{tasks: retrylog.NewFormatter()} }
 
 func logQuote(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -45,77 +44,18 @@ func logQuote(s string) string {
 	return strconv.Quote(s)
 }
 
-func trimText(s string) string {
-	if len(s) > maxLogText {
-		return s[:maxLogText]
-	}
-	return s
-}
-
-func sinceMillis(t0, t time.Time) int64 {
-	if t0.IsZero() {
-		return 0
-	}
-	return t.Sub(t0).Milliseconds()
-}
-
 // lines returns the records of one event; none for events that are not
 // about attempts, retries and outcomes.
 func (r *retryLog) lines(ev client.Event) []logLine {
-	d := eventData(ev.Data)
-	id := ev.TaskID
-	switch ev.Type {
-	case "task.queued":
-		r.started[id] = ev.Time
-	case "task.attempt":
-		r.attempted[id] = ev.Time
-		kind := d.str("kind")
-		if kind == "first" {
-			return nil
-		}
-		n := firstInt(d, "attempt")
-		return []logLine{{fmt.Sprintf("injecting_feedback attempt=%d kind=%s", n, kind),
-			map[string]any{"event": "feedback_injected", "attempt": n, "kind": kind}}}
-	case client.EventTaskFailure:
-		rec := d.obj("record")
-		n := firstInt(rec, "attempt")
-		errText := rec.path("executor_output", "error")
-		if errText == "" {
-			errText = rec.path("executor_output", "verification", "output_summary")
-		}
-		out := []logLine{{fmt.Sprintf("attempt=%d status=failed type=%s", n, rec.str("failure_type")),
-			map[string]any{"event": "attempt", "attempt": n, "status": "failed", "failure_type": rec.str("failure_type"),
-				"error": trimText(errText), "run_id": rec.str("run_id"), "duration_ms": sinceMillis(r.attempted[id], ev.Time)}}}
-		if errText != "" {
-			out = append(out, logLine{text: "error=" + logQuote(errText)})
-		}
-		if fix := rec.str("suggested_fix"); fix != "" {
-			out = append(out, logLine{text: "suggested_fix=" + logQuote(fix)})
+	if strings.HasPrefix(ev.Type, "task.") {
+		var out []logLine
+		for _, l := range r.tasks.Lines(store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: ev.Data}) {
+			out = append(out, logLine{text: l.Text, obj: l.Fields})
 		}
 		return out
-	case client.EventTaskReplan:
-		n, f := firstInt(d, "number"), firstInt(d, "failures")
-		return []logLine{{fmt.Sprintf("replanning number=%d failures=%d", n, f),
-			map[string]any{"event": "replan", "number": n, "failures": f}}}
-	case "task.escalated":
-		return []logLine{{"escalating reason=" + logQuote(d.str("reason")),
-			map[string]any{"event": "escalated", "reason": d.str("reason")}}}
-	case "task.response":
-		v := d.str("action") + optional(": ", d.str("instruction"))
-		return []logLine{{"user_response=" + logQuote(v),
-			map[string]any{"event": "user_response", "response": d.str("action"), "instruction": d.str("instruction")}}}
-	case "task.stuck":
-		rep := d.obj("report")
-		return []logLine{{"stuck report=" + rep.str("path"),
-			map[string]any{"event": "stuck", "report": rep.str("path"), "run_ids": rep["run_ids"]}}}
-	case client.EventTaskState:
-		to := d.str("to")
-		if !client.TaskSettled(to) || to == client.TaskProposed {
-			return nil
-		}
-		return []logLine{{"resolved status=" + to,
-			map[string]any{"event": "resolved", "resolution": to, "total_duration_ms": sinceMillis(r.started[id], ev.Time)}}}
-
+	}
+	d := eventData(ev.Data)
+	switch ev.Type {
 	case client.EventDeliverySent, client.EventDeliveryRetried:
 		status := map[string]string{client.EventDeliverySent: "sent", client.EventDeliveryRetried: "retried"}[ev.Type]
 		n, kind := firstInt(d, "attempt"), d.str("kind")

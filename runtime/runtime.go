@@ -48,12 +48,11 @@ type Config struct {
 	Effector Effector // default: effects are recorded, not performed
 	Logger   *slog.Logger
 	// MaxBatch bounds how many commands one turn of the loop runs (default
-	// 256): short turns keep the answer to an agent's acknowledgment quick
+	// 128): short turns keep the answer to an agent's acknowledgment quick
 	// while a backlog of other commands waits.
 	MaxBatch int
-	// MaxCommitEvents bounds how many events and records the committer
-	// writes in one transaction when it gathers several turns (default
-	// 1024).
+	// MaxCommitEvents bounds how many events the committer writes in one
+	// transaction when it gathers several turns (default 256).
 	MaxCommitEvents int
 	// CheckpointEvery and CheckpointInterval say how often a checkpoint of
 	// the changed entities begins (default every 50 000 events or 10 s,
@@ -61,11 +60,19 @@ type Config struct {
 	// last complete checkpoint.
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
-	// CheckpointShare is the least number of entities one turn writes of
-	// a checkpoint in progress (default 64); busy turns write more, in
+	// CheckpointShare is the least number of entities one turn copies of
+	// a checkpoint in progress (default 64); busy turns copy more, in
 	// proportion to their events, so that a checkpoint ends within half the
 	// interval without a burst.
 	CheckpointShare int
+	// The copies are written after their turns' events, in transactions of
+	// their own of at most CheckpointChunk rows (default 128), when no turn
+	// is waiting to be committed: an acknowledgment never waits behind
+	// them. When more than CheckpointBacklog rows (default 16 384) are
+	// waiting, because turns are always waiting, the excess is written
+	// after every commit so that the checkpoint still ends.
+	CheckpointChunk   int
+	CheckpointBacklog int
 	// SubscriberBuffer is each subscriber's channel size (default 4096).
 	SubscriberBuffer int
 	// Observe, when set, is called on the loop with every committed batch
@@ -113,7 +120,8 @@ type Runtime struct {
 	lastCkpt       time.Time
 	ckpt           []core.EntityRef // entities still to write for checkpoint ckptAt
 	ckptAt         uint64
-	ckptRate       float64 // entities written per event of a turn
+	ckptRate       float64   // entities written per event of a turn
+	pend           ckptQueue // checkpoint copies of committed turns; the committer's alone
 	encodes        chan *batch
 	commits        chan *batch
 	committerDone  chan struct{}
@@ -170,6 +178,12 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.CheckpointShare <= 0 {
 		cfg.CheckpointShare = 64
+	}
+	if cfg.CheckpointChunk <= 0 {
+		cfg.CheckpointChunk = 128
+	}
+	if cfg.CheckpointBacklog <= 0 {
+		cfg.CheckpointBacklog = 16384
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = 4096
@@ -511,12 +525,27 @@ func encode(b *batch) {
 }
 
 // commitLoop commits what the loop produced, several turns at once when it
-// is behind (group commit), then performs the effects and answers.
+// is behind (group commit), then performs the effects and answers. In the
+// moments when no turn is waiting it writes the checkpoint's copies.
 func (r *Runtime) commitLoop() {
 	defer close(r.committerDone)
-	for b := range r.commits {
+	for {
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-r.commits:
+		default:
+			if !r.pend.empty() && r.Err() == nil {
+				r.writeCheckpoint(r.cfg.CheckpointChunk)
+				continue
+			}
+			b, ok = <-r.commits
+		}
+		if !ok {
+			break
+		}
 		group := []*batch{b}
-		events := len(b.events) + len(b.records)
+		events := len(b.events)
 	more:
 		for len(group) < 64 && events < r.cfg.MaxCommitEvents {
 			select {
@@ -525,12 +554,35 @@ func (r *Runtime) commitLoop() {
 					break more
 				}
 				group = append(group, b)
-				events += len(b.events) + len(b.records)
+				events += len(b.events)
 			default:
 				break more
 			}
 		}
 		r.commit(group)
+		if over := r.pend.rows - r.cfg.CheckpointBacklog; over > 0 && r.Err() == nil {
+			r.writeCheckpoint(over)
+		}
+	}
+	// Close writes a whole checkpoint next; the deletes waiting here must
+	// reach the store before it.
+	r.flushCheckpoint()
+}
+
+// writeCheckpoint writes up to max rows of the waiting checkpoint copies
+// in one transaction.
+func (r *Runtime) writeCheckpoint(max int) {
+	var sb store.Batch
+	r.pend.take(&sb, max)
+	if err := r.cfg.Store.Commit(context.Background(), sb); err != nil {
+		r.fail(fmt.Errorf("runtime: commit checkpoint: %w", err), nil)
+	}
+}
+
+// flushCheckpoint writes every waiting copy.
+func (r *Runtime) flushCheckpoint() {
+	for !r.pend.empty() && r.Err() == nil {
+		r.writeCheckpoint(math.MaxInt)
 	}
 }
 
@@ -560,6 +612,7 @@ func (r *Runtime) Drain() int {
 		n += len(b.reqs)
 		encode(b)
 		r.commit([]*batch{b})
+		r.flushCheckpoint()
 	}
 	return n
 }
@@ -631,9 +684,9 @@ func (r *Runtime) produce() *batch {
 	return b
 }
 
-// checkpoint writes the current state of changed entities a little at a
-// time, with the turns' events, so that no commit stalls behind a large
-// one. A checkpoint begins with the set of entities changed up to seq W;
+// checkpoint copies the current state of changed entities a little at a
+// time, with the turns, so that no turn stalls behind a large copy; the
+// committer writes the copies after the turns' events (see ckptQueue). A checkpoint begins with the set of entities changed up to seq W;
 // each turn copies a share of them (their state then, which may be newer
 // than W: the core's per-entity versions make that safe to replay over);
 // the turn that copies the last one declares watermark W.
@@ -690,17 +743,15 @@ func (r *Runtime) commit(group []*batch) {
 			return
 		}
 		sb.Events = append(sb.Events, b.stored...)
-		sb.Records = append(sb.Records, b.records...)
-		sb.Deletes = append(sb.Deletes, b.deletes...)
-		if b.watermark > 0 {
-			sb.Watermark = b.watermark
-		}
 	}
-	if len(sb.Events) > 0 || sb.Watermark > 0 || len(sb.Records) > 0 || len(sb.Deletes) > 0 {
+	if len(sb.Events) > 0 {
 		if err := r.cfg.Store.Commit(context.Background(), sb); err != nil {
 			r.fail(fmt.Errorf("runtime: commit: %w", err), group)
 			return
 		}
+	}
+	for _, b := range group {
+		r.pend.push(b.records, b.deletes, b.watermark)
 	}
 	if n := len(sb.Events); n > 0 {
 		r.committedMu.Lock()

@@ -40,7 +40,10 @@ type faultStore struct {
 	*sqlite.Store
 	armed   fault
 	crashed fault // the fault that struck, noFault while alive
-	last    uint64
+	// inCheckpoint: the fault struck a commit of checkpoint copies alone,
+	// written after the turns whose events were durable and answered.
+	inCheckpoint bool
+	last         uint64
 }
 
 var _ store.Store = (*faultStore)(nil)
@@ -50,7 +53,7 @@ func (s *faultStore) Commit(ctx context.Context, b store.Batch) error {
 		return errCrashed
 	}
 	if s.armed == failCommit {
-		s.armed, s.crashed = noFault, failCommit
+		s.armed, s.crashed, s.inCheckpoint = noFault, failCommit, len(b.Events) == 0
 		return errCrashed
 	}
 	if err := s.Store.Commit(ctx, b); err != nil {
@@ -60,7 +63,7 @@ func (s *faultStore) Commit(ctx context.Context, b store.Batch) error {
 		s.last = b.Events[n-1].Seq
 	}
 	if s.armed == crashAfterCommit {
-		s.armed, s.crashed = noFault, crashAfterCommit
+		s.armed, s.crashed, s.inCheckpoint = noFault, crashAfterCommit, len(b.Events) == 0
 	}
 	return nil
 }

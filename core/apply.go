@@ -27,6 +27,7 @@ func (s *State) apply(ev Event) {
 			if m := s.open[d.To]; m != nil {
 				delete(m, d.ID)
 			}
+			s.settle(d)
 			continue
 		}
 		m := s.open[d.To]
@@ -402,7 +403,7 @@ func (s *State) agentAt(name string, seq uint64) *Agent {
 
 // deliveryAt is agentAt for deliveries.
 func (s *State) deliveryAt(id string, seq uint64) *Delivery {
-	d := s.deliveries[id]
+	d := s.revive(id, seq)
 	if d == nil || d.Version >= seq {
 		return nil
 	}
@@ -427,7 +428,7 @@ func (s *State) operationAt(id string, seq uint64) *Operation {
 // returns nil when it exists already and reflects the event at seq.
 func (s *State) create(now time.Time, seq uint64, m Message) *Delivery {
 	s.noteID(m.ID)
-	if _, ok := s.deliveries[m.ID]; ok {
+	if s.exists(m.ID) {
 		return s.deliveryAt(m.ID, seq)
 	}
 	m.Brief = m.Brief.clone()
@@ -477,7 +478,7 @@ func (s *State) applySend(now time.Time, seq uint64, e Send, asks bool) {
 	}
 	// The agent's side depends on the message, which never changes, and on
 	// the event: it is applied even when the delivery was saved later.
-	m := s.deliveries[e.ID]
+	m := s.find(e.ID)
 	if m == nil {
 		return
 	}
@@ -560,7 +561,7 @@ func (s *State) moveToUnacked(d *Delivery, seq uint64) {
 
 // unlist removes an instruction from its agent's lists when it ends.
 func (s *State) unlist(id string, seq uint64) {
-	d := s.deliveries[id]
+	d := s.find(id)
 	if d == nil || d.Policy != PolicyCycles {
 		return
 	}

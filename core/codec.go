@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Deliveries are by far the most numerous entities (a million open ones
@@ -19,6 +20,9 @@ const deliveryCodec byte = 0x01
 
 // EncodeEntity encodes an entity for the store.
 func EncodeEntity(e Entity) ([]byte, error) {
+	if e.encoded != nil {
+		return e.encoded, nil
+	}
 	if d, ok := e.Value.(*Delivery); ok {
 		return d.appendBinary(make([]byte, 0, 192)), nil
 	}
@@ -123,6 +127,9 @@ type dec struct {
 	// agent names, the types and states), so that a million of them do not
 	// hold a million copies.
 	common map[string]string
+	// view makes strings that point into b instead of copies: for bytes
+	// that are never changed or freed while the strings live (endedSet).
+	view bool
 }
 
 func (d *dec) uint() uint64 {
@@ -160,7 +167,12 @@ func (d *dec) str() string {
 		d.err = errShort
 		return ""
 	}
-	s := string(d.b[:n])
+	var s string
+	if d.view && n > 0 {
+		s = unsafe.String(&d.b[0], int(n))
+	} else {
+		s = string(d.b[:n])
+	}
 	d.b = d.b[n:]
 	return s
 }
@@ -168,6 +180,9 @@ func (d *dec) str() string {
 // shared is str for a value many deliveries share.
 func (d *dec) shared() string {
 	s := d.str()
+	if d.view {
+		return s
+	}
 	if c, ok := d.common[s]; ok {
 		return c
 	}
@@ -202,7 +217,16 @@ func (d *dec) time() time.Time {
 }
 
 func decodeDelivery(b []byte, common map[string]string) (*Delivery, error) {
-	r := dec{b: b[1:], common: common}
+	return decodeDeliveryFrom(dec{b: b[1:], common: common})
+}
+
+// viewDelivery decodes b with strings that point into it: b must never
+// change while the delivery lives.
+func viewDelivery(b []byte) (*Delivery, error) {
+	return decodeDeliveryFrom(dec{b: b[1:], view: true})
+}
+
+func decodeDeliveryFrom(r dec) (*Delivery, error) {
 	flags := r.uint()
 	x := &Delivery{}
 	x.ID, x.From, x.To = r.str(), r.shared(), r.shared()

@@ -38,10 +38,16 @@ func StateDiff(a, b *State) string {
 	if oa, ob := openIDs(a), openIDs(b); oa != ob {
 		return fmt.Sprintf("open deliveries by agent %s != %s", oa, ob)
 	}
-	// The index must also agree with the deliveries themselves.
-	for _, d := range a.deliveries {
-		if _, in := a.open[d.To][d.ID]; in == d.State.Terminal() {
-			return fmt.Sprintf("delivery %s (%s) is wrongly %v in the open index", d.ID, d.State, in)
+	// The index must also agree with the deliveries themselves, and what
+	// ended without a timer must be kept compactly (endedSet), not live.
+	for _, c := range []*State{a, b} {
+		for _, d := range c.deliveries {
+			if _, in := c.open[d.To][d.ID]; in == d.State.Terminal() {
+				return fmt.Sprintf("delivery %s (%s) is wrongly %v in the open index", d.ID, d.State, in)
+			}
+			if d.State.Terminal() && d.TimerAt.IsZero() {
+				return fmt.Sprintf("delivery %s ended (%s) but is kept live", d.ID, d.State)
+			}
 		}
 	}
 	return ""

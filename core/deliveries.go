@@ -127,7 +127,7 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 	default:
 		return Delivery{}, invalidf("message type %q: must be instruction, task_delegation or conversation", req.Type)
 	}
-	return s.deliveries[m.ID].copy(), nil
+	return s.find(m.ID).copy(), nil
 }
 
 // backoffTimer is when attempt round of an ACK round, sent now, gives up:
@@ -159,13 +159,13 @@ func (s *State) Cycle(now time.Time, agent string) ([]InboxMessage, error) {
 	}
 	earlier := slices.Clone(a.Unacked)
 	for _, id := range slices.Clone(a.Pending) {
-		d := s.deliveries[id]
+		d := s.find(id)
 		send := Send{ID: id, Attempt: 1, Kind: SendFirst}
 		s.emit(now, d.TaskID, d.To, DeliverySent{send})
 		out = append(out, s.inboxMessage(d, send, now))
 	}
 	for _, id := range earlier {
-		d := s.deliveries[id]
+		d := s.find(id)
 		if d.RetryCount() >= d.MaxRetries {
 			s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: id, Reason: fmt.Sprintf("not acknowledged after %d sends (max_retries %d)", d.Sends, d.MaxRetries), Attempts: d.Sends})
 			continue
@@ -181,7 +181,7 @@ func (s *State) Cycle(now time.Time, agent string) ([]InboxMessage, error) {
 // 000's acknowledge(id)).
 func (s *State) Acknowledge(now time.Time, id string) (Delivery, error) {
 	now = norm(now)
-	d, ok := s.deliveries[id]
+	d, ok := s.findOK(id)
 	if !ok {
 		return Delivery{}, notFoundf("no delivery %q", id)
 	}
@@ -223,7 +223,7 @@ func (s *State) addressed(agent, id string) (*Delivery, error) {
 	if _, ok := s.agents[agent]; !ok {
 		return nil, notFoundf("no agent %q", agent)
 	}
-	d, ok := s.deliveries[id]
+	d, ok := s.findOK(id)
 	if !ok {
 		return nil, notFoundf("no message %q", id)
 	}
@@ -241,7 +241,7 @@ func (s *State) settled(d *Delivery) error {
 	}
 	if d.TaskID != "" {
 		if h, ok := s.holds[d.TaskID]; ok && h != d.ID {
-			msg += fmt.Sprintf("; task %s is held by %s", d.TaskID, s.deliveries[h].To)
+			msg += fmt.Sprintf("; task %s is held by %s", d.TaskID, s.find(h).To)
 		}
 	}
 	return conflictf("%s", msg)
@@ -251,7 +251,7 @@ func (s *State) settled(d *Delivery) error {
 // (task-clarification) and waits again for its acknowledgment.
 func (s *State) Clarify(now time.Time, id string, answers []string) (Delivery, error) {
 	now = norm(now)
-	d, ok := s.deliveries[id]
+	d, ok := s.findOK(id)
 	if !ok {
 		return Delivery{}, notFoundf("no delivery %q", id)
 	}
@@ -281,7 +281,7 @@ func (s *State) Clarify(now time.Time, id string, answers []string) (Delivery, e
 // Cancel ends an open delivery. The agent of a delegation is told to stop.
 func (s *State) Cancel(now time.Time, id, reason string) (Delivery, error) {
 	now = norm(now)
-	d, ok := s.deliveries[id]
+	d, ok := s.findOK(id)
 	if !ok {
 		return Delivery{}, notFoundf("no delivery %q", id)
 	}
@@ -316,7 +316,7 @@ func (s *State) notice(now time.Time, d *Delivery, kind SendKind, subject, body 
 // ignored.
 func (s *State) Fire(now time.Time, key string) error {
 	now = norm(now)
-	d, ok := s.deliveries[key]
+	d, ok := s.findOK(key)
 	if !ok || d.TimerAt.IsZero() || now.Before(d.TimerAt) {
 		return nil
 	}

@@ -214,7 +214,7 @@ func (s *State) CancelOperation(now time.Time, id, reason string) (Operation, er
 // still waiting is told.
 func (s *State) endOperation(now time.Time, o *Operation, to OperationState, reason string) {
 	for _, id := range o.Deliveries {
-		d := s.deliveries[id]
+		d := s.find(id)
 		if !d.State.Terminal() {
 			s.emit(now, "", d.To, DeliveryCancelled{ID: d.ID, Reason: reason})
 		}
@@ -226,7 +226,7 @@ func (s *State) endOperation(now time.Time, o *Operation, to OperationState, rea
 // outcome tells every agent of the operation how it ended.
 func (s *State) outcome(now time.Time, o *Operation, text string) {
 	for _, id := range o.Deliveries {
-		s.notice(now, s.deliveries[id], SendOperationOutcome, fmt.Sprintf("[%s] %s", o.Name, s.operations[o.ID].State), text)
+		s.notice(now, s.find(id), SendOperationOutcome, fmt.Sprintf("[%s] %s", o.Name, s.operations[o.ID].State), text)
 	}
 }
 
@@ -239,7 +239,7 @@ func (s *State) resolve(now time.Time, o *Operation) {
 	}
 	ok := 0
 	for _, id := range o.Deliveries {
-		switch s.deliveries[id].State {
+		switch s.find(id).State {
 		case Acknowledged:
 			ok++
 		case Sent, Pending:

@@ -160,7 +160,7 @@ func (s *State) latest(agent, task string, keep func(*Delivery) bool) *Delivery 
 	}
 	if task != "" {
 		for _, id := range s.byTask[task] {
-			consider(s.deliveries[id])
+			consider(s.find(id))
 		}
 		return best
 	}
@@ -221,8 +221,8 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 	}
 	switch r.Status {
 	case ack.Received, ack.Confirmed:
-		if h, ok := s.holds[d.TaskID]; ok && h != d.ID && s.deliveries[h].To != d.To {
-			holder := s.deliveries[h].To
+		if h, ok := s.holds[d.TaskID]; ok && h != d.ID && s.find(h).To != d.To {
+			holder := s.find(h).To
 			s.cancel(now, d, fmt.Sprintf("task %s is already held by %s, who acknowledged it first", d.TaskID, holder))
 			in.Action = "cancelled: " + holder + " holds this task"
 			return in, nil
@@ -375,7 +375,7 @@ func (s *State) message(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inte
 	}
 	s.seen(now, a, "replied")
 	for _, id := range slices.Clone(a.Unacked) {
-		i := s.deliveries[id]
+		i := s.find(id)
 		if s.matches(i.Matcher, r.Text) {
 			s.emit(now, i.TaskID, i.To, DeliveryAcknowledged{ID: i.ID, By: "matcher"})
 			in.Acknowledged = append(in.Acknowledged, i.ID)

@@ -121,11 +121,14 @@ type Timer struct {
 type State struct {
 	seq uint64
 	// version is the seq of the last event that changed the policies.
-	version    uint64
-	policies   Policies
-	counters   map[string]int
-	agents     map[string]*Agent
+	version  uint64
+	policies Policies
+	counters map[string]int
+	agents   map[string]*Agent
+	// deliveries are the live ones: open, or with a timer, or changed by
+	// the event being applied. ended keeps the rest (see endedSet).
 	deliveries map[string]*Delivery
+	ended      endedSet
 	operations map[string]*Operation
 	tasks      map[string]*Task
 	plans      map[string]*Plan
@@ -153,6 +156,7 @@ func New() *State {
 		counters:   map[string]int{},
 		agents:     map[string]*Agent{},
 		deliveries: map[string]*Delivery{},
+		ended:      newEndedSet(),
 		operations: map[string]*Operation{},
 		tasks:      map[string]*Task{},
 		plans:      map[string]*Plan{},
@@ -264,7 +268,7 @@ func (s *State) Timers() []Timer {
 func (s *State) Resends(ids []string) []Deliver {
 	var out []Deliver
 	for _, id := range ids {
-		d := s.deliveries[id]
+		d := s.deliveries[id] // an ended one is not resent
 		if d == nil || d.State != Sent || d.Policy == PolicyCycles {
 			continue
 		}
@@ -325,7 +329,7 @@ func (s *State) Agents() []Agent {
 
 // Delivery returns a copy of the delivery.
 func (s *State) Delivery(id string) (Delivery, bool) {
-	d, ok := s.deliveries[id]
+	d, ok := s.findOK(id)
 	if !ok {
 		return Delivery{}, false
 	}
@@ -336,11 +340,11 @@ func (s *State) Delivery(id string) (Delivery, bool) {
 // oldest first.
 func (s *State) Deliveries(keep func(*Delivery) bool) []Delivery {
 	var out []Delivery
-	for _, d := range s.deliveries {
+	s.eachDelivery(func(d *Delivery) {
 		if keep == nil || keep(d) {
 			out = append(out, d.copy())
 		}
-	}
+	})
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
@@ -351,7 +355,7 @@ func (s *State) Deliveries(keep func(*Delivery) bool) []Delivery {
 }
 
 // DeliveryCount returns how many deliveries the core holds.
-func (s *State) DeliveryCount() int { return len(s.deliveries) }
+func (s *State) DeliveryCount() int { return len(s.deliveries) + s.ended.len() }
 
 // Operation returns a copy of the operation.
 func (s *State) Operation(id string) (Operation, bool) {
@@ -409,6 +413,9 @@ type Entity struct {
 	Agent  string
 	TaskID string
 	Value  any
+	// encoded is the stored form when the core has it at hand (an ended
+	// delivery): EncodeEntity returns it as it is.
+	encoded []byte
 }
 
 type meta struct {
@@ -435,6 +442,11 @@ func (s *State) Entity(r EntityRef) (Entity, bool) {
 		if d, ok := s.deliveries[r.ID]; ok {
 			c := d.copy()
 			return Entity{Kind: r.Kind, ID: d.ID, State: string(d.State), Agent: d.To, TaskID: d.TaskID, Value: &c}, true
+		}
+		if b, ok := s.ended.get(r.ID); ok {
+			// Its stored form is at hand: no copy, no encoding.
+			d := s.decodeEnded(b)
+			return Entity{Kind: r.Kind, ID: d.ID, State: string(d.State), Agent: d.To, TaskID: d.TaskID, Value: d, encoded: b}, true
 		}
 	case KindOperation:
 		if o, ok := s.operations[r.ID]; ok {
@@ -485,6 +497,7 @@ func (s *State) Entities() []EntityRef {
 	for id := range s.deliveries {
 		refs = append(refs, EntityRef{KindDelivery, id})
 	}
+	s.ended.each(func(id string, _ []byte) { refs = append(refs, EntityRef{KindDelivery, id}) })
 	for id := range s.operations {
 		refs = append(refs, EntityRef{KindOperation, id})
 	}
@@ -577,6 +590,13 @@ func (s *State) Insert(d Decoded) {
 		s.agents[v.Name] = v
 	case *Delivery:
 		s.deliveries[v.ID] = v
+		if v.TaskID != "" {
+			s.byTask[v.TaskID] = append(s.byTask[v.TaskID], v.ID)
+			if v.Holds {
+				s.holds[v.TaskID] = v.ID
+			}
+		}
+		s.settle(v)
 	case *Operation:
 		s.operations[v.ID] = v
 	case *Task:
@@ -590,8 +610,6 @@ func (s *State) Insert(d Decoded) {
 // the watermark the entities reflect.
 func (s *State) Restored(seq uint64) {
 	s.seq = seq
-	clear(s.holds)
-	clear(s.byTask)
 	clear(s.open)
 	for id, d := range s.deliveries {
 		if !d.State.Terminal() {
@@ -600,17 +618,13 @@ func (s *State) Restored(seq uint64) {
 			}
 			s.open[d.To][id] = d
 		}
-		if d.TaskID == "" {
-			continue
-		}
-		s.byTask[d.TaskID] = append(s.byTask[d.TaskID], id)
-		if d.Holds {
-			s.holds[d.TaskID] = id
-		}
 	}
-	for _, ids := range s.byTask {
+	// Insert filled byTask and holds from the deliveries, ended ones too,
+	// while they were decoded.
+	for task, ids := range s.byTask {
 		if len(ids) > 1 {
 			sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
+			s.byTask[task] = slices.Compact(ids)
 		}
 	}
 	clear(s.dirty)

@@ -294,7 +294,7 @@ func (s *State) syncTask(now time.Time, taskID string) {
 	if t == nil || !t.State.Holds() || t.Delivery == "" {
 		return
 	}
-	d := s.deliveries[t.Delivery]
+	d := s.find(t.Delivery)
 	if d == nil {
 		return
 	}
@@ -310,7 +310,7 @@ func (s *State) syncTask(now time.Time, taskID string) {
 		// Reassigned: the newest delegation of the task goes on.
 		ids := s.byTask[t.ID]
 		if n := ids[len(ids)-1]; n != d.ID {
-			nd := s.deliveries[n]
+			nd := s.find(n)
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {
 				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
 					Reason: fmt.Sprintf("reassigned from %s", d.To), Milestone: MilestoneWaitingAck})
@@ -378,7 +378,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		// not a five-minute wait.
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "failure", Summary: r.Summary,
 			DurationMS: r.Duration.Milliseconds()})
-		if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}
 		typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
@@ -401,7 +401,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary),
 		Files: slices.Clone(r.Files), DurationMS: r.Duration.Milliseconds()})
-	if d := s.deliveries[t.Delivery]; d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
+	if d := s.find(t.Delivery); d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
 	switch {
@@ -532,7 +532,7 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 // else a retry carrying the failure.
 func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 	s.emit(now, t.ID, t.Agent, TaskFailure{Record: f})
-	if d := s.deliveries[t.Delivery]; d != nil && d.Holds {
+	if d := s.find(t.Delivery); d != nil && d.Holds {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "attempt_failed", Released: true})
 	}
 	p := s.policies.Loop
@@ -554,7 +554,7 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 }
 
 func (s *State) escalateTask(now time.Time, t *Task, reason string) {
-	if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task is escalated"})
 	}
 	e := prompt.Escalation{TaskID: t.ID, TaskName: firstLine(t.Description), Plan: t.PlanID, Attempts: t.Attempt,
@@ -583,7 +583,7 @@ func (s *State) stuck(now time.Time, t *Task) {
 
 // finish ends a task, tells its plan, and starts the next queued task.
 func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
-	if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
 	} else if d != nil && d.Holds {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
@@ -610,7 +610,7 @@ func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 		s.emit(now, t.ID, "", TaskRemoved{})
 		return Task{}, true, nil
 	case t.State.Holds():
-		if d := s.deliveries[t.Delivery]; d != nil && !d.State.Terminal() {
+		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.cancel(now, d, "the task was cancelled by the user")
 		}
 		s.effect(StopTurn{TaskID: t.ID, Reason: "cancelled"})
@@ -722,7 +722,7 @@ func (s *State) EndProposal(now time.Time, r ProposalResult) (Task, error) {
 		return t.copy(), nil
 	}
 	s.emit(now, t.ID, t.Agent, TaskProposedDiff{Proposal: Proposal{RunID: r.RunID, Files: nonNil(r.Files)}})
-	if d := s.deliveries[t.Delivery]; d != nil && d.Holds {
+	if d := s.find(t.Delivery); d != nil && d.Holds {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
 	}
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Proposed, Reason: "dry run: review the diff, then apply or discard", Milestone: "Proposed: review the diff"})

@@ -179,9 +179,6 @@ func (a *agents) run(ctx context.Context, q *queue) {
 				// published (an error: a late duplicate, not counted).
 				if err == nil {
 					d := time.Since(t0)
-					if d > 8*time.Millisecond {
-						fmt.Fprintf(os.Stderr, "SLOW %.3f %.1f\n", t0.Sub(ProcStart).Seconds(), float64(d)/1e6)
-					}
 					a.latMu.Lock()
 					a.latencies = append(a.latencies, d)
 					a.latMu.Unlock()
@@ -372,5 +369,3 @@ func procStatus(key string) float64 {
 	}
 	return 0
 }
-
-var ProcStart = time.Now()

@@ -15,13 +15,31 @@ import (
 // SQLite's automatic checkpoint runs inside the COMMIT that makes the WAL
 // cross its threshold: that commit then writes and fsyncs thousands of pages
 // while every caller waiting for it waits too. Here the writer only counts
-// what it wrote and, past the threshold, kicks the checkpointer; a PASSIVE
-// checkpoint runs alongside later commits without blocking them, and the
+// what it wrote and, past the threshold, kicks the checkpointer; PASSIVE
+// checkpoints run alongside later commits without blocking them, and the
 // writer restarts the WAL from its beginning at the first commit after a
 // complete checkpoint.
+//
+// A checkpoint is only complete when it copied the whole WAL, and a PASSIVE
+// one copies what the WAL held when it began: under a steady stream of
+// commits it never catches up, the WAL is never restarted and grows without
+// end (a gigabyte in seconds of the delivery benchmark), and every write
+// lands on new blocks of the file. So once the WAL is larger than
+// restartFrames, a checkpoint adds a second pass with the writer held off:
+// short, since it copies only what was committed during the first, and
+// complete, so that the next commit starts the WAL over. Holding the writer
+// costs the commits of that moment the pass's two fsyncs (tens of
+// milliseconds on some disks, which the delivery benchmark's p99 shows),
+// so it is not done at every checkpoint: an idle moment restarts the WAL
+// for free, and only a steady stream of commits needs the second pass.
 type checkpointer struct {
 	db        *sql.DB
 	threshold int64 // estimated bytes written between checkpoints
+	// hold keeps commits out until the returned function is called.
+	hold func() (release func())
+	// restartFrames is the WAL size, in frames, past which a checkpoint
+	// makes sure the WAL restarts.
+	restartFrames int
 
 	pending atomic.Int64 // estimated bytes committed since the last kick
 	kick    chan struct{}
@@ -37,12 +55,14 @@ type checkpointer struct {
 	onCheckpoint func(logFrames, checkpointed int, err error)
 }
 
-func startCheckpointer(db *sql.DB, threshold int64) *checkpointer {
+func startCheckpointer(db *sql.DB, threshold int64, restartFrames int, hold func() func()) *checkpointer {
 	c := &checkpointer{
-		db:        db,
-		threshold: threshold,
-		kick:      make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+		db:            db,
+		threshold:     threshold,
+		hold:          hold,
+		restartFrames: restartFrames,
+		kick:          make(chan struct{}, 1),
+		stop:          make(chan struct{}),
 	}
 	c.wg.Go(c.run)
 	return c
@@ -78,9 +98,23 @@ func (c *checkpointer) run() {
 	}
 }
 
-// checkpoint runs one PASSIVE checkpoint: it copies as much of the WAL as no
-// reader still needs, and waits for no lock.
+// checkpoint copies the WAL into the database (see checkpointer).
 func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
+	logFrames, checkpointed, err = c.pass()
+	if err != nil || logFrames <= c.restartFrames {
+		return logFrames, checkpointed, err
+	}
+	// Even a pass that copied everything it saw does not do: a commit that
+	// began during it wrote past it, and the WAL restarts only at a commit
+	// that begins with all of it copied.
+	release := c.hold()
+	defer release()
+	return c.pass()
+}
+
+// pass runs one PASSIVE checkpoint: it copies as much of the WAL as no
+// reader still needs, and waits for no lock.
+func (c *checkpointer) pass() (logFrames, checkpointed int, err error) {
 	var busy int
 	err = c.db.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logFrames, &checkpointed)
 	if err != nil {

@@ -19,6 +19,7 @@ func WithTuningFromEnv() Option {
 			"WILCO_SQLITE_READER_CACHE_KIB":   &c.tuning.readerCacheKiB,
 			"WILCO_SQLITE_MMAP_SIZE":          &c.tuning.mmapSize,
 			"WILCO_SQLITE_CHECKPOINT_BYTES":   &c.tuning.checkpointBytes,
+			"WILCO_SQLITE_WAL_RESTART_BYTES":  &c.tuning.walRestartBytes,
 			"WILCO_SQLITE_WAL_AUTOCHECKPOINT": &c.tuning.walAutocheckpoint,
 			"WILCO_SQLITE_JOURNAL_SIZE_LIMIT": &c.tuning.journalSizeLimit,
 			"WILCO_SQLITE_MULTI_ROW_MAX":      &c.tuning.multiRowMax,
@@ -34,6 +35,12 @@ func WithTuningFromEnv() Option {
 // checkpoints.
 func WithCheckpointBytes(n int) Option {
 	return func(c *config) { c.tuning.checkpointBytes = n }
+}
+
+// WithWALRestartBytes sets how large the WAL grows before a checkpoint
+// holds the writer off to restart it.
+func WithWALRestartBytes(n int) Option {
+	return func(c *config) { c.tuning.walRestartBytes = n }
 }
 
 // OnCheckpoint registers f to be called after each background checkpoint.

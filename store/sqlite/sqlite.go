@@ -44,6 +44,10 @@ type tuning struct {
 	// checkpoints to SQLite, inside the commit that crosses
 	// walAutocheckpoint.
 	checkpointBytes int
+	// walRestartBytes is how large the WAL may grow under a steady stream
+	// of commits before a checkpoint holds the writer off to restart it
+	// (see checkpointer).
+	walRestartBytes int
 	// walAutocheckpoint is how large the WAL grows (in pages) before a
 	// commit copies it back into the database, when checkpointBytes is 0.
 	walAutocheckpoint int
@@ -69,6 +73,7 @@ var defaultTuning = tuning{
 	readerCacheKiB:    2000, // SQLite's default
 	mmapSize:          0,
 	checkpointBytes:   8 << 20,
+	walRestartBytes:   256 << 20,
 	walAutocheckpoint: 1000, // SQLite's default
 	journalSizeLimit:  64 << 20,
 	multiRowMax:       64,
@@ -241,7 +246,11 @@ func (s *Store) open(cfg config) error {
 			db.Close()
 			return fmt.Errorf("open checkpointer: %w", err)
 		}
-		s.ckpt = startCheckpointer(db, int64(t.checkpointBytes))
+		restart := t.walRestartBytes / (t.pageSize + 24) // a frame: a page and its header
+		s.ckpt = startCheckpointer(db, int64(t.checkpointBytes), restart, func() func() {
+			s.wmu.Lock()
+			return s.wmu.Unlock
+		})
 	}
 	return nil
 }
@@ -271,10 +280,15 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		// The checkpointer first: its last pass takes the write lock.
+		var ckptErr error
+		if s.ckpt != nil {
+			ckptErr = s.ckpt.close()
+		}
 		// Wait for a Commit in progress, and keep later ones out.
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
-		s.closeErr = s.closeDBs()
+		s.closeErr = errors.Join(ckptErr, s.closeDBs())
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
 		}
@@ -284,9 +298,6 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	if s.ckpt != nil {
-		errs = append(errs, s.ckpt.close())
-	}
 	s.ins.close()
 	if s.r != nil {
 		errs = append(errs, s.r.Close())

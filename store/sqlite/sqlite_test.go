@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,6 +278,44 @@ func TestWALIsCheckpointedInTheBackground(t *testing.T) {
 		}
 	case err := <-errs:
 		t.Fatalf("checkpoint: %v", err)
+	}
+}
+
+func TestWALStaysBoundedUnderASteadyStreamOfCommits(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "wilco.db")
+	const threshold = 256 << 10
+	s := openAt(t, path, sqlite.WithCheckpointBytes(threshold), sqlite.WithWALRestartBytes(2<<20))
+	var checkpoints atomic.Int64
+	s.OnCheckpoint(func(_, _ int, err error) {
+		if err == nil {
+			checkpoints.Add(1)
+		}
+	})
+	// About 40 MB of events, committed back to back: the checkpointer
+	// never finds the writer idle.
+	seq, written, largest := uint64(0), 0, int64(0)
+	for written < 40<<20 {
+		var evs []store.Event
+		for range 50 {
+			seq++
+			evs = append(evs, store.Event{Seq: seq, Type: "delivery.sent", TaskID: "T-1", Data: bytes.Repeat([]byte("y"), 400)})
+			written += 400
+		}
+		if err := s.Commit(t.Context(), store.Batch{Events: evs}); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	if checkpoints.Load() < 10 {
+		t.Fatalf("only %d checkpoints for %d MB", checkpoints.Load(), written>>20)
+	}
+	// The WAL restarts once it passed 2 MB: it stays near that, not near
+	// everything written.
+	if largest > 8<<20 {
+		t.Fatalf("the WAL grew to %d MB while %d MB were committed (checkpoint every %d KB): it is never restarted", largest>>20, written>>20, threshold>>10)
 	}
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,4 +101,18 @@ func TestEndedDeliveriesLeaveTheLiveMapAndReadTheSame(t *testing.T) {
 	if _, live := b.c.deliveries[d.ID]; live {
 		t.Fatal("the delivery changed after it ended stays live")
 	}
+}
+
+// FuzzEndedNum: an id is indexed by number only when the number gives the
+// id back, so that each() names every ended delivery as it was named.
+func FuzzEndedNum(f *testing.F) {
+	for _, id := range []string{"M-1", "M-10", "M-007", "M-", "M-+1", "M-18446744073709551615", "M-18446744073709551616", "T-1", "M-1a"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		n, ok := endedNum(id)
+		if ok && "M-"+strconv.FormatUint(n, 10) != id {
+			t.Fatalf("%q indexed as %d, which names %q", id, n, "M-"+strconv.FormatUint(n, 10))
+		}
+	})
 }

@@ -87,9 +87,9 @@ type Result struct {
 	P99MS float64 `json:"p99_ms"`
 	// SeenP50MS and SeenP99MS run on until a subscriber's goroutine has
 	// read the event: they add the scheduling of that goroutine.
-	SeenP50MS   float64 `json:"seen_p50_ms"`
-	SeenP99MS   float64 `json:"seen_p99_ms"`
-	PeakRSSMB   float64 `json:"peak_rss_mb"`
+	SeenP50MS float64 `json:"seen_p50_ms"`
+	SeenP99MS float64 `json:"seen_p99_ms"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Open mode.
 	Open       int     `json:"open,omitempty"`
 	RSSMB      float64 `json:"rss_mb,omitempty"`

@@ -217,18 +217,31 @@ func (d *dec) time() time.Time {
 }
 
 func decodeDelivery(b []byte, common map[string]string) (*Delivery, error) {
-	return decodeDeliveryFrom(dec{b: b[1:], common: common})
+	x := &Delivery{}
+	if err := decodeDeliveryFrom(dec{b: b[1:], common: common}, x); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // viewDelivery decodes b with strings that point into it: b must never
 // change while the delivery lives.
 func viewDelivery(b []byte) (*Delivery, error) {
-	return decodeDeliveryFrom(dec{b: b[1:], view: true})
+	x := &Delivery{}
+	if err := viewDeliveryInto(b, x); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
-func decodeDeliveryFrom(r dec) (*Delivery, error) {
+// viewDeliveryInto is viewDelivery into x, which it overwrites whole.
+func viewDeliveryInto(b []byte, x *Delivery) error {
+	*x = Delivery{}
+	return decodeDeliveryFrom(dec{b: b[1:], view: true}, x)
+}
+
+func decodeDeliveryFrom(r dec, x *Delivery) error {
 	flags := r.uint()
-	x := &Delivery{}
 	x.ID, x.From, x.To = r.str(), r.shared(), r.shared()
 	x.Type, x.Policy = MessageType(r.shared()), Policy(r.shared())
 	x.Subject, x.Body, x.TaskID, x.OperationID = r.str(), r.str(), r.str(), r.str()
@@ -250,10 +263,10 @@ func decodeDeliveryFrom(r dec) (*Delivery, error) {
 		x.Wait = &OperationWait{Deadline: r.time(), Reminded: r.int(), Extended: r.uint() == 1}
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("core: decode delivery: %w", r.err)
+		return fmt.Errorf("core: decode delivery: %w", r.err)
 	}
 	if len(r.b) != 0 {
-		return nil, fmt.Errorf("core: decode delivery: %d bytes too many", len(r.b))
+		return fmt.Errorf("core: decode delivery: %d bytes too many", len(r.b))
 	}
-	return x, nil
+	return nil
 }

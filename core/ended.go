@@ -212,11 +212,18 @@ func (s *State) settle(d *Delivery) {
 	delete(s.deliveries, d.ID)
 }
 
-// eachDelivery calls fn with every delivery, live and ended (decoded
-// copies), in no order.
+// eachDelivery calls fn with every delivery, live and ended, in no order.
+// An ended one is decoded into a struct fn gets again for the next one:
+// fn must not keep d (d.copy() may be kept).
 func (s *State) eachDelivery(fn func(d *Delivery)) {
 	for _, d := range s.deliveries {
 		fn(d)
 	}
-	s.ended.each(func(_ string, b []byte) { fn(s.decodeEnded(b)) })
+	var scratch Delivery
+	s.ended.each(func(_ string, b []byte) {
+		if err := viewDeliveryInto(b, &scratch); err != nil {
+			panic(fmt.Sprintf("core: an ended delivery does not decode: %v", err))
+		}
+		fn(&scratch)
+	})
 }

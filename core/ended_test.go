@@ -116,3 +116,33 @@ func FuzzEndedNum(f *testing.F) {
 		}
 	})
 }
+
+func TestEndedDeliveriesAreListedEachAsItself(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("claude", "exec", "go")
+	var ids []string
+	for i := range 3 {
+		d, err := b.c.Send(b.now, SendRequest{To: "claude", Type: TypeDelegation, TaskID: fmt.Sprintf("T-%d", i+1), Capabilities: []string{"go"}, Body: fmt.Sprintf("task %d", i+1)})
+		b.ok(err)
+		_, err = b.c.Acknowledge(b.now, d.ID)
+		b.ok(err)
+		ids = append(ids, d.ID)
+	}
+	if len(b.c.deliveries) != 0 || b.c.ended.len() != 3 {
+		t.Fatalf("%d live, %d ended: want 0 and 3", len(b.c.deliveries), b.c.ended.len())
+	}
+	all := b.c.Deliveries(nil)
+	if len(all) != 3 {
+		t.Fatalf("%d deliveries listed", len(all))
+	}
+	for i, d := range all {
+		if d.ID != ids[i] || d.Body != fmt.Sprintf("task %d", i+1) || d.State != Acknowledged {
+			t.Fatalf("listed %d: %s %q %s, want %s %q acknowledged", i, d.ID, d.Body, d.State, ids[i], fmt.Sprintf("task %d", i+1))
+		}
+	}
+	kept := b.c.Deliveries(func(d *Delivery) bool { return d.TaskID == "T-2" })
+	if len(kept) != 1 || kept[0].ID != ids[1] {
+		t.Fatalf("kept %+v", kept)
+	}
+}

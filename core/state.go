@@ -337,7 +337,7 @@ func (s *State) Delivery(id string) (Delivery, bool) {
 }
 
 // Deliveries returns copies of the deliveries that keep returns true for,
-// oldest first.
+// oldest first. keep must not hold on to the delivery it is given.
 func (s *State) Deliveries(keep func(*Delivery) bool) []Delivery {
 	var out []Delivery
 	s.eachDelivery(func(d *Delivery) {

@@ -32,20 +32,9 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if *asJSON {
-		return c.printJSON(map[string]any{"agents": nonNil(agents)})
-	}
-	if len(agents) == 0 {
-		fmt.Fprintln(c.stderr, "no agents")
-		return exitOK
-	}
-	tw := c.table()
-	fmt.Fprintln(tw, "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED")
-	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", a.Name, a.Adapter, a.Status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
-	}
-	tw.Flush()
-	return exitOK
+	return printList(c, *asJSON, "agents", agents, "no agents", "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED", func(a client.Agent) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, a.Status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
+	})
 }
 
 func cmdAgentsAdd(ctx context.Context, c *cli, parent *verb, args []string) int {
@@ -127,7 +116,8 @@ func cmdSend(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	if *wait > 0 {
-		m, err = c.waitMessage(ctx, cl, m, *wait)
+		m, err = waitEnded(ctx, c, *wait, m, func(m *client.Message) bool { return client.DeliveryTerminal(m.State) },
+			func(ctx context.Context) (*client.Message, error) { return cl.Message(ctx, m.ID) })
 		if err != nil {
 			return c.fail(err)
 		}
@@ -153,28 +143,31 @@ func reasonSuffix(r string) string {
 	return " (" + r + ")"
 }
 
-// waitMessage polls a message until its delivery ends or wait passes.
-func (c *cli) waitMessage(ctx context.Context, cl *client.Client, m *client.Message, wait time.Duration) (*client.Message, error) {
+// waitEnded polls get every c.pollEvery until ended(v) or wait passes, and
+// returns the last state seen (a failed poll after wait passed is not an
+// error: the caller reports what it had).
+func waitEnded[T any](ctx context.Context, c *cli, wait time.Duration, v T, ended func(T) bool, get func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	t := time.NewTicker(c.pollEvery)
 	defer t.Stop()
-	for !client.DeliveryTerminal(m.State) {
+	for !ended(v) {
 		select {
 		case <-ctx.Done():
-			return m, nil
+			return v, nil
 		case <-t.C:
 		}
-		next, err := cl.Message(ctx, m.ID)
+		next, err := get(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return m, nil
+				return v, nil
 			}
-			return nil, err
+			var zero T
+			return zero, err
 		}
-		m = next
+		v = next
 	}
-	return m, nil
+	return v, nil
 }
 
 func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -212,7 +205,9 @@ func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	if *wait > 0 {
-		if in, err = c.waitInstruction(ctx, cl, in, *wait); err != nil {
+		in, err = waitEnded(ctx, c, *wait, in, func(in *client.Instruction) bool { return client.DeliveryTerminal(in.State) },
+			func(ctx context.Context) (*client.Instruction, error) { return cl.Instruction(ctx, in.ID) })
+		if err != nil {
 			return c.fail(err)
 		}
 	}
@@ -228,30 +223,6 @@ func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
 		return exitFailure
 	}
 	return exitOK
-}
-
-// waitInstruction polls an instruction until it ends or wait passes.
-func (c *cli) waitInstruction(ctx context.Context, cl *client.Client, in *client.Instruction, wait time.Duration) (*client.Instruction, error) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	t := time.NewTicker(c.pollEvery)
-	defer t.Stop()
-	for !client.DeliveryTerminal(in.State) {
-		select {
-		case <-ctx.Done():
-			return in, nil
-		case <-t.C:
-		}
-		next, err := cl.Instruction(ctx, in.ID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return in, nil
-			}
-			return nil, err
-		}
-		in = next
-	}
-	return in, nil
 }
 
 func cmdAck(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -306,20 +277,9 @@ func cmdInstructions(ctx context.Context, c *cli, v *verb, args []string) int {
 		}
 		list = kept
 	}
-	if *asJSON {
-		return c.printJSON(map[string]any{"instructions": nonNil(list)})
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(c.stderr, "no instructions")
-		return exitOK
-	}
-	tw := c.table()
-	fmt.Fprintln(tw, "ID\tAGENT\tSTATE\tRETRIES\tCONTENT")
-	for _, in := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries, oneLine(in.Content, 60))
-	}
-	tw.Flush()
-	return exitOK
+	return printList(c, *asJSON, "instructions", list, "no instructions", "ID\tAGENT\tSTATE\tRETRIES\tCONTENT", func(in client.Instruction) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries, oneLine(in.Content, 60))
+	})
 }
 
 // nonNil makes a nil list print as [] rather than null.

@@ -89,20 +89,9 @@ func cmdQueue(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if *asJSON {
-		return c.printJSON(map[string]any{"tasks": nonNil(q)})
-	}
-	if len(q) == 0 {
-		fmt.Fprintln(c.stderr, "the queue is empty")
-		return exitOK
-	}
-	tw := c.table()
-	fmt.Fprintln(tw, "POS\tID\tDESCRIPTION")
-	for _, e := range q {
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Position, e.ID, oneLine(e.Description, 70))
-	}
-	tw.Flush()
-	return exitOK
+	return printList(c, *asJSON, "tasks", q, "the queue is empty", "POS\tID\tDESCRIPTION", func(e client.QueueEntry) string {
+		return fmt.Sprintf("%d\t%s\t%s", e.Position, e.ID, oneLine(e.Description, 70))
+	})
 }
 
 var taskStates = []string{client.TaskQueued, client.TaskAwaitingAck, client.TaskClarifying, client.TaskRunning, client.TaskEscalated,
@@ -140,20 +129,9 @@ func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if *asJSON {
-		return c.printJSON(map[string]any{"tasks": nonNil(tasks)})
-	}
-	if len(tasks) == 0 {
-		fmt.Fprintln(c.stderr, "no tasks")
-		return exitOK
-	}
-	tw := c.table()
-	fmt.Fprintln(tw, "ID\tSTATE\tAGENT\tATTEMPT\tMILESTONE\tDESCRIPTION")
-	for _, t := range tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, stateWithPhase(t.State, t.Phase), orDash(t.Agent), t.Attempt, orDash(oneLine(t.Milestone, 40)), oneLine(t.Description, 50))
-	}
-	tw.Flush()
-	return exitOK
+	return printList(c, *asJSON, "tasks", tasks, "no tasks", "ID\tSTATE\tAGENT\tATTEMPT\tMILESTONE\tDESCRIPTION", func(t client.Task) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", t.ID, stateWithPhase(t.State, t.Phase), orDash(t.Agent), t.Attempt, orDash(oneLine(t.Milestone, 40)), oneLine(t.Description, 50))
+	})
 }
 
 func stateWithPhase(state, phase string) string {

@@ -299,6 +299,26 @@ func (c *cli) printJSON(v any) int {
 }
 
 // table starts a table on stdout.
+// printList prints what a listing verb got: the API JSON {key: items}, a
+// line on stderr when there is nothing, or a table of header and one row
+// per item.
+func printList[T any](c *cli, asJSON bool, key string, items []T, empty, header string, row func(T) string) int {
+	if asJSON {
+		return c.printJSON(map[string]any{key: nonNil(items)})
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(c.stderr, empty)
+		return exitOK
+	}
+	tw := c.table()
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		fmt.Fprintln(tw, row(it))
+	}
+	tw.Flush()
+	return exitOK
+}
+
 func (c *cli) table() *tabwriter.Writer {
 	return tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 }

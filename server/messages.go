@@ -125,11 +125,7 @@ func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	d, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Delivery, error) {
-		if _, err := c.Cancel(now, id, req.Reason); err != nil {
-			return core.Delivery{}, err
-		}
-		d, _ := c.Delivery(id)
-		return d, nil
+		return c.Cancel(now, id, req.Reason)
 	})
 	if err != nil {
 		return err
@@ -147,11 +143,7 @@ func (s *Server) clarifyMessage(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	d, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Delivery, error) {
-		if _, err := c.Clarify(now, id, req.Answers); err != nil {
-			return core.Delivery{}, err
-		}
-		d, _ := c.Delivery(id)
-		return d, nil
+		return c.Clarify(now, id, req.Answers)
 	})
 	if err != nil {
 		return err
@@ -267,11 +259,7 @@ func (s *Server) ackInstruction(w http.ResponseWriter, r *http.Request) error {
 		if d, ok := c.Delivery(id); !ok || !isInstruction(d) {
 			return core.Delivery{}, notFoundf("no instruction %q", id)
 		}
-		if _, err := c.Acknowledge(now, id); err != nil {
-			return core.Delivery{}, err
-		}
-		d, _ := c.Delivery(id)
-		return d, nil
+		return c.Acknowledge(now, id)
 	})
 	if err != nil {
 		return err

@@ -410,8 +410,8 @@ func (r *Runtime) Read(fn func(*core.State)) {
 	})
 }
 
-// Close stops the loop after the queued work, writes a checkpoint of the
-// whole state (so the next start replays nothing) and returns. It does not
+// Close stops the loop after the queued work, completes a checkpoint of
+// the whole state (so the next start replays nothing) and returns. It does not
 // close the store.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
@@ -456,14 +456,17 @@ func (r *Runtime) checkpointAll() error {
 	if b.Watermark == 0 {
 		return nil
 	}
-	for _, ref := range append(r.core.TakeDirty(), r.ckpt...) {
-		if _, ok := r.core.Entity(ref); !ok {
-			b.Deletes = append(b.Deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
-		}
-	}
+	// Every entity the store lacks the current state of is dirty or still
+	// to copy for the checkpoint in progress: writing those completes a
+	// checkpoint of the whole state at the last seq.
+	refs := append(r.core.TakeDirty(), r.ckpt...)
 	r.ckpt = nil
-	for _, ref := range r.core.Entities() {
-		ent, _ := r.core.Entity(ref)
+	for _, ref := range refs {
+		ent, ok := r.core.Entity(ref)
+		if !ok {
+			b.Deletes = append(b.Deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
+			continue
+		}
 		rec, err := record(ent)
 		if err != nil {
 			return err

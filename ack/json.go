@@ -56,19 +56,21 @@ func normType(t string) string {
 // wait). A message and a ready that contradict each other ("ok" with ready
 // false, "wait" with ready true) are an error.
 func ParseJSON(typ string, data []byte) (Reply, error) {
-	r := Reply{Text: string(data)}
-	form := typ
-	if form == "" {
-		form = "JSON reply"
-	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
 		msg := "want a JSON object"
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		return r, &ParseError{Form: form, Msg: msg}
+		return Reply{Text: string(data)}, &ParseError{Form: cmp.Or(typ, "JSON reply"), Msg: msg}
 	}
+	return parseObject(typ, data, m)
+}
+
+// parseObject is ParseJSON after data was decoded into m.
+func parseObject(typ string, data []byte, m map[string]json.RawMessage) (Reply, error) {
+	r := Reply{Text: string(data)}
+	form := cmp.Or(typ, "JSON reply")
 	o := object{form: form, m: m}
 	dataType, _, err := o.str("type", false)
 	if err != nil {
@@ -474,7 +476,7 @@ func scanJSON(text string) []item {
 				var t string
 				if json.Unmarshal(m["type"], &t) == nil {
 					if _, isForm := formKinds[normType(t)]; isForm {
-						r, err := ParseJSON("", []byte(cand))
+						r, err := parseObject("", []byte(cand), m)
 						if err != nil {
 							r = Reply{}
 						}

@@ -75,10 +75,17 @@ func (d *Delivery) appendBinary(b []byte) []byte {
 	if d.Wait != nil {
 		flags |= hasWait
 	}
-	for bit, on := range map[uint64]bool{isDryRun: d.DryRun, isResend: d.Resend, isQueued: d.Queued, isHolds: d.Holds} {
-		if on {
-			flags |= bit
-		}
+	if d.DryRun {
+		flags |= isDryRun
+	}
+	if d.Resend {
+		flags |= isResend
+	}
+	if d.Queued {
+		flags |= isQueued
+	}
+	if d.Holds {
+		flags |= isHolds
 	}
 	e.uint(flags)
 	for _, s := range []string{d.ID, d.From, d.To, string(d.Type), string(d.Policy), d.Subject, d.Body, d.TaskID, d.OperationID,

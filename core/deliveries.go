@@ -233,6 +233,15 @@ func (s *State) addressed(agent, id string) (*Delivery, error) {
 	return d, nil
 }
 
+// holder is the agent whose delivery (other than except) holds the task.
+func (s *State) holder(taskID, except string) (string, bool) {
+	h, ok := s.holds[taskID]
+	if !ok || h == except {
+		return "", false
+	}
+	return s.find(h).To, true
+}
+
 // settled is the refusal of an answer to a delivery that already ended.
 func (s *State) settled(d *Delivery) error {
 	msg := fmt.Sprintf("%s is already %s (at %s)", d.ID, d.State, d.EndedAt.Format(time.RFC3339))
@@ -240,8 +249,8 @@ func (s *State) settled(d *Delivery) error {
 		msg += ": " + d.Reason
 	}
 	if d.TaskID != "" {
-		if h, ok := s.holds[d.TaskID]; ok && h != d.ID {
-			msg += fmt.Sprintf("; task %s is held by %s", d.TaskID, s.find(h).To)
+		if holder, ok := s.holder(d.TaskID, d.ID); ok {
+			msg += fmt.Sprintf("; task %s is held by %s", d.TaskID, holder)
 		}
 	}
 	return conflictf("%s", msg)
@@ -368,17 +377,19 @@ func (s *State) followup(now time.Time, d *Delivery) {
 }
 
 // reassignOrEscalate passes a delegation to another capable agent, or to
-// the user when there is none.
-func (s *State) reassignOrEscalate(now time.Time, d *Delivery, why string) {
+// the user when there is none. It returns the agent it passed it to ("" for
+// none).
+func (s *State) reassignOrEscalate(now time.Time, d *Delivery, why string) string {
 	if d.Type != TypeDelegation {
-		return
+		return ""
 	}
 	to := s.pickAgent(d)
 	if to == "" {
 		s.escalate(now, d, why+"; no other capable agent is available")
-		return
+		return ""
 	}
 	s.reassign(now, d, to)
+	return to
 }
 
 func (s *State) reassign(now time.Time, d *Delivery, to string) {

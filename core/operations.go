@@ -72,7 +72,7 @@ func (s *State) StartOperation(now time.Time, req OperationRequest) (Operation, 
 		}
 		s.emit(now, "", agent, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: first, Message: &m}})
 	}
-	return *s.operations[o.ID], nil
+	return s.operations[o.ID].copy(), nil
 }
 
 func operationRequestText(o Operation) string {
@@ -170,7 +170,7 @@ func (s *State) operationAnswer(now time.Time, d *Delivery, answer ack.Operation
 		s.emit(now, "", d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: "ok"})
 		in.Acknowledged = []string{d.ID}
 		s.resolve(now, o)
-		in.Action = "ready recorded; operation " + string(s.operations[o.ID].State)
+		in.Action = "ready recorded; operation " + string(o.State)
 	case ack.AnswerWait:
 		if d.Wait.Extended {
 			s.emit(now, "", d.To, OperationReply{ID: o.ID, Delivery: d.ID, Answer: string(answer), Text: text})
@@ -207,7 +207,7 @@ func (s *State) CancelOperation(now time.Time, id, reason string) (Operation, er
 		reason = "cancelled by the user"
 	}
 	s.endOperation(now, o, OpCancelled, reason)
-	return *o, nil
+	return o.copy(), nil
 }
 
 // endOperation ends a waiting operation without proceeding; every agent
@@ -226,7 +226,7 @@ func (s *State) endOperation(now time.Time, o *Operation, to OperationState, rea
 // outcome tells every agent of the operation how it ended.
 func (s *State) outcome(now time.Time, o *Operation, text string) {
 	for _, id := range o.Deliveries {
-		s.notice(now, s.find(id), SendOperationOutcome, fmt.Sprintf("[%s] %s", o.Name, s.operations[o.ID].State), text)
+		s.notice(now, s.find(id), SendOperationOutcome, fmt.Sprintf("[%s] %s", o.Name, o.State), text)
 	}
 }
 
@@ -297,7 +297,7 @@ func (s *State) FinishOperation(now time.Time, id string, exitCode int, output s
 	s.emit(now, "", "", OperationStateChanged{ID: o.ID, From: o.State, To: to, ExitCode: &exitCode, Output: output,
 		Reason: fmt.Sprintf("command exited with status %d", exitCode)})
 	s.outcome(now, o, fmt.Sprintf("%s is %s (exit status %d).", o.Name, to, exitCode))
-	return *o, nil
+	return o.copy(), nil
 }
 
 // RunningOperations lists operations that were proceeding: after a restart

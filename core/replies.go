@@ -221,8 +221,7 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 	}
 	switch r.Status {
 	case ack.Received, ack.Confirmed:
-		if h, ok := s.holds[d.TaskID]; ok && h != d.ID && s.find(h).To != d.To {
-			holder := s.find(h).To
+		if holder, ok := s.holder(d.TaskID, d.ID); ok && holder != d.To {
 			s.cancel(now, d, fmt.Sprintf("task %s is already held by %s, who acknowledged it first", d.TaskID, holder))
 			in.Action = "cancelled: " + holder + " holds this task"
 			return in, nil
@@ -260,14 +259,8 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 
 // passOn reassigns a failed delegation or escalates it, and says which.
 func (s *State) passOn(now time.Time, d *Delivery, why string) string {
-	before := s.seq
-	s.reassignOrEscalate(now, d, why)
-	for _, ev := range s.ready.Events {
-		if ev.Seq > before {
-			if r, ok := ev.Data.(DeliveryReassigned); ok {
-				return "reassigned to " + r.To
-			}
-		}
+	if to := s.reassignOrEscalate(now, d, why); to != "" {
+		return "reassigned to " + to
 	}
 	return "escalated to the user"
 }

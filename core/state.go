@@ -363,10 +363,15 @@ func (s *State) Operation(id string) (Operation, bool) {
 	if !ok {
 		return Operation{}, false
 	}
+	return o.copy(), true
+}
+
+// copy is a deep copy of the operation.
+func (o *Operation) copy() Operation {
 	c := *o
 	c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
 	c.Policy.Reminders = slices.Clone(o.Policy.Reminders)
-	return c, true
+	return c
 }
 
 // Operations returns copies of the operations keep accepts (nil: all),
@@ -450,8 +455,7 @@ func (s *State) Entity(r EntityRef) (Entity, bool) {
 		}
 	case KindOperation:
 		if o, ok := s.operations[r.ID]; ok {
-			c := *o
-			c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
+			c := o.copy()
 			return Entity{Kind: r.Kind, ID: o.ID, State: string(o.State), Value: &c}, true
 		}
 	case KindTask:

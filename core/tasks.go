@@ -58,28 +58,58 @@ func (s *State) Tasks(keep func(*Task) bool) []Task {
 
 // Queue lists the queued tasks in order: position 1 first.
 func (s *State) Queue() []Task {
-	q := s.Tasks(func(t *Task) bool { return t.State == Queued })
+	var q []Task
+	for _, t := range s.tasks {
+		if t.State == Queued {
+			q = append(q, t.copy())
+		}
+	}
 	sort.Slice(q, func(i, j int) bool { return q[i].QueuedSeq < q[j].QueuedSeq })
 	return q
 }
 
 // Position is a queued task's place in the queue (1 first), 0 if it is not
-// queued.
+// queued: one more than the queued tasks queued before it (each has the
+// seq of the event that queued it).
 func (s *State) Position(id string) int {
-	for i, t := range s.Queue() {
-		if t.ID == id {
-			return i + 1
+	t, ok := s.tasks[id]
+	if !ok || t.State != Queued {
+		return 0
+	}
+	n := 1
+	for _, o := range s.tasks {
+		if o.State == Queued && o.QueuedSeq < t.QueuedSeq {
+			n++
 		}
 	}
-	return 0
+	return n
+}
+
+// queueHead is the first queued task, nil for an empty queue.
+func (s *State) queueHead() *Task {
+	var head *Task
+	for _, t := range s.tasks {
+		if t.State == Queued && (head == nil || t.QueuedSeq < head.QueuedSeq) {
+			head = t
+		}
+	}
+	return head
+}
+
+// active is the task that holds the queue, nil for none.
+func (s *State) active() *Task {
+	for _, t := range s.tasks {
+		if t.State.Holds() {
+			return t
+		}
+	}
+	return nil
 }
 
 // Active returns the task that holds the queue, if any.
 func (s *State) Active() (Task, bool) {
-	for _, t := range s.tasks {
-		if t.State.Holds() {
-			return t.copy(), true
-		}
+	if t := s.active(); t != nil {
+		return t.copy(), true
 	}
 	return Task{}, false
 }
@@ -158,14 +188,13 @@ func nonNil(xs []string) []string {
 
 // schedule starts the first queued task when nothing holds the queue.
 func (s *State) schedule(now time.Time) {
-	if _, busy := s.Active(); busy {
+	if s.active() != nil {
 		return
 	}
-	q := s.Queue()
-	if len(q) == 0 {
+	t := s.queueHead()
+	if t == nil {
 		return
 	}
-	t := s.tasks[q[0].ID]
 	for _, dep := range t.DependsOn {
 		if d := s.tasks[dep]; d != nil && d.State != Success {
 			s.emit(now, t.ID, "", TaskWarning{Text: fmt.Sprintf("depends on %s, which ended %s", dep, d.State)})

@@ -378,10 +378,6 @@ func (r *Runtime) Do(ctx context.Context, fn Func) (any, error) { return r.do(ct
 func (r *Runtime) DoUrgent(ctx context.Context, fn Func) (any, error) { return r.do(ctx, fn, true) }
 
 func (r *Runtime) do(ctx context.Context, fn Func, urgent bool) (any, error) {
-	type result struct {
-		v   any
-		err error
-	}
 	ch := make(chan result, 1)
 	r.submit(fn, func(v any, err error) { ch <- result{v, err} }, urgent)
 	select {
@@ -459,14 +455,10 @@ func (r *Runtime) checkpointAll() error {
 	// Every entity the store lacks the current state of is dirty or still
 	// to copy for the checkpoint in progress: writing those completes a
 	// checkpoint of the whole state at the last seq.
-	refs := append(r.core.TakeDirty(), r.ckpt...)
+	ents, dels := r.copies(append(r.core.TakeDirty(), r.ckpt...))
 	r.ckpt = nil
-	for _, ref := range refs {
-		ent, ok := r.core.Entity(ref)
-		if !ok {
-			b.Deletes = append(b.Deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
-			continue
-		}
+	b.Deletes = dels
+	for _, ent := range ents {
 		rec, err := record(ent)
 		if err != nil {
 			return err
@@ -707,17 +699,24 @@ func (r *Runtime) checkpoint(b *batch, now time.Time) {
 		return
 	}
 	n := min(len(r.ckpt), max(r.cfg.CheckpointShare, int(math.Ceil(r.ckptRate*float64(len(b.events))))))
-	for _, ref := range r.ckpt[:n] {
-		if ent, ok := r.core.Entity(ref); ok {
-			b.entities = append(b.entities, ent)
-		} else {
-			b.deletes = append(b.deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
-		}
-	}
+	b.entities, b.deletes = r.copies(r.ckpt[:n])
 	r.ckpt = r.ckpt[n:]
 	if len(r.ckpt) == 0 {
 		b.watermark, r.ckpt = r.ckptAt, nil
 	}
+}
+
+// copies copies the current state of the entities refs names, and lists
+// the keys of those that no longer exist.
+func (r *Runtime) copies(refs []core.EntityRef) (ents []core.Entity, gone []store.Key) {
+	for _, ref := range refs {
+		if ent, ok := r.core.Entity(ref); ok {
+			ents = append(ents, ent)
+		} else {
+			gone = append(gone, store.Key{Kind: string(ref.Kind), ID: ref.ID})
+		}
+	}
+	return ents, gone
 }
 
 // armTimers pushes the timers the core asked for. Effects are looked at as

@@ -212,7 +212,7 @@ func (s *Store) open(cfg config) error {
 		return err
 	}
 	var last int64
-	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events`).Scan(&last); err != nil {
+	if err := s.ins.lastSeq.QueryRowContext(ctx).Scan(&last); err != nil {
 		return fmt.Errorf("read last seq: %w", err)
 	}
 	s.last.Store(uint64(last))

@@ -129,7 +129,7 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	if err := emptyBody(r); err != nil {
+	if err := optionalBody(r, &struct{}{}); err != nil { // no body, or an empty JSON object
 		return err
 	}
 	name := r.PathValue("name")
@@ -144,17 +144,5 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 		s.opts.TokenRotated(name, token)
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
-	return nil
-}
-
-// emptyBody accepts a POST without a body, or with an empty JSON object.
-func emptyBody(r *http.Request) error {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	var v struct{}
-	if err := DecodeJSON(r, &v); err != nil && err != errEmptyBody {
-		return err
-	}
 	return nil
 }

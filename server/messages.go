@@ -251,7 +251,7 @@ func (s *Server) ackInstruction(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	if err := emptyBody(r); err != nil {
+	if err := optionalBody(r, &struct{}{}); err != nil { // no body, or an empty JSON object
 		return err
 	}
 	id := r.PathValue("id")

@@ -72,7 +72,6 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return OperationView{}, err
 		}
-		o, _ = c.Operation(o.ID)
 		return operationView(o, c), nil
 	})
 	if err != nil {
@@ -116,7 +115,6 @@ func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return OperationView{}, err
 		}
-		o, _ = c.Operation(o.ID)
 		return operationView(o, c), nil
 	})
 	if err != nil {

@@ -98,22 +98,7 @@ func (r submitTaskRequest) spec() core.TaskSpec {
 
 // taskSchemas are the OpenAPI component schemas of the task routes.
 func taskSchemas() map[string]any {
-	str := map[string]any{"type": "string"}
-	strs := map[string]any{"type": "array", "items": str}
-	integer := map[string]any{"type": "integer"}
-	boolean := map[string]any{"type": "boolean"}
-	nullStr := map[string]any{"type": []string{"string", "null"}}
-	nullTime := map[string]any{"type": []string{"string", "null"}, "format": "date-time"}
-	nullObj := map[string]any{"type": []string{"object", "null"}}
-	obj := func(required []string, props map[string]any) map[string]any {
-		o := map[string]any{"type": "object", "properties": props}
-		if len(required) > 0 {
-			o["required"] = required
-		}
-		return o
-	}
-	ref := func(n string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + n} }
-	arr := func(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
+	nullStr, nullObj := nullable("string"), nullable("object")
 	submit := map[string]any{"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs,
 		"acceptance_criteria": strs, "dry_run": boolean, "agent": str}
 	planTask := map[string]any{"depends_on": arr(integer)}
@@ -122,30 +107,30 @@ func taskSchemas() map[string]any {
 	}
 	return map[string]any{
 		"SubmitTask": obj([]string{"description"}, submit),
-		"Respond": obj([]string{"action"}, map[string]any{"action": map[string]any{"type": "string", "enum": []string{"retry", "fix", "skip", "abort"}},
+		"Respond": obj([]string{"action"}, map[string]any{"action": enum("retry", "fix", "skip", "abort"),
 			"instruction": str}),
 		"FailureRecord": obj([]string{"attempt", "timestamp", "failure_type", "executor_output"}, map[string]any{
-			"attempt": integer, "timestamp": map[string]any{"type": "string", "format": "date-time"},
-			"failure_type": map[string]any{"type": "string", "enum": []string{"execution_error", "verification_failed", "timeout", "architect_rejected"}},
-			"run_id":       str, "executor_output": map[string]any{"type": "object"}, "root_cause_guess": str, "suggested_fix": str,
+			"attempt": integer, "timestamp": dateTime,
+			"failure_type": enum("execution_error", "verification_failed", "timeout", "architect_rejected"),
+			"run_id":       str, "executor_output": typ("object"), "root_cause_guess": str, "suggested_fix": str,
 		}),
 		"Task": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "consecutive_failures", "total_verify_loops",
 			"replans", "milestone", "questions", "escalation", "failures", "summary", "stuck_report", "created_at", "started_at", "finished_at"}, map[string]any{
 			"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs, "acceptance_criteria": strs,
-			"state": map[string]any{"type": "string", "enum": []string{"queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
-				"proposed", "success", "cancelled", "stuck", "skipped", "aborted", "failed"}},
-			"phase": nullStr, "dry_run": boolean, "agent": str, "position": map[string]any{"type": []string{"integer", "null"}},
+			"state": enum("queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
+				"proposed", "success", "cancelled", "stuck", "skipped", "aborted", "failed"),
+			"phase": nullStr, "dry_run": boolean, "agent": str, "position": nullable("integer"),
 			"attempt": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
 			"milestone": str, "questions": strs, "escalation": nullObj, "failures": arr(ref("FailureRecord")), "summary": nullObj,
-			"stuck_report": nullObj, "created_at": map[string]any{"type": "string", "format": "date-time"}, "started_at": nullTime, "finished_at": nullTime,
+			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
 		}),
 		"TaskList": obj([]string{"tasks"}, map[string]any{"tasks": arr(ref("Task"))}),
 		"Queue": obj([]string{"tasks"}, map[string]any{"tasks": arr(obj([]string{"id", "position", "description"},
 			map[string]any{"id": str, "position": integer, "description": str}))}),
 		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
-		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": map[string]any{"type": "string", "enum": []string{"running", "done", "aborted"}},
+		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": enum("running", "done", "aborted"),
 			"tasks": arr(ref("Task")), "summary": nullObj}),
-		"Stats": obj([]string{"summary", "retry_state"}, map[string]any{"summary": map[string]any{"type": "object"}, "retry_state": map[string]any{"type": "object"},
+		"Stats": obj([]string{"summary", "retry_state"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
 			"failed_instructions": integer, "failed_deliveries": integer}),
 	}
 }
@@ -190,10 +175,6 @@ func (s *Server) taskRoutes() []Route {
 	}
 }
 
-func (s *Server) taskReply(w http.ResponseWriter, status int, c *core.State, t core.Task) {
-	WriteJSON(w, status, taskView(c, t))
-}
-
 // taskDo runs fn on the loop and answers with the task it returns.
 func (s *Server) taskDo(w http.ResponseWriter, r *http.Request, status int, fn func(c *core.State, now time.Time) (core.Task, error)) error {
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (TaskView, error) {
@@ -201,11 +182,7 @@ func (s *Server) taskDo(w http.ResponseWriter, r *http.Request, status int, fn f
 		if err != nil {
 			return TaskView{}, err
 		}
-		fresh, ok := c.Task(t.ID)
-		if !ok {
-			fresh = t
-		}
-		return taskView(c, fresh), nil
+		return taskView(c, t), nil
 	})
 	if err != nil {
 		return err
@@ -307,8 +284,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) error {
 		if err != nil || removed {
 			return res{removed: removed}, err
 		}
-		fresh, _ := c.Task(t.ID)
-		return res{view: taskView(c, fresh)}, nil
+		return res{view: taskView(c, t)}, nil
 	})
 	if err != nil {
 		return err
@@ -467,8 +443,18 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	var out map[string]any
 	s.read(func(c *core.State) {
-		failed := len(c.Deliveries(func(d *core.Delivery) bool { return d.State == core.Failed && d.Type == core.TypeInstruction }))
-		failedDeliveries := len(c.Deliveries(func(d *core.Delivery) bool { return d.State == core.Failed && d.Type != core.TypeInstruction }))
+		// One pass over the deliveries; keep returns false, so none is copied.
+		failed, failedDeliveries := 0, 0
+		c.Deliveries(func(d *core.Delivery) bool {
+			if d.State == core.Failed {
+				if d.Type == core.TypeInstruction {
+					failed++
+				} else {
+					failedDeliveries++
+				}
+			}
+			return false
+		})
 		out = map[string]any{
 			"summary":             c.RetrySummary("all tasks", nil),
 			"retry_state":         c.RetryStateView(),

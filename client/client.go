@@ -292,10 +292,22 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	return err
 }
 
+// Health is the answer of GET /healthz.
+type Health struct {
+	// Status is "ok" while the server runs.
+	Status string `json:"status"`
+	// Seq is the seq of the last durable event: following the event
+	// stream after it shows what happens from now on.
+	Seq uint64 `json:"seq"`
+}
+
 // Health calls GET /healthz, which needs no token.
-func (c *Client) Health(ctx context.Context) error {
-	_, err := c.call(ctx, request{method: http.MethodGet, path: "/healthz"}, nil)
-	return err
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	var out Health
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/healthz"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // seg escapes one path segment.

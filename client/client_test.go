@@ -195,10 +195,23 @@ func TestTransportError(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := srv.URL
 	srv.Close()
-	err := New(addr, "x").Health(context.Background())
+	_, err := New(addr, "x").Health(context.Background())
 	var te *TransportError
 	if !errors.As(err, &te) || te.Addr != addr {
 		t.Errorf("err = %v, want a TransportError for %s", err, addr)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mux.Handle("GET /healthz", reply(200, `{"status":"ok","seq":42}`))
+	h, err := New(b.srv.URL, "").Health(context.Background())
+	if err != nil || h.Status != "ok" || h.Seq != 42 {
+		t.Fatalf("Health = %+v, %v", h, err)
+	}
+	if a := b.last().Auth; a != "" {
+		t.Errorf("Authorization %q, want none", a)
 	}
 }
 
@@ -258,12 +271,24 @@ func TestMessagesAndInstructions(t *testing.T) {
 		t.Fatalf("Acknowledge = %+v, %v", in, err)
 	}
 
-	list, err := b.client.Instructions(ctx, "failed")
+	list, err := b.client.Instructions(ctx, InstructionFilter{State: "failed"})
 	if err != nil || len(list) != 1 || list[0].RetryCount != 3 {
 		t.Fatalf("Instructions = %+v, %v", list, err)
 	}
 	if q := b.last().Query; q != "state=failed" {
 		t.Errorf("query %q", q)
+	}
+	if _, err := b.client.Instructions(ctx, InstructionFilter{State: "failed", Agent: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	if q := b.last().Query; q != "agent=claude&state=failed" {
+		t.Errorf("query %q", q)
+	}
+	if _, err := b.client.Instructions(ctx, InstructionFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	if q := b.last().Query; q != "" {
+		t.Errorf("query %q, want none", q)
 	}
 }
 

@@ -46,12 +46,14 @@ func (c *Client) Acknowledge(ctx context.Context, id string) (*Instruction, erro
 	return &out, nil
 }
 
-// Instructions lists the instructions, of one state if state is not
-// empty: GET /v1/instructions?state=.
-func (c *Client) Instructions(ctx context.Context, state string) ([]Instruction, error) {
-	var q url.Values
-	if state != "" {
-		q = url.Values{"state": {state}}
+// Instructions lists the instructions f selects:
+// GET /v1/instructions?state=&agent=.
+func (c *Client) Instructions(ctx context.Context, f InstructionFilter) ([]Instruction, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"state": f.State, "agent": f.Agent} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	var out struct {
 		Instructions []Instruction `json:"instructions"`

@@ -170,6 +170,12 @@ const (
 	InstructionCancelled    = "cancelled"
 )
 
+// InstructionFilter selects instructions: GET /v1/instructions. Empty
+// fields select all.
+type InstructionFilter struct {
+	State, Agent string
+}
+
 // Instruction is a delivery under the cycles policy (CONTRACT §4).
 type Instruction struct {
 	ID             string     `json:"id"`

@@ -104,14 +104,10 @@ func (w *Writer) Write(events []store.Event) error {
 		}
 		for _, l := range w.fmt.lines(ev, data) {
 			if l.Text != "" {
-				fmt.Fprintf(&text, "[%s] [RETRY] [%s] %s\n", ev.Time.UTC().Format(time.RFC3339), ev.TaskID, l.Text)
+				text.WriteString(TextLine(ev.Time, ev.TaskID, l.Text))
 			}
 			if l.Fields != nil {
-				obj := map[string]any{"timestamp": ev.Time.UTC().Format(time.RFC3339), "task_id": ev.TaskID}
-				for k, v := range l.Fields {
-					obj[k] = v
-				}
-				b, _ := json.Marshal(obj)
+				b, _ := json.Marshal(Object(ev.Time, ev.TaskID, l.Fields))
 				jsonl.Write(b)
 				jsonl.WriteByte('\n')
 			}
@@ -135,12 +131,35 @@ func (w *Writer) Write(events []store.Event) error {
 	return nil
 }
 
-func quote(s string, n int) string {
+// MaxText is how much of an error, a fix or a reason a record keeps
+// (seed 002: truncated to 200 chars).
+const MaxText = 200
+
+// Quote renders a free text for a retry.log line: its runs of white space
+// made one space, cut to MaxText bytes, quoted as a Go string.
+func Quote(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n]
+	if len(s) > MaxText {
+		s = s[:MaxText]
 	}
 	return strconv.Quote(s)
+}
+
+// TextLine frames a record's Text as a retry.log line:
+// "[<time>] [RETRY] [<key>] <text>\n", the time in UTC as RFC 3339. The
+// key is the task's id.
+func TextLine(t time.Time, key, text string) string {
+	return fmt.Sprintf("[%s] [RETRY] [%s] %s\n", t.UTC().Format(time.RFC3339), key, text)
+}
+
+// Object is a record's retry.jsonl object: its Fields with the timestamp
+// (UTC, RFC 3339) and the task's id.
+func Object(t time.Time, taskID string, fields map[string]any) map[string]any {
+	obj := map[string]any{"timestamp": t.UTC().Format(time.RFC3339), "task_id": taskID}
+	for k, v := range fields {
+		obj[k] = v
+	}
+	return obj
 }
 
 // lines are the records of one event (seed 002, "Log Entry Types").
@@ -167,13 +186,13 @@ func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
 		out := []Line{{
 			Text: fmt.Sprintf("attempt=%d status=failed type=%s", rec.Attempt, rec.FailureType),
 			Fields: map[string]any{"event": "attempt", "attempt": rec.Attempt, "status": "failed", "failure_type": rec.FailureType,
-				"error": trim(errText, 200), "run_id": rec.RunID, "duration_ms": since(f.attempt[id], ev.Time)},
+				"error": trim(errText, MaxText), "run_id": rec.RunID, "duration_ms": since(f.attempt[id], ev.Time)},
 		}}
 		if errText != "" {
-			out = append(out, Line{Text: "error=" + quote(errText, 200)})
+			out = append(out, Line{Text: "error=" + Quote(errText)})
 		}
 		if rec.SuggestedFix != "" {
-			out = append(out, Line{Text: "suggested_fix=" + quote(rec.SuggestedFix, 200)})
+			out = append(out, Line{Text: "suggested_fix=" + Quote(rec.SuggestedFix)})
 		}
 		return out
 	case core.TaskReplan:
@@ -183,7 +202,7 @@ func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
 		}}
 	case core.TaskEscalated:
 		return []Line{{
-			Text:   "escalating reason=" + quote(e.Reason, 200),
+			Text:   "escalating reason=" + Quote(e.Reason),
 			Fields: map[string]any{"event": "escalated", "reason": e.Reason},
 		}}
 	case core.TaskResponse:
@@ -192,7 +211,7 @@ func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
 			v += ": " + e.Instruction
 		}
 		return []Line{{
-			Text:   "user_response=" + quote(v, 200),
+			Text:   "user_response=" + Quote(v),
 			Fields: map[string]any{"event": "user_response", "response": e.Action, "instruction": e.Instruction},
 		}}
 	case core.TaskStuckReported:

@@ -110,3 +110,21 @@ func TestRetentionDropsOldLines(t *testing.T) {
 		t.Fatal("retry.jsonl keeps 30 days; a 10-day-old line was dropped")
 	}
 }
+
+func TestQuoteAndFraming(t *testing.T) {
+	t.Parallel()
+	if got := Quote("a\n\tb  \"c\"  "); got != `"a b \"c\""` {
+		t.Errorf("Quote = %s", got)
+	}
+	if got := Quote(strings.Repeat("x", MaxText+10)); got != `"`+strings.Repeat("x", MaxText)+`"` {
+		t.Errorf("Quote keeps %d bytes, want %d", len(got)-2, MaxText)
+	}
+	at := time.Date(2026, 1, 26, 15, 30, 0, 0, time.FixedZone("CET", 3600))
+	if got := TextLine(at, "T-1", "resolved status=success"); got != "[2026-01-26T14:30:00Z] [RETRY] [T-1] resolved status=success\n" {
+		t.Errorf("TextLine = %q", got)
+	}
+	b, _ := json.Marshal(Object(at, "T-1", map[string]any{"event": "resolved"}))
+	if string(b) != `{"event":"resolved","task_id":"T-1","timestamp":"2026-01-26T14:30:00Z"}` {
+		t.Errorf("Object = %s", b)
+	}
+}

@@ -264,18 +264,9 @@ func cmdInstructions(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	list, err := cl.Instructions(ctx, *state)
+	list, err := cl.Instructions(ctx, client.InstructionFilter{State: *state, Agent: *agent})
 	if err != nil {
 		return c.fail(err)
-	}
-	if *agent != "" {
-		kept := list[:0]
-		for _, in := range list {
-			if in.Agent == *agent {
-				kept = append(kept, in)
-			}
-		}
-		list = kept
 	}
 	return printList(c, *asJSON, "instructions", list, "no instructions", "ID\tAGENT\tSTATE\tRETRIES\tCONTENT", func(in client.Instruction) string {
 		return fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries, oneLine(in.Content, 60))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,10 +11,6 @@ import (
 	"wilco/retrylog"
 	"wilco/store"
 )
-
-// maxLogText is how much of an error, a fix or a reason a retry-log line
-// keeps (seed 002: truncated to 200 chars).
-const maxLogText = 200
 
 // logLine is one record of the retry log: the text after
 // "[<time>] [RETRY] [<key>] " in retry.log, and the fields of its
@@ -35,14 +30,6 @@ type retryLog struct {
 }
 
 func newRetryLog() *retryLog { return &retryLog{tasks: retrylog.NewFormatter()} }
-
-func logQuote(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxLogText {
-		s = s[:maxLogText]
-	}
-	return strconv.Quote(s)
-}
 
 // lines returns the records of one event; none for events that are not
 // about attempts, retries and outcomes.
@@ -71,7 +58,7 @@ func (r *retryLog) lines(ev client.Event) []logLine {
 		}
 		return []logLine{{text, obj}}
 	case "delivery.deferred":
-		return []logLine{{fmt.Sprintf("deferred message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+		return []logLine{{fmt.Sprintf("deferred message=%s reason=%s", d.str("id"), retrylog.Quote(d.str("reason"))),
 			map[string]any{"event": "delivery_deferred", "message": d.str("id"), "reason": d.str("reason"), "until": d.str("timer_at")}}}
 	case client.EventDeliveryAcknowledged:
 		text := fmt.Sprintf("resolved status=acknowledged message=%s by=%s", d.str("id"), orDash(d.str("by")))
@@ -86,16 +73,16 @@ func (r *retryLog) lines(ev client.Event) []logLine {
 			map[string]any{"event": "delivery_clarifying", "message": d.str("id"), "questions": d.len("questions")}}}
 	case client.EventDeliveryFailed:
 		n := firstInt(d, "attempts")
-		return []logLine{{fmt.Sprintf("resolved status=failed message=%s attempts=%d reason=%s", d.str("id"), n, logQuote(d.str("reason"))),
+		return []logLine{{fmt.Sprintf("resolved status=failed message=%s attempts=%d reason=%s", d.str("id"), n, retrylog.Quote(d.str("reason"))),
 			map[string]any{"event": "delivery_resolved", "resolution": "failed", "message": d.str("id"), "attempts": n, "reason": d.str("reason")}}}
 	case "delivery.cancelled":
-		return []logLine{{fmt.Sprintf("resolved status=cancelled message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+		return []logLine{{fmt.Sprintf("resolved status=cancelled message=%s reason=%s", d.str("id"), retrylog.Quote(d.str("reason"))),
 			map[string]any{"event": "delivery_resolved", "resolution": "cancelled", "message": d.str("id"), "reason": d.str("reason")}}}
 	case "delivery.reassigned":
 		return []logLine{{fmt.Sprintf("reassigning message=%s from=%s to=%s new_message=%s", d.str("id"), d.str("from"), d.str("to"), d.str("new_id")),
 			map[string]any{"event": "delivery_reassigned", "message": d.str("id"), "from": d.str("from"), "to": d.str("to"), "new_message": d.str("new_id")}}}
 	case "delivery.escalated":
-		return []logLine{{fmt.Sprintf("escalating message=%s reason=%s", d.str("id"), logQuote(d.str("reason"))),
+		return []logLine{{fmt.Sprintf("escalating message=%s reason=%s", d.str("id"), retrylog.Quote(d.str("reason"))),
 			map[string]any{"event": "delivery_escalated", "message": d.str("id"), "reason": d.str("reason")}}}
 	case client.EventOperationReminder:
 		n := firstInt(d, "number")
@@ -136,17 +123,12 @@ func cmdLogs(ctx context.Context, c *cli, v *verb, args []string) int {
 	}
 	rl := newRetryLog()
 	emit := func(ev client.Event) error {
-		stamp := ev.Time.UTC().Format(time.RFC3339)
 		for _, l := range rl.lines(ev) {
 			switch {
 			case !*asJSON && l.text != "":
-				fmt.Fprintf(c.stdout, "[%s] [RETRY] [%s] %s\n", stamp, logKey(ev), l.text)
+				fmt.Fprint(c.stdout, retrylog.TextLine(ev.Time, logKey(ev), l.text))
 			case *asJSON && l.obj != nil:
-				obj := map[string]any{"timestamp": stamp, "task_id": ev.TaskID}
-				for k, v := range l.obj {
-					obj[k] = v
-				}
-				b, err := json.Marshal(obj)
+				b, err := json.Marshal(retrylog.Object(ev.Time, ev.TaskID, l.obj))
 				if err != nil {
 					return err
 				}

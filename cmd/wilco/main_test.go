@@ -236,7 +236,24 @@ func TestSendInstructAck(t *testing.T) {
 	b.mux.Handle("POST /v1/instructions", respond(201, `{"id":"I-1","agent":"claude","content":"check","state":"pending","retry_count":0,"max_retries":5,"sent_at":null,"acknowledged_at":null,"failed_at":null}`))
 	b.mux.Handle("GET /v1/instructions/I-1", respond(200, `{"id":"I-1","agent":"claude","content":"check","state":"failed","retry_count":5,"max_retries":5,"reason":"max retries"}`))
 	b.mux.Handle("POST /v1/instructions/I-1/ack", respond(200, `{"id":"I-1","agent":"claude","content":"check","state":"acknowledged","retry_count":1,"max_retries":5}`))
-	b.mux.Handle("GET /v1/instructions", respond(200, `{"instructions":[{"id":"I-1","agent":"claude","content":"check   the\nCLI","state":"sent","retry_count":1,"max_retries":3},{"id":"I-2","agent":"codex","content":"y","state":"sent","retry_count":0,"max_retries":3}]}`))
+	var instructionsQuery string
+	b.mux.HandleFunc("GET /v1/instructions", func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		instructionsQuery = r.URL.RawQuery
+		b.mu.Unlock()
+		// The server filters by agent, as GET /v1/instructions?agent= does.
+		all := map[string]string{
+			"claude": `{"id":"I-1","agent":"claude","content":"check   the\nCLI","state":"sent","retry_count":1,"max_retries":3}`,
+			"codex":  `{"id":"I-2","agent":"codex","content":"y","state":"sent","retry_count":0,"max_retries":3}`,
+		}
+		var kept []string
+		for _, agent := range []string{"claude", "codex"} {
+			if a := r.URL.Query().Get("agent"); a == "" || a == agent {
+				kept = append(kept, all[agent])
+			}
+		}
+		respond(200, `{"instructions":[`+strings.Join(kept, ",")+`]}`)(w, r)
+	})
 
 	if code := b.run("send", "claude", "Task T-3: fix it", "--task", "T-3", "--subject", "fix"); code != 0 {
 		t.Fatalf("send: exit %d: %s", code, b.errb)
@@ -273,6 +290,12 @@ func TestSendInstructAck(t *testing.T) {
 	want := "ID   AGENT   STATE  RETRIES  CONTENT\nI-1  claude  sent   1/3      check the CLI\n"
 	if b.out.String() != want {
 		t.Errorf("instructions:\n%s\nwant\n%s", b.out, want)
+	}
+	b.mu.Lock()
+	q := instructionsQuery
+	b.mu.Unlock()
+	if q != "agent=claude" {
+		t.Errorf("instructions --agent claude sent query %q, want agent=claude", q)
 	}
 }
 

@@ -91,7 +91,7 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 func answers(ctx context.Context, cl *client.Client) bool {
 	ctx, cancel := context.WithTimeout(ctx, healthWait)
 	defer cancel()
-	err := cl.Health(ctx)
+	_, err := cl.Health(ctx)
 	var te *client.TransportError
 	return !errors.As(err, &te) && !errors.Is(err, context.DeadlineExceeded)
 }

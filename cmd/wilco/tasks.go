@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -530,15 +529,4 @@ func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
 	fmt.Fprint(c.stdout, st.Summary.Text)
 	fmt.Fprintf(c.stdout, "\nfailed instructions: %d, failed deliveries: %d\n", st.FailedInstructions, st.FailedDeliveries)
 	return exitOK
-}
-
-// countList renders counts most frequent first: "a 3, b 1".
-func countList(m map[string]int) string {
-	keys := sortedKeys(m)
-	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

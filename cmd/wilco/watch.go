@@ -25,9 +25,9 @@ const statusWidth = 120
 
 // taskView is what watch knows of one task, built from its events.
 type taskView struct {
-	id, state, phase, milestone, agent string
-	attempt, maxAttempts               int
-	start, end                         time.Time
+	id, state, phase, milestone string
+	attempt, maxAttempts        int
+	start, end                  time.Time
 }
 
 // settled reports whether the task waits for nothing more from its agent.
@@ -113,7 +113,7 @@ func (w *watcher) view(id string) *taskView {
 // seed starts a task's view from what GET /v1/tasks/{id} said.
 func (w *watcher) seed(t *client.Task) {
 	v := w.view(t.ID)
-	v.state, v.phase, v.milestone, v.agent, v.attempt = t.State, t.Phase, t.Milestone, t.Agent, t.Attempt
+	v.state, v.phase, v.milestone, v.attempt = t.State, t.Phase, t.Milestone, t.Attempt
 	v.start = t.CreatedAt
 	if t.StartedAt != nil {
 		v.start = *t.StartedAt
@@ -178,11 +178,6 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 	if v != nil {
 		if n, ok := d.int("attempt"); ok && n > 0 && strings.HasPrefix(ev.Type, "task.") {
 			v.attempt = n
-		}
-		if a := d.str("agent"); a != "" {
-			v.agent = a
-		} else if ev.Agent != "" {
-			v.agent = ev.Agent
 		}
 	}
 	switch ev.Type {
@@ -319,16 +314,6 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 		return fmt.Sprintf("operation %s started", orDash(d.path("operation", "id"))) + optional(": ", d.path("operation", "operation")), true
 	}
 	return ev.Type + optional(" ", compactJSON(ev.Data, 80)), false
-}
-
-func replanCount(d data) string {
-	if n, ok := d.int("replans"); ok {
-		return fmt.Sprintf("(replan %d)", n)
-	}
-	if n, ok := d.int("replan"); ok {
-		return fmt.Sprintf("(replan %d)", n)
-	}
-	return ""
 }
 
 // clear removes the status line from the terminal.
@@ -484,14 +469,39 @@ func (c *cli) watchError(err error) int {
 // historyPage is the page size used to read the stored events.
 const historyPage = 1000
 
+// skipOrReplay moves q.After past the stored events: it renders them with
+// w when replay is set; otherwise it takes the seq of the last one from
+// GET /healthz, without reading the log — or, should the server answer
+// /healthz with an error, reads the log to find it.
+func skipOrReplay(ctx context.Context, cl *client.Client, w *watcher, q *client.EventQuery, replay bool) error {
+	if !replay {
+		h, err := cl.Health(ctx)
+		var ae *client.APIError
+		switch {
+		case err == nil:
+			q.After = max(q.After, h.Seq)
+			return nil
+		case !errors.As(err, &ae):
+			return err
+		}
+	}
+	return cl.EachEvent(ctx, *q, func(ev client.Event) error {
+		q.After = max(q.After, ev.Seq)
+		if replay {
+			w.handle(ev)
+		}
+		return nil
+	})
+}
+
 // follow renders the event stream with w, and returns the watched task's
 // view when it settles (w.task set), or when ctx ends.
 //
-// It reads the stored events after after first — rendering them when
-// replay is set, skipping them otherwise — and then follows the live
-// stream from the last one. A watched task that has settled by the end of
-// its stored history ends the watch there; one that settles later ends it
-// when its event arrives.
+// It renders the stored events after after first when replay is set (or
+// skips them otherwise), and then follows the live stream from the last
+// one. A watched task that has settled by the end of its stored history
+// ends the watch there; one that settles later ends it when its event
+// arrives.
 func (c *cli) follow(ctx context.Context, cl *client.Client, w *watcher, after uint64, replay bool) (*taskView, error) {
 	q := client.EventQuery{Task: w.task, After: after, Limit: historyPage}
 	settled := false
@@ -513,14 +523,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, w *watcher, after u
 	if settled {
 		seeded = *w.tasks[w.task]
 	}
-	err := cl.EachEvent(ctx, q, func(ev client.Event) error {
-		q.After = max(q.After, ev.Seq)
-		if replay {
-			w.handle(ev)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := skipOrReplay(ctx, cl, w, &q, replay); err != nil {
 		return w.tasks[w.task], err
 	}
 	if w.task != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -145,6 +146,78 @@ func TestWatchSettledTaskReplaysAndEnds(t *testing.T) {
 	want := "14:30:00  T-3  queued: Fix the login timeout\nT-3 | stuck | attempt 12/12 | 30m00s\n"
 	if got := b.out.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestWatchAllStartsFromNow checks that watch without an ID prints only
+// the events after the last one stored: it takes that seq from /healthz
+// without reading the log, or reads the log when /healthz fails.
+func TestWatchAllStartsFromNow(t *testing.T) {
+	t.Parallel()
+	for _, healthy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("healthy=%v", healthy), func(t *testing.T) {
+			t.Parallel()
+			b := setupCLI(t)
+			if healthy {
+				b.mux.Handle("GET /healthz", respond(200, `{"status":"ok","seq":5}`))
+			} else {
+				b.mux.Handle("GET /healthz", respond(503, `{"status":"failed (see the server log)","seq":5}`))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var mu sync.Mutex
+			var pages, resumes []string
+			b.mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				if q.Get("task") != "" {
+					apiError(400, "invalid_argument", "task "+q.Get("task"))(w, r)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if q.Get("follow") == "false" {
+					pages = append(pages, q.Get("after"))
+					if q.Get("after") == "0" {
+						respond(200, `{"events":[`+strings.Join(cannedEvents[:5], ",")+`],"next":5}`)(w, r)
+					} else {
+						respond(200, `{"events":[],"next":`+q.Get("after")+`}`)(w, r)
+					}
+					return
+				}
+				resumes = append(resumes, r.Header.Get("Last-Event-ID")+"/"+q.Get("after"))
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(200)
+				if len(resumes) > 1 {
+					cancel()
+					return
+				}
+				for _, ev := range cannedEvents[5:7] {
+					_, _ = fmt.Fprint(w, sse(ev))
+				}
+			})
+			b.out.Reset()
+			if code := b.c.main(ctx, []string{"watch"}); code != 0 {
+				t.Fatalf("exit %d: %s", code, b.errb)
+			}
+			want := `14:30:20  T-3  attempt 1 failed: verification_failed: 2 tests failed (run R-1)
+14:30:21  T-3  Attempt 2/12...
+`
+			if got := b.out.String(); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := strings.Join(resumes, " "); got != "5/5 7/7" {
+				t.Errorf("stream connections (Last-Event-ID/after) %s, want 5/5 7/7", got)
+			}
+			wantPages := ""
+			if !healthy {
+				wantPages = "0"
+			}
+			if got := strings.Join(pages, " "); got != wantPages {
+				t.Errorf("stored event pages read after %q, want %q", got, wantPages)
+			}
+		})
 	}
 }
 

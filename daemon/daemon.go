@@ -187,7 +187,6 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		Logger: log.With("component", "dispatch")}); err != nil {
 		return nil, err
 	}
-	d.disp.Operation = d.eff.RunOperation
 	tokens := map[string]string{}
 	for _, a := range cfg.Agents {
 		if a.Adapter != "exec" {

@@ -27,16 +27,15 @@ import (
 // directory.
 const DiffName = "diff.patch"
 
-// Dispatcher performs effects. It is a runtime.Effector and
-// runtime.Performer, and the exec adapter's Reporter.
+// Dispatcher performs effects: it delivers messages to exec agents,
+// performs the task effects (runtime.Performer's Perform), and is the exec
+// adapter's Reporter.
 type Dispatcher struct {
 	log     *slog.Logger
 	ws      *workspace.Workspace
 	verify  *verify.Runner
 	exec    *execadapter.Adapter
 	runsDir string
-	// Operation runs operation commands; nil: the daemon's own.
-	Operation func(id string, command []string)
 
 	mu sync.Mutex
 	rt *runtime.Runtime
@@ -144,26 +143,13 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 	return v, err
 }
 
-// Deliver hands a message to an exec agent; messages to other adapters
-// wait in the core (mailbox) or are not delivered (a warning).
+// Deliver hands a message to an exec agent. The caller routes only exec
+// agents' messages here (Exec().Has); others go to their own adapter.
 func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
 	if msg.TaskID != "" && msg.TaskAttempt == 1 && msg.Attempt == 1 && !msg.DryRun {
 		d.recordBaseline(msg.TaskID)
 	}
-	if d.exec.Has(agent) {
-		d.exec.Deliver(agent, msg)
-		return
-	}
-	d.log.Warn("no adapter delivers to this agent: the message waits for its retry policy", "agent", agent, "message", msg.ID)
-}
-
-// RunOperation runs an operation's command.
-func (d *Dispatcher) RunOperation(id string, command []string) {
-	if d.Operation != nil {
-		d.Operation(id, command)
-		return
-	}
-	d.log.Warn("no operation runner", "operation", id)
+	d.exec.Deliver(agent, msg)
 }
 
 // Perform runs the task effects.

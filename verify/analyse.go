@@ -101,14 +101,15 @@ func Analyse(in Input) Analysis {
 	if in.TimedOut {
 		timedOut(in, text, &a)
 	}
-	if esc, rc, fix, line := escalation(text); esc != "" {
+	lower := asciiLower(text)
+	if esc, rc, fix, line := escalation(text, lower); esc != "" {
 		a.Escalate, a.RootCause, a.SuggestedFix = esc, rc, fix
 		if a.Error == "" || in.TimedOut {
 			a.Error = line
 		}
 	}
 	if a.RootCause == "" {
-		line := firstErrorLine(text)
+		line := firstErrorLine(text, lower)
 		if line == "" {
 			line = lastLine(text)
 		}
@@ -122,7 +123,7 @@ func Analyse(in Input) Analysis {
 			a.SuggestedFix = "Run the command by hand to see why it fails: " + in.Command
 		}
 	}
-	a.Summary = summary(in, counts, a)
+	a.Summary = summary(in, text, counts, a)
 	return a.bounded()
 }
 
@@ -141,12 +142,13 @@ func (a Analysis) bounded() Analysis {
 	return a
 }
 
-func summary(in Input, c counts, a Analysis) string {
+// summary is the analysis in a line; text is in.Output cleaned.
+func summary(in Input, text string, c counts, a Analysis) string {
 	var s string
 	switch {
 	case in.TimedOut:
 		s = "timed out after " + durationText(in.Timeout)
-		switch last := lastLine(clean(in.Output)); {
+		switch last := lastLine(text); {
 		case c.known:
 			s += fmt.Sprintf("; %d passed, %d failed", c.passed, c.failed)
 		case last != "":
@@ -983,9 +985,9 @@ func timedOut(in Input, text string, a *Analysis) {
 }
 
 // escalation recognises conditions that retrying cannot fix (seed 002):
-// a permission denied, an external service that cannot be reached.
-func escalation(text string) (kind, cause, fix, line string) {
-	lower := asciiLower(text)
+// a permission denied, an external service that cannot be reached. lower
+// is asciiLower(text).
+func escalation(text, lower string) (kind, cause, fix, line string) {
 	for _, line := range hintLines(text, lower, permissionHints) {
 		if permissionRe.MatchString(line) {
 			return EscalatePermissionDenied, "Permission denied: " + line,
@@ -1154,8 +1156,10 @@ func lineAt(text string, i int) string {
 	return strings.TrimSpace(text[start : i+end])
 }
 
-func firstErrorLine(text string) string {
-	for _, line := range hintLines(text, asciiLower(text), errorWords) {
+// firstErrorLine is the first line that looks like an error; lower is
+// asciiLower(text).
+func firstErrorLine(text, lower string) string {
+	for _, line := range hintLines(text, lower, errorWords) {
 		if firstErrorRegex.MatchString(line) {
 			return line
 		}

@@ -200,7 +200,8 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 	runDir := r.RunDir(spec.RunID)
 	// A run is verified again after a restart: its own files start over,
 	// the agent's files of the same attempt stay.
-	for _, name := range append([]string{RunLogName, ResultName}, stepLogNames(r.Steps)...) {
+	names := stepLogNames(r.Steps)
+	for _, name := range append([]string{RunLogName, ResultName}, names...) {
 		if err := os.Remove(filepath.Join(runDir, name)); err != nil && !os.IsNotExist(err) {
 			return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
 		}
@@ -237,7 +238,6 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 	if spec.TaskID != "" {
 		env = append(env, "WILCO_TASK_ID="+spec.TaskID)
 	}
-	names := stepLogNames(r.Steps)
 	var passed []string
 	for i, s := range r.Steps {
 		if err := ctx.Err(); err != nil {

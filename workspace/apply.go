@@ -78,8 +78,8 @@ func applyError(stderr string) *ApplyError {
 }
 
 // Apply writes a diff (git's unified format, as Diff makes) into the real
-// working tree and returns the files it touches. It checks first, so a diff
-// that does not apply changes nothing: the error is an *ApplyError naming
+// working tree and returns the files it touches. git apply is atomic, so a
+// diff that does not apply changes nothing: the error is an *ApplyError naming
 // the first failing file. When the diff does not apply as it is (the files
 // changed since the dry run), a three-way merge with the diff's base
 // blobs is tried on a scratch index; only a merge without conflicts is
@@ -96,7 +96,7 @@ func (w *Workspace) Apply(ctx context.Context, diff []byte) ([]string, error) {
 		return nil, asApplyError(err)
 	}
 	files := numstatFiles(out)
-	if _, err := git(ctx, w.root, diff, nil, "apply", "--check", "--whitespace=nowarn", "-"); err != nil {
+	if _, err := git(ctx, w.root, diff, nil, "apply", "--whitespace=nowarn", "-"); err != nil {
 		first := asApplyError(err)
 		var ae *ApplyError
 		if !errors.As(first, &ae) {
@@ -107,13 +107,9 @@ func (w *Workspace) Apply(ctx context.Context, diff []byte) ([]string, error) {
 			ae.Reason += "; a three-way merge did not apply cleanly either"
 			return nil, ae
 		}
-		diff = merged
-		if _, err := git(ctx, w.root, diff, nil, "apply", "--check", "--whitespace=nowarn", "-"); err != nil {
+		if _, err := git(ctx, w.root, merged, nil, "apply", "--whitespace=nowarn", "-"); err != nil {
 			return nil, asApplyError(err)
 		}
-	}
-	if _, err := git(ctx, w.root, diff, nil, "apply", "--whitespace=nowarn", "-"); err != nil {
-		return nil, asApplyError(err)
 	}
 	return files, nil
 }

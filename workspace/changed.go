@@ -51,12 +51,10 @@ func changed(ctx context.Context, dir string) ([]core.FileState, error) {
 	if err != nil {
 		return nil, err
 	}
-	diff := []string{"diff", "--no-renames", "--no-ext-diff", "--ignore-submodules=dirty"}
-	names, err := git(ctx, dir, nil, nil, append(append(diff, "--name-status", "-z", b), excludeState...)...)
-	if err != nil {
-		return nil, err
-	}
-	nums, err := git(ctx, dir, nil, nil, append(append(diff, "--numstat", "-z", b), excludeState...)...)
+	// One diff prints both the raw records (the statuses) and the numstat
+	// records (the line counts).
+	diff, err := git(ctx, dir, nil, nil, append([]string{"diff", "--no-renames", "--no-ext-diff", "--ignore-submodules=dirty",
+		"--raw", "--numstat", "-z", b}, excludeState...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,28 +63,18 @@ func changed(ctx context.Context, dir string) ([]core.FileState, error) {
 		return nil, err
 	}
 
-	lines := map[string]int{}
-	for _, rec := range splitZ(nums) {
-		added, rest, _ := strings.Cut(rec, "\t")
-		deleted, path, _ := strings.Cut(rest, "\t")
-		a, _ := strconv.Atoi(added) // "-" for binary files: 0
-		d, _ := strconv.Atoi(deleted)
-		lines[path] = a + d
-	}
 	var out []core.FileState
 	seen := map[string]bool{}
-	f := splitZ(names)
-	for i := 0; i+1 < len(f); i += 2 {
-		st, path := f[i], f[i+1]
+	for _, c := range parseRawNumstat(splitZ(diff)) {
 		status := StatusModified
-		switch st[0] {
+		switch c.status {
 		case 'A':
 			status = StatusAdded
 		case 'D':
 			status = StatusDeleted
 		}
-		seen[path] = true
-		out = append(out, core.FileState{Path: path, Status: status, LinesChanged: lines[path]})
+		seen[c.path] = true
+		out = append(out, core.FileState{Path: c.path, Status: status, LinesChanged: c.lines})
 	}
 	for _, path := range splitZ(others) {
 		if strings.HasSuffix(path, "/") || seen[path] { // a nested repository
@@ -100,6 +88,55 @@ func changed(ctx context.Context, dir string) ([]core.FileState, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// rawChange is a file of `git diff --raw --numstat -z`: its status letter
+// and its lines added plus removed.
+type rawChange struct {
+	path   string
+	status byte
+	lines  int
+}
+
+// parseRawNumstat reads the fields of `git diff --raw --numstat -z`: raw
+// records ":modes shas status\0path\0" (a second path for a rename or a
+// copy), then numstat records "added\tdeleted\tpath\0" (for a rename or a
+// copy "added\tdeleted\t\0old\0new\0"). It returns the raw records' files
+// in their order, each with its numstat line count (0 for binary files); a
+// renamed or copied file is named by its new path.
+func parseRawNumstat(f []string) []rawChange {
+	var out []rawChange
+	lines := map[string]int{}
+	for i := 0; i < len(f); i++ {
+		rec := f[i]
+		if strings.HasPrefix(rec, ":") {
+			// ":100644 100644 sha1 sha2 M": the status is the last field.
+			st := rec[strings.LastIndexByte(rec, ' ')+1:]
+			n := 1
+			if st != "" && (st[0] == 'R' || st[0] == 'C') {
+				n = 2
+			}
+			if st == "" || i+n >= len(f) {
+				break
+			}
+			i += n
+			out = append(out, rawChange{path: f[i], status: st[0]})
+			continue
+		}
+		added, rest, _ := strings.Cut(rec, "\t")
+		deleted, path, _ := strings.Cut(rest, "\t")
+		if path == "" && i+2 < len(f) { // a rename or a copy: old, new
+			path = f[i+2]
+			i += 2
+		}
+		a, _ := strconv.Atoi(added) // "-" for binary files: 0
+		d, _ := strconv.Atoi(deleted)
+		lines[path] = a + d
+	}
+	for i := range out {
+		out[i].lines = lines[out[i].path]
+	}
+	return out
 }
 
 // countLines counts the lines of a new file as git's numstat would: a last

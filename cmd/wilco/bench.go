@@ -47,6 +47,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "wilco bench: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	var bad string
+	switch {
+	case *open < 0:
+		bad = fmt.Sprintf("--open must be positive, got %d", *open)
+	case *tasks < 0:
+		bad = fmt.Sprintf("--tasks must be positive, got %d", *tasks)
+	case *statusRuns <= 0:
+		bad = fmt.Sprintf("--status-runs must be positive, got %d", *statusRuns)
+	case *open > 0 && *tasks > 0:
+		bad = "--open and --tasks are two different measurements: give one"
+	}
+	if bad != "" {
+		fmt.Fprintf(stderr, "wilco bench: %s\n", bad)
+		return exitUsage
+	}
 	if *tasks > 0 {
 		self, err := os.Executable()
 		if err == nil {

@@ -62,6 +62,10 @@ func TestRunUsage(t *testing.T) {
 		{"demo with an argument", []string{"demo", "x"}, exitUsage, "", "unexpected argument"},
 		{"bench with an argument", []string{"bench", "x"}, exitUsage, "", "unexpected argument"},
 		{"bench bad value", []string{"bench", "--deliveries", "0"}, exitFailure, "", "--deliveries must be positive"},
+		{"bench negative open", []string{"bench", "--open", "-5"}, exitUsage, "", "--open must be positive, got -5"},
+		{"bench negative tasks", []string{"bench", "--tasks", "-1"}, exitUsage, "", "--tasks must be positive, got -1"},
+		{"bench no status runs", []string{"bench", "--tasks", "3", "--status-runs", "0"}, exitUsage, "", "--status-runs must be positive, got 0"},
+		{"bench open and tasks", []string{"bench", "--open", "5", "--tasks", "5"}, exitUsage, "", "--open and --tasks are two different measurements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -29,8 +29,11 @@ type endedSet struct {
 	scratch []byte
 }
 
-// span locates one encoding.
-type span struct{ chunk, off, n uint32 }
+// span locates one encoding. rowed is the delivery's rowed (see Copies).
+type span struct {
+	chunk, off, n uint32
+	rowed         bool
+}
 
 const endedChunk = 1 << 20
 
@@ -80,6 +83,7 @@ func (z *endedSet) put(d *Delivery) {
 	z.remove(d.ID)
 	z.scratch = d.appendBinary(z.scratch[:0])
 	sp := z.store(z.scratch)
+	sp.rowed = d.rowed
 	if n, ok := endedNum(d.ID); ok {
 		z.byNum[n] = sp
 	} else {
@@ -121,6 +125,22 @@ func (z *endedSet) remove(id string) {
 	}
 }
 
+// setRowed sets an ended delivery's rowed, returning what it was.
+func (z *endedSet) setRowed(id string, rowed bool) (was bool) {
+	if n, ok := endedNum(id); ok {
+		if sp, ok := z.byNum[n]; ok {
+			was, sp.rowed = sp.rowed, rowed
+			z.byNum[n] = sp
+		}
+		return was
+	}
+	if sp, ok := z.byID[id]; ok {
+		was, sp.rowed = sp.rowed, rowed
+		z.byID[id] = sp
+	}
+	return was
+}
+
 // each calls fn with every ended delivery's id and encoding, in no order.
 func (z *endedSet) each(fn func(id string, b []byte)) {
 	for n, sp := range z.byNum {
@@ -136,7 +156,11 @@ func (z *endedSet) each(fn func(id string, b []byte)) {
 func (z *endedSet) repack() {
 	old := z.chunks
 	z.chunks, z.used, z.garbage = nil, 0, 0
-	move := func(sp span) span { return z.store(old[sp.chunk][sp.off : sp.off+sp.n]) }
+	move := func(sp span) span {
+		moved := z.store(old[sp.chunk][sp.off : sp.off+sp.n])
+		moved.rowed = sp.rowed
+		return moved
+	}
 	for n, sp := range z.byNum {
 		z.byNum[n] = move(sp)
 	}
@@ -180,14 +204,15 @@ func (s *State) revive(id string, seq uint64) *Delivery {
 	if d, ok := s.deliveries[id]; ok {
 		return d
 	}
-	b, ok := s.ended.get(id)
+	sp, ok := s.ended.lookup(id)
 	if !ok {
 		return nil
 	}
-	d := s.decodeEnded(b)
+	d := s.decodeEnded(s.ended.bytes(sp))
 	if d.Version >= seq {
 		return nil
 	}
+	d.rowed = sp.rowed
 	s.ended.remove(id)
 	s.deliveries[id] = d
 	return d

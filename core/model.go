@@ -236,6 +236,10 @@ type Delivery struct {
 	LastSentAt time.Time `json:"last_sent_at,omitzero"`
 	// EndedAt is when the delivery reached its terminal state.
 	EndedAt time.Time `json:"ended_at,omitzero"`
+
+	// rowed: the store holds a record of this delivery of its own (see
+	// Copies). Not part of the delivery's state.
+	rowed bool
 }
 
 // AgentReply is what an agent's acknowledgment said.

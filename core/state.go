@@ -550,6 +550,22 @@ type Decoder struct{ common map[string]string }
 // NewDecoder returns a decoder.
 func NewDecoder() *Decoder { return &Decoder{common: map[string]string{}} }
 
+// DecodeRecord decodes one stored record, appending what it holds to out:
+// one entity, or the deliveries of a pack.
+func (dc *Decoder) DecodeRecord(kind EntityKind, data []byte, out []Decoded) ([]Decoded, error) {
+	if kind == KindDeliveryPack {
+		return dc.decodePack(data, out)
+	}
+	d, err := dc.Decode(kind, data)
+	if err != nil {
+		return out, err
+	}
+	if v, ok := d.value.(*Delivery); ok {
+		v.rowed = true // it is the delivery's own record
+	}
+	return append(out, d), nil
+}
+
 // Decode decodes one stored entity.
 func (dc *Decoder) Decode(kind EntityKind, data []byte) (Decoded, error) {
 	if kind == KindDelivery && len(data) > 0 && data[0] == deliveryCodec {
@@ -593,20 +609,55 @@ func (s *State) Insert(d Decoded) {
 	case *Agent:
 		s.agents[v.Name] = v
 	case *Delivery:
-		s.deliveries[v.ID] = v
-		if v.TaskID != "" {
-			s.byTask[v.TaskID] = append(s.byTask[v.TaskID], v.ID)
-			if v.Holds {
-				s.holds[v.TaskID] = v.ID
-			}
-		}
-		s.settle(v)
+		s.insertDelivery(v)
 	case *Operation:
 		s.operations[v.ID] = v
 	case *Task:
 		s.tasks[v.ID] = v
 	case *Plan:
 		s.plans[v.ID] = v
+	}
+}
+
+// insertDelivery puts a restored delivery in, unless a copy of it as new
+// or newer is in already: the store may hold several (see
+// KindDeliveryPack).
+func (s *State) insertDelivery(v *Delivery) {
+	if old, ok := s.deliveries[v.ID]; ok {
+		if old.Version >= v.Version {
+			old.rowed = old.rowed || v.rowed
+			return
+		}
+		v.rowed = v.rowed || old.rowed
+		s.unhold(old)
+		delete(s.deliveries, v.ID)
+	} else if sp, ok := s.ended.lookup(v.ID); ok {
+		old := s.decodeEnded(s.ended.bytes(sp))
+		if old.Version >= v.Version {
+			if v.rowed {
+				s.ended.setRowed(v.ID, true)
+			}
+			return
+		}
+		v.rowed = v.rowed || sp.rowed
+		s.unhold(old)
+		s.ended.remove(v.ID)
+	}
+	s.deliveries[v.ID] = v
+	if v.TaskID != "" {
+		// Restored sorts and compacts byTask: a second copy adds no harm.
+		s.byTask[v.TaskID] = append(s.byTask[v.TaskID], v.ID)
+		if v.Holds {
+			s.holds[v.TaskID] = v.ID
+		}
+	}
+	s.settle(v)
+}
+
+// unhold forgets that old, a copy being replaced, holds its task.
+func (s *State) unhold(old *Delivery) {
+	if old.Holds && old.TaskID != "" && s.holds[old.TaskID] == old.ID {
+		delete(s.holds, old.TaskID)
 	}
 }
 

@@ -10,7 +10,7 @@ import "wilco/store"
 // record is never ahead of the log.
 type ckptQueue struct {
 	segs []ckptSeg
-	rows int // records and deletes waiting
+	rows int // rows waiting (see weight), and deletes
 }
 
 // ckptSeg is one turn's share.
@@ -20,17 +20,24 @@ type ckptSeg struct {
 	watermark uint64
 }
 
+// weight is how many rows a record counts for: a pack of ended deliveries
+// weighs about as much as the records of its deliveries would.
+func weight(rec store.Record) int { return 1 + len(rec.Data)>>9 }
+
 func (q *ckptQueue) push(records []store.Record, deletes []store.Key, watermark uint64) {
 	if len(records) == 0 && len(deletes) == 0 && watermark == 0 {
 		return
 	}
 	q.segs = append(q.segs, ckptSeg{records: records, deletes: deletes, watermark: watermark})
-	q.rows += len(records) + len(deletes)
+	for _, rec := range records {
+		q.rows += weight(rec)
+	}
+	q.rows += len(deletes)
 }
 
 func (q *ckptQueue) empty() bool { return len(q.segs) == 0 }
 
-// take moves up to max rows (at least one segment's worth of progress)
+// take moves up to max rows (at least one record's worth of progress)
 // into b, in turn order. A batch writes its records before its deletes, so
 // take ends the batch after the first segment with deletes: an entity
 // deleted by one share and created again (same key) by a later one must be
@@ -39,10 +46,13 @@ func (q *ckptQueue) take(b *store.Batch, max int) {
 	taken := 0
 	for len(q.segs) > 0 && taken < max {
 		s := &q.segs[0]
-		n := min(len(s.records), max-taken)
+		n := 0
+		for n < len(s.records) && taken < max {
+			taken += weight(s.records[n])
+			n++
+		}
 		b.Records = append(b.Records, s.records[:n]...)
 		s.records = s.records[n:]
-		taken += n
 		if len(s.records) > 0 {
 			break // the batch is full
 		}

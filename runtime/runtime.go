@@ -10,6 +10,8 @@ import (
 	"math"
 	goruntime "runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,6 +123,7 @@ type Runtime struct {
 	ckpt           []core.EntityRef // entities still to write for checkpoint ckptAt
 	ckptAt         uint64
 	ckptRate       float64   // entities written per event of a turn
+	lastPack       uint64    // number of the newest pack of ended deliveries
 	pend           ckptQueue // checkpoint copies of committed turns; the committer's alone
 	encodes        chan *batch
 	commits        chan *batch
@@ -138,9 +141,12 @@ type Runtime struct {
 
 // batch is what one turn of the loop produced, on its way to the store.
 type batch struct {
-	events    []core.Event
-	entities  []core.Entity // a share of a checkpoint
-	deletes   []store.Key   // entities that no longer exist
+	events []core.Event
+	// A share of a checkpoint: records of their own, packs of ended
+	// deliveries, and records to delete.
+	entities  []core.Entity
+	packs     []pack
+	deletes   []store.Key
 	watermark uint64
 	effects   []core.Effect
 	reqs      []request
@@ -267,12 +273,13 @@ func (r *Runtime) load(ctx context.Context) (uint64, error) {
 			for recs := range raw {
 				out := make([]core.Decoded, 0, len(recs))
 				for _, rec := range recs {
-					d, err := dc.Decode(core.EntityKind(rec.Kind), rec.Data)
-					if err != nil {
-						errs <- err
-						continue
+					var err error
+					if out, err = dc.DecodeRecord(core.EntityKind(rec.Kind), rec.Data, out); err != nil {
+						select { // the first error is the one reported
+						case errs <- fmt.Errorf("runtime: load %s %s: %w", rec.Kind, rec.ID, err):
+						default:
+						}
 					}
-					out = append(out, d)
 				}
 				decoded <- out
 			}
@@ -289,6 +296,9 @@ func (r *Runtime) load(ctx context.Context) (uint64, error) {
 	}()
 	var buf []store.Record
 	w, err := r.cfg.Store.Load(ctx, func(rec store.Record) error {
+		if rec.Kind == string(core.KindDeliveryPack) {
+			r.lastPack = max(r.lastPack, packNum(rec.ID))
+		}
 		buf = append(buf, rec)
 		if len(buf) == chunk {
 			raw <- buf
@@ -455,16 +465,13 @@ func (r *Runtime) checkpointAll() error {
 	// Every entity the store lacks the current state of is dirty or still
 	// to copy for the checkpoint in progress: writing those completes a
 	// checkpoint of the whole state at the last seq.
-	ents, dels := r.copies(append(r.core.TakeDirty(), r.ckpt...))
+	share := batch{}
+	r.copies(&share, append(r.core.TakeDirty(), r.ckpt...))
 	r.ckpt = nil
-	b.Deletes = dels
-	for _, ent := range ents {
-		rec, err := record(ent)
-		if err != nil {
-			return err
-		}
-		b.Records = append(b.Records, rec)
+	if encode(&share); share.err != nil {
+		return share.err
 	}
+	b.Records, b.Deletes = share.records, share.deletes
 	return r.cfg.Store.Commit(context.Background(), b)
 }
 
@@ -516,6 +523,9 @@ func encode(b *batch) {
 			return
 		}
 		b.records = append(b.records, rec)
+	}
+	for _, p := range b.packs {
+		b.records = append(b.records, store.Record{Kind: string(core.KindDeliveryPack), ID: p.id, Data: core.EncodePack(p.parts)})
 	}
 }
 
@@ -699,24 +709,57 @@ func (r *Runtime) checkpoint(b *batch, now time.Time) {
 		return
 	}
 	n := min(len(r.ckpt), max(r.cfg.CheckpointShare, int(math.Ceil(r.ckptRate*float64(len(b.events))))))
-	b.entities, b.deletes = r.copies(r.ckpt[:n])
+	r.copies(b, r.ckpt[:n])
 	r.ckpt = r.ckpt[n:]
 	if len(r.ckpt) == 0 {
 		b.watermark, r.ckpt = r.ckptAt, nil
 	}
 }
 
-// copies copies the current state of the entities refs names, and lists
-// the keys of those that no longer exist.
-func (r *Runtime) copies(refs []core.EntityRef) (ents []core.Entity, gone []store.Key) {
-	for _, ref := range refs {
-		if ent, ok := r.core.Entity(ref); ok {
-			ents = append(ents, ent)
-		} else {
-			gone = append(gone, store.Key{Kind: string(ref.Kind), ID: ref.ID})
-		}
+// copies puts into b the checkpoint copies of the entities refs names:
+// records of their own, packs of ended deliveries, and the keys of records
+// to delete.
+func (r *Runtime) copies(b *batch, refs []core.EntityRef) {
+	c := r.core.Copies(refs)
+	b.entities = c.Entities
+	for _, ref := range c.Gone {
+		b.deletes = append(b.deletes, store.Key{Kind: string(ref.Kind), ID: ref.ID})
 	}
-	return ents, gone
+	parts := c.Packed
+	for len(parts) > 0 {
+		n, size := 1, len(parts[0])
+		for n < len(parts) && size+len(parts[n]) <= packBytes {
+			size += len(parts[n])
+			n++
+		}
+		r.lastPack++
+		b.packs = append(b.packs, pack{id: packID(r.lastPack), parts: parts[:n:n]})
+		parts = parts[n:]
+	}
+}
+
+// packBytes is about how large a pack of ended deliveries grows: a few
+// pages, written in sequence.
+const packBytes = 16 << 10
+
+// pack is one record of ended deliveries' stored forms.
+type pack struct {
+	id    string
+	parts [][]byte
+}
+
+// packID names the nth pack. Packs are never rewritten, so every one has
+// a number of its own, counted on from the highest in the store.
+func packID(n uint64) string { return "P-" + strconv.FormatUint(n, 10) }
+
+// packNum is the number of a pack's id; 0 for another id.
+func packNum(id string) uint64 {
+	num, ok := strings.CutPrefix(id, "P-")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseUint(num, 10, 64)
+	return n
 }
 
 // armTimers pushes the timers the core asked for. Effects are looked at as

@@ -469,7 +469,7 @@ var RequiredPaths = []string{
 	"agent.silent", "agent.slow", "agent.duplicate", "agent.out_of_order", "agent.wrong_id", "agent.late",
 	// timers and restarts
 	"timers.fired", "restart.crash", "restart.clean", "restart.fail_before_commit", "restart.crash_after_commit",
-	"restart.fault_in_checkpoint",
+	"restart.fault_in_checkpoint", "checkpoint.pack", "checkpoint.own_record_deleted", "restart.from_pack",
 	"restart.timers_recovered", "check.replay_all",
 }
 

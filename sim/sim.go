@@ -287,7 +287,7 @@ func (w *world) open() {
 	if err != nil {
 		w.failf("last seq: %v", err)
 	}
-	w.st = &faultStore{Store: s, last: last}
+	w.st = &faultStore{Store: s, last: last, hit: w.hit}
 	if w.ckptEvery == 0 {
 		w.ckptEvery = 1 + w.rng.IntN(200)
 		w.ckptInterval = w.between(time.Second, 10*time.Minute)

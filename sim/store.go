@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"wilco/core"
 	"wilco/store"
 	"wilco/store/sqlite"
 )
@@ -44,6 +45,8 @@ type faultStore struct {
 	// written after the turns whose events were durable and answered.
 	inCheckpoint bool
 	last         uint64
+	// hit records a path the store saw taken.
+	hit func(path string)
 }
 
 var _ store.Store = (*faultStore)(nil)
@@ -62,10 +65,30 @@ func (s *faultStore) Commit(ctx context.Context, b store.Batch) error {
 	if n := len(b.Events); n > 0 {
 		s.last = b.Events[n-1].Seq
 	}
+	for _, rec := range b.Records {
+		if rec.Kind == string(core.KindDeliveryPack) {
+			s.hit("checkpoint.pack")
+		}
+	}
+	for _, k := range b.Deletes {
+		if k.Kind == string(core.KindDelivery) {
+			s.hit("checkpoint.own_record_deleted")
+		}
+	}
 	if s.armed == crashAfterCommit {
 		s.armed, s.crashed, s.inCheckpoint = noFault, crashAfterCommit, len(b.Events) == 0
 	}
 	return nil
+}
+
+// Load is the store's, noting a restart that reads packs of deliveries.
+func (s *faultStore) Load(ctx context.Context, fn func(store.Record) error) (uint64, error) {
+	return s.Store.Load(ctx, func(rec store.Record) error {
+		if rec.Kind == string(core.KindDeliveryPack) {
+			s.hit("restart.from_pack")
+		}
+		return fn(rec)
+	})
 }
 
 // dead reports whether the process crashed after a commit: from then on

@@ -121,3 +121,58 @@ func TestCheckpointCopiesAreCommittedApartFromEventsAndNeverAheadOfThem(t *testi
 		t.Fatalf("recovered state differs: %s", diff)
 	}
 }
+
+// TestCheckpointLeavesYoungOpenDeliveriesForTheNextOne: a delivery that
+// began since the previous checkpoint and is still open is not copied;
+// the watermark stays below its first event so that a restart replays it.
+// The next checkpoint copies it if it is still open. One that ends before
+// then is only ever packed: no record of its own is written or deleted.
+func TestCheckpointLeavesYoungOpenDeliveriesForTheNextOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := Config{CheckpointEvery: 2, CheckpointInterval: time.Hour, CheckpointShare: 1 << 20}
+	b.openWith(cfg)
+	b.must(register("a", "mailbox"))
+	open := b.must(delegate("a", "T-1")).(core.Delivery)
+	ended := b.must(delegate("a", "T-2")).(core.Delivery)
+	b.must(func(c *core.State, now time.Time) (any, error) { return c.Acknowledge(now, ended.ID) })
+	for i := range 6 {
+		b.must(register("x"+itoa(i), "mailbox"))
+	}
+	var watermarks []uint64
+	copiedAt := -1 // index in watermarks when the open delivery was first copied
+	b.st.mu.Lock()
+	for _, c := range b.st.commits {
+		for _, r := range c.Records {
+			if r.Kind == string(core.KindDelivery) && r.ID == ended.ID {
+				t.Fatalf("the delivery that ended at once got a record of its own")
+			}
+			if r.Kind == string(core.KindDelivery) && r.ID == open.ID && copiedAt < 0 {
+				copiedAt = len(watermarks)
+			}
+		}
+		for _, k := range c.Deletes {
+			if k.ID == ended.ID {
+				t.Fatalf("a record of %s was deleted, none was written", ended.ID)
+			}
+		}
+		if c.Watermark > 0 {
+			watermarks = append(watermarks, c.Watermark)
+		}
+	}
+	b.st.mu.Unlock()
+	if copiedAt < 1 {
+		t.Fatalf("the open delivery was copied by checkpoint %d of %v: the first after it began should leave it", copiedAt, watermarks)
+	}
+	if w := watermarks[0]; w >= open.Version {
+		t.Fatalf("the checkpoint that left %s (begun at seq %d) declared watermark %d", open.ID, open.Version, w)
+	}
+	if w := watermarks[len(watermarks)-1]; w <= open.Version {
+		t.Fatalf("checkpoints %v never moved past %s", watermarks, open.ID)
+	}
+	live := b.rt.core
+	b.crash()
+	if diff := core.StateDiff(live, b.rt.core); diff != "" {
+		t.Fatalf("recovered state differs: %s", diff)
+	}
+}

@@ -123,9 +123,9 @@ type Runtime struct {
 	ckpt           []core.EntityRef // entities still to write for the checkpoint in progress
 	ckptAt         uint64           // the seq the newest checkpoint began at
 	ckptUpTo       uint64           // the watermark of the checkpoint in progress
-	ckptRate       float64   // entities written per event of a turn
-	lastPack       uint64    // number of the newest pack of ended deliveries
-	pend           ckptQueue // checkpoint copies of committed turns; the committer's alone
+	ckptRate       float64          // entities written per event of a turn
+	lastPack       uint64           // number of the newest pack of ended deliveries
+	pend           ckptQueue        // checkpoint copies of committed turns; the committer's alone
 	encodes        chan *batch
 	commits        chan *batch
 	committerDone  chan struct{}

@@ -118,9 +118,9 @@ func (s *State) applyEvent(ev Event) {
 		}
 		d.Queued = e.Status == "queued"
 		if d.Type == TypeDelegation && d.TaskID != "" {
-			if _, held := s.holds[d.TaskID]; !held {
+			if _, held := s.byTask.holder(d.TaskID); !held {
 				d.Holds = true
-				s.holds[d.TaskID] = d.ID
+				s.byTask.hold(d.TaskID, d.ID)
 			}
 		}
 		s.setTimer(d, e.TimerAt)
@@ -440,7 +440,7 @@ func (s *State) create(now time.Time, seq uint64, m Message) *Delivery {
 	s.deliveries[m.ID] = d
 	s.changed = append(s.changed, d)
 	if m.TaskID != "" {
-		s.byTask[m.TaskID] = append(s.byTask[m.TaskID], m.ID)
+		s.byTask.add(m.TaskID, m.ID)
 	}
 	s.touch(KindDelivery, m.ID)
 	return d
@@ -589,7 +589,5 @@ func (s *State) release(d *Delivery) {
 		return
 	}
 	d.Holds = false
-	if s.holds[d.TaskID] == d.ID {
-		delete(s.holds, d.TaskID)
-	}
+	s.byTask.release(d.TaskID, d.ID)
 }

@@ -32,8 +32,8 @@ func StateDiff(a, b *State) string {
 			return fmt.Sprintf("%s %s: columns differ", ra[i].Kind, ra[i].ID)
 		}
 	}
-	if fmt.Sprint(a.holds) != fmt.Sprint(b.holds) {
-		return fmt.Sprintf("task holds %v != %v", a.holds, b.holds)
+	if ha, hb := a.byTask.holds(), b.byTask.holds(); ha != hb {
+		return fmt.Sprintf("task holds %s != %s", ha, hb)
 	}
 	if oa, ob := openIDs(a), openIDs(b); oa != ob {
 		return fmt.Sprintf("open deliveries by agent %s != %s", oa, ob)

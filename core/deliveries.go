@@ -235,7 +235,7 @@ func (s *State) addressed(agent, id string) (*Delivery, error) {
 
 // holder is the agent whose delivery (other than except) holds the task.
 func (s *State) holder(taskID, except string) (string, bool) {
-	h, ok := s.holds[taskID]
+	h, ok := s.byTask.holder(taskID)
 	if !ok || h == except {
 		return "", false
 	}

@@ -129,14 +129,13 @@ func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 		if r.TaskID == "" {
 			return s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }), nil
 		}
-		ids := s.byTask[r.TaskID]
 		if d := s.latest(a.Name, r.TaskID, func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
 			return d, nil
 		}
 		if d := s.latest(a.Name, r.TaskID, func(d *Delivery) bool { return d.Type == TypeDelegation }); d != nil {
 			return d, nil
 		}
-		if len(ids) > 0 {
+		if s.byTask.find(r.TaskID) != nil {
 			return nil, deniedf("task %s was not delegated to %s", r.TaskID, a.Name)
 		}
 		// An ACK naming a task never delegated: if exactly one delegation
@@ -159,7 +158,7 @@ func (s *State) latest(agent, task string, keep func(*Delivery) bool) *Delivery 
 		}
 	}
 	if task != "" {
-		for _, id := range s.byTask[task] {
+		for _, id := range s.byTask.ids(task) {
 			consider(s.find(id))
 		}
 		return best

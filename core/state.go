@@ -132,11 +132,10 @@ type State struct {
 	operations map[string]*Operation
 	tasks      map[string]*Task
 	plans      map[string]*Plan
-	// holds maps a task id to the delivery whose agent holds the task (the
-	// first to acknowledge it). Derived from Delivery.Holds.
-	holds map[string]string
-	// byTask lists the deliveries of each task, oldest first. Derived.
-	byTask map[string][]string
+	// byTask lists the deliveries of each task, oldest first, and the one
+	// whose agent holds the task (the first to acknowledge it). Derived
+	// from the deliveries and their Holds.
+	byTask taskIndex
 	// open indexes the deliveries not yet ended by agent. Derived; apply
 	// keeps it from the deliveries each event changed.
 	open    map[string]map[string]*Delivery
@@ -160,8 +159,7 @@ func New() *State {
 		operations: map[string]*Operation{},
 		tasks:      map[string]*Task{},
 		plans:      map[string]*Plan{},
-		holds:      map[string]string{},
-		byTask:     map[string][]string{},
+		byTask:     newTaskIndex(),
 		open:       map[string]map[string]*Delivery{},
 		dirty:      map[EntityRef]uint64{},
 		regexps:    map[string]*regexp.Regexp{},
@@ -416,8 +414,7 @@ func (s *State) Operations(keep func(*Operation) bool) []Operation {
 
 // HoldsTask returns the delivery whose agent holds the task, if any.
 func (s *State) HoldsTask(taskID string) (string, bool) {
-	id, ok := s.holds[taskID]
-	return id, ok
+	return s.byTask.holder(taskID)
 }
 
 func idLess(a, b string) bool {
@@ -672,9 +669,9 @@ func (s *State) insertDelivery(v *Delivery) {
 	s.deliveries[v.ID] = v
 	if v.TaskID != "" {
 		// Restored sorts and compacts byTask: a second copy adds no harm.
-		s.byTask[v.TaskID] = append(s.byTask[v.TaskID], v.ID)
+		s.byTask.add(v.TaskID, v.ID)
 		if v.Holds {
-			s.holds[v.TaskID] = v.ID
+			s.byTask.hold(v.TaskID, v.ID)
 		}
 	}
 	s.settle(v)
@@ -682,8 +679,8 @@ func (s *State) insertDelivery(v *Delivery) {
 
 // unhold forgets that old, a copy being replaced, holds its task.
 func (s *State) unhold(old *Delivery) {
-	if old.Holds && old.TaskID != "" && s.holds[old.TaskID] == old.ID {
-		delete(s.holds, old.TaskID)
+	if old.Holds && old.TaskID != "" {
+		s.byTask.release(old.TaskID, old.ID)
 	}
 }
 
@@ -702,11 +699,6 @@ func (s *State) Restored(seq uint64) {
 	}
 	// Insert filled byTask and holds from the deliveries, ended ones too,
 	// while they were decoded.
-	for task, ids := range s.byTask {
-		if len(ids) > 1 {
-			sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
-			s.byTask[task] = slices.Compact(ids)
-		}
-	}
+	s.byTask.tidy()
 	clear(s.dirty)
 }

@@ -337,7 +337,7 @@ func (s *State) syncTask(now time.Time, taskID string) {
 		s.emit(now, t.ID, d.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Milestone: MilestoneWaitingAck})
 	case d.State == Failed || d.State == Cancelled && t.State != Running:
 		// Reassigned: the newest delegation of the task goes on.
-		ids := s.byTask[t.ID]
+		ids := s.byTask.ids(t.ID)
 		if n := ids[len(ids)-1]; n != d.ID {
 			nd := s.find(n)
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {

@@ -143,7 +143,7 @@ type State struct {
 
 	live    bool
 	ready   Ready
-	dirty   map[EntityRef]uint64 // entity → seq of its first change since it was taken
+	dirty   map[EntityRef]struct{}
 	regexps map[string]*regexp.Regexp
 	checker Checker
 }
@@ -161,7 +161,7 @@ func New() *State {
 		plans:      map[string]*Plan{},
 		byTask:     newTaskIndex(),
 		open:       map[string]map[string]*Delivery{},
-		dirty:      map[EntityRef]uint64{},
+		dirty:      map[EntityRef]struct{}{},
 		regexps:    map[string]*regexp.Regexp{},
 		live:       true,
 		checker:    defaultChecker(),
@@ -188,43 +188,17 @@ func (s *State) PeekEffects() []Effect { return s.ready.Effects }
 // HasReady reports whether events or effects wait.
 func (s *State) HasReady() bool { return len(s.ready.Events) > 0 || len(s.ready.Effects) > 0 }
 
-// TakeDirty returns and forgets the entities changed since they were last
-// taken, for a checkpoint to copy, except the live deliveries (open, or
-// waiting on a timer) whose first change since then came after seq young:
-// those stay for the next checkpoint. upTo is the seq up to which the copies of what it returns,
-// taken now or later, and the copies already taken of everything else
-// reflect every change: the checkpoint's watermark.
-//
-// Most deliveries end moments after they begin. Copied while open, a
-// delivery gets a record of its own that is deleted again when it ends and
-// is packed (see Copies): two writes for nothing. Left for the next
-// checkpoint, it has nearly always ended by then; one that has not is
-// copied then, since its first change is no longer young. The watermark
-// stays below a left delivery's first change, so a restart replays that
-// change; a checkpoint with young = the seq the previous one began at
-// never lags more than one checkpoint behind.
-func (s *State) TakeDirty(young uint64) (refs []EntityRef, upTo uint64) {
-	refs = make([]EntityRef, 0, len(s.dirty))
-	upTo = s.seq
-	for r, since := range s.dirty {
-		if since > young && r.Kind == KindDelivery {
-			if _, live := s.deliveries[r.ID]; live {
-				upTo = min(upTo, since-1)
-				continue
-			}
-		}
-		refs = append(refs, r)
-		delete(s.dirty, r)
+// TakeDirty returns and clears the entities changed since the last call.
+func (s *State) TakeDirty() []EntityRef {
+	out := make([]EntityRef, 0, len(s.dirty))
+	for r := range s.dirty {
+		out = append(out, r)
 	}
-	return refs, upTo
+	clear(s.dirty)
+	return out
 }
 
-func (s *State) touch(k EntityKind, id string) {
-	r := EntityRef{k, id}
-	if _, ok := s.dirty[r]; !ok {
-		s.dirty[r] = s.seq
-	}
-}
+func (s *State) touch(k EntityKind, id string) { s.dirty[EntityRef{k, id}] = struct{}{} }
 
 // emit records one event and applies it.
 func (s *State) emit(now time.Time, taskID, agent string, data EventData) {

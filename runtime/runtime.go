@@ -120,12 +120,11 @@ type Runtime struct {
 	armedC         <-chan time.Time
 	sinceCkpt      int
 	lastCkpt       time.Time
-	ckpt           []core.EntityRef // entities still to write for the checkpoint in progress
-	ckptAt         uint64           // the seq the newest checkpoint began at
-	ckptUpTo       uint64           // the watermark of the checkpoint in progress
-	ckptRate       float64          // entities written per event of a turn
-	lastPack       uint64           // number of the newest pack of ended deliveries
-	pend           ckptQueue        // checkpoint copies of committed turns; the committer's alone
+	ckpt           []core.EntityRef // entities still to write for checkpoint ckptAt
+	ckptAt         uint64
+	ckptRate       float64   // entities written per event of a turn
+	lastPack       uint64    // number of the newest pack of ended deliveries
+	pend           ckptQueue // checkpoint copies of committed turns; the committer's alone
 	encodes        chan *batch
 	commits        chan *batch
 	committerDone  chan struct{}
@@ -248,7 +247,6 @@ func (r *Runtime) recover(ctx context.Context) error {
 		r.resends = append(r.resends, d)
 	}
 	r.sinceCkpt = replayed
-	r.ckptAt = w // the stored checkpoint's
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())
 	return nil
@@ -468,8 +466,7 @@ func (r *Runtime) checkpointAll() error {
 	// to copy for the checkpoint in progress: writing those completes a
 	// checkpoint of the whole state at the last seq.
 	share := batch{}
-	dirty, _ := r.core.TakeDirty(math.MaxUint64) // all of them: upTo is the seq
-	r.copies(&share, append(dirty, r.ckpt...))
+	r.copies(&share, append(r.core.TakeDirty(), r.ckpt...))
 	r.ckpt = nil
 	if encode(&share); share.err != nil {
 		return share.err
@@ -694,19 +691,14 @@ func (r *Runtime) produce() *batch {
 
 // checkpoint copies the current state of changed entities a little at a
 // time, with the turns, so that no turn stalls behind a large copy; the
-// committer writes the copies after the turns' events (see ckptQueue). A
-// checkpoint begins with the set of entities changed up to seq W, less the
-// young live deliveries TakeDirty leaves for the next one; each turn
-// copies a share of them (their state then, which may be newer than W: the
-// core's per-entity versions make that safe to replay over); the turn that
-// copies the last one declares the watermark TakeDirty gave: W, or just
-// below the first change of a delivery left.
+// committer writes the copies after the turns' events (see ckptQueue). A checkpoint begins with the set of entities changed up to seq W;
+// each turn copies a share of them (their state then, which may be newer
+// than W: the core's per-entity versions make that safe to replay over);
+// the turn that copies the last one declares watermark W.
 func (r *Runtime) checkpoint(b *batch, now time.Time) {
 	r.sinceCkpt += len(b.events)
 	if r.ckpt == nil && r.sinceCkpt > 0 && (r.sinceCkpt >= r.cfg.CheckpointEvery || now.Sub(r.lastCkpt) >= r.cfg.CheckpointInterval) {
-		// What changed first since the previous checkpoint began and is
-		// still live waits for the next one (see TakeDirty).
-		r.ckpt, r.ckptUpTo = r.core.TakeDirty(r.ckptAt)
+		r.ckpt = r.core.TakeDirty()
 		r.ckptAt = r.core.Seq()
 		r.sinceCkpt, r.lastCkpt = 0, now
 		// Spread the writes evenly over half the events until the next
@@ -720,7 +712,7 @@ func (r *Runtime) checkpoint(b *batch, now time.Time) {
 	r.copies(b, r.ckpt[:n])
 	r.ckpt = r.ckpt[n:]
 	if len(r.ckpt) == 0 {
-		b.watermark, r.ckpt = r.ckptUpTo, nil
+		b.watermark, r.ckpt = r.ckptAt, nil
 	}
 }
 

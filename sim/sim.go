@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	rtdebug "runtime/debug"
@@ -288,11 +287,7 @@ func (w *world) open() {
 	if err != nil {
 		w.failf("last seq: %v", err)
 	}
-	// How often a checkpoint writes a pack or deletes a record depends on
-	// the order it copies entities in, which is a map's: the store's paths
-	// are only marked reached, not counted, so that a seed's paths are
-	// the same on every run.
-	w.st = &faultStore{Store: s, last: last, hit: func(path string) { w.paths[path] = 1 }}
+	w.st = &faultStore{Store: s, last: last, hit: w.hit}
 	if w.ckptEvery == 0 {
 		w.ckptEvery = 1 + w.rng.IntN(200)
 		w.ckptInterval = w.between(time.Second, 10*time.Minute)
@@ -623,7 +618,7 @@ func (w *world) checkStep() {
 		if diff := stateDiff(w.live, w.shadow); diff != "" {
 			w.failf("the live state differs from the replayed log: %s", diff)
 		}
-		w.shadow.TakeDirty(math.MaxUint64)
+		w.shadow.TakeDirty()
 		w.checkHolds()
 	}
 	if w.step%w.cfg.ReplayEvery == 0 {

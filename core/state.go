@@ -520,11 +520,13 @@ func (s *State) Entities() []EntityRef {
 // Restore loads one stored entity into an empty or restoring core. Call
 // Restored when every entity is in.
 func (s *State) Restore(kind EntityKind, data []byte) error {
-	v, err := DecodeEntity(kind, data)
+	ds, err := NewDecoder().DecodeRecord(kind, data, nil)
 	if err != nil {
 		return err
 	}
-	s.Insert(v)
+	for _, d := range ds {
+		s.Insert(d)
+	}
 	return nil
 }
 
@@ -671,8 +673,8 @@ func (s *State) Restored(seq uint64) {
 			s.open[d.To][id] = d
 		}
 	}
-	// Insert filled byTask and holds from the deliveries, ended ones too,
-	// while they were decoded.
+	// Insert filled byTask and its holders from the deliveries, ended ones
+	// too, while they were decoded.
 	s.byTask.tidy()
 	clear(s.dirty)
 }

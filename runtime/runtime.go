@@ -70,9 +70,10 @@ type Config struct {
 	// The copies are written after their turns' events, in transactions of
 	// their own of at most CheckpointChunk rows (default 128; a pack of
 	// ended deliveries counts a row per 512 bytes), when no turn is waiting
-	// to be committed: an acknowledgment never waits behind them. When more than CheckpointBacklog rows (default 16 384) are
-	// waiting, because turns are always waiting, the excess is written
-	// after every commit so that the checkpoint still ends.
+	// to be committed: an acknowledgment never waits behind them. When
+	// more than CheckpointBacklog rows (default 16 384) are waiting,
+	// because turns are always waiting, the excess is written after every
+	// commit so that the checkpoint still ends.
 	CheckpointChunk   int
 	CheckpointBacklog int
 	// SubscriberBuffer is each subscriber's channel size (default 4096).

@@ -49,9 +49,10 @@ func (s *State) Copies(refs []EntityRef) Copies {
 		if ref.Kind == KindDelivery {
 			if d, ok := s.deliveries[ref.ID]; ok {
 				d.rowed = true
-			} else if b, ok := s.ended.get(ref.ID); ok {
-				c.Packed = append(c.Packed, b)
-				if s.ended.setRowed(ref.ID, false) {
+			} else if sp, ok := s.ended.lookup(ref.ID); ok {
+				c.Packed = append(c.Packed, s.ended.bytes(sp))
+				if sp.rowed {
+					s.ended.setRowed(ref.ID, false)
 					c.Gone = append(c.Gone, ref)
 				}
 				continue

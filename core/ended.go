@@ -84,11 +84,7 @@ func (z *endedSet) put(d *Delivery) {
 	z.scratch = d.appendBinary(z.scratch[:0])
 	sp := z.store(z.scratch)
 	sp.rowed = d.rowed
-	if n, ok := endedNum(d.ID); ok {
-		z.byNum[n] = sp
-	} else {
-		z.byID[d.ID] = sp
-	}
+	z.set(d.ID, sp)
 	if z.garbage > 8<<20 && z.garbage > z.used {
 		z.repack()
 	}
@@ -127,18 +123,22 @@ func (z *endedSet) remove(id string) {
 
 // setRowed sets an ended delivery's rowed, returning what it was.
 func (z *endedSet) setRowed(id string, rowed bool) (was bool) {
-	if n, ok := endedNum(id); ok {
-		if sp, ok := z.byNum[n]; ok {
-			was, sp.rowed = sp.rowed, rowed
-			z.byNum[n] = sp
-		}
-		return was
+	sp, ok := z.lookup(id)
+	if !ok {
+		return false
 	}
-	if sp, ok := z.byID[id]; ok {
-		was, sp.rowed = sp.rowed, rowed
+	was, sp.rowed = sp.rowed, rowed
+	z.set(id, sp)
+	return was
+}
+
+// set indexes the span of id's encoding.
+func (z *endedSet) set(id string, sp span) {
+	if n, ok := endedNum(id); ok {
+		z.byNum[n] = sp
+	} else {
 		z.byID[id] = sp
 	}
-	return was
 }
 
 // each calls fn with every ended delivery's id and encoding, in no order.

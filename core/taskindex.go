@@ -26,9 +26,8 @@ type taskIndex struct {
 	keys  []byte // the task ids, back to back
 	// names holds the delivery ids that are not of the form "M-<n>"
 	// (tests, imports); such a delivery is numbered 1<<63 | its index.
-	names   []string
-	byName  map[string]uint64
-	holders int // tasks held
+	names  []string
+	byName map[string]uint64
 }
 
 // taskEntry is one task. A link or entry index is stored +1: 0 is none.
@@ -145,11 +144,7 @@ func (x *taskIndex) holder(task string) (string, bool) {
 
 // hold records that delivery id holds the task.
 func (x *taskIndex) hold(task, id string) {
-	e := x.entry(task)
-	if e.holder == 0 {
-		x.holders++
-	}
-	e.holder = x.num(id)
+	x.entry(task).holder = x.num(id)
 }
 
 // release forgets that delivery id holds the task, if it does.
@@ -159,7 +154,6 @@ func (x *taskIndex) release(task, id string) {
 		return
 	}
 	e.holder = 0
-	x.holders--
 }
 
 // tidy puts every task's deliveries in order, once each: a restore adds

@@ -629,6 +629,9 @@ func (s *State) insertDelivery(v *Delivery) {
 		}
 		v.rowed = v.rowed || old.rowed
 		s.unhold(old)
+		if m := s.open[old.To]; m != nil {
+			delete(m, old.ID)
+		}
 		delete(s.deliveries, v.ID)
 	} else if sp, ok := s.ended.lookup(v.ID); ok {
 		old := s.decodeEnded(s.ended.bytes(sp))
@@ -643,6 +646,14 @@ func (s *State) insertDelivery(v *Delivery) {
 		s.ended.remove(v.ID)
 	}
 	s.deliveries[v.ID] = v
+	if !v.State.Terminal() {
+		m := s.open[v.To]
+		if m == nil {
+			m = map[string]*Delivery{}
+			s.open[v.To] = m
+		}
+		m[v.ID] = v
+	}
 	if v.TaskID != "" {
 		// Restored sorts and compacts byTask: a second copy adds no harm.
 		s.byTask.add(v.TaskID, v.ID)
@@ -660,21 +671,25 @@ func (s *State) unhold(old *Delivery) {
 	}
 }
 
+// Reserve makes room for about n restored entities before they are
+// inserted, so that a restart sizes the maps it fills once instead of
+// growing them step by step (rehashing them on the way). It only acts on an
+// empty core.
+func (s *State) Reserve(n int) {
+	if n <= 0 || len(s.deliveries) > 0 || len(s.byTask.heads) > 0 {
+		return
+	}
+	s.deliveries = make(map[string]*Delivery, n)
+	s.byTask.reserve(n)
+}
+
 // Restored rebuilds what is derived from the restored entities. The seq is
 // the watermark the entities reflect.
 func (s *State) Restored(seq uint64) {
 	s.seq = seq
-	clear(s.open)
-	for id, d := range s.deliveries {
-		if !d.State.Terminal() {
-			if s.open[d.To] == nil {
-				s.open[d.To] = map[string]*Delivery{}
-			}
-			s.open[d.To][id] = d
-		}
-	}
-	// Insert filled byTask and its holders from the deliveries, ended ones
-	// too, while they were decoded.
+	// Insert filled the index of open deliveries, and byTask and its
+	// holders from the deliveries, ended ones too, while they were decoded:
+	// on the goroutine that inserts while the store still reads.
 	s.byTask.tidy()
 	clear(s.dirty)
 }

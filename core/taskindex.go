@@ -55,6 +55,13 @@ func newTaskIndex() taskIndex {
 	}
 }
 
+// reserve makes room for about n tasks of one delivery each.
+func (x *taskIndex) reserve(n int) {
+	x.heads = make(map[uint64]uint32, n)
+	x.tasks = make([]taskEntry, 0, n)
+	x.links = make([]taskLink, 0, n)
+}
+
 // num is the number a delivery id is kept as.
 func (x *taskIndex) num(id string) uint64 {
 	if n, ok := endedNum(id); ok && n < namedDelivery {

@@ -213,33 +213,9 @@ func (r *Runtime) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("runtime: load state: %w", err)
 	}
-	replayed := 0
-	sent := map[string]bool{}
-	var resend []string
-	err = r.cfg.Store.Scan(ctx, w, func(ev store.Event) error {
-		data, err := core.DecodeEventData(ev.Type, ev.Data)
-		if err != nil {
-			return fmt.Errorf("event %d: %w", ev.Seq, err)
-		}
-		replayed++
-		// A send in the tail may not have left: remember it for Resends.
-		var id string
-		switch e := data.(type) {
-		case core.DeliverySent:
-			id = e.ID
-		case core.DeliveryRetried:
-			id = e.ID
-		case core.DeliveryNotice:
-			id = e.ID
-		}
-		if id != "" && !sent[id] {
-			sent[id] = true
-			resend = append(resend, id)
-		}
-		return r.core.Replay(core.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
-	})
+	replayed, resend, err := r.replay(ctx, w)
 	if err != nil {
-		return fmt.Errorf("runtime: replay log after %d: %w", w, err)
+		return err
 	}
 	r.core.EachTimer(func(key string, at time.Time) { r.timers = append(r.timers, timerItem{at: at, key: key}) })
 	heap.Init(&r.timers)
@@ -253,6 +229,76 @@ func (r *Runtime) recover(ctx context.Context) error {
 	return nil
 }
 
+// replay applies the log after the checkpoint's watermark w to the core.
+// The store reads and the events' data are decoded on one goroutine while
+// the core applies on this one. It returns how many events it applied and
+// the deliveries sent in them, first send first: a send in the tail may
+// not have left (see Resends).
+func (r *Runtime) replay(ctx context.Context, w uint64) (replayed int, resend []string, err error) {
+	const chunk = 256
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	decoded := make(chan []core.Event, 4)
+	read := make(chan error, 1)
+	go func() {
+		defer close(decoded)
+		buf := make([]core.Event, 0, chunk)
+		err := r.cfg.Store.Scan(ctx, w, func(ev store.Event) error {
+			data, err := core.DecodeEventData(ev.Type, ev.Data)
+			if err != nil {
+				return fmt.Errorf("event %d: %w", ev.Seq, err)
+			}
+			buf = append(buf, core.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data})
+			if len(buf) == chunk {
+				select {
+				case decoded <- buf:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				buf = make([]core.Event, 0, chunk)
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			decoded <- buf
+		}
+		read <- err
+	}()
+	sent := map[string]bool{}
+	for evs := range decoded {
+		for _, ev := range evs {
+			if err != nil {
+				break // drain, so that the reader ends
+			}
+			replayed++
+			var id string
+			switch e := ev.Data.(type) {
+			case core.DeliverySent:
+				id = e.ID
+			case core.DeliveryRetried:
+				id = e.ID
+			case core.DeliveryNotice:
+				id = e.ID
+			}
+			if id != "" && !sent[id] {
+				sent[id] = true
+				resend = append(resend, id)
+			}
+			err = r.core.Replay(ev)
+		}
+		if err != nil {
+			cancel()
+		}
+	}
+	if rerr := <-read; err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("runtime: replay log after %d: %w", w, err)
+	}
+	return replayed, resend, nil
+}
+
 // load reads the checkpoint into the core, decoding on every core while
 // the store reads: a million entities are the difference between a restart
 // of seconds and of tens of seconds.
@@ -261,6 +307,11 @@ func (r *Runtime) load(ctx context.Context) (uint64, error) {
 	// all along the way only slows the restart.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	const chunk = 512
+	if c, ok := r.cfg.Store.(store.RecordCounter); ok {
+		if n, err := c.RecordCount(ctx); err == nil {
+			r.core.Reserve(n)
+		} // else Load meets the same error and says so
+	}
 	workers := max(goruntime.GOMAXPROCS(0), 1)
 	raw := make(chan []store.Record, workers*2)
 	decoded := make(chan []core.Decoded, workers*2)

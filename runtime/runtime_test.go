@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -398,5 +400,93 @@ func TestASendThatMayNotHaveLeftIsSentAgainAfterARestart(t *testing.T) {
 	b.rt.Read(func(c *core.State) { a, _ := c.Agent("m"); inbox = len(a.Inbox) })
 	if inbox != 1 {
 		t.Fatalf("the mailbox agent's inbox holds %d messages, want its 1 (kept, not doubled)", inbox)
+	}
+}
+
+// gapStore hands over its log without one event.
+type gapStore struct {
+	store.Store
+	skip uint64
+}
+
+func (s gapStore) Scan(ctx context.Context, after uint64, fn func(store.Event) error) error {
+	return s.Store.Scan(ctx, after, func(ev store.Event) error {
+		if ev.Seq == s.skip {
+			return nil
+		}
+		return fn(ev)
+	})
+}
+
+func TestRecoveryStopsAtAnEventItCannotReplayAndSaysWhich(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// broken returns the store to recover from, given the seq of the
+		// event at which replay must stop, and what the error must say.
+		broken func(s store.Store, at uint64) (store.Store, string)
+		event  func(at uint64) store.Event
+	}{
+		{
+			name: "an event that does not decode",
+			event: func(at uint64) store.Event {
+				return store.Event{Seq: at, Type: core.TypeDeliverySent, Data: []byte(`{"id":`)}
+			},
+			broken: func(s store.Store, at uint64) (store.Store, string) {
+				return s, fmt.Sprintf("event %d", at)
+			},
+		},
+		{
+			name: "a gap in the log",
+			broken: func(s store.Store, at uint64) (store.Store, string) {
+				return gapStore{Store: s, skip: at}, fmt.Sprintf("replay event %d after %d", at+1, at-1)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.must(register("a", "exec"))
+			for i := range 300 {
+				b.must(delegate("a", fmt.Sprintf("T-%d", i)))
+			}
+			ctx := t.Context()
+			good, err := b.st.Events(ctx, store.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = b.st.Store.Close()
+
+			// The broken event sits in a tail far longer than what the
+			// replay reads ahead: the reader must stop too, not hang.
+			s, err := sqlite.Open(b.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			last := good[len(good)-1]
+			at := last.Seq + 1
+			var evs []store.Event
+			if tc.event != nil {
+				e := tc.event(at)
+				e.Time = last.Time
+				evs = append(evs, e)
+			}
+			for i := range 3000 - len(evs) {
+				tmpl := good[i%len(good)]
+				evs = append(evs, store.Event{Seq: at + uint64(len(evs)), Time: last.Time, Type: tmpl.Type, TaskID: tmpl.TaskID, Agent: tmpl.Agent, Data: tmpl.Data})
+			}
+			if err := s.Commit(ctx, store.Batch{Events: evs}); err != nil {
+				t.Fatal(err)
+			}
+			st, want := tc.broken(s, at)
+			_, err = Open(ctx, Config{Store: st, Clock: b.clock, Effector: b.eff})
+			if err == nil {
+				t.Fatal("the log was recovered")
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("the error does not name the event: %v (want %q in it)", err, want)
+			}
+		})
 	}
 }

@@ -76,6 +76,8 @@ type Store interface {
 	LastSeq(ctx context.Context) (uint64, error)
 	// Load calls fn for every checkpointed record (in no particular order)
 	// and returns the watermark they reflect. It stops at fn's first error.
+	// It hands over Kind, ID and Data, what a restart needs; State, Agent
+	// and TaskID, kept for Records' listings, may be left empty.
 	Load(ctx context.Context, fn func(Record) error) (watermark uint64, err error)
 	// Events returns events matching f in seq order.
 	Events(ctx context.Context, f Filter) ([]Event, error)
@@ -87,6 +89,14 @@ type Store interface {
 	Records(ctx context.Context, kind, state string) ([]Record, error)
 	// Close releases the store.
 	Close() error
+}
+
+// RecordCounter is what a store implements when it can tell cheaply how
+// many records Load will hand over. A restart uses it to size the maps it
+// fills once, instead of growing them through a million inserts. The count
+// may be stale by the time Load runs: it is a size, not a promise.
+type RecordCounter interface {
+	RecordCount(ctx context.Context) (int, error)
 }
 
 // Sentinel errors shared by all implementations.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -28,12 +29,21 @@ import (
 // restartFrames, a checkpoint adds a second pass with the writer held off:
 // short, since it copies only what was committed during the first, and
 // complete, so that the next commit starts the WAL over. Holding the writer
-// costs the commits of that moment the pass's two fsyncs (tens of
-// milliseconds on some disks, which the delivery benchmark's p99 shows),
-// so it is not done at every checkpoint: an idle moment restarts the WAL
-// for free, and only a steady stream of commits needs the second pass.
+// costs the commits of that moment the pass's two fsyncs, so it is not done
+// at every checkpoint: an idle moment restarts the WAL for free, and only a
+// steady stream of commits needs the second pass.
+//
+// Those fsyncs are kept short. SQLite syncs the database file only at the
+// end of a complete pass, and under a steady stream of commits no pass but
+// the held one is complete: the pages every earlier pass wrote since the
+// last restart (hundreds of megabytes in the delivery benchmark) would wait
+// for the held pass to flush them, 40 to 90 ms with every commit waiting.
+// So before it holds the writer, the checkpointer syncs the database file
+// itself and runs one more pass, both alongside the commits; the held pass
+// then copies and syncs only the last few milliseconds' pages.
 type checkpointer struct {
 	db        *sql.DB
+	path      string // of the database file, for syncing it
 	threshold int64 // estimated bytes written between checkpoints
 	// hold keeps commits out until the returned function is called.
 	hold func() (release func())
@@ -53,11 +63,15 @@ type checkpointer struct {
 	// called after each checkpoint with the WAL's size in frames, how many
 	// of them are now in the database, and the error.
 	onCheckpoint func(logFrames, checkpointed int, err error)
+	// onStep, when set (by tests, before the first commit), is called with
+	// each step of a checkpoint: "pass", "sync", "hold" and "release".
+	onStep func(step string)
 }
 
-func startCheckpointer(db *sql.DB, threshold int64, restartFrames int, hold func() func()) *checkpointer {
+func startCheckpointer(db *sql.DB, path string, threshold int64, restartFrames int, hold func() func()) *checkpointer {
 	c := &checkpointer{
 		db:            db,
+		path:          path,
 		threshold:     threshold,
 		hold:          hold,
 		restartFrames: restartFrames,
@@ -106,15 +120,50 @@ func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 	}
 	// Even a pass that copied everything it saw does not do: a commit that
 	// began during it wrote past it, and the WAL restarts only at a commit
-	// that begins with all of it copied.
+	// that begins with all of it copied. Flush what the passes wrote and
+	// catch up first, so that the held pass is short.
+	if err := c.syncDB(); err != nil {
+		return logFrames, checkpointed, err
+	}
+	if logFrames, checkpointed, err = c.pass(); err != nil {
+		return logFrames, checkpointed, err
+	}
+	c.step("hold")
 	release := c.hold()
-	defer release()
+	defer func() {
+		release()
+		c.step("release")
+	}()
 	return c.pass()
+}
+
+// syncDB flushes the database file's written pages to the disk.
+func (c *checkpointer) syncDB() error {
+	c.step("sync")
+	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("checkpoint: sync the database: %w", err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: sync the database: %w", err)
+	}
+	return nil
+}
+
+func (c *checkpointer) step(name string) {
+	if c.onStep != nil {
+		c.onStep(name)
+	}
 }
 
 // pass runs one PASSIVE checkpoint: it copies as much of the WAL as no
 // reader still needs, and waits for no lock.
 func (c *checkpointer) pass() (logFrames, checkpointed int, err error) {
+	c.step("pass")
 	var busy int
 	err = c.db.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logFrames, &checkpointed)
 	if err != nil {

@@ -49,6 +49,13 @@ func (s *Store) OnCheckpoint(f func(logFrames, checkpointed int, err error)) {
 	s.ckpt.onCheckpoint = f
 }
 
+// OnCheckpointStep registers f to be called with each step of a background
+// checkpoint ("pass", "sync", "hold", "release"). Call it before the first
+// Commit.
+func (s *Store) OnCheckpointStep(f func(step string)) {
+	s.ckpt.onStep = f
+}
+
 // WriterPragma reads a pragma on the writer connection.
 func (s *Store) WriterPragma(name string) (string, error) {
 	s.wmu.Lock()

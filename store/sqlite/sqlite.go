@@ -248,7 +248,7 @@ func (s *Store) open(cfg config) error {
 			return fmt.Errorf("open checkpointer: %w", err)
 		}
 		restart := t.walRestartBytes / (t.pageSize + 24) // a frame: a page and its header
-		s.ckpt = startCheckpointer(db, int64(t.checkpointBytes), restart, func() func() {
+		s.ckpt = startCheckpointer(db, s.path, int64(t.checkpointBytes), restart, func() func() {
 			s.wmu.Lock()
 			return s.wmu.Unlock
 		})

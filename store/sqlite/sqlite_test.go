@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,6 +317,52 @@ func TestWALStaysBoundedUnderASteadyStreamOfCommits(t *testing.T) {
 	// everything written.
 	if largest > 8<<20 {
 		t.Fatalf("the WAL grew to %d MB while %d MB were committed (checkpoint every %d KB): it is never restarted", largest>>20, written>>20, threshold>>10)
+	}
+}
+
+// The pass that holds the writer off must be short: the database file was
+// synced and the WAL caught up, both alongside the commits, just before it.
+func TestTheWriterIsHeldOnlyForAPassAfterTheDatabaseIsSyncedAndCaughtUp(t *testing.T) {
+	t.Parallel()
+	s := openAt(t, filepath.Join(t.TempDir(), "wilco.db"), sqlite.WithCheckpointBytes(256<<10), sqlite.WithWALRestartBytes(1<<20))
+	var mu sync.Mutex
+	var steps []string
+	s.OnCheckpointStep(func(step string) {
+		mu.Lock()
+		steps = append(steps, step)
+		mu.Unlock()
+	})
+	seq := uint64(0)
+	for range 2000 {
+		var evs []store.Event
+		for range 20 {
+			seq++
+			evs = append(evs, store.Event{Seq: seq, Type: "delivery.sent", TaskID: "T-1", Data: bytes.Repeat([]byte("y"), 400)})
+		}
+		if err := s.Commit(t.Context(), store.Batch{Events: evs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	held := 0
+	for i, step := range steps {
+		if step != "hold" {
+			continue
+		}
+		held++
+		if i < 3 || steps[i-1] != "pass" || steps[i-2] != "sync" || steps[i-3] != "pass" {
+			t.Fatalf("the writer was held after %q, not after a pass, a sync of the database and a pass", steps[max(0, i-3):i])
+		}
+		if i+2 >= len(steps) || steps[i+1] != "pass" || steps[i+2] != "release" {
+			t.Fatalf("held for %q, not for one pass", steps[i+1:min(len(steps), i+3)])
+		}
+	}
+	if held == 0 {
+		t.Fatalf("16 MB of commits with the WAL to restart past 1 MB never held the writer: steps %q", steps)
 	}
 }
 

@@ -44,7 +44,7 @@ import (
 type checkpointer struct {
 	db        *sql.DB
 	path      string // of the database file, for syncing it
-	threshold int64 // estimated bytes written between checkpoints
+	threshold int64  // estimated bytes written between checkpoints
 	// hold keeps commits out until the returned function is called.
 	hold func() (release func())
 	// restartFrames is the WAL size, in frames, past which a checkpoint

@@ -14,17 +14,40 @@ import (
 // Nothing in the lesson is itself an acknowledgment: an agent (or a terminal)
 // that echoes the whole prompt back does not acknowledge by accident, and
 // Parse(Teach(id)) is a plain message.
-func Teach(taskID string) string {
-	return fmt.Sprintf(`---
-ACKNOWLEDGMENT REQUIRED: Reply with [ACK] %[1]s - RECEIVED
+func Teach(taskID string) string { return AfterTeaching("", taskID)[2:] }
+
+// AfterTeaching returns body followed by a blank line and Teach(taskID), the
+// body's trailing newlines dropped, built in one allocation: every first
+// send of a delegation carries it.
+func AfterTeaching(body, taskID string) string {
+	body = strings.TrimRight(body, "\n")
+	n := len(body) + 2 + len(teachParts[0])
+	for _, p := range teachParts[1:] {
+		n += len(taskID) + len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(body)
+	b.WriteString("\n\n")
+	b.WriteString(teachParts[0])
+	for _, p := range teachParts[1:] {
+		b.WriteString(taskID)
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// teachParts is the teaching block split where the task id goes.
+var teachParts = strings.Split(`---
+ACKNOWLEDGMENT REQUIRED: Reply with [ACK] {id} - RECEIVED
 Include: Understanding: {1-line summary of what you will do}
 Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED
 ---
-How to acknowledge. Before you do any work on task %[1]s, reply with two lines: first
-"[ACK] %[1]s - RECEIVED" on a line of its own, then a line that starts with "Understanding:"
+How to acknowledge. Before you do any work on task {id}, reply with two lines: first
+"[ACK] {id} - RECEIVED" on a line of its own, then a line that starts with "Understanding:"
 and says in one line what you will do, naming every acceptance criterion. This
 acknowledgment is mandatory: work that was not acknowledged is not accepted. Write the task
-id exactly as %[1]s. Choose the status that is true:
+id exactly as {id}. Choose the status that is true:
 - RECEIVED: you will begin now.
 - CLARIFICATION_NEEDED: you need answers first. Put a line "Questions:" after
   Understanding, then one numbered question per line. Wait for the answers, then
@@ -32,9 +55,8 @@ id exactly as %[1]s. Choose the status that is true:
 - REJECTED: you cannot do this task. Add a line "Note:" with the reason.
 - QUEUED: you must finish other work first. Add a line "Note:" saying what.
 Instead of text you may reply with one JSON object with the fields "type" (the value
-"task-acknowledgment"), "task_id" ("%[1]s"), "status" ("received", "needs-clarification",
-"rejected" or "queued"), "understanding" and "questions" (a list of strings).`, taskID)
-}
+"task-acknowledgment"), "task_id" ("{id}"), "status" ("received", "needs-clarification",
+"rejected" or "queued"), "understanding" and "questions" (a list of strings).`, "{id}")
 
 // statusOptionsLine is the request's list of statuses (seed 001, CONTRACT §5).
 const statusOptionsLine = "Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED"

@@ -96,3 +96,20 @@ func TestWrongIDNamesBothIDs(t *testing.T) {
 		t.Errorf("body for a missing id =\n%s", body)
 	}
 }
+
+func TestAfterTeachingIsTheBodyThenABlankLineThenTheLesson(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{"", "Implement login.", "Implement login.\n\n\n", "multi\nline\n"} {
+		got := ack.AfterTeaching(body, "GH-42")
+		want := strings.TrimRight(body, "\n") + "\n\n" + ack.Teach("GH-42")
+		if got != want {
+			t.Errorf("AfterTeaching(%q):\n%s\nwant:\n%s", body, got, want)
+		}
+	}
+	if n := strings.Count(ack.Teach("GH-42"), "GH-42"); n != 5 {
+		t.Errorf("the lesson names the task %d times, want 5 (every place of the template)", n)
+	}
+	if strings.Contains(ack.Teach("GH-42"), "{id}") {
+		t.Error("a placeholder is left in the lesson")
+	}
+}

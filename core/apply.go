@@ -522,7 +522,7 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 	// teaching block (seed 001). It is added as the message is handed over,
 	// not stored with each event.
 	if d.Type == TypeDelegation && (e.Kind == SendFirst || e.Kind == SendResend) && !strings.Contains(m.Body, "ACKNOWLEDGMENT REQUIRED") {
-		m.Body = strings.TrimRight(m.Body, "\n") + "\n\n" + ack.Teach(d.TaskID)
+		m.Body = ack.AfterTeaching(m.Body, d.TaskID)
 	}
 	return m
 }

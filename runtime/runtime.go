@@ -49,9 +49,10 @@ type Config struct {
 	Clock    Clock    // default: the wall clock
 	Effector Effector // default: effects are recorded, not performed
 	Logger   *slog.Logger
-	// MaxBatch bounds how many commands one turn of the loop runs (default
-	// 128): short turns keep the answer to an agent's acknowledgment quick
-	// while a backlog of other commands waits.
+	// MaxBatch bounds how many commands one turn of the loop runs, and how
+	// many due timers it fires (default 128 of each): short turns keep the
+	// answer to an agent's acknowledgment quick while a backlog of other
+	// commands, or a wave of timeouts, waits for the next turns.
 	MaxBatch int
 	// MaxCommitEvents bounds how many events the committer writes in one
 	// transaction when it gathers several turns (default 256).
@@ -711,22 +712,26 @@ func (r *Runtime) produce() *batch {
 		v, err := req.fn(r.core, now)
 		b.results[i] = result{v, err}
 	}
-	fired := false
+	// Timers due now fire, at most MaxBatch of them: a wave of timeouts
+	// (thousands, when a burst of sends times out together) is spread over
+	// turns, with the acknowledgments that arrive meanwhile answered between
+	// them. The rest stay due, and the next turn comes at once.
+	fired := 0
 	seen := len(r.core.PeekEffects())
 	r.armTimers(r.core.PeekEffects())
-	for {
+	for fired < r.cfg.MaxBatch {
 		it, ok := r.timers.popDue(now)
 		if !ok {
 			break
 		}
-		fired = true
+		fired++
 		r.armedC = nil
 		_ = r.core.Fire(now, it.key)
 		effects := r.core.PeekEffects()
 		r.armTimers(effects[seen:])
 		seen = len(effects)
 	}
-	if len(reqs) == 0 && !fired && !r.core.HasReady() && len(r.resends) == 0 {
+	if len(reqs) == 0 && fired == 0 && !r.core.HasReady() && len(r.resends) == 0 {
 		return nil
 	}
 	ready := r.core.TakeReady()

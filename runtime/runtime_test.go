@@ -490,3 +490,40 @@ func TestRecoveryStopsAtAnEventItCannotReplayAndSaysWhich(t *testing.T) {
 		})
 	}
 }
+
+func TestAWaveOfDueTimersIsFiredOverSeveralTurnsAtTheirTime(t *testing.T) {
+	t.Parallel()
+	b := &testBundle{t: t, path: filepath.Join(t.TempDir(), "wilco.db"), clock: clock.NewFake(epoch)}
+	b.openWith(Config{MaxBatch: 10, CheckpointEvery: 1 << 30, CheckpointInterval: time.Hour})
+	b.must(register("a", "exec"))
+	for i := range 35 {
+		b.must(delegate("a", fmt.Sprintf("T-%d", i)))
+	}
+	due, _ := b.rt.NextTimer()
+	before := len(b.st.commits)
+	b.clock.Set(due)
+	b.rt.Drain()
+
+	turns, retried := 0, 0
+	for _, c := range b.st.commits[before:] {
+		n := 0
+		for _, ev := range c.Events {
+			if ev.Type == core.TypeDeliveryRetried {
+				n++
+				if !ev.Time.Equal(due) {
+					t.Fatalf("a timer due at %v fired at %v", due, ev.Time)
+				}
+			}
+		}
+		if n > 10 {
+			t.Fatalf("one turn fired %d timers; at most MaxBatch (10)", n)
+		}
+		if n > 0 {
+			turns++
+			retried += n
+		}
+	}
+	if retried != 35 || turns < 4 {
+		t.Fatalf("%d of 35 due timers fired, over %d turns", retried, turns)
+	}
+}

@@ -42,7 +42,11 @@ type tuning struct {
 	// checkpointBytes is how much the writer commits (estimated from the
 	// batches' sizes) between two background checkpoints. 0 leaves
 	// checkpoints to SQLite, inside the commit that crosses
-	// walAutocheckpoint.
+	// walAutocheckpoint. Each pass fsyncs what the WAL gained since the
+	// last (about three times this: pages are written whole), and the
+	// kernel spends that flush on one of the cores: small passes are short
+	// bursts. Against 8 MB, 2 MB took the delivery benchmark's p99 from
+	// 7.4 to 5.7 and from 6.2 to 4.9 ms; 1 MB measured 5.5 ms.
 	checkpointBytes int
 	// walRestartBytes is how large the WAL may grow under a steady stream
 	// of commits before a checkpoint holds the writer off to restart it
@@ -73,7 +77,7 @@ var defaultTuning = tuning{
 	writerCacheKiB:    16 << 10,
 	readerCacheKiB:    2000, // SQLite's default
 	mmapSize:          0,
-	checkpointBytes:   8 << 20,
+	checkpointBytes:   2 << 20,
 	walRestartBytes:   256 << 20,
 	walAutocheckpoint: 1000, // SQLite's default
 	journalSizeLimit:  512 << 20,

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -218,8 +217,8 @@ func (r *Runtime) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.core.EachTimer(func(key string, at time.Time) { r.timers = append(r.timers, timerItem{at: at, key: key}) })
-	heap.Init(&r.timers)
+	r.core.EachTimer(r.timers.add)
+	r.timers.init()
 	r.recoveredTimer = r.timers.Len()
 	for _, d := range r.core.Resends(resend) {
 		r.resends = append(r.resends, d)
@@ -646,13 +645,13 @@ func (r *Runtime) flushCheckpoint() {
 
 // timerC is a channel that fires when the earliest timer is due.
 func (r *Runtime) timerC() <-chan time.Time {
-	it, ok := r.timers.peek()
+	at, ok := r.timers.peek()
 	if !ok {
 		return nil
 	}
-	if r.armedC == nil || !it.at.Equal(r.armedFor) {
-		r.armedFor = it.at
-		r.armedC = r.clock.After(it.at.Sub(r.clock.Now()))
+	if r.armedC == nil || !at.Equal(r.armedFor) {
+		r.armedFor = at
+		r.armedC = r.clock.After(at.Sub(r.clock.Now()))
 	}
 	return r.armedC
 }
@@ -678,8 +677,7 @@ func (r *Runtime) Drain() int {
 // NextTimer is when the earliest timer is due (it may be one no longer
 // armed, which fires as nothing).
 func (r *Runtime) NextTimer() (time.Time, bool) {
-	it, ok := r.timers.peek()
-	return it.at, ok
+	return r.timers.peek()
 }
 
 // produce runs one turn of the loop: the queued commands and the due
@@ -720,13 +718,13 @@ func (r *Runtime) produce() *batch {
 	seen := len(r.core.PeekEffects())
 	r.armTimers(r.core.PeekEffects())
 	for fired < r.cfg.MaxBatch {
-		it, ok := r.timers.popDue(now)
+		key, ok := r.timers.popDue(now)
 		if !ok {
 			break
 		}
 		fired++
 		r.armedC = nil
-		_ = r.core.Fire(now, it.key)
+		_ = r.core.Fire(now, key)
 		effects := r.core.PeekEffects()
 		r.armTimers(effects[seen:])
 		seen = len(effects)

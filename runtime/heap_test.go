@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTimersComeOutInTimeThenKeyOrderAndOnlyWhenDue(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	type want struct {
+		at  time.Time
+		key string
+	}
+	for _, bulk := range []bool{false, true} {
+		var h timers
+		var all []want
+		for i := range 2000 {
+			at := epoch.Add(time.Duration(r.IntN(500)) * time.Millisecond) // many equal times
+			key := fmt.Sprintf("M-%d", r.IntN(3000))
+			if bulk {
+				h.add(key, at)
+			} else {
+				h.arm(key, at)
+			}
+			all = append(all, want{at, key})
+			if i%7 == 0 {
+				h.arm("never", time.Time{}) // a zero time arms nothing
+			}
+		}
+		if bulk {
+			h.init()
+		}
+		slices.SortFunc(all, func(a, b want) int {
+			if c := a.at.Compare(b.at); c != 0 {
+				return c
+			}
+			return strings.Compare(a.key, b.key)
+		})
+		if h.Len() != len(all) {
+			t.Fatalf("bulk %v: %d entries, want %d", bulk, h.Len(), len(all))
+		}
+		now := epoch.Add(250 * time.Millisecond)
+		var got []want
+		for {
+			next, ok := h.peek()
+			key, due := h.popDue(now)
+			if !due {
+				if ok && !next.After(now) {
+					t.Fatalf("bulk %v: %v is due at %v but was not popped", bulk, next, now)
+				}
+				if now.After(epoch.Add(time.Second)) {
+					break
+				}
+				now = now.Add(300 * time.Millisecond)
+				continue
+			}
+			if next.After(now) {
+				t.Fatalf("bulk %v: popped a timer of %v at %v", bulk, next, now)
+			}
+			got = append(got, want{next, key})
+		}
+		if !slices.Equal(got, all) {
+			t.Fatalf("bulk %v: timers came out in another order", bulk)
+		}
+		if at, ok := h.peek(); ok {
+			t.Fatalf("bulk %v: %v left in an emptied heap", bulk, at)
+		}
+	}
+}

@@ -171,3 +171,62 @@ func FuzzDecodePack(f *testing.F) {
 		}
 	})
 }
+
+// TestRestoreGivesATaskToItsNewestHolderWhateverTheOrderOfTheCopies: a
+// stale copy of a delivery that held a task and later released it (kept
+// in an old pack) must not take the task from the delivery that holds it
+// now, in whatever order the store lists the copies.
+func TestRestoreGivesATaskToItsNewestHolderWhateverTheOrderOfTheCopies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("claude", "exec", "go")
+	b.agent("codex", "exec", "go")
+	first := delegate(b, "claude", "GH-7")
+	reply(b, "claude", first.ID, "[ACK] GH-7 - RECEIVED\nUnderstanding: implement user authentication")
+	firstHeld, _ := copyOf(t, b.c, first.ID)
+	reply(b, "claude", first.ID, `{"type":"task-complete","task_id":"GH-7","status":"success"}`)
+	firstDone, _ := copyOf(t, b.c, first.ID)
+	if h, ok := b.c.byTask.holder("GH-7"); ok {
+		t.Fatalf("GH-7 is still held by %s after its delivery completed", h)
+	}
+	second := delegate(b, "codex", "GH-7")
+	reply(b, "codex", second.ID, "[ACK] GH-7 - RECEIVED\nUnderstanding: implement user authentication")
+	secondHeld, _ := copyOf(t, b.c, second.ID)
+	if h, ok := b.c.byTask.holder("GH-7"); !ok || h != second.ID {
+		t.Fatalf("GH-7 is held by %q, want %s", h, second.ID)
+	}
+
+	var rest []stored
+	for _, ref := range b.c.Entities() {
+		if ref.Kind == KindDelivery {
+			continue
+		}
+		e, _ := b.c.Entity(ref)
+		data, err := EncodeEntity(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest = append(rest, stored{ref.Kind, data})
+	}
+	copies := []stored{firstHeld, firstDone, secondHeld}
+	perms := [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	for _, p := range perms {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			c := New()
+			dc := NewDecoder()
+			for _, s := range append(slices.Clone(rest), copies[p[0]], copies[p[1]], copies[p[2]]) {
+				ds, err := dc.DecodeRecord(s.kind, s.data, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range ds {
+					c.Insert(x)
+				}
+			}
+			c.Restored(b.c.Seq())
+			if diff := StateDiff(b.c, c); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+}

@@ -140,6 +140,9 @@ type State struct {
 	// keeps it from the deliveries each event changed.
 	open    map[string]map[string]*Delivery
 	changed []*Delivery
+	// claims is, during a restore, the version of the newest copy that
+	// claimed each task (see claim).
+	claims map[string]uint64
 
 	live    bool
 	ready   Ready
@@ -658,10 +661,28 @@ func (s *State) insertDelivery(v *Delivery) {
 		// Restored sorts and compacts byTask: a second copy adds no harm.
 		s.byTask.add(v.TaskID, v.ID)
 		if v.Holds {
-			s.byTask.hold(v.TaskID, v.ID)
+			s.claim(v)
 		}
 	}
 	s.settle(v)
+}
+
+// claim gives v's task to v, a restored copy that says it holds it, unless
+// a newer copy of another delivery claimed the task already. A stale copy
+// (kept in an old pack) of a delivery that held the task and released it
+// later is older than the claim of whoever took the task after: the task
+// passes on only once released, after every copy that still shows the
+// earlier holder. So among the copies that claim a task, the newest wins,
+// whatever order the store lists them in.
+func (s *State) claim(v *Delivery) {
+	if s.claims == nil {
+		s.claims = map[string]uint64{}
+	}
+	if newest, ok := s.claims[v.TaskID]; ok && newest > v.Version {
+		return
+	}
+	s.claims[v.TaskID] = v.Version
+	s.byTask.hold(v.TaskID, v.ID)
 }
 
 // unhold forgets that old, a copy being replaced, holds its task.
@@ -691,5 +712,6 @@ func (s *State) Restored(seq uint64) {
 	// holders from the deliveries, ended ones too, while they were decoded:
 	// on the goroutine that inserts while the store still reads.
 	s.byTask.tidy()
+	s.claims = nil
 	clear(s.dirty)
 }

@@ -14,7 +14,7 @@ import "time"
 type timers []timerItem
 
 type timerItem struct {
-	at  int64 // Unix nanoseconds
+	at  int64 // Unix nanoseconds: a timer is due between 1678 and 2262
 	key string
 }
 

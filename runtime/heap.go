@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // timers is a min-heap of armed timers. Re-arming a key pushes a new entry
 // and leaves the old one in place: the core ignores a timer that is no
@@ -14,8 +17,28 @@ import "time"
 type timers []timerItem
 
 type timerItem struct {
-	at  int64 // Unix nanoseconds: a timer is due between 1678 and 2262
+	at  int64 // Unix nanoseconds (see nanos)
 	key string
+}
+
+// Unix nanoseconds reach from 1677 to 2262.
+var (
+	minNanos = time.Unix(0, math.MinInt64)
+	maxNanos = time.Unix(0, math.MaxInt64)
+)
+
+// nanos is t in Unix nanoseconds. A time past 2262 (a deadline a user gave
+// as the year 9999) is kept as 2262: it still sorts after every other
+// timer, and the core ignores a timer that comes before its time. A time
+// before 1677 is long due either way.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.After(maxNanos):
+		return math.MaxInt64
+	case t.Before(minNanos):
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
 
 func (a timerItem) less(b timerItem) bool {
@@ -32,7 +55,7 @@ func (t timers) Len() int { return len(t) }
 // A restart adds a million this way rather than sorting them.
 func (t *timers) add(key string, at time.Time) {
 	if !at.IsZero() {
-		*t = append(*t, timerItem{at: at.UnixNano(), key: key})
+		*t = append(*t, timerItem{at: nanos(at), key: key})
 	}
 }
 
@@ -48,7 +71,7 @@ func (t *timers) arm(key string, at time.Time) {
 	if at.IsZero() {
 		return
 	}
-	*t = append(*t, timerItem{at: at.UnixNano(), key: key})
+	*t = append(*t, timerItem{at: nanos(at), key: key})
 	t.up(len(*t) - 1)
 }
 
@@ -64,7 +87,7 @@ func (t timers) peek() (time.Time, bool) {
 // now.
 func (t *timers) popDue(now time.Time) (string, bool) {
 	h := *t
-	if len(h) == 0 || h[0].at > now.UnixNano() {
+	if len(h) == 0 || h[0].at > nanos(now) {
 		return "", false
 	}
 	key := h[0].key

@@ -72,3 +72,28 @@ func TestTimersComeOutInTimeThenKeyOrderAndOnlyWhenDue(t *testing.T) {
 		}
 	}
 }
+
+func TestTimersBeyondTheRangeOfNanosecondsKeepTheirOrder(t *testing.T) {
+	t.Parallel()
+	var h timers
+	far := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	past := time.Date(1200, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.arm("far", far)
+	h.arm("soon", epoch.Add(time.Minute))
+	h.arm("past", past)
+	if key, ok := h.popDue(epoch); !ok || key != "past" {
+		t.Fatalf("popDue(now) = %q, %v; want the timer of the year 1200, long due", key, ok)
+	}
+	if key, ok := h.popDue(epoch); ok {
+		t.Fatalf("popDue(now) = %q; nothing else is due", key)
+	}
+	if key, ok := h.popDue(epoch.Add(time.Hour)); !ok || key != "soon" {
+		t.Fatalf("popDue(+1h) = %q, %v; want soon", key, ok)
+	}
+	if key, ok := h.popDue(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)); ok {
+		t.Fatalf("a timer of the year 9999 came out in 2262 as %q", key)
+	}
+	if at, ok := h.peek(); !ok || at.Year() != 2262 {
+		t.Fatalf("the far timer is kept as %v, %v; want the last time nanoseconds reach", at, ok)
+	}
+}

@@ -78,42 +78,75 @@ func TestRestoreKeepsTheNewestCopyOfADelivery(t *testing.T) {
 	reply(b, "claude", d.ID, `{"type":"task-complete","task_id":"GH-7","status":"success"}`)
 	done, _ := copyOf(t, b.c, d.ID)
 
+	restoreInEveryOrder(t, b.c, []stored{open, held, done}, func(t *testing.T, c *State) {
+		if _, cp := copyOf(t, c, d.ID); !slices.Equal(cp.Gone, []EntityRef{{KindDelivery, d.ID}}) {
+			t.Fatalf("the delivery's own record is forgotten: deletes %v", cp.Gone)
+		}
+	})
+}
+
+// restoreInEveryOrder restores, into a new core, the entities of live
+// other than deliveries followed by copies in each of their orders, and
+// checks that the restored core equals live; then check, when not nil.
+func restoreInEveryOrder(t *testing.T, live *State, copies []stored, check func(*testing.T, *State)) {
+	t.Helper()
 	var rest []stored
-	for _, ref := range b.c.Entities() {
+	for _, ref := range live.Entities() {
 		if ref.Kind == KindDelivery {
 			continue
 		}
-		e, _ := b.c.Entity(ref)
+		e, _ := live.Entity(ref)
 		data, err := EncodeEntity(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rest = append(rest, stored{ref.Kind, data})
 	}
-	copies := []stored{open, held, done}
-	perms := [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
-	for _, p := range perms {
-		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			c := New()
-			dc := NewDecoder()
-			for _, s := range append(slices.Clone(rest), copies[p[0]], copies[p[1]], copies[p[2]]) {
-				ds, err := dc.DecodeRecord(s.kind, s.data, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, x := range ds {
-					c.Insert(x)
-				}
+	// Every order of the copies, by index: [0 1 2], [0 2 1], …
+	var orders func(order, left []int)
+	orders = func(order, left []int) {
+		if len(left) == 0 {
+			records := slices.Clone(rest)
+			for _, i := range order {
+				records = append(records, copies[i])
 			}
-			c.Restored(b.c.Seq())
-			if diff := StateDiff(b.c, c); diff != "" {
-				t.Fatal(diff)
-			}
-			if _, cp := copyOf(t, c, d.ID); !slices.Equal(cp.Gone, []EntityRef{{KindDelivery, d.ID}}) {
-				t.Fatalf("the delivery's own record is forgotten: deletes %v", cp.Gone)
-			}
-		})
+			restoreIn(t, fmt.Sprint(order), live, records, check)
+			return
+		}
+		for k, i := range left {
+			orders(append(slices.Clone(order), i), append(slices.Clone(left[:k]), left[k+1:]...))
+		}
 	}
+	var all []int
+	for i := range copies {
+		all = append(all, i)
+	}
+	orders(nil, all)
+}
+
+// restoreIn restores records, in order, into a new core and compares it
+// with live, in a subtest of that name.
+func restoreIn(t *testing.T, name string, live *State, records []stored, check func(*testing.T, *State)) {
+	t.Run(name, func(t *testing.T) {
+		c := New()
+		dc := NewDecoder()
+		for _, s := range records {
+			ds, err := dc.DecodeRecord(s.kind, s.data, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ds {
+				c.Insert(x)
+			}
+		}
+		c.Restored(live.Seq())
+		if diff := StateDiff(live, c); diff != "" {
+			t.Fatal(diff)
+		}
+		if check != nil {
+			check(t, c)
+		}
+	})
 }
 
 func TestAPackOfDeliveriesDecodesToEachOfThem(t *testing.T) {
@@ -196,37 +229,5 @@ func TestRestoreGivesATaskToItsNewestHolderWhateverTheOrderOfTheCopies(t *testin
 		t.Fatalf("GH-7 is held by %q, want %s", h, second.ID)
 	}
 
-	var rest []stored
-	for _, ref := range b.c.Entities() {
-		if ref.Kind == KindDelivery {
-			continue
-		}
-		e, _ := b.c.Entity(ref)
-		data, err := EncodeEntity(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rest = append(rest, stored{ref.Kind, data})
-	}
-	copies := []stored{firstHeld, firstDone, secondHeld}
-	perms := [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
-	for _, p := range perms {
-		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			c := New()
-			dc := NewDecoder()
-			for _, s := range append(slices.Clone(rest), copies[p[0]], copies[p[1]], copies[p[2]]) {
-				ds, err := dc.DecodeRecord(s.kind, s.data, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, x := range ds {
-					c.Insert(x)
-				}
-			}
-			c.Restored(b.c.Seq())
-			if diff := StateDiff(b.c, c); diff != "" {
-				t.Fatal(diff)
-			}
-		})
-	}
+	restoreInEveryOrder(t, b.c, []stored{firstHeld, firstDone, secondHeld}, nil)
 }

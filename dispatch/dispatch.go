@@ -7,6 +7,7 @@ package dispatch
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,14 +40,26 @@ type Dispatcher struct {
 
 	mu sync.Mutex
 	rt *runtime.Runtime
-	// baseline is, per task, the working tree's changes when its first
-	// attempt began (path → content hash), so that a summary lists what
-	// the task changed, not what was already dirty.
-	baseline map[string]map[string]string
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	closed   bool
+	// outbox holds the exec agents' messages, in the order the runtime
+	// handed them over, for the delivery goroutine; wake tells it there
+	// are some.
+	outbox []outgoing
+	wake   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the effects in flight
+	loop   sync.WaitGroup // the delivery goroutine
+	closed bool
+}
+
+// outgoing is a message for an exec agent, or a turn to stop (stop set),
+// or, with done set, a mark the delivery goroutine closes when it gets
+// there (see delivered).
+type outgoing struct {
+	agent string
+	msg   core.InboxMessage
+	stop  *core.StopTurn
+	done  chan struct{}
 }
 
 // Options configure a dispatcher.
@@ -75,7 +88,7 @@ func New(opts Options) (*Dispatcher, error) {
 	if runs == "" {
 		runs = filepath.Join(dir, ".wilco", "runs")
 	}
-	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, baseline: map[string]map[string]string{}}
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, wake: make(chan struct{}, 1)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	if ws, err := workspace.Open(dir); err == nil {
 		d.ws = ws
@@ -93,6 +106,7 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.exec = ex
+	d.loop.Go(d.deliverLoop)
 	return d, nil
 }
 
@@ -145,18 +159,97 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 
 // Deliver hands a message to an exec agent. The caller routes only exec
 // agents' messages here (Exec().Has); others go to their own adapter.
+//
+// It only queues the message: the runtime calls it from its loop, and a
+// task's first send records the working tree's baseline first (git status
+// and a hash of every changed file), which in a large or very dirty
+// repository takes long enough to hold up every commit. One goroutine
+// takes the messages in order, so a cancel never overtakes the send it
+// cancels.
 func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
-	if msg.TaskID != "" && msg.TaskAttempt == 1 && msg.Attempt == 1 && !msg.DryRun {
-		d.recordBaseline(msg.TaskID)
+	d.enqueue(outgoing{agent: agent, msg: msg})
+}
+
+func (d *Dispatcher) enqueue(o outgoing) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		d.dropped(o)
+		return
 	}
-	d.exec.Deliver(agent, msg)
+	d.outbox = append(d.outbox, o)
+	d.signal()
+}
+
+func (d *Dispatcher) dropped(o outgoing) {
+	switch {
+	case o.done != nil:
+		close(o.done)
+	case o.stop != nil:
+		// Close stops every agent anyway.
+	default:
+		d.log.Warn("message not delivered: wilco is stopping", "agent", o.agent, "message", o.msg.ID, "task", o.msg.TaskID)
+	}
+}
+
+func (d *Dispatcher) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// delivered returns a channel closed once every message queued before the
+// call was handed to its agent (or dropped at Close).
+func (d *Dispatcher) delivered() <-chan struct{} {
+	done := make(chan struct{})
+	d.enqueue(outgoing{done: done})
+	return done
+}
+
+// deliverLoop hands the queued messages to the exec adapter, recording a
+// task's baseline before its first send.
+func (d *Dispatcher) deliverLoop() {
+	for {
+		select {
+		case <-d.ctx.Done():
+			d.mu.Lock()
+			left := d.outbox
+			d.outbox = nil
+			d.mu.Unlock()
+			for _, o := range left {
+				d.dropped(o)
+			}
+			return
+		case <-d.wake:
+		}
+		d.mu.Lock()
+		batch := d.outbox
+		d.outbox = nil
+		d.mu.Unlock()
+		for _, o := range batch {
+			switch m := o.msg; {
+			case o.done != nil:
+				close(o.done)
+			case o.stop != nil:
+				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
+			default:
+				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun {
+					d.recordBaseline(d.ctx, m.TaskID)
+				}
+				d.exec.Deliver(o.agent, m)
+			}
+		}
+	}
 }
 
 // Perform runs the task effects.
 func (d *Dispatcher) Perform(e core.Effect) {
 	switch e := e.(type) {
 	case core.StopTurn:
-		d.exec.StopTurn(e.TaskID, e.Reason)
+		// In line with the messages, so that it never overtakes the send
+		// of the turn it stops.
+		d.enqueue(outgoing{stop: &e})
 	case core.RunVerify:
 		d.do("verify "+e.RunID, func(ctx context.Context) { d.runVerify(ctx, e) })
 	case core.MakeProposal:
@@ -174,24 +267,55 @@ func (d *Dispatcher) Perform(e core.Effect) {
 	}
 }
 
+// A task's baseline is the working tree's changes when its first attempt
+// began (path → content hash, or "absent"), so that a summary lists what
+// the task changed, not what was already dirty. It is kept in a file of
+// the runs directory, so that it outlives a restart and costs no memory
+// between a task's verifications.
+const baselinesDir = "baselines"
+
+func (d *Dispatcher) baselinePath(task string) string {
+	return filepath.Join(d.runsDir, baselinesDir, workspace.WorktreeName(task)+".json")
+}
+
 // recordBaseline notes what was already changed in the working tree when a
-// task begins.
-func (d *Dispatcher) recordBaseline(task string) {
+// task begins (or a dry run's diff is applied).
+func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
 	if d.ws == nil {
 		return
 	}
-	files, err := d.ws.ChangedPaths(d.ctx)
+	files, err := d.ws.ChangedPaths(ctx)
 	if err != nil {
-		d.log.Warn("listing changed files failed", "err", err)
+		d.log.Warn("listing changed files failed; the task's summary will list every change", "task", task, "err", err)
 		return
 	}
 	base := map[string]string{}
 	for _, f := range files {
 		base[f.Path] = d.contentHash(f.Path)
 	}
-	d.mu.Lock()
-	d.baseline[task] = base
-	d.mu.Unlock()
+	b, err := json.Marshal(base)
+	if err == nil {
+		err = writeFileAtomic(d.baselinePath(task), b)
+	}
+	if err != nil {
+		d.log.Warn("keeping the task's baseline failed; its summary will list every change", "task", task, "err", err)
+	}
+}
+
+// baseline reads a task's baseline; ok is false when none was recorded.
+func (d *Dispatcher) baseline(task string) (base map[string]string, ok bool) {
+	b, err := os.ReadFile(d.baselinePath(task))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			d.log.Warn("reading the task's baseline failed; its summary lists every change", "task", task, "err", err)
+		}
+		return nil, false
+	}
+	if err := json.Unmarshal(b, &base); err != nil {
+		d.log.Warn("the task's baseline is unreadable; its summary lists every change", "task", task, "err", err)
+		return nil, false
+	}
+	return base, true
 }
 
 func (d *Dispatcher) contentHash(path string) string {
@@ -203,7 +327,8 @@ func (d *Dispatcher) contentHash(path string) string {
 }
 
 // changedByTask lists the files the task changed: those changed now whose
-// content differs from when it began, and those it restored.
+// content differs from when it began, those it restored to their committed
+// content, and the untracked ones it deleted.
 // With full, the line counts are read too (a failure's files_state).
 func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) ([]core.FileState, error) {
 	changed := d.ws.ChangedPaths
@@ -214,9 +339,7 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	base, ok := d.baseline[task]
-	d.mu.Unlock()
+	base, ok := d.baseline(task)
 	if !ok {
 		return files, nil
 	}
@@ -229,10 +352,18 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 		}
 		out = append(out, f)
 	}
-	for p := range base {
-		if !seen[p] {
-			out = append(out, core.FileState{Path: p, Status: "restored"})
+	for p, h := range base {
+		if seen[p] {
+			continue
 		}
+		// Unchanged now: back to its committed content, or, when it is
+		// gone, an untracked file deleted (a tracked one would show as
+		// deleted above).
+		status := "restored"
+		if h != "absent" && d.contentHash(p) == "absent" {
+			status = "deleted"
+		}
+		out = append(out, core.FileState{Path: p, Status: status})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -297,6 +428,12 @@ func (d *Dispatcher) DiffPath(runID string) string {
 
 func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
 	r := core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
+	defer func() {
+		if r.Error != "" && interrupted(ctx, d.log, "making the diff", e.TaskID) {
+			return
+		}
+		_, _ = d.submit(ctx, "proposal "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndProposal(now, r) })
+	}()
 	if d.ws == nil {
 		r.Error = "dry runs need a git work tree"
 	} else if diff, files, err := d.ws.Diff(ctx, e.TaskID); err != nil {
@@ -306,11 +443,27 @@ func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
 	} else {
 		r.Files = files
 	}
-	_, _ = d.submit(ctx, "proposal "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndProposal(now, r) })
+}
+
+// interrupted reports (and logs) that an effect failed because wilco is
+// stopping: its failure says nothing of the task and is not reported; the
+// core asks for the effect again at the next start.
+func interrupted(ctx context.Context, log *slog.Logger, what, task string) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	log.Warn("interrupted: wilco is stopping; it runs again at the next start", "effect", what, "task", task)
+	return true
 }
 
 func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 	r := core.ApplyResult{TaskID: e.TaskID}
+	defer func() {
+		if r.Error != "" && interrupted(ctx, d.log, "applying the diff", e.TaskID) {
+			return
+		}
+		_, _ = d.submit(ctx, "apply "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndApply(now, r) })
+	}()
 	diff, err := os.ReadFile(d.DiffPath(e.RunID))
 	switch {
 	case err != nil:
@@ -318,6 +471,9 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 	case d.ws == nil:
 		r.Error = "applying needs a git work tree"
 	default:
+		// The verification that follows lists what the diff changed, not
+		// what was already dirty.
+		d.recordBaseline(ctx, e.TaskID)
 		if files, err := d.ws.Apply(ctx, diff); err != nil {
 			r.Error = err.Error()
 		} else {
@@ -327,7 +483,6 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 			}
 		}
 	}
-	_, _ = d.submit(ctx, "apply "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndApply(now, r) })
 }
 
 func writeFile(path string, b []byte) error {
@@ -335,6 +490,29 @@ func writeFile(path string, b []byte) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// writeFileAtomic writes a file whole or not at all: a crash leaves the
+// old one or the new one.
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // Reply is the exec adapter's report of an agent's answer.
@@ -373,6 +551,7 @@ func (d *Dispatcher) Close() error {
 	err := d.exec.Close()
 	d.cancel()
 	d.wg.Wait()
+	d.loop.Wait()
 	return err
 }
 

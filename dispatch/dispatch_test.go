@@ -1,0 +1,664 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wilco/core"
+	"wilco/runtime"
+	"wilco/store/sqlite"
+	"wilco/workspace"
+)
+
+// runGit runs git for the test itself, isolated from the machine's config
+// and from variables that would point it at another repository.
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Test", "-c", "user.email=test@example.com",
+		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func remove(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// committed is the content every file of repo is committed with.
+func committed(name string) string { return "committed " + name + "\n" }
+
+// repo makes a git repository with one commit of the files named, each
+// with its committed content, and a dispatcher on it.
+func repo(t *testing.T, files ...string) (string, *Dispatcher) {
+	t.Helper()
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q")
+	for _, f := range files {
+		write(t, dir, f, committed(f))
+	}
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "initial")
+	d := open(t, dir)
+	if d.ws == nil {
+		t.Fatal("a dispatcher on a git work tree has no workspace")
+	}
+	return d.ws.Root(), d
+}
+
+// open makes a dispatcher on dir, closed when the test ends.
+func open(t *testing.T, dir string, logger ...*slog.Logger) *Dispatcher {
+	t.Helper()
+	opts := Options{Dir: dir}
+	if len(logger) > 0 {
+		opts.Logger = logger[0]
+	}
+	d, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return d
+}
+
+// notGit returns a directory that is not inside a git work tree.
+func notGit(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := workspace.Open(dir); err == nil {
+		t.Skip("the temporary directory is inside a git work tree")
+	}
+	return dir
+}
+
+func changed(t *testing.T, d *Dispatcher, task string, full bool) []core.FileState {
+	t.Helper()
+	files, err := d.changedByTask(context.Background(), task, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func sameFiles(t *testing.T, got, want []core.FileState) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("files changed:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// hasBaseline waits for the messages delivered so far to reach their agent,
+// then says whether the task has a baseline.
+func hasBaseline(d *Dispatcher, task string) bool {
+	<-d.delivered()
+	_, ok := d.baseline(task)
+	return ok
+}
+
+func TestTheSummaryListsWhatTheTaskChangedNotWhatWasAlreadyDirty(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "kept.txt", "again.txt", "clean.txt", "gone.txt")
+	// Already dirty when the task begins.
+	write(t, dir, "kept.txt", "the user's edit\n")
+	write(t, dir, "again.txt", "the user's edit\n")
+	write(t, dir, "untracked.txt", "the user's notes\n")
+	d.recordBaseline(context.Background(), "T-1")
+
+	// The task's work.
+	write(t, dir, "again.txt", "the user's edit\nand the task's\n")
+	write(t, dir, "clean.txt", "changed by the task\n")
+	write(t, dir, "dir/new.txt", "made by the task\n")
+	remove(t, dir, "gone.txt")
+
+	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{
+		{Path: "again.txt", Status: workspace.StatusModified},
+		{Path: "clean.txt", Status: workspace.StatusModified},
+		{Path: "dir/new.txt", Status: workspace.StatusAdded},
+		{Path: "gone.txt", Status: workspace.StatusDeleted},
+	})
+}
+
+func TestAFileTheTaskRestoredToItsCommittedContentIsListedAsRestored(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "edited.txt", "deleted.txt", "other.txt")
+	write(t, dir, "edited.txt", "the user's edit\n")
+	remove(t, dir, "deleted.txt")
+	d.recordBaseline(context.Background(), "T-1")
+
+	write(t, dir, "edited.txt", committed("edited.txt"))
+	runGit(t, dir, "checkout", "--", "deleted.txt")
+
+	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{
+		{Path: "deleted.txt", Status: "restored"},
+		{Path: "edited.txt", Status: "restored"},
+	})
+}
+
+func TestAnUntrackedFileTheTaskDeletedIsListedAsDeleted(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "kept.txt")
+	write(t, dir, "notes.txt", "the user's scratch notes\n")
+	d.recordBaseline(context.Background(), "T-1")
+
+	remove(t, dir, "notes.txt")
+
+	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{{Path: "notes.txt", Status: workspace.StatusDeleted}})
+}
+
+func TestATasksBaselineOutlivesARestart(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "dirty.txt", "work.txt")
+	write(t, dir, "dirty.txt", "dirty\n")
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	<-d.delivered()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "work.txt", "the task's work\n")
+
+	again := open(t, dir)
+	sameFiles(t, changed(t, again, "T-1", false), []core.FileState{{Path: "work.txt", Status: workspace.StatusModified}})
+}
+
+func TestATaskWithoutABaselineListsEverythingChanged(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "a.txt", "b.txt", "c.txt")
+	write(t, dir, "a.txt", "dirty before any task\n")
+	d.recordBaseline(context.Background(), "T-other")
+	write(t, dir, "b.txt", "changed\n")
+	remove(t, dir, "c.txt")
+	write(t, dir, "new.txt", "new\n")
+
+	want := []core.FileState{
+		{Path: "a.txt", Status: workspace.StatusModified},
+		{Path: "b.txt", Status: workspace.StatusModified},
+		{Path: "c.txt", Status: workspace.StatusDeleted},
+		{Path: "new.txt", Status: workspace.StatusAdded},
+	}
+	sameFiles(t, changed(t, d, "T-1", false), want)
+	all, err := d.ws.ChangedPaths(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, all, want)
+}
+
+func TestTheSummaryIsSortedByPath(t *testing.T) {
+	t.Parallel()
+	// Restored files are found after the changed ones: the sort puts them
+	// in their place.
+	dir, d := repo(t, "a-restored.txt", "b-changed.txt", "m-restored.txt", "z-changed.txt")
+	write(t, dir, "a-restored.txt", "dirty\n")
+	write(t, dir, "m-restored.txt", "dirty\n")
+	d.recordBaseline(context.Background(), "T-1")
+	write(t, dir, "a-restored.txt", committed("a-restored.txt"))
+	write(t, dir, "m-restored.txt", committed("m-restored.txt"))
+	write(t, dir, "b-changed.txt", "changed\n")
+	write(t, dir, "z-changed.txt", "changed\n")
+	write(t, dir, "k-new.txt", "new\n")
+
+	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{
+		{Path: "a-restored.txt", Status: "restored"},
+		{Path: "b-changed.txt", Status: workspace.StatusModified},
+		{Path: "k-new.txt", Status: workspace.StatusAdded},
+		{Path: "m-restored.txt", Status: "restored"},
+		{Path: "z-changed.txt", Status: workspace.StatusModified},
+	})
+}
+
+func TestTheFailureRecordCountsTheLinesOfOnlyWhatTheTaskChanged(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "kept.txt", "again.txt")
+	write(t, dir, "kept.txt", "one\ntwo\n")
+	write(t, dir, "again.txt", "one\n")
+	d.recordBaseline(context.Background(), "T-1")
+	write(t, dir, "again.txt", "one\ntwo\nthree\n")
+	write(t, dir, "new.txt", "a\nb\n")
+
+	// again.txt against HEAD: one line removed, three added.
+	sameFiles(t, changed(t, d, "T-1", true), []core.FileState{
+		{Path: "again.txt", Status: workspace.StatusModified, LinesChanged: 4},
+		{Path: "new.txt", Status: workspace.StatusAdded, LinesChanged: 2},
+	})
+}
+
+func TestOnlyTheFirstSendOfTheFirstAttemptOfARealRunRecordsTheBaseline(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "dirty.txt")
+	write(t, dir, "dirty.txt", "dirty\n")
+	// "nobody" is no exec agent: the adapter delivers nothing and starts
+	// nothing; the baseline is Deliver's own.
+	for _, c := range []struct {
+		name   string
+		msg    core.InboxMessage
+		record bool
+	}{
+		{"the first send of the first attempt", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
+		{"a later attempt", core.InboxMessage{ID: "m2", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
+		{"a send again", core.InboxMessage{ID: "m3", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
+		{"a dry run", core.InboxMessage{ID: "m4", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
+		{"a message of no task", core.InboxMessage{ID: "m5", TaskAttempt: 1, Attempt: 1}, false},
+	} {
+		d.Deliver("nobody", c.msg)
+		if got := hasBaseline(d, c.msg.TaskID); got != c.record {
+			t.Errorf("%s: baseline recorded %v, want %v", c.name, got, c.record)
+		}
+	}
+	kept, err := os.ReadDir(filepath.Join(d.RunsDir(), baselinesDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 {
+		t.Fatalf("%d baselines recorded, want 1", len(kept))
+	}
+}
+
+func TestLaterSendsAndAttemptsKeepTheBaselineOfTheFirst(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "dirty.txt", "work.txt")
+	write(t, dir, "dirty.txt", "dirty\n")
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	<-d.delivered()
+	write(t, dir, "work.txt", "the task's work\n")
+	// The same delegation sent again, and the next attempt, find the
+	// task's own work in the tree: it must not become the baseline.
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 2})
+	d.Deliver("nobody", core.InboxMessage{ID: "m2", TaskID: "T-1", TaskAttempt: 2, Attempt: 1})
+	<-d.delivered()
+	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{{Path: "work.txt", Status: workspace.StatusModified}})
+}
+
+func TestADispatcherOutsideAGitWorkTreeStartsWithoutAWorkspace(t *testing.T) {
+	t.Parallel()
+	d := open(t, notGit(t))
+	if d.ws != nil {
+		t.Fatal("a workspace outside a git work tree")
+	}
+	// No baseline can be recorded, and Deliver does not fail for it.
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	if hasBaseline(d, "T-1") {
+		t.Fatal("a baseline recorded without a work tree")
+	}
+}
+
+func TestReportsWithoutABoundRuntimeFail(t *testing.T) {
+	t.Parallel()
+	d := open(t, notGit(t))
+	ran := false
+	_, err := d.submit(context.Background(), "test", func(*core.State, time.Time) (any, error) {
+		ran = true
+		return nil, nil
+	})
+	if err == nil || err.Error() != "dispatch: no runtime bound" {
+		t.Fatalf("submit without a runtime: %v", err)
+	}
+	if ran {
+		t.Fatal("the command ran without a runtime")
+	}
+	if _, err := d.Reply(context.Background(), core.ReplyInput{Agent: "a", Text: "hi"}); err == nil || err.Error() != "dispatch: no runtime bound" {
+		t.Fatalf("Reply without a runtime: %v", err)
+	}
+	if err := d.EndTurn(context.Background(), core.TurnResult{TaskID: "T-1", Attempt: 1}); err == nil || err.Error() != "dispatch: no runtime bound" {
+		t.Fatalf("EndTurn without a runtime: %v", err)
+	}
+}
+
+// recorder is the runtime's effector: it keeps the task effects, for the
+// test to hand to the dispatcher.
+type recorder struct {
+	mu      sync.Mutex
+	effects []core.Effect
+}
+
+func (r *recorder) Deliver(string, core.InboxMessage) {}
+func (r *recorder) RunOperation(string, []string)     {}
+func (r *recorder) Perform(e core.Effect) {
+	r.mu.Lock()
+	r.effects = append(r.effects, e)
+	r.mu.Unlock()
+}
+
+// last returns the last effect of type T performed.
+func last[T core.Effect](t *testing.T, r *recorder) T {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.effects) - 1; i >= 0; i-- {
+		if e, ok := r.effects[i].(T); ok {
+			return e
+		}
+	}
+	var zero T
+	t.Fatalf("no %T effect", zero)
+	return zero
+}
+
+// coreBundle is a running runtime on a fresh store, with an exec agent.
+type coreBundle struct {
+	t   *testing.T
+	rt  *runtime.Runtime
+	eff *recorder
+}
+
+func openCore(t *testing.T) *coreBundle {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "wilco.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &coreBundle{t: t, eff: &recorder{}}
+	if b.rt, err = runtime.Open(context.Background(), runtime.Config{Store: st, Effector: b.eff}); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	b.rt.Start()
+	t.Cleanup(func() {
+		if err := b.rt.Close(); err != nil {
+			t.Error(err)
+		}
+		st.Close()
+	})
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		return nil, c.RegisterAgent(now, core.AgentSpec{Name: "claude", Adapter: "exec"})
+	})
+	return b
+}
+
+func (b *coreBundle) do(fn runtime.Func) any {
+	b.t.Helper()
+	v, err := b.rt.Do(context.Background(), fn)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+func (b *coreBundle) task(id string) core.Task {
+	b.t.Helper()
+	var tk core.Task
+	var ok bool
+	b.rt.Read(func(c *core.State) { tk, ok = c.Task(id) })
+	if !ok {
+		b.t.Fatalf("no task %s", id)
+	}
+	return tk
+}
+
+// proposing submits a dry run and takes it to where its diff is asked for.
+func (b *coreBundle) proposing() (core.Task, core.MakeProposal) {
+	b.t.Helper()
+	tk := b.do(func(c *core.State, now time.Time) (any, error) {
+		return c.SubmitTask(now, core.TaskSpec{Description: "Add a flag", DryRun: true})
+	}).(core.Task)
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		return c.Reply(now, core.ReplyInput{Agent: tk.Agent, InReplyTo: tk.Delivery, Text: "[ACK] " + tk.ID + " - RECEIVED\nUnderstanding: Add a flag"})
+	})
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		return c.EndTurn(now, core.TurnResult{TaskID: tk.ID, Attempt: tk.Attempt, Summary: "added it"})
+	})
+	mk := last[core.MakeProposal](b.t, b.eff)
+	if mk.TaskID != tk.ID {
+		b.t.Fatalf("the diff asked for is %s's, not %s's", mk.TaskID, tk.ID)
+	}
+	if got := b.task(tk.ID); got.State != core.Running || got.Milestone != core.MilestoneProposing {
+		b.t.Fatalf("the dry run is %s (%s), not proposing", got.State, got.Milestone)
+	}
+	return b.task(tk.ID), mk
+}
+
+// applying takes a dry run to where its diff is to be written into the
+// working tree.
+func (b *coreBundle) applying() (core.Task, core.ApplyProposal) {
+	b.t.Helper()
+	tk, mk := b.proposing()
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		return c.EndProposal(now, core.ProposalResult{TaskID: tk.ID, RunID: mk.RunID, Files: []string{"flag.go"}})
+	})
+	b.do(func(c *core.State, now time.Time) (any, error) { return c.ApplyTask(now, tk.ID) })
+	ap := last[core.ApplyProposal](b.t, b.eff)
+	if ap.TaskID != tk.ID || ap.RunID != mk.RunID {
+		b.t.Fatalf("apply %+v, want task %s run %s", ap, tk.ID, mk.RunID)
+	}
+	if got := b.task(tk.ID); !got.Applying {
+		b.t.Fatalf("the dry run is %s, not applying", got.State)
+	}
+	return b.task(tk.ID), ap
+}
+
+// settle waits for the effects the dispatcher started, and so for their
+// reports to the core.
+func settle(t *testing.T, d *Dispatcher) {
+	t.Helper()
+	d.wg.Wait()
+}
+
+func TestADryRunOutsideAGitWorkTreeFailsItsAttemptForWantOfADiff(t *testing.T) {
+	t.Parallel()
+	b := openCore(t)
+	d := open(t, notGit(t))
+	d.Bind(b.rt)
+	tk, mk := b.proposing()
+
+	d.Perform(mk)
+	settle(t, d)
+
+	got := b.task(tk.ID)
+	if len(got.Failures) != 1 {
+		t.Fatalf("%d failures recorded, want 1: %+v", len(got.Failures), got.Failures)
+	}
+	f := got.Failures[0]
+	if f.FailureType != core.ExecutionError || f.Attempt != tk.Attempt || f.ExecutorOutput.Error != "making the diff: dry runs need a git work tree" {
+		t.Fatalf("failure %+v", f)
+	}
+	if got.State == core.Proposed || got.Proposal != nil {
+		t.Fatalf("a dry run without a diff was proposed: %s %+v", got.State, got.Proposal)
+	}
+	if _, err := os.Stat(d.DiffPath(mk.RunID)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a diff was written: %v", err)
+	}
+}
+
+func TestApplyingAProposalWhoseDiffIsGoneEscalatesTheTask(t *testing.T) {
+	t.Parallel()
+	b := openCore(t)
+	d := open(t, notGit(t))
+	d.Bind(b.rt)
+	tk, ap := b.applying()
+
+	d.Perform(ap)
+	settle(t, d)
+
+	got := b.task(tk.ID)
+	if got.State != core.Escalated || got.Escalation == nil {
+		t.Fatalf("the task is %s, not escalated", got.State)
+	}
+	if want := "the proposed diff does not apply: the proposed diff is gone: "; !strings.HasPrefix(got.Escalation.Reason, want) ||
+		!strings.Contains(got.Escalation.Reason, DiffName) {
+		t.Fatalf("escalation reason %q, want %q and the diff's path", got.Escalation.Reason, want)
+	}
+}
+
+func TestVerifyingAnAppliedDryRunListsWhatItsDiffChangedNotWhatWasAlreadyDirty(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "dirty.txt", "flag.go")
+	b := openCore(t)
+	d.Bind(b.rt)
+	tk, ap := b.applying()
+	// The dry run's diff, made in its worktree: flag.go changed.
+	write(t, dir, "flag.go", "package flag\n")
+	diff := runGit(t, dir, "diff")
+	runGit(t, dir, "checkout", "--", "flag.go")
+	if err := writeFile(d.DiffPath(ap.RunID), []byte(diff)); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile the user edits another file.
+	write(t, dir, "dirty.txt", "the user's edit\n")
+
+	d.Perform(ap)
+	settle(t, d)
+
+	if got := b.task(tk.ID); got.Applying || got.Phase != core.Verifying {
+		t.Fatalf("after applying, the task is %s (%s, applying %v): %+v", got.State, got.Phase, got.Applying, got.Escalation)
+	}
+	sameFiles(t, changed(t, d, tk.ID, false), []core.FileState{{Path: "flag.go", Status: workspace.StatusModified}})
+}
+
+func TestAnApplyCutShortByShutdownIsNotReportedAsAFailure(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "flag.go")
+	b := openCore(t)
+	d.Bind(b.rt)
+	tk, ap := b.applying()
+	write(t, dir, "flag.go", "package flag\n")
+	diff := runGit(t, dir, "diff")
+	runGit(t, dir, "checkout", "--", "flag.go")
+	if err := writeFile(d.DiffPath(ap.RunID), []byte(diff)); err != nil {
+		t.Fatal(err)
+	}
+	// wilco is stopping: the git it runs is killed.
+	d.cancel()
+
+	d.Perform(ap)
+	settle(t, d)
+
+	// Still applying, to be applied again at the next start; not escalated
+	// for a diff that "does not apply".
+	if got := b.task(tk.ID); !got.Applying || got.State == core.Escalated {
+		t.Fatalf("after an interrupted apply the task is %s (applying %v): %+v", got.State, got.Applying, got.Escalation)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "flag.go")); err != nil || string(b) != committed("flag.go") {
+		t.Fatalf("flag.go after an interrupted apply: %q, %v", b, err)
+	}
+}
+
+func TestApplyingAProposalOutsideAGitWorkTreeEscalatesTheTask(t *testing.T) {
+	t.Parallel()
+	b := openCore(t)
+	d := open(t, notGit(t))
+	d.Bind(b.rt)
+	tk, ap := b.applying()
+	// The diff is there: what is missing is the work tree.
+	if err := writeFile(d.DiffPath(ap.RunID), []byte("diff --git a/flag.go b/flag.go\n")); err != nil {
+		t.Fatal(err)
+	}
+
+	d.Perform(ap)
+	settle(t, d)
+
+	got := b.task(tk.ID)
+	if got.State != core.Escalated || got.Escalation == nil {
+		t.Fatalf("the task is %s, not escalated", got.State)
+	}
+	if want := "the proposed diff does not apply: applying needs a git work tree"; got.Escalation.Reason != want {
+		t.Fatalf("escalation reason %q, want %q", got.Escalation.Reason, want)
+	}
+}
+
+// logRecorder keeps the message and the effect of every log record.
+type logRecorder struct {
+	mu   sync.Mutex
+	logs []string
+}
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "effect" {
+			line += ": " + a.Value.String()
+		}
+		return true
+	})
+	h.mu.Lock()
+	h.logs = append(h.logs, line)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *logRecorder) count(line string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, l := range h.logs {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAfterCloseNoEffectIsStarted(t *testing.T) {
+	t.Parallel()
+	b := openCore(t)
+	logs := &logRecorder{}
+	d := open(t, notGit(t), slog.New(logs))
+	d.Bind(b.rt)
+	tk, mk := b.proposing()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, e := range []core.Effect{
+		mk,
+		core.ApplyProposal{TaskID: tk.ID, RunID: mk.RunID},
+		core.DiscardProposal{TaskID: tk.ID},
+		core.RunVerify{TaskID: tk.ID, Attempt: tk.Attempt, RunID: "R-1"},
+	} {
+		d.Perform(e)
+	}
+	// Closed again: safe, and it would wait for anything started.
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, name := range []string{"diff " + tk.ID, "apply " + tk.ID, "discard " + tk.ID, "verify R-1"} {
+		if n := logs.count("not started: wilco is stopping: " + name); n != 1 {
+			t.Errorf("%q: told %d times that it was not started, want once", name, n)
+		}
+	}
+	// Had the diff been made, its failure would have reached the core.
+	if got := b.task(tk.ID); len(got.Failures) != 0 || got.State != core.Running || got.Milestone != core.MilestoneProposing {
+		t.Fatalf("the core heard from an effect after Close: %s (%s), failures %+v", got.State, got.Milestone, got.Failures)
+	}
+}

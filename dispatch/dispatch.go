@@ -207,27 +207,28 @@ func (d *Dispatcher) delivered() <-chan struct{} {
 	return done
 }
 
+// take empties the outbox and returns what it held.
+func (d *Dispatcher) take() []outgoing {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	batch := d.outbox
+	d.outbox = nil
+	return batch
+}
+
 // deliverLoop hands the queued messages to the exec adapter, recording a
 // task's baseline before its first send.
 func (d *Dispatcher) deliverLoop() {
 	for {
 		select {
 		case <-d.ctx.Done():
-			d.mu.Lock()
-			left := d.outbox
-			d.outbox = nil
-			d.mu.Unlock()
-			for _, o := range left {
+			for _, o := range d.take() {
 				d.dropped(o)
 			}
 			return
 		case <-d.wake:
 		}
-		d.mu.Lock()
-		batch := d.outbox
-		d.outbox = nil
-		d.mu.Unlock()
-		for _, o := range batch {
+		for _, o := range d.take() {
 			switch m := o.msg; {
 			case o.done != nil:
 				close(o.done)

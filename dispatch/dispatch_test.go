@@ -464,6 +464,27 @@ func (b *coreBundle) applying() (core.Task, core.ApplyProposal) {
 	return b.task(tk.ID), ap
 }
 
+// bound opens a running core and a dispatcher on dir reporting to it.
+func bound(t *testing.T, dir string) (*coreBundle, *Dispatcher) {
+	t.Helper()
+	b := openCore(t)
+	d := open(t, dir)
+	d.Bind(b.rt)
+	return b, d
+}
+
+// dryRunDiff writes, as the diff of a dry run's run, what setting file to
+// content would change, and leaves the working tree as it was.
+func dryRunDiff(t *testing.T, d *Dispatcher, dir, runID, file, content string) {
+	t.Helper()
+	write(t, dir, file, content)
+	diff := runGit(t, dir, "diff")
+	runGit(t, dir, "checkout", "--", file)
+	if err := writeFile(d.DiffPath(runID), []byte(diff)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // settle waits for the effects the dispatcher started, and so for their
 // reports to the core.
 func settle(t *testing.T, d *Dispatcher) {
@@ -473,9 +494,7 @@ func settle(t *testing.T, d *Dispatcher) {
 
 func TestADryRunOutsideAGitWorkTreeFailsItsAttemptForWantOfADiff(t *testing.T) {
 	t.Parallel()
-	b := openCore(t)
-	d := open(t, notGit(t))
-	d.Bind(b.rt)
+	b, d := bound(t, notGit(t))
 	tk, mk := b.proposing()
 
 	d.Perform(mk)
@@ -499,9 +518,7 @@ func TestADryRunOutsideAGitWorkTreeFailsItsAttemptForWantOfADiff(t *testing.T) {
 
 func TestApplyingAProposalWhoseDiffIsGoneEscalatesTheTask(t *testing.T) {
 	t.Parallel()
-	b := openCore(t)
-	d := open(t, notGit(t))
-	d.Bind(b.rt)
+	b, d := bound(t, notGit(t))
 	tk, ap := b.applying()
 
 	d.Perform(ap)
@@ -524,12 +541,7 @@ func TestVerifyingAnAppliedDryRunListsWhatItsDiffChangedNotWhatWasAlreadyDirty(t
 	d.Bind(b.rt)
 	tk, ap := b.applying()
 	// The dry run's diff, made in its worktree: flag.go changed.
-	write(t, dir, "flag.go", "package flag\n")
-	diff := runGit(t, dir, "diff")
-	runGit(t, dir, "checkout", "--", "flag.go")
-	if err := writeFile(d.DiffPath(ap.RunID), []byte(diff)); err != nil {
-		t.Fatal(err)
-	}
+	dryRunDiff(t, d, dir, ap.RunID, "flag.go", "package flag\n")
 	// Meanwhile the user edits another file.
 	write(t, dir, "dirty.txt", "the user's edit\n")
 
@@ -548,12 +560,7 @@ func TestAnApplyCutShortByShutdownIsNotReportedAsAFailure(t *testing.T) {
 	b := openCore(t)
 	d.Bind(b.rt)
 	tk, ap := b.applying()
-	write(t, dir, "flag.go", "package flag\n")
-	diff := runGit(t, dir, "diff")
-	runGit(t, dir, "checkout", "--", "flag.go")
-	if err := writeFile(d.DiffPath(ap.RunID), []byte(diff)); err != nil {
-		t.Fatal(err)
-	}
+	dryRunDiff(t, d, dir, ap.RunID, "flag.go", "package flag\n")
 	// wilco is stopping: the git it runs is killed.
 	d.cancel()
 
@@ -572,9 +579,7 @@ func TestAnApplyCutShortByShutdownIsNotReportedAsAFailure(t *testing.T) {
 
 func TestApplyingAProposalOutsideAGitWorkTreeEscalatesTheTask(t *testing.T) {
 	t.Parallel()
-	b := openCore(t)
-	d := open(t, notGit(t))
-	d.Bind(b.rt)
+	b, d := bound(t, notGit(t))
 	tk, ap := b.applying()
 	// The diff is there: what is missing is the work tree.
 	if err := writeFile(d.DiffPath(ap.RunID), []byte("diff --git a/flag.go b/flag.go\n")); err != nil {

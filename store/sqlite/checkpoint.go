@@ -133,6 +133,13 @@ func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 	defer func() {
 		release()
 		c.step("release")
+		// What was counted until now is copied: the next checkpoint is
+		// due a threshold after the WAL restarts, not at once.
+		c.pending.Store(0)
+		select {
+		case <-c.kick:
+		default:
+		}
 	}()
 	return c.pass()
 }

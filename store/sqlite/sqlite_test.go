@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -287,28 +289,54 @@ func TestWALIsCheckpointedInTheBackground(t *testing.T) {
 // checkpoint holds the writer for a last pass, and the WAL restarts.
 //
 // How large the WAL gets before that depends on how fast this machine
-// syncs while the writer goes on, so the test counts restarts (a
-// checkpoint that finds a shorter WAL than the one before it) rather than
+// syncs while the writer goes on, so the test counts restarts rather than
 // bounding the file's size.
 func TestWALRestartsUnderASteadyStreamOfCommits(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "wilco.db")
 	const threshold = 256 << 10
 	s := openAt(t, path, sqlite.WithCheckpointBytes(threshold), sqlite.WithWALRestartBytes(2<<20))
-	var checkpoints, restarts, last atomic.Int64
-	s.OnCheckpoint(func(logFrames, _ int, err error) {
-		if err != nil {
-			return
-		}
-		checkpoints.Add(1)
-		if int64(logFrames) < last.Swap(int64(logFrames)) {
-			restarts.Add(1)
+	var checkpoints atomic.Int64
+	s.OnCheckpoint(func(_, _ int, err error) {
+		if err == nil {
+			checkpoints.Add(1)
 		}
 	})
-	// About 40 MB of events, committed back to back: the checkpointer
-	// never finds the writer idle for long.
+	written := commitSteadily(t, s, 40<<20)
+	if checkpoints.Load() < 10 {
+		t.Fatalf("only %d checkpoints for %d MB", checkpoints.Load(), written>>20)
+	}
+	restarts := walRestarts(t, path)
+	if restarts == 0 {
+		t.Fatalf("%d checkpoints while %d MB were committed (restart past 2 MB), and the WAL never restarted", checkpoints.Load(), written>>20)
+	}
+	t.Logf("%d checkpoints, %d restarts for %d MB", checkpoints.Load(), restarts, written>>20)
+}
+
+// walRestarts reads how many times the WAL of the database at path
+// started over: its header's checkpoint sequence number, which SQLite
+// counts up at each restart (and writes with the first frame after it).
+func walRestarts(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var hdr [16]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		t.Fatalf("the WAL's header: %v", err)
+	}
+	return int(binary.BigEndian.Uint32(hdr[12:16]))
+}
+
+// commitSteadily commits about n bytes of events back to back, in batches
+// of 50: the checkpointer never finds the writer idle for long. It returns
+// how many bytes it committed.
+func commitSteadily(t *testing.T, s *sqlite.Store, n int) int {
+	t.Helper()
 	seq, written := uint64(0), 0
-	for written < 40<<20 {
+	for written < n {
 		var evs []store.Event
 		for range 50 {
 			seq++
@@ -319,13 +347,49 @@ func TestWALRestartsUnderASteadyStreamOfCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if checkpoints.Load() < 10 {
-		t.Fatalf("only %d checkpoints for %d MB", checkpoints.Load(), written>>20)
+	return written
+}
+
+// Holding the writer off stalls every commit, so it is done only for a
+// WAL past the restart size. The commits counted while a checkpoint held
+// the writer must not start another checkpoint at once: that one would
+// find the WAL not restarted yet (the first commit after the release
+// restarts it), decide to hold, and by then hold the writer for a WAL of a
+// few frames.
+func TestTheWriterIsHeldOnlyForAWALPastTheRestartSize(t *testing.T) {
+	t.Parallel()
+	const restartBytes, pageSize = 2 << 20, 4096
+	s := openAt(t, filepath.Join(t.TempDir(), "wilco.db"), sqlite.WithCheckpointBytes(256<<10), sqlite.WithWALRestartBytes(restartBytes))
+	var mu sync.Mutex
+	held := false
+	var heldFor []int // the WAL's size, in frames, at each hold
+	s.OnCheckpointStep(func(step string) {
+		if step == "hold" {
+			mu.Lock()
+			held = true
+			mu.Unlock()
+		}
+	})
+	s.OnCheckpoint(func(logFrames, _ int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if held && err == nil {
+			heldFor = append(heldFor, logFrames)
+		}
+		held = false
+	})
+	commitSteadily(t, s, 40<<20)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heldFor) == 0 {
+		t.Fatal("the writer was never held: the WAL never passed the restart size")
 	}
-	if restarts.Load() == 0 {
-		t.Fatalf("%d checkpoints while %d MB were committed (restart past 2 MB), and the WAL never restarted", checkpoints.Load(), written>>20)
+	for i, n := range heldFor {
+		if n*pageSize < restartBytes {
+			t.Fatalf("hold %d of %d was for a WAL of %d frames, under the restart size (%d frames); all: %v", i+1, len(heldFor), n, restartBytes/pageSize, heldFor)
+		}
 	}
-	t.Logf("%d checkpoints, %d restarts for %d MB", checkpoints.Load(), restarts.Load(), written>>20)
+	t.Logf("%d holds", len(heldFor))
 }
 
 // The pass that holds the writer off must be short: the database file was

@@ -84,6 +84,10 @@ type Daemon struct {
 	execAgents map[string]config.Agent
 	addrFile   string
 
+	// fresh holds the connections that have not sent a request yet: at
+	// shutdown they are closed, where net/http would wait 5 s for each
+	// (a browser opens such connections ahead of its requests).
+	fresh     sync.Map // net.Conn → struct{}
 	served    chan struct{}
 	serveErr  error
 	closeOnce sync.Once
@@ -262,6 +266,13 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		ReadTimeout: time.Minute,
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState: func(c net.Conn, state http.ConnState) {
+			if state == http.StateNew {
+				d.fresh.Store(c, struct{}{})
+			} else {
+				d.fresh.Delete(c)
+			}
+		},
 	}
 	go func() {
 		defer close(d.served)
@@ -319,6 +330,14 @@ func (d *Daemon) Close() error {
 		var errs []error
 		d.Server.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		d.http.RegisterOnShutdown(func() {
+			// The listeners are closed: a connection that has not sent a
+			// request will not have one served.
+			d.fresh.Range(func(c, _ any) bool {
+				_ = c.(net.Conn).Close()
+				return true
+			})
+		})
 		if err := d.http.Shutdown(ctx); err != nil {
 			d.log.Warn("requests still running at shutdown were cut", "err", err)
 			_ = d.http.Close()

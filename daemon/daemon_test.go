@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -281,6 +283,38 @@ func TestOperationKilledOnCloseIsRecorded(t *testing.T) {
 	op = waitOperation(t, d2, id, func(op map[string]any) bool { return op["finished_at"] != nil })
 	if op["state"] != "failed" || op["exit_code"] != -1.0 || !strings.Contains(op["output"].(string), "killed") {
 		t.Fatalf("operation %v", op)
+	}
+}
+
+// A connection that never sent a request (a browser opens some ahead of
+// its requests) does not hold up the stop: net/http's Shutdown would wait
+// until it is 5 s old.
+func TestCloseDoesNotWaitForAConnectionThatSentNoRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := Start(context.Background(), b.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", d.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The server has the connection once it answers on another one.
+	if status, _ := call(t, d, "GET", "/v1/health", "", nil); status == 0 {
+		t.Fatal("no answer")
+	}
+	start := time.Now()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= 4*time.Second {
+		t.Fatalf("Close took %s: it waited for the connection that sent nothing", took)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := conn.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection is still open after Close (read %d, %v)", n, err)
 	}
 }
 

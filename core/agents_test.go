@@ -87,3 +87,22 @@ func TestTimersIgnoredWhenStale(t *testing.T) {
 	}
 	b.ok(b.c.Fire(at, "M-404"))
 }
+
+func TestAnAgentIsFoundByItsTokenHashAndOnlyByItsCurrentOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("a", "mailbox", "go")
+	b.agent("b", "mailbox", "go")
+	b.agent("c", "mailbox", "go") // no token
+	b.ok(b.c.SetAgentToken(b.now, "a", "hash-a1"))
+	b.ok(b.c.SetAgentToken(b.now, "b", "hash-b"))
+	b.ok(b.c.SetAgentToken(b.now, "a", "hash-a2")) // a new token replaces the old one
+	for hash, want := range map[string]string{"hash-a2": "a", "hash-b": "b", "hash-a1": "", "": "", "unknown": ""} {
+		got, ok := b.c.AgentWithToken(hash)
+		if got != want || ok != (want != "") {
+			t.Errorf("AgentWithToken(%q) = %q, %v; want %q", hash, got, ok, want)
+		}
+	}
+	b.refused(b.c.SetAgentToken(b.now, "c", ""), Invalid)
+	b.refused(b.c.SetAgentToken(b.now, "zed", "hash-z"), NotFound)
+}

@@ -318,6 +318,21 @@ func (s *State) Agent(name string) (Agent, bool) {
 	return *a, true
 }
 
+// AgentWithToken returns the name of the agent whose token hash is hash.
+// It copies nothing: the server looks an agent's token up on every request
+// the agent makes.
+func (s *State) AgentWithToken(hash string) (string, bool) {
+	if hash == "" {
+		return "", false
+	}
+	for name, a := range s.agents {
+		if a.TokenHash == hash {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // Agents returns copies of every agent, by name.
 func (s *State) Agents() []Agent {
 	out := make([]Agent, 0, len(s.agents))

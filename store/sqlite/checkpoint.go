@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -31,7 +32,9 @@ import (
 // complete, so that the next commit starts the WAL over. Holding the writer
 // costs the commits of that moment the pass's two fsyncs, so it is not done
 // at every checkpoint: an idle moment restarts the WAL for free, and only a
-// steady stream of commits needs the second pass.
+// steady stream of commits needs the second pass. Nor is it done when the
+// WAL restarted on its own since the checkpoint began (a pass caught up
+// and a commit began after it): the WAL's header counts restarts.
 //
 // Those fsyncs are kept short. SQLite syncs the database file only at the
 // end of a complete pass, and under a steady stream of commits no pass but
@@ -64,7 +67,8 @@ type checkpointer struct {
 	// of them are now in the database, and the error.
 	onCheckpoint func(logFrames, checkpointed int, err error)
 	// onStep, when set (by tests, before the first commit), is called with
-	// each step of a checkpoint: "pass", "sync", "hold" and "release".
+	// each step of a checkpoint: "pass", "sync", "hold" (the writer is
+	// held, for the next pass) and "release".
 	onStep func(step string)
 }
 
@@ -114,9 +118,16 @@ func (c *checkpointer) run() {
 
 // checkpoint copies the WAL into the database (see checkpointer).
 func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
+	// Read before the first pass: a restart from here on means the WAL
+	// started over without a hold.
+	restarts, known := c.walRestarts()
 	logFrames, checkpointed, err = c.pass()
 	if err != nil || logFrames <= c.restartFrames {
 		return logFrames, checkpointed, err
+	}
+	restarted := func() bool {
+		n, ok := c.walRestarts()
+		return known && ok && n != restarts
 	}
 	// Even a pass that copied everything it saw does not do: a commit that
 	// began during it wrote past it, and the WAL restarts only at a commit
@@ -125,11 +136,18 @@ func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 	if err := c.syncDB(); err != nil {
 		return logFrames, checkpointed, err
 	}
-	if logFrames, checkpointed, err = c.pass(); err != nil {
+	if logFrames, checkpointed, err = c.pass(); err != nil || restarted() {
 		return logFrames, checkpointed, err
 	}
-	c.step("hold")
 	release := c.hold()
+	// A pass that caught up, and a commit that began after it, restart
+	// the WAL without a hold; no commit runs now, so the WAL's header
+	// tells.
+	if restarted() {
+		release()
+		return logFrames, checkpointed, nil
+	}
+	c.step("hold")
 	defer func() {
 		release()
 		c.step("release")
@@ -142,6 +160,23 @@ func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 		}
 	}()
 	return c.pass()
+}
+
+// walRestarts reads how many times the WAL started over: the checkpoint
+// sequence number in its header, which SQLite counts up at each restart
+// and writes with the first frame after it. ok is false when the WAL
+// cannot be read (it is then taken as not restarted).
+func (c *checkpointer) walRestarts() (n uint32, ok bool) {
+	f, err := os.Open(c.path + "-wal")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var hdr [16]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(hdr[12:16]), true
 }
 
 // syncDB flushes the database file's written pages to the disk.

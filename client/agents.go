@@ -26,11 +26,7 @@ func (c *Client) Agent(ctx context.Context, name string) (*Agent, error) {
 // CreateAgent registers an agent and returns it with its token:
 // POST /v1/agents.
 func (c *Client) CreateAgent(ctx context.Context, spec AgentSpec) (*CreatedAgent, error) {
-	var out CreatedAgent
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/agents", body: spec}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[CreatedAgent](ctx, c, request{method: http.MethodPost, path: "/v1/agents", body: spec})
 }
 
 // RotateAgentToken gives an agent a new token; the old one stops working:

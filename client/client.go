@@ -248,6 +248,15 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// one performs a request whose answer is one T.
+func one[T any](ctx context.Context, c *Client, r request) (*T, error) {
+	var out T
+	if _, err := c.call(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // call performs the request and decodes a JSON answer into out (nil: the
 // body is discarded). It returns the status code.
 func (c *Client) call(ctx context.Context, r request, out any) (int, error) {
@@ -303,11 +312,7 @@ type Health struct {
 
 // Health calls GET /healthz, which needs no token.
 func (c *Client) Health(ctx context.Context) (*Health, error) {
-	var out Health
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/healthz"}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Health](ctx, c, request{method: http.MethodGet, path: "/healthz"})
 }
 
 // seg escapes one path segment.

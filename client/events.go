@@ -37,11 +37,7 @@ func (q EventQuery) values(follow bool) url.Values {
 // Events returns one page of stored events after q.After:
 // GET /v1/events?follow=false&after=&limit=.
 func (c *Client) Events(ctx context.Context, q EventQuery) (*EventPage, error) {
-	var out EventPage
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/events", query: q.values(false)}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[EventPage](ctx, c, request{method: http.MethodGet, path: "/v1/events", query: q.values(false)})
 }
 
 // EachEvent hands every stored event after q.After to fn, in order, a page

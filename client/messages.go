@@ -8,42 +8,26 @@ import (
 
 // Send sends a message to an agent: POST /v1/messages.
 func (c *Client) Send(ctx context.Context, m MessageRequest) (*Message, error) {
-	var out Message
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/messages", body: m}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Message](ctx, c, request{method: http.MethodPost, path: "/v1/messages", body: m})
 }
 
 // Message returns one message and where its delivery stands:
 // GET /v1/messages/{id}.
 func (c *Client) Message(ctx context.Context, id string) (*Message, error) {
-	var out Message
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/messages/" + seg(id)}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Message](ctx, c, request{method: http.MethodGet, path: "/v1/messages/" + seg(id)})
 }
 
 // Instruct queues an instruction, resent once per dispatch cycle until it
 // is acknowledged or runs out of retries: POST /v1/instructions.
 // Instructions may be sent more than once: they must be idempotent.
 func (c *Client) Instruct(ctx context.Context, in InstructionRequest) (*Instruction, error) {
-	var out Instruction
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/instructions", body: in}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Instruction](ctx, c, request{method: http.MethodPost, path: "/v1/instructions", body: in})
 }
 
 // Acknowledge acknowledges an instruction on the caller's behalf:
 // POST /v1/instructions/{id}/ack.
 func (c *Client) Acknowledge(ctx context.Context, id string) (*Instruction, error) {
-	var out Instruction
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/instructions/" + seg(id) + "/ack", body: struct{}{}}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Instruction](ctx, c, request{method: http.MethodPost, path: "/v1/instructions/" + seg(id) + "/ack", body: struct{}{}})
 }
 
 // Instructions lists the instructions f selects:
@@ -64,11 +48,7 @@ func (c *Client) Instructions(ctx context.Context, f InstructionFilter) ([]Instr
 
 // Instruction returns one instruction: GET /v1/instructions/{id}.
 func (c *Client) Instruction(ctx context.Context, id string) (*Instruction, error) {
-	var out Instruction
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/instructions/" + seg(id)}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Instruction](ctx, c, request{method: http.MethodGet, path: "/v1/instructions/" + seg(id)})
 }
 
 // Messages lists messages, instructions included: GET /v1/messages (an
@@ -90,14 +70,10 @@ func (c *Client) Messages(ctx context.Context, f MessageFilter) ([]Message, erro
 // CancelMessage cancels an open message: POST /v1/messages/{id}/cancel (an
 // extra of this server).
 func (c *Client) CancelMessage(ctx context.Context, id, reason string) (*Message, error) {
-	var out Message
 	body := struct {
 		Reason string `json:"reason,omitempty"`
 	}{reason}
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/messages/" + seg(id) + "/cancel", body: body}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Message](ctx, c, request{method: http.MethodPost, path: "/v1/messages/" + seg(id) + "/cancel", body: body})
 }
 
 // ClarifyMessage answers the questions an agent asked about a delegation:
@@ -106,12 +82,8 @@ func (c *Client) ClarifyMessage(ctx context.Context, id string, answers []string
 	if answers == nil {
 		answers = []string{}
 	}
-	var out Message
 	body := struct {
 		Answers []string `json:"answers"`
 	}{answers}
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/messages/" + seg(id) + "/clarify", body: body}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Message](ctx, c, request{method: http.MethodPost, path: "/v1/messages/" + seg(id) + "/clarify", body: body})
 }

@@ -9,11 +9,7 @@ import (
 
 // Submit queues a task: POST /v1/tasks.
 func (c *Client) Submit(ctx context.Context, t TaskRequest) (*Task, error) {
-	var out Task
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/tasks", body: t}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Task](ctx, c, request{method: http.MethodPost, path: "/v1/tasks", body: t})
 }
 
 // Tasks lists the tasks, of one state if state is not empty:
@@ -33,11 +29,7 @@ func (c *Client) Tasks(ctx context.Context, state string) ([]Task, error) {
 // Task returns one task: GET /v1/tasks/{id}. A queued task that was
 // cancelled is not found.
 func (c *Client) Task(ctx context.Context, id string) (*Task, error) {
-	var out Task
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/tasks/" + seg(id)}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Task](ctx, c, request{method: http.MethodGet, path: "/v1/tasks/" + seg(id)})
 }
 
 // Queue lists the queued tasks, position 1 first: GET /v1/queue.
@@ -123,20 +115,12 @@ func (c *Client) RunLog(ctx context.Context, runID string) (string, error) {
 
 // SubmitPlan submits a plan of tasks with dependencies: POST /v1/plans.
 func (c *Client) SubmitPlan(ctx context.Context, p PlanRequest) (*Plan, error) {
-	var out Plan
-	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/plans", body: p}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Plan](ctx, c, request{method: http.MethodPost, path: "/v1/plans", body: p})
 }
 
 // Plan returns a plan, its tasks and its retry summary: GET /v1/plans/{id}.
 func (c *Client) Plan(ctx context.Context, id string) (*Plan, error) {
-	var out Plan
-	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/plans/" + seg(id)}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return one[Plan](ctx, c, request{method: http.MethodGet, path: "/v1/plans/" + seg(id)})
 }
 
 // Stats is GET /v1/stats: seed 002's retry summary over every task, the

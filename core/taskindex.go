@@ -91,7 +91,11 @@ func (x *taskIndex) key(e *taskEntry) string {
 // find returns the task's entry, nil when it has none. The pointer is
 // valid until the next add.
 func (x *taskIndex) find(task string) *taskEntry {
-	h := x.hash(task)
+	return x.findHashed(task, x.hash(task))
+}
+
+// findHashed is find for a task id whose hash is h.
+func (x *taskIndex) findHashed(task string, h uint64) *taskEntry {
 	for i := x.heads[h]; i != 0; {
 		e := &x.tasks[i-1]
 		if e.keyLen == uint32(len(task)) && string(x.keys[e.keyOff:e.keyOff+e.keyLen]) == task {
@@ -104,10 +108,10 @@ func (x *taskIndex) find(task string) *taskEntry {
 
 // entry returns the task's entry, adding one when it has none.
 func (x *taskIndex) entry(task string) *taskEntry {
-	if e := x.find(task); e != nil {
+	h := x.hash(task)
+	if e := x.findHashed(task, h); e != nil {
 		return e
 	}
-	h := x.hash(task)
 	x.tasks = append(x.tasks, taskEntry{keyOff: uint32(len(x.keys)), keyLen: uint32(len(task)), next: x.heads[h]})
 	x.keys = append(x.keys, task...)
 	x.heads[h] = uint32(len(x.tasks))

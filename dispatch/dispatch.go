@@ -18,6 +18,7 @@ import (
 	"time"
 
 	execadapter "wilco/adapter/exec"
+	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/verify"
@@ -294,9 +295,13 @@ func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
 	for _, f := range files {
 		base[f.Path] = d.contentHash(f.Path)
 	}
+	path := d.baselinePath(task)
 	b, err := json.Marshal(base)
 	if err == nil {
-		err = writeFileAtomic(d.baselinePath(task), b)
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = atomicfile.WriteFile(path, b, 0o644)
 	}
 	if err != nil {
 		d.log.Warn("keeping the task's baseline failed; its summary will list every change", "task", task, "err", err)
@@ -491,29 +496,6 @@ func writeFile(path string, b []byte) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
-}
-
-// writeFileAtomic writes a file whole or not at all: a crash leaves the
-// old one or the new one.
-func writeFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
 }
 
 // Reply is the exec adapter's report of an agent's answer.

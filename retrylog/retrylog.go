@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/store"
 )
@@ -329,9 +330,5 @@ func prune(path string, cutoff time.Time, stamp func(string) (time.Time, bool)) 
 	if dropped == 0 {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, kept.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, kept.Bytes(), 0o644)
 }

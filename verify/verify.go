@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/workspace"
 )
@@ -450,8 +451,5 @@ func writeResult(runDir string, res Result, start time.Time) {
 	if err != nil {
 		return
 	}
-	tmp := filepath.Join(runDir, ResultName+".tmp")
-	if os.WriteFile(tmp, append(b, '\n'), 0o644) == nil {
-		_ = os.Rename(tmp, filepath.Join(runDir, ResultName))
-	}
+	_ = atomicfile.WriteFile(filepath.Join(runDir, ResultName), append(b, '\n'), 0o644)
 }

@@ -297,7 +297,6 @@ func (c *cli) printJSON(v any) int {
 	return exitOK
 }
 
-// table starts a table on stdout.
 // printList prints what a listing verb got: the API JSON {key: items}, a
 // line on stderr when there is nothing, or a table of header and one row
 // per item.
@@ -318,6 +317,7 @@ func printList[T any](c *cli, asJSON bool, key string, items []T, empty, header 
 	return exitOK
 }
 
+// table starts a table on stdout.
 func (c *cli) table() *tabwriter.Writer {
 	return tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 }

@@ -120,13 +120,13 @@ func (c *checkpointer) run() {
 func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 	// Read before the first pass: a restart from here on means the WAL
 	// started over without a hold.
-	restarts, known := c.walRestarts()
+	restarts, known := walRestarts(c.path)
 	logFrames, checkpointed, err = c.pass()
 	if err != nil || logFrames <= c.restartFrames {
 		return logFrames, checkpointed, err
 	}
 	restarted := func() bool {
-		n, ok := c.walRestarts()
+		n, ok := walRestarts(c.path)
 		return known && ok && n != restarts
 	}
 	// Even a pass that copied everything it saw does not do: a commit that
@@ -162,12 +162,13 @@ func (c *checkpointer) checkpoint() (logFrames, checkpointed int, err error) {
 	return c.pass()
 }
 
-// walRestarts reads how many times the WAL started over: the checkpoint
-// sequence number in its header, which SQLite counts up at each restart
-// and writes with the first frame after it. ok is false when the WAL
-// cannot be read (it is then taken as not restarted).
-func (c *checkpointer) walRestarts() (n uint32, ok bool) {
-	f, err := os.Open(c.path + "-wal")
+// walRestarts reads how many times the WAL of the database at path started
+// over: the checkpoint sequence number in its header, which SQLite counts
+// up at each restart and writes with the first frame after it. ok is false
+// when the WAL cannot be read (a checkpoint then takes it as not
+// restarted).
+func walRestarts(path string) (n uint32, ok bool) {
+	f, err := os.Open(path + "-wal")
 	if err != nil {
 		return 0, false
 	}

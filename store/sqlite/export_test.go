@@ -49,6 +49,10 @@ func (s *Store) OnCheckpoint(f func(logFrames, checkpointed int, err error)) {
 	s.ckpt.onCheckpoint = f
 }
 
+// WALRestarts reads how many times the WAL of the database at path started
+// over, from the WAL's header.
+func WALRestarts(path string) (uint32, bool) { return walRestarts(path) }
+
 // OnCheckpointStep registers f to be called with each step of a background
 // checkpoint ("pass", "sync", "hold", "release"). Call it before the first
 // Commit.

@@ -124,8 +124,6 @@ func (s *Store) queryEvents(ctx context.Context, query string, args ...any) ([]s
 	return evs, rows.Err()
 }
 
-// Records returns the records of one kind, with one state unless state is
-// "", ordered by ID.
 // RecordCount is how many records Load would hand over now (a count of
 // the records' key index: milliseconds for a million).
 func (s *Store) RecordCount(ctx context.Context) (int, error) {
@@ -139,6 +137,8 @@ func (s *Store) RecordCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// Records returns the records of one kind, with one state unless state is
+// "", ordered by ID.
 func (s *Store) Records(ctx context.Context, kind, state string) ([]store.Record, error) {
 	if s.closed.Load() {
 		return nil, fmt.Errorf("sqlite: records: %w", store.ErrClosed)

@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,20 +312,14 @@ func TestWALRestartsUnderASteadyStreamOfCommits(t *testing.T) {
 }
 
 // walRestarts reads how many times the WAL of the database at path
-// started over: its header's checkpoint sequence number, which SQLite
-// counts up at each restart (and writes with the first frame after it).
+// started over.
 func walRestarts(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path + "-wal")
-	if err != nil {
-		t.Fatal(err)
+	n, ok := sqlite.WALRestarts(path)
+	if !ok {
+		t.Fatalf("the WAL of %s has no header to read", path)
 	}
-	defer f.Close()
-	var hdr [16]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		t.Fatalf("the WAL's header: %v", err)
-	}
-	return int(binary.BigEndian.Uint32(hdr[12:16]))
+	return int(n)
 }
 
 // commitSteadily commits about n bytes of events back to back, in batches

@@ -48,11 +48,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	var bad string
+	if err := o.Validate(); err != nil {
+		bad = err.Error()
+	}
 	switch {
+	case bad != "":
 	case *open < 0:
-		bad = fmt.Sprintf("--open must be positive, got %d", *open)
+		bad = fmt.Sprintf("--open must not be negative, got %d", *open)
 	case *tasks < 0:
-		bad = fmt.Sprintf("--tasks must be positive, got %d", *tasks)
+		bad = fmt.Sprintf("--tasks must not be negative, got %d", *tasks)
 	case *statusRuns <= 0:
 		bad = fmt.Sprintf("--status-runs must be positive, got %d", *statusRuns)
 	case *open > 0 && *tasks > 0:

@@ -61,9 +61,10 @@ func TestRunUsage(t *testing.T) {
 		{"logs with argument", []string{"logs", "T-1"}, exitUsage, "", "too many arguments"},
 		{"demo with an argument", []string{"demo", "x"}, exitUsage, "", "unexpected argument"},
 		{"bench with an argument", []string{"bench", "x"}, exitUsage, "", "unexpected argument"},
-		{"bench bad value", []string{"bench", "--deliveries", "0"}, exitFailure, "", "--deliveries must be positive"},
-		{"bench negative open", []string{"bench", "--open", "-5"}, exitUsage, "", "--open must be positive, got -5"},
-		{"bench negative tasks", []string{"bench", "--tasks", "-1"}, exitUsage, "", "--tasks must be positive, got -1"},
+		{"bench bad value", []string{"bench", "--deliveries", "0"}, exitUsage, "", "--deliveries must be positive"},
+		{"bench probability out of range", []string{"bench", "--ack-prob", "2"}, exitUsage, "", "--ack-prob must be within 0..1, got 2"},
+		{"bench negative open", []string{"bench", "--open", "-5"}, exitUsage, "", "--open must not be negative, got -5"},
+		{"bench negative tasks", []string{"bench", "--tasks", "-1"}, exitUsage, "", "--tasks must not be negative, got -1"},
 		{"bench no status runs", []string{"bench", "--tasks", "3", "--status-runs", "0"}, exitUsage, "", "--status-runs must be positive, got 0"},
 		{"bench open and tasks", []string{"bench", "--open", "5", "--tasks", "5"}, exitUsage, "", "--open and --tasks are two different measurements"},
 	} {

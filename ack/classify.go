@@ -8,7 +8,7 @@ import (
 // MessageType says whether a message needs an ACK.
 type MessageType string
 
-// The two message types of seed 001.
+// The two message types of the ACK protocol.
 const (
 	Delegation   MessageType = "task_delegation" // needs an ACK
 	Conversation MessageType = "conversation"    // the reply is the acknowledgment
@@ -17,7 +17,7 @@ const (
 // The markers Classify reports in Classification.Reasons, in this order.
 const (
 	ReasonTaskID             = "task id"                        // "## Task: GH-42-feature", "Task ID: T-3", "task_id: T-3"
-	ReasonTaskAssignment     = "task-assignment JSON"           // {"type": "task-assignment", …} (seed 001)
+	ReasonTaskAssignment     = "task-assignment JSON"           // {"type": "task-assignment", …}
 	ReasonAckRequest         = "acknowledgment request"         // "ACKNOWLEDGMENT REQUIRED: Reply with [ACK] …", as Teach writes
 	ReasonAcceptanceCriteria = "acceptance criteria section"    // "## Acceptance Criteria", "Acceptance criteria:"
 	ReasonGitWorkflow        = "git workflow section"           // "## Git Workflow", "Branch: …", "Pull request:"
@@ -72,14 +72,13 @@ var (
 	placeholder = regexp.MustCompile(`(?:^|[^A-Za-z0-9_$%{])(?:\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}|\{[A-Za-z0-9](?:[A-Za-z0-9 _.,/'-]{0,60}[A-Za-z0-9_'])?\})`)
 	// inlineCode is a `code span`.
 	inlineCode = regexp.MustCompile("`[^`]*`")
-	// assignment is seed 001's JSON task-assignment, with its task_id.
+	// assignment is the JSON task-assignment, with its task_id.
 	assignment   = regexp.MustCompile(`"type"\s*:\s*"task-assignment"`)
 	jsonTaskID   = regexp.MustCompile(`"task_id"\s*:\s*"([A-Za-z0-9._:-]{1,64})"`)
 	ackRequestID = regexp.MustCompile(`\[ACK\]\s+([A-Za-z0-9._:{}-]+)`)
 )
 
-// Classify tells a task delegation from a conversation (seed 001, "How to
-// Identify Task Delegations"). A message is a Delegation when it has any of:
+// Classify tells a task delegation from a conversation. A message is a Delegation when it has any of:
 // a task id ("## Task: GH-42-feature", "Task ID: T-3", "task_id: T-3", a JSON
 // task-assignment), an ACK request block, an Acceptance Criteria, Git
 // Workflow, Verification Commands or Required Output Format section (a

@@ -1,5 +1,5 @@
-// Package ack is wilco's acknowledgment language (seed 001, and seed 003's
-// operation replies): it parses what agents write back, formats what they
+// Package ack is wilco's acknowledgment language (the ACK protocol, and the
+// replies to pre-operation requests): it parses what agents write back, formats what they
 // should write, tells a task delegation from a conversation, teaches the
 // protocol to agents that never heard of it, and checks that an ACK's
 // Understanding covers the task.
@@ -12,7 +12,7 @@
 // Parse reads any text an agent wrote and returns one Reply, whose Kind says
 // what it was taken to mean. It knows two families of forms.
 //
-// The text ACK of seed 001:
+// The text ACK:
 //
 //	[ACK] GH-4-xls-implementation - CLARIFICATION_NEEDED
 //	Understanding: Implement xls CLI directory browser
@@ -45,7 +45,7 @@
 //     several [ACK] lines Parse takes the first (ParseAll returns them all).
 //
 // Parse is strict on the task id. The id is the token right after [ACK]: the
-// characters A-Z a-z 0-9 . _ : - (CONTRACT §4), at most 64, starting with a
+// characters A-Z a-z 0-9 . _ : -, at most 64, starting with a
 // letter or a digit, with surrounding markdown ("`T-3`", "**T-3**", "_T-3_")
 // removed and trailing '.' and ':' stripped ("T-3:" is T-3). Anything else —
 // a missing id, an id running into another character ("T-3/4",
@@ -55,7 +55,7 @@
 // Reply.For compares the id with the expected one, case-sensitively;
 // ValidateTaskID says which ids can be acknowledged at all.
 //
-// The JSON forms of seeds 001 and 003 — task-acknowledgment,
+// The JSON forms of the ACK protocol — task-acknowledgment,
 // task-acknowledgment-error, checkpoint-ack, task-complete and acknowledgment
 // — are read by ParseJSON, strictly (see there). Parse finds them in text
 // too: bare, in ``` fences, or nested in another object such as an AI
@@ -66,7 +66,7 @@
 // whatever its family. A text without any is a KindMessage: a conversation's
 // reply is its own acknowledgment.
 //
-// Operation replies (seed 003) are plain words — "ok", "wait", "cancel" — that
+// Operation replies are plain words — "ok", "wait", "cancel" — that
 // only mean something in answer to a pre-operation request, so Parse leaves
 // them as messages and the caller that knows the context calls
 // ParseOperationReply.
@@ -77,8 +77,8 @@
 // # Delegations
 //
 // Classify tells a task delegation (it needs an ACK) from a conversation (it
-// does not) by the markers of seed 001. Teach is the block appended to every
-// delegation: CONTRACT §5's request, then a short lesson. AckRequired,
+// does not) by the markers of a delegation. Teach is the block appended to every
+// delegation: the ACK request, then a short lesson. AckRequired,
 // Correction and WrongID are the follow-up messages of the backoff policy
 // and of the understanding check.
 //

@@ -42,7 +42,7 @@ func FormatAck(r Reply) string {
 	return b.String()
 }
 
-// FormatJSON writes r in the seeds' JSON form of its Kind — the form an agent
+// FormatJSON writes r in the JSON form of its Kind — the form an agent
 // sends and ParseJSON reads: KindAck as task-acknowledgment, KindAckError as
 // task-acknowledgment-error, KindCheckpoint as checkpoint-ack, KindComplete
 // as task-complete, KindOperationReply as acknowledgment. A KindMessage has
@@ -98,7 +98,7 @@ func FormatJSON(r Reply) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("ack: a reply of kind %q has no JSON form", r.Kind)
 	}
-	// Write the fields in the seeds' order (a map would sort them).
+	// Write the fields in the protocol's order (a map would sort them).
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, f := range fields {

@@ -5,11 +5,10 @@ import (
 	"strings"
 )
 
-// MaxTaskIDLen is the longest task id (CONTRACT §4: at most 64 characters).
+// MaxTaskIDLen is the longest task id.
 const MaxTaskIDLen = 64
 
-// isIDChar reports whether c may appear in a task id: A-Z a-z 0-9 . _ : -
-// (CONTRACT §4).
+// isIDChar reports whether c may appear in a task id: A-Z a-z 0-9 . _ : -.
 func isIDChar(c byte) bool {
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
@@ -25,7 +24,7 @@ func cleanID(id string) string {
 }
 
 // ValidateTaskID reports why id cannot be a task id, or nil. A task id is 1 to
-// 64 of the characters A-Z a-z 0-9 . _ : - (CONTRACT §4). Two more rules make
+// 64 of the characters A-Z a-z 0-9 . _ : -. Two more rules make
 // every id one an agent can acknowledge in text: it starts with a letter or a
 // digit ("-" reads as a dash, "_T_" as emphasis, "-x" as a flag on a command
 // line), and it does not end with '.' or ':' (prose cannot tell "T-3." from

@@ -26,9 +26,9 @@ func normType(t string) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(t)), "_", "-")
 }
 
-// ParseJSON interprets one JSON reply of the seeds' forms. typ is one of
+// ParseJSON interprets one JSON reply of the protocol's forms. typ is one of
 // "task-acknowledgment", "task-acknowledgment-error", "checkpoint-ack",
-// "task-complete" or "acknowledgment" (seed 003's operation reply {message,
+// "task-complete" or "acknowledgment" (the operation reply {message,
 // ready, notes}); "" means read it from data's "type". When both are given
 // they must agree.
 //
@@ -231,7 +231,7 @@ func (o object) complete(r *Reply) error {
 	return err
 }
 
-// operationReply reads the fields of a seed-003 acknowledgment.
+// operationReply reads the fields of an operation's JSON acknowledgment.
 func (o object) operationReply(r *Reply) error {
 	msg, hasMsg, err := o.str("message", false)
 	if err != nil {

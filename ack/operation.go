@@ -6,8 +6,8 @@ import (
 	"unicode"
 )
 
-// ParseOperationReply reads an agent's answer to a pre-operation request
-// (seed 003's response table): "ok", "OK", "okay", "ready" → AnswerOK;
+// ParseOperationReply reads an agent's answer to a pre-operation request:
+// "ok", "OK", "okay", "ready" → AnswerOK;
 // "wait", "not ready" → AnswerWait; "cancel", "abort" → AnswerCancel;
 // anything else → AnswerInfo (log it, keep waiting).
 //
@@ -27,7 +27,7 @@ import (
 //   - Clauses end at . , ; : ! ? line breaks, parentheses and "but".
 //   - When a reply says several things the most cautious wins: cancel, then
 //     wait, then ok. "ok, but wait 30s" is wait.
-//   - A seed-003 JSON acknowledgment in the text ({"type":
+//   - An operation's JSON acknowledgment in the text ({"type":
 //     "acknowledgment", "message": "ok", …}) decides by itself, as ParseJSON
 //     reads it; a broken one is info.
 func ParseOperationReply(text string) OperationAnswer {

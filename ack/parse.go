@@ -14,7 +14,7 @@ import (
 //   - an [ACK] line — "[ACK] {task_id} - {STATUS}" — anywhere in prose or
 //     markdown, with the Understanding:, Questions: and Note: lines that
 //     follow it;
-//   - a JSON object of one of the seed forms (task-acknowledgment,
+//   - a JSON object of one of the JSON forms (task-acknowledgment,
 //     task-acknowledgment-error, checkpoint-ack, task-complete,
 //     acknowledgment), bare, inside ``` fences or nested in another object
 //     (an AI Maestro message's "content").

@@ -13,7 +13,7 @@ import (
 // Received.
 type Status string
 
-// The statuses of seed 001. Confirmed is JSON's answer after a clarification;
+// The statuses of the ACK protocol. Confirmed is JSON's answer after a clarification;
 // the text form accepts CONFIRMED too, although the request lists only the
 // other four.
 const (
@@ -87,10 +87,10 @@ func normWord(w string) string {
 	return b.String()
 }
 
-// ErrorCode is the error_code of a task-acknowledgment-error (seed 001).
+// ErrorCode is the error_code of a task-acknowledgment-error.
 type ErrorCode string
 
-// The error codes of seed 001; DESIGN.md says what the orchestrator does with each.
+// The error codes of a task-acknowledgment-error; core says what wilco does with each.
 const (
 	ResourceUnavailable ErrorCode = "RESOURCE_UNAVAILABLE" // agent at capacity: wait retry_after, or reassign
 	CapabilityMismatch  ErrorCode = "CAPABILITY_MISMATCH"  // agent lacks skills: reassign now
@@ -128,14 +128,14 @@ const (
 	KindAckError       Kind = "ack_error"       // JSON task-acknowledgment-error
 	KindCheckpoint     Kind = "checkpoint"      // JSON checkpoint-ack
 	KindComplete       Kind = "complete"        // JSON task-complete
-	KindOperationReply Kind = "operation_reply" // JSON acknowledgment (seed 003)
+	KindOperationReply Kind = "operation_reply" // JSON acknowledgment
 	KindMessage        Kind = "message"         // anything else
 )
 
-// OperationAnswer is an agent's answer to a pre-operation request (seed 003).
+// OperationAnswer is an agent's answer to a pre-operation request.
 type OperationAnswer string
 
-// The answers of seed 003's response table.
+// The answers to a pre-operation request.
 const (
 	AnswerOK     OperationAnswer = "ok"     // ready: proceed with the operation
 	AnswerWait   OperationAnswer = "wait"   // more time needed: extend once
@@ -143,7 +143,7 @@ const (
 	AnswerInfo   OperationAnswer = "info"   // anything else: log it, keep waiting
 )
 
-// CompleteStatus is the status of a task-complete reply (seed 002's executor
+// CompleteStatus is the status of a task-complete reply (the executor
 // output).
 type CompleteStatus string
 
@@ -165,20 +165,20 @@ func (s CompleteStatus) Valid() bool {
 }
 
 // Verification is the verification an executor ran before it reported
-// task-complete (seed 002's executor_output.verification).
+// task-complete.
 type Verification struct {
 	Command       string `json:"command"`
 	ExitCode      int    `json:"exit_code"`
 	OutputSummary string `json:"output_summary,omitempty"`
 }
 
-// The JSON forms of seeds 001 and 003, as their "type" says.
+// The JSON forms of the ACK protocol, as their "type" says.
 const (
 	TypeTaskAcknowledgment      = "task-acknowledgment"
 	TypeTaskAcknowledgmentError = "task-acknowledgment-error"
 	TypeCheckpointAck           = "checkpoint-ack"
 	TypeTaskComplete            = "task-complete"
-	TypeAcknowledgment          = "acknowledgment" // seed 003: an operation reply {message, ready, notes}
+	TypeAcknowledgment          = "acknowledgment" // an operation reply {message, ready, notes}
 )
 
 // Reply is one interpreted reply of an agent. Only the fields of its Kind are
@@ -245,8 +245,7 @@ func (r Reply) For(taskID string) error {
 }
 
 // replyJSON is how a Reply is encoded in JSON: snake_case, empty fields
-// omitted, RetryAfter as a Go duration string (CONTRACT: durations are Go
-// duration strings).
+// omitted, RetryAfter as a Go duration string (the API's form of durations).
 type replyJSON struct {
 	Kind                 Kind            `json:"kind"`
 	TaskID               string          `json:"task_id,omitempty"`
@@ -273,7 +272,7 @@ type replyJSON struct {
 
 // MarshalJSON encodes r as the API shows an interpreted reply:
 // {"kind": "ack", "task_id": "T-3", "status": "received", …}. This is wilco's
-// own shape; FormatJSON writes the seeds' wire forms instead.
+// own shape; FormatJSON writes the wire forms instead.
 func (r Reply) MarshalJSON() ([]byte, error) {
 	j := replyJSON{
 		Kind: r.Kind, TaskID: r.TaskID, Status: r.Status, Understanding: r.Understanding,

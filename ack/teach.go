@@ -6,7 +6,7 @@ import (
 )
 
 // Teach returns the block appended to every task delegation: first, verbatim,
-// the ACK request of CONTRACT §5 (five lines, from "---" to "---"), then a
+// the ACK request (five lines, from "---" to "---"), then a
 // short lesson for agents that never heard of the protocol — the ACK is
 // mandatory before any work, the exact reply, how to ask questions, the JSON
 // alternative.
@@ -58,11 +58,11 @@ Instead of text you may reply with one JSON object with the fields "type" (the v
 "task-acknowledgment"), "task_id" ("{id}"), "status" ("received", "needs-clarification",
 "rejected" or "queued"), "understanding" and "questions" (a list of strings).`, "{id}")
 
-// statusOptionsLine is the request's list of statuses (seed 001, CONTRACT §5).
+// statusOptionsLine is the request's list of statuses.
 const statusOptionsLine = "Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED"
 
-// AckRequired returns seed 001's explicit ACK request, sent when a delegation
-// got no ACK in time: subject "ACK REQUIRED: {task_id}" and the seed's body.
+// AckRequired returns the explicit ACK request, sent when a delegation
+// got no ACK in time: subject "ACK REQUIRED: {task_id}" and the body.
 func AckRequired(taskID string) (subject, body string) {
 	return "ACK REQUIRED: " + taskID,
 		"I sent you task " + taskID + " but have not received acknowledgment.\n" +
@@ -71,8 +71,8 @@ func AckRequired(taskID string) (subject, body string) {
 }
 
 // Correction returns the message sent when an ACK's Understanding misses part
-// of the task (DESIGN: "send a correction or supplement that quotes what is
-// missing and ask for a new ACK"): subject "ACK CORRECTION: {task_id}", a
+// of the task (a correction or supplement that quotes what is missing and
+// asks for a new ACK): subject "ACK CORRECTION: {task_id}", a
 // body that quotes the agent's understanding and each missing item, and asks
 // for a new ACK before any work.
 func Correction(taskID string, missing []string, understanding string) (subject, body string) {
@@ -102,8 +102,8 @@ func Correction(taskID string, missing []string, understanding string) (subject,
 	return "ACK CORRECTION: " + taskID, b.String()
 }
 
-// WrongID returns the message sent when an ACK named another task (DESIGN:
-// "wrong task id → resend naming the id"): subject "ACK REQUIRED: {expected}
+// WrongID returns the message sent when an ACK named another task (a wrong
+// task id is answered by a resend naming the id): subject "ACK REQUIRED: {expected}
 // (wrong task id)" and a body that names both ids and the exact line to send.
 func WrongID(expected, got string) (subject, body string) {
 	named := fmt.Sprintf("task %q", got)

@@ -20,8 +20,8 @@ type Verdict struct {
 	Coverage float64  // 0 to 1: the mean (weighted) coverage of the items, or the description's when there are none
 }
 
-// Checker checks an ACK's Understanding against its task (DESIGN:
-// "Understanding check … make it replaceable").
+// Checker checks an ACK's Understanding against its task. It is an
+// interface so that the heuristic can be replaced.
 type Checker interface {
 	Check(t Task, r Reply) Verdict
 }

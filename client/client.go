@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// DefaultAddr is where the server listens unless told otherwise (CONTRACT §1).
+// DefaultAddr is where the server listens unless told otherwise.
 const DefaultAddr = "http://127.0.0.1:7777"
 
-// Environment variables read by FromEnv and AgentFromEnv (CONTRACT §1, §3).
+// Environment variables read by FromEnv and AgentFromEnv.
 const (
 	EnvAddr       = "WILCO_ADDR"
 	EnvToken      = "WILCO_TOKEN"
@@ -318,7 +318,7 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 // seg escapes one path segment.
 func seg(s string) string { return url.PathEscape(s) }
 
-// durationString formats a duration the contract's way ("" for zero).
+// durationString formats a duration the API's way ("" for zero).
 func durationString(d time.Duration) string {
 	if d == 0 {
 		return ""

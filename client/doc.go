@@ -1,4 +1,4 @@
-// Package client is the Go client of wilco's HTTP API (CONTRACT §4).
+// Package client is the Go client of wilco's HTTP API.
 //
 // A Client talks to one wilco server with one token: the admin token for
 // the control API (agents, messages, instructions, operations, tasks,
@@ -10,7 +10,7 @@
 //	in, err := c.Instruct(ctx, client.InstructionRequest{Agent: "claude", Content: "Run go vet ./..."})
 //
 // Every method takes a context and returns, for an error the server
-// answered, an *APIError carrying the HTTP status and the contract's error
+// answered, an *APIError carrying the HTTP status and the API's error
 // code and message; errors.As finds it through any wrapping.
 //
 // Events can be read a page at a time (Events) or followed live over
@@ -19,6 +19,6 @@
 // over, and drops any event it has already seen, so the caller sees every
 // event once, in order, without gaps.
 //
-// The JSON shapes are the contract's (snake_case); the types here mirror
+// The JSON shapes are the API's (snake_case); the types here mirror
 // them and are independent of the server's internal types.
 package client

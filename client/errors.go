@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Error codes of the contract (CONTRACT §4), as they appear in
+// Error codes of the API, as they appear in
 // APIError.Code.
 const (
 	CodeInvalidArgument  = "invalid_argument"
@@ -18,14 +18,14 @@ const (
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "too_large"
 	// CodeInternal, CodeUnavailable and CodeUnknown are given to answers
-	// that carry no contract error body.
+	// that carry no API error body.
 	CodeInternal    = "internal"
 	CodeUnavailable = "unavailable"
 	CodeUnknown     = "unknown"
 )
 
 // APIError is an error the server answered with: the HTTP status, and the
-// code and message of the contract's error body
+// code and message of the API's error body
 // {"error": {"code": "...", "message": "..."}}.
 type APIError struct {
 	Status  int
@@ -34,7 +34,7 @@ type APIError struct {
 	// Method and Path are the request that failed.
 	Method string
 	Path   string
-	// Structured is false when the answer carried no contract error body
+	// Structured is false when the answer carried no API error body
 	// (a proxy's page, a route this server does not serve); Code is then
 	// derived from Status and Message is the body's text.
 	Structured bool
@@ -49,7 +49,7 @@ func (e *APIError) Error() string {
 
 // NoRoute reports whether the server has no such route at all, as an
 // older server answers a newer client, rather than a missing resource: a
-// 404 without the contract's error body, or one whose message says "no
+// 404 without the API's error body, or one whose message says "no
 // route" (wilco's own server), or a 405.
 func (e *APIError) NoRoute() bool {
 	switch e.Status {
@@ -70,7 +70,7 @@ func IsCode(err error, code string) bool {
 // IsNotFound reports whether err is an *APIError with code not_found.
 func IsNotFound(err error) bool { return IsCode(err, CodeNotFound) }
 
-// codeForStatus is the contract's code for a status, for answers without
+// codeForStatus is the API's code for a status, for answers without
 // an error body.
 func codeForStatus(status int) string {
 	switch status {

@@ -123,7 +123,7 @@ func (c *Client) Plan(ctx context.Context, id string) (*Plan, error) {
 	return one[Plan](ctx, c, request{method: http.MethodGet, path: "/v1/plans/" + seg(id)})
 }
 
-// Stats is GET /v1/stats: seed 002's retry summary over every task, the
+// Stats is GET /v1/stats: the retry summary over every task, the
 // retry state, and the failed instructions and deliveries.
 type Stats struct {
 	Summary struct {

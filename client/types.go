@@ -7,7 +7,7 @@ import (
 )
 
 // Duration is a time.Duration carried as a Go duration string ("90s",
-// "5m"), the contract's form. It also accepts a number of nanoseconds.
+// "5m"), the API's form. It also accepts a number of nanoseconds.
 type Duration time.Duration
 
 // MarshalJSON writes the duration as a string.
@@ -34,7 +34,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Agent statuses (CONTRACT §4).
+// Agent statuses.
 const (
 	AgentAvailable    = "available"
 	AgentBusy         = "busy"
@@ -43,7 +43,7 @@ const (
 	AgentOffline      = "offline"
 )
 
-// Agent is a named worker (CONTRACT §4). The fields after Status are
+// Agent is a named worker. The fields after Status are
 // extras this server adds.
 type Agent struct {
 	Name         string   `json:"name"`
@@ -98,8 +98,7 @@ type MessageRequest struct {
 }
 
 // Message is a message sent to or from an agent and where its delivery
-// stands (CONTRACT §4; the fields without a contract name are extras this
-// server adds).
+// stands.
 type Message struct {
 	ID             string     `json:"id"`
 	From           string     `json:"from"`
@@ -123,8 +122,8 @@ type Message struct {
 	CancelledAt    *time.Time `json:"cancelled_at,omitempty"`
 }
 
-// Delivery states of a message (CONTRACT §4 names those of instructions;
-// clarifying is a delegation waiting for the user's answers).
+// Delivery states of a message (clarifying is a delegation waiting for the
+// user's answers).
 const (
 	DeliveryPending      = "pending"
 	DeliverySent         = "sent"
@@ -161,7 +160,7 @@ type InstructionRequest struct {
 	AckWhen    *AckWhen `json:"ack_when,omitempty"`
 }
 
-// Instruction states (CONTRACT §4).
+// Instruction states.
 const (
 	InstructionPending      = "pending"
 	InstructionSent         = "sent"
@@ -176,7 +175,7 @@ type InstructionFilter struct {
 	State, Agent string
 }
 
-// Instruction is a delivery under the cycles policy (CONTRACT §4).
+// Instruction is a delivery under the cycles policy.
 type Instruction struct {
 	ID             string     `json:"id"`
 	Agent          string     `json:"agent"`
@@ -193,7 +192,7 @@ type Instruction struct {
 	CancelledAt    *time.Time `json:"cancelled_at,omitempty"`
 }
 
-// InboxMessage is one send as the agent receives it (CONTRACT §4).
+// InboxMessage is one send as the agent receives it.
 type InboxMessage struct {
 	ID            string    `json:"id"`
 	From          string    `json:"from"`
@@ -208,7 +207,7 @@ type InboxMessage struct {
 }
 
 // Reply is an agent's answer: POST /v1/inbox/replies. Text is parsed (ACK
-// lines, "ok"/"wait"/"cancel"); Type and Data carry the seeds' JSON forms
+// lines, "ok"/"wait"/"cancel"); Type and Data carry the JSON forms
 // (task-acknowledgment, task-acknowledgment-error, checkpoint-ack,
 // task-complete, acknowledgment).
 type Reply struct {
@@ -218,7 +217,7 @@ type Reply struct {
 	Data      json.RawMessage `json:"data,omitempty"`
 }
 
-// Interpretation kinds (CONTRACT §4).
+// Interpretation kinds.
 const (
 	KindAck            = "ack"
 	KindAckError       = "ack_error"
@@ -242,7 +241,7 @@ type Interpretation struct {
 }
 
 // OperationRequest starts an operation: POST /v1/operations. Zero fields
-// take the server's policy (seed 003: 120s, reminders at 30s 60s 90s, one
+// take the server's policy (by default 120s, reminders at 30s 60s 90s, one
 // 60s extension, proceed on timeout, quorum all).
 type OperationRequest struct {
 	Operation        string     `json:"operation"`
@@ -257,7 +256,7 @@ type OperationRequest struct {
 	Command []string `json:"command,omitempty"`
 }
 
-// Operation states (CONTRACT §4).
+// Operation states.
 const (
 	OperationWaiting    = "waiting"
 	OperationProceeding = "proceeding"
@@ -286,9 +285,7 @@ type OperationAgent struct {
 	Extended    bool       `json:"extended"`
 }
 
-// Operation is a pre-operation acknowledgment and its outcome (CONTRACT
-// §4). Message, Command, Reason, ExitCode, Output and the policy fields
-// are extras this server adds.
+// Operation is a pre-operation acknowledgment and its outcome.
 type Operation struct {
 	ID                     string           `json:"id"`
 	Operation              string           `json:"operation"`
@@ -312,7 +309,7 @@ type Operation struct {
 	Quorum                 string           `json:"quorum,omitempty"`
 }
 
-// Task states (CONTRACT §4).
+// Task states.
 const (
 	TaskQueued      = "queued"
 	TaskAwaitingAck = "awaiting_ack"
@@ -367,7 +364,7 @@ type ExecutorOutput struct {
 	Error         string        `json:"error,omitempty"`
 }
 
-// Failure is the failure record of one attempt (seed 002).
+// Failure is the failure record of one attempt.
 type Failure struct {
 	Attempt        int            `json:"attempt"`
 	Timestamp      time.Time      `json:"timestamp"`
@@ -378,7 +375,7 @@ type Failure struct {
 	SuggestedFix   string         `json:"suggested_fix,omitempty"`
 }
 
-// Task is a unit of user work and where it stands (CONTRACT §4). The
+// Task is a unit of user work and where it stands. The
 // shapes of Escalation, Summary and StuckReport are the server's: they are
 // kept as raw JSON.
 type Task struct {
@@ -440,7 +437,7 @@ type PlanRequest struct {
 	Tasks []PlanTask `json:"tasks"`
 }
 
-// Plan is a plan, its tasks and its retry summary (seed 002). The
+// Plan is a plan, its tasks and its retry summary. The
 // summary's shape is the server's and is kept as raw JSON.
 type Plan struct {
 	ID      string          `json:"id"`
@@ -449,7 +446,7 @@ type Plan struct {
 	Summary json.RawMessage `json:"summary,omitempty"`
 }
 
-// Event is one numbered state change (CONTRACT §4). Data is the event's
+// Event is one numbered state change. Data is the event's
 // payload, whose shape depends on Type.
 type Event struct {
 	Seq    uint64          `json:"seq"`
@@ -460,7 +457,7 @@ type Event struct {
 	Data   json.RawMessage `json:"data"`
 }
 
-// Event types named by the contract.
+// Event types of the event stream.
 const (
 	EventTaskQueued           = "task.queued"
 	EventTaskState            = "task.state"

@@ -13,19 +13,17 @@ import (
 // Defaults that are not delivery policies (those are core's).
 const (
 	// DefaultFile is the configuration file read when neither --config nor
-	// WILCO_CONFIG names one (CONTRACT §1).
+	// WILCO_CONFIG names one.
 	DefaultFile = "wilco.yaml"
 	// EnvConfig names the environment variable that points to another file.
 	EnvConfig = "WILCO_CONFIG"
-	// DefaultListen is where the server listens: loopback only (DESIGN,
-	// Security; CONTRACT §2).
+	// DefaultListen is where the server listens: loopback only.
 	DefaultListen = "127.0.0.1:7777"
 	// DefaultVersion is the only version of the file there is.
 	DefaultVersion = 1
 
 	// DefaultRetryLogRetention and DefaultRetryJSONLRetention are how long
-	// retry.log and retry.jsonl keep their lines (seed 002, "Log Retention":
-	// 7 days and 30 days).
+	// retry.log and retry.jsonl keep their lines: 7 days and 30 days.
 	DefaultRetryLogRetention   = 7 * 24 * time.Hour
 	DefaultRetryJSONLRetention = 30 * 24 * time.Hour
 )
@@ -107,7 +105,7 @@ type Policy struct {
 	Operation   core.OperationPolicy
 }
 
-// Instruction is the cycles policy of instructions (seed 000).
+// Instruction is the cycles policy of instructions.
 type Instruction struct {
 	MaxRetries int
 }

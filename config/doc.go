@@ -1,8 +1,8 @@
-// Package config loads wilco.yaml (CONTRACT §2): the agents wilco delegates
+// Package config loads wilco.yaml: the agents wilco delegates
 // to, the verify steps, the delivery policies, the listen address and the
 // compatibility switches.
 //
-// Every key is optional except agents; a missing key takes the seeds'
+// Every key is optional except agents; a missing key takes its
 // default (the core.Default* constants and functions; Default returns them
 // all). Durations are Go duration strings ("250ms", "5m").
 //

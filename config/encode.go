@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Encode writes c as wilco.yaml: every key of CONTRACT §2, durations as Go
+// Encode writes c as wilco.yaml: every key, durations as Go
 // duration strings ("5m", not "5m0s"). Load reads the result back to the
 // same Config.
 func (c *Config) Encode() ([]byte, error) {

@@ -17,8 +17,8 @@ type AgentSpec struct {
 	Name         string
 	Adapter      string
 	Capabilities []string
-	// Handshake of an exec agent: inline (default), session or none
-	// (CONTRACT §3). Other adapters acknowledge by message.
+	// Handshake of an exec agent: inline (default), session or none.
+	// Other adapters acknowledge by message.
 	Handshake string
 	// Settings are the adapter's own settings (command, preset…), kept
 	// for the shell as they are: an agent created through the API keeps
@@ -34,7 +34,7 @@ const (
 )
 
 // validName reports whether s is a usable name or id: 1 to 64 of
-// A-Z a-z 0-9 . _ : - (CONTRACT §4, task ids).
+// A-Z a-z 0-9 . _ : -.
 func validName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false

@@ -519,7 +519,7 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 		m.Subject, m.Body = e.Subject, e.Body
 	}
 	// Remote agents do not know the protocol: every delegation carries the
-	// teaching block (seed 001). It is added as the message is handed over,
+	// teaching block. It is added as the message is handed over,
 	// not stored with each event.
 	if d.Type == TypeDelegation && (e.Kind == SendFirst || e.Kind == SendResend) && !strings.Contains(m.Body, "ACKNOWLEDGMENT REQUIRED") {
 		m.Body = ack.AfterTeaching(m.Body, d.TaskID)

@@ -19,15 +19,15 @@ func defaultChecker() Checker { return ack.TermCoverage{} }
 // SetChecker replaces the understanding check.
 func (s *State) SetChecker(c Checker) { s.checker = c }
 
-// Orchestrator is the name wilco signs its messages with (CONTRACT §2,
-// orchestrator).
+// Orchestrator is the name wilco signs its messages with (the
+// orchestrator key of wilco.yaml).
 const Orchestrator = "wilco"
 
 // SendRequest asks the core to send a message to an agent.
 type SendRequest struct {
 	From    string
 	To      string
-	Type    MessageType // "": classified (seed 001): a task delegation or a conversation
+	Type    MessageType // "": classified: a task delegation or a conversation
 	Subject string
 	Body    string
 	TaskID  string
@@ -141,7 +141,7 @@ func (s *State) backoffTimer(now time.Time, round int) time.Time {
 	return at
 }
 
-// Cycle is one dispatch cycle of an agent (seed 000): it hands over what
+// Cycle is one dispatch cycle of an agent: it hands over what
 // waits in the agent's inbox, then sends every new instruction, then
 // retries every instruction still unacknowledged from an earlier cycle; an
 // instruction already sent max_retries+1 times fails instead.
@@ -177,8 +177,7 @@ func (s *State) Cycle(now time.Time, agent string) ([]InboxMessage, error) {
 	return out, nil
 }
 
-// Acknowledge is the caller's explicit acknowledgment of a delivery (seed
-// 000's acknowledge(id)).
+// Acknowledge is the caller's explicit acknowledgment of a delivery.
 func (s *State) Acknowledge(now time.Time, id string) (Delivery, error) {
 	now = norm(now)
 	d, ok := s.findOK(id)

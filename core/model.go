@@ -9,7 +9,7 @@ import (
 // AgentStatus is what wilco knows of an agent's availability.
 type AgentStatus string
 
-// Agent statuses (CONTRACT §4).
+// Agent statuses.
 const (
 	Available    AgentStatus = "available"
 	Busy         AgentStatus = "busy"
@@ -68,7 +68,7 @@ func (a *Agent) Capable(need []string) bool {
 // Policy is how a delivery chases its acknowledgment.
 type Policy string
 
-// The delivery policies (DESIGN "The three delivery policies"), and none
+// The delivery policies, and none
 // for messages that need no acknowledgment beyond a reply.
 const (
 	PolicyNone      Policy = "none"
@@ -310,7 +310,7 @@ type InboxMessage struct {
 // OperationState is where an operation stands.
 type OperationState string
 
-// Operation states (CONTRACT §4).
+// Operation states.
 const (
 	OpWaiting    OperationState = "waiting"
 	OpProceeding OperationState = "proceeding"
@@ -321,7 +321,7 @@ const (
 )
 
 // Operation is a disruptive or state-changing action that waits for the
-// affected agents' "ok" (seed 003).
+// affected agents' "ok".
 type Operation struct {
 	// Version is the seq of the last event that changed the operation.
 	Version    uint64          `json:"version"`

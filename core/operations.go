@@ -9,7 +9,7 @@ import (
 	"wilco/ack"
 )
 
-// OperationRequest asks for a pre-operation acknowledgment (seed 003).
+// OperationRequest asks for a pre-operation acknowledgment.
 type OperationRequest struct {
 	Name    string
 	Agents  []string
@@ -19,7 +19,7 @@ type OperationRequest struct {
 	Policy *OperationPolicy
 }
 
-// Reminder tones, in order (seed 003, 3.5 "Reminder escalation").
+// Reminder tones, in order.
 var tones = []string{"gentle", "firm", "final"}
 
 // StartOperation sends the pre-operation request to every agent and waits
@@ -148,8 +148,7 @@ func (s *State) reminderDue(now time.Time, d *Delivery) {
 	}})
 }
 
-// operationAnswer acts on an agent's answer to an operation (seed 003,
-// 3.6).
+// operationAnswer acts on an agent's answer to an operation.
 func (s *State) operationAnswer(now time.Time, d *Delivery, answer ack.OperationAnswer, text string) (Interpretation, error) {
 	o := s.operations[d.OperationID]
 	in := Interpretation{Kind: string(ack.KindOperationReply), DeliveryID: d.ID, OperationID: d.OperationID, Status: string(answer)}

@@ -14,12 +14,12 @@ type PlanTaskSpec struct {
 	TaskSpec
 	DependsOn []int
 	// Malformed says why the task could not be read; such a task fails at
-	// once with that parse error and is not retried (seed 002).
+	// once with that parse error and is not retried.
 	Malformed string
 }
 
 // SubmitPlan queues a plan's tasks in order, with ids
-// {phase}-{plan}:task-{n} (seed 002).
+// {phase}-{plan}:task-{n}.
 func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan, error) {
 	now = norm(now)
 	if !validName(id) || strings.Contains(id, ":") {
@@ -102,7 +102,7 @@ func (s *State) planProgress(now time.Time, id string) {
 	s.emit(now, "", "", PlanStateChanged{ID: id, From: p.State, To: to, Summary: &sum})
 }
 
-// RetrySummary is seed 002's retry summary over the tasks keep accepts
+// RetrySummary is the retry summary over the tasks keep accepts
 // (nil: every task): first-attempt success, retried, retry success,
 // escalations, skipped, and the common failure patterns.
 func (s *State) RetrySummary(title string, keep func(*Task) bool) PlanSummary {
@@ -195,7 +195,7 @@ func summaryText(title string, s PlanSummary) string {
 	return b.String()
 }
 
-// RetryState is seed 002's retry-state view.
+// RetryState is the retry-state view.
 type RetryState struct {
 	TaskRetries map[string]TaskRetry `json:"task_retries"`
 	GlobalStats GlobalStats          `json:"global_stats"`
@@ -230,7 +230,7 @@ type GlobalStats struct {
 	Escalations       int `json:"escalations"`
 }
 
-// RetryStateView builds seed 002's retry-state JSON: every task that was
+// RetryStateView builds the retry-state JSON: every task that was
 // retried or is being retried, and the totals.
 func (s *State) RetryStateView() RetryState {
 	v := RetryState{TaskRetries: map[string]TaskRetry{}}

@@ -5,36 +5,32 @@ import (
 	"time"
 )
 
-// Defaults of the delivery policies, each from the seed that gives it.
+// Defaults of the delivery policies.
 const (
-	// DefaultMaxRetries is the cycles policy's retry limit: four sends in all
-	// (seed 000, "Retry Limits").
+	// DefaultMaxRetries is the cycles policy's retry limit: four sends in all.
 	DefaultMaxRetries = 3
 	// DefaultBackoffBase and DefaultBackoffMax bound the wait before an ACK
-	// retry: min(base·2^(n-1), max) (seed 001, "Exponential Backoff").
+	// retry: min(base·2^(n-1), max).
 	DefaultBackoffBase = 30 * time.Second
 	DefaultBackoffMax  = 2 * time.Minute
 	// DefaultMaxCorrections is how many understanding corrections are sent
-	// before escalating (seed 001, "Still wrong after 2 corrections").
+	// before escalating.
 	DefaultMaxCorrections = 2
 	// DefaultQueuedFollowup is when an agent that answered QUEUED is asked
-	// again whether work has started (seed 001, "check again in 15 minutes").
+	// again whether work has started.
 	DefaultQueuedFollowup = 15 * time.Minute
-	// DefaultOperationTimeout is the overall wait for "ok" (seed 003, 3.3.2).
+	// DefaultOperationTimeout is the overall wait for "ok".
 	DefaultOperationTimeout = 120 * time.Second
-	// DefaultOperationExtension is the one extension granted on "wait"
-	// (seed 003, 3.6).
+	// DefaultOperationExtension is the one extension granted on "wait".
 	DefaultOperationExtension = 60 * time.Second
 )
 
-// DefaultAckTimeouts are the per-attempt ACK timeouts (seed 001, the
-// backoff table: 5 min, 2 min, 1 min).
+// DefaultAckTimeouts are the per-attempt ACK timeouts: 5 min, 2 min, 1 min.
 func DefaultAckTimeouts() []time.Duration {
 	return []time.Duration{5 * time.Minute, 2 * time.Minute, time.Minute}
 }
 
-// DefaultReminders are the reminder offsets of an operation (seed 003,
-// 3.3.3: 30s, 60s, 90s).
+// DefaultReminders are the reminder offsets of an operation: 30s, 60s, 90s.
 func DefaultReminders() []time.Duration {
 	return []time.Duration{30 * time.Second, 60 * time.Second, 90 * time.Second}
 }
@@ -43,14 +39,13 @@ func DefaultReminders() []time.Duration {
 // acknowledged.
 type OnUnresponsive string
 
-// What to do with an unresponsive agent's delegation (seed 001, "If agent
-// fails to acknowledge in time").
+// What to do with an unresponsive agent's delegation.
 const (
 	Reassign OnUnresponsive = "reassign" // to another capable agent, else escalate
 	Escalate OnUnresponsive = "escalate" // straight to the user
 )
 
-// AckPolicy is the backoff policy of task delegations (seed 001).
+// AckPolicy is the backoff policy of task delegations.
 type AckPolicy struct {
 	Timeouts       []time.Duration `json:"timeouts"`
 	BackoffBase    time.Duration   `json:"backoff_base"`
@@ -60,7 +55,7 @@ type AckPolicy struct {
 	QueuedFollowup time.Duration   `json:"queued_followup"`
 }
 
-// DefaultAckPolicy is seed 001's policy.
+// DefaultAckPolicy is the default backoff policy of task delegations.
 func DefaultAckPolicy() AckPolicy {
 	return AckPolicy{
 		Timeouts:       DefaultAckTimeouts(),
@@ -143,8 +138,7 @@ func (q Quorum) Need(n int) (int, error) {
 	return k, nil
 }
 
-// OperationPolicy is the reminders policy of pre-operation requests
-// (seed 003).
+// OperationPolicy is the reminders policy of pre-operation requests.
 type OperationPolicy struct {
 	Timeout          time.Duration   `json:"timeout"`
 	Reminders        []time.Duration `json:"reminders"`
@@ -153,7 +147,7 @@ type OperationPolicy struct {
 	Quorum           Quorum          `json:"quorum"`
 }
 
-// DefaultOperationPolicy is seed 003's policy.
+// DefaultOperationPolicy is the default reminders policy.
 func DefaultOperationPolicy() OperationPolicy {
 	return OperationPolicy{
 		Timeout:          DefaultOperationTimeout,
@@ -192,9 +186,9 @@ func (p OperationPolicy) Validate() error {
 	return nil
 }
 
-// Defaults of the debug loop (seed 004: REPLAN at 3 consecutive failures,
-// hard stop at 12 verify loops, up to 3 REPLANs; seed 002: escalation on
-// count is off unless asked for).
+// Defaults of the debug loop: REPLAN at 3 consecutive failures, hard stop
+// at 12 verify loops, up to 3 REPLANs; escalation on count is off unless
+// asked for.
 const (
 	DefaultReplanAfter   = 3
 	DefaultHardStop      = 12
@@ -210,7 +204,7 @@ type LoopPolicy struct {
 	EscalateAfter int `json:"escalate_after"` // 0: never escalate on count
 }
 
-// DefaultLoopPolicy is the seeds' loop policy.
+// DefaultLoopPolicy is the loop policy.
 func DefaultLoopPolicy() LoopPolicy {
 	return LoopPolicy{ReplanAfter: DefaultReplanAfter, HardStop: DefaultHardStop, MaxReplans: DefaultMaxReplans, EscalateAfter: DefaultEscalateAfter}
 }
@@ -239,7 +233,7 @@ type Policies struct {
 	Loop       LoopPolicy      `json:"loop"`
 }
 
-// DefaultPolicies are the seeds' defaults.
+// DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
 	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy()}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // ReplyInput is what an agent sent back: text to be parsed, or one of the
-// seeds' JSON forms (Type and Data).
+// JSON forms of the ACK protocol (Type and Data).
 type ReplyInput struct {
 	Agent     string
 	InReplyTo string
@@ -37,7 +37,7 @@ type Interpretation struct {
 }
 
 // Reply interprets an agent's reply with the acknowledgment language and
-// acts on it (DESIGN, the answers table). A reply the rules refuse — to a
+// acts on it. A reply the rules refuse — to a
 // message not sent to this agent, to something already settled, in a
 // broken form — changes nothing and says why.
 func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
@@ -280,7 +280,7 @@ func (s *State) correct(now time.Time, d *Delivery, kind SendKind, subject, body
 	return fmt.Sprintf("%s sent (%d of %d); waiting for a new acknowledgment: %s", kind, d.Corrections, s.policies.Ack.MaxCorrections, why)
 }
 
-// ackError acts on a task-acknowledgment-error (seed 001's error codes).
+// ackError acts on a task-acknowledgment-error.
 func (s *State) ackError(now time.Time, a *Agent, d *Delivery, r ack.Reply) string {
 	why := fmt.Sprintf("%s: %s", r.ErrorCode, r.ErrorMessage)
 	switch r.ErrorCode {
@@ -385,7 +385,7 @@ func (s *State) message(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inte
 		}
 	}
 	if d == nil {
-		// The reply is the acknowledgment of a conversation (seed 001).
+		// The reply is the acknowledgment of a conversation.
 		for _, c := range s.openTo(a.Name, func(c *Delivery) bool { return c.Policy == PolicyNone && c.State == Sent }) {
 			s.emit(now, c.TaskID, c.To, DeliveryAcknowledged{ID: c.ID, By: "reply"})
 			in.Acknowledged = append(in.Acknowledged, c.ID)

@@ -151,7 +151,7 @@ type State struct {
 	checker Checker
 }
 
-// New returns an empty core with the seeds' default policies.
+// New returns an empty core with the default policies.
 func New() *State {
 	return &State{
 		policies:   DefaultPolicies(),
@@ -263,7 +263,7 @@ func (s *State) Timers() []Timer {
 // Resends are the messages to hand over again after a restart: the open
 // deliveries to push agents among ids (those whose last send the restart
 // replayed from the log's tail, so it may or may not have left before
-// wilco stopped — DESIGN, "Durability and recovery": at least once). Pull
+// wilco stopped: at least once). Pull
 // agents' inboxes are part of the state and lose nothing. Resends changes
 // nothing.
 func (s *State) Resends(ids []string) []Deliver {

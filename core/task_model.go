@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// TaskState is where a task stands (DESIGN, "Task lifecycle").
+// TaskState is where a task stands.
 type TaskState string
 
-// Task states (CONTRACT §4).
+// Task states.
 const (
 	Queued         TaskState = "queued"
 	AwaitingAck    TaskState = "awaiting_ack"
@@ -55,7 +55,7 @@ const (
 	Replanning Phase = "replanning"
 )
 
-// Failure types (seed 002).
+// Failure types.
 const (
 	ExecutionError     = "execution_error"
 	VerificationFailed = "verification_failed"
@@ -63,7 +63,7 @@ const (
 	ArchitectRejected  = "architect_rejected"
 )
 
-// Milestones pushed to the user (DESIGN, "What the user sees").
+// Milestones pushed to the user.
 const (
 	MilestoneWaitingAck   = "Waiting for acknowledgment..."
 	MilestoneAnalyzing    = "Analyzing codebase..."
@@ -75,7 +75,7 @@ const (
 	MilestoneProposing    = "Preparing the proposed diff..."
 )
 
-// FailureRecord is what went wrong in one attempt (seed 002's schema).
+// FailureRecord is what went wrong in one attempt.
 type FailureRecord struct {
 	Attempt        int            `json:"attempt"`
 	Timestamp      time.Time      `json:"timestamp"`
@@ -226,7 +226,7 @@ func (t *Task) copy() Task {
 	return c
 }
 
-// PlanSummary is seed 002's retry summary of a plan (or of all tasks).
+// PlanSummary is the retry summary of a plan (or of all tasks).
 type PlanSummary struct {
 	TotalTasks          int              `json:"total_tasks"`
 	FirstAttemptSuccess int              `json:"first_attempt_success"`

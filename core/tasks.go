@@ -301,7 +301,7 @@ func promptFailures(t *Task) []prompt.Failure {
 }
 
 // taskPrompt renders an attempt's prompt: the task, and before it on every
-// retry the <retry_context> block (seed 002); a REPLAN asks for a fresh
+// retry the <retry_context> block; a REPLAN asks for a fresh
 // plan with every failure so far.
 func (s *State) taskPrompt(t *Task, kind string, attempt int) string {
 	task := promptTask(t)
@@ -403,7 +403,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			return t.copy(), nil
 		}
 		// The agent could not start, crashed or hung before it
-		// acknowledged: an execution error of this attempt (CONTRACT §3),
+		// acknowledged: an execution error of this attempt,
 		// not a five-minute wait.
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "failure", Summary: r.Summary,
 			DurationMS: r.Duration.Milliseconds()})
@@ -555,8 +555,8 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 	return t.copy(), nil
 }
 
-// failure records a failed attempt and decides what comes next (DESIGN,
-// "Debug loop"): an escalation condition → escalated; hard stop → stuck;
+// failure records a failed attempt and decides what comes next (the debug
+// loop): an escalation condition → escalated; hard stop → stuck;
 // escalate_after → escalated; replan_after consecutive failures → REPLAN;
 // else a retry carrying the failure.
 func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
@@ -670,7 +670,7 @@ func (s *State) ClarifyTask(now time.Time, id string, answers []string) (Task, e
 	return t.copy(), nil
 }
 
-// Responses to an escalated or blocked task (seed 002).
+// Responses to an escalated or blocked task.
 const (
 	RespondRetry = "retry"
 	RespondFix   = "fix"

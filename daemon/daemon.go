@@ -30,7 +30,7 @@ import (
 
 // Defaults.
 const (
-	// DefaultDir is the state directory (CONTRACT §1).
+	// DefaultDir is the state directory.
 	DefaultDir = ".wilco"
 	// EnvToken names the environment variable that holds the admin token.
 	EnvToken = "WILCO_TOKEN"

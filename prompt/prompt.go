@@ -77,7 +77,7 @@ type Retry struct {
 }
 
 // RetryContext renders the <retry_context> block placed before the task in
-// every retry prompt (seed 002, "Feedback Injection Format").
+// every retry prompt.
 func RetryContext(r Retry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<retry_context attempt=\"%d\" max_attempts=\"%d\">\n", r.Attempt, r.MaxAttempts)
@@ -143,7 +143,7 @@ func errorSummary(f Failure) string {
 }
 
 // Replan renders the REPLAN prompt: start over with a fresh plan, knowing
-// every failure so far; the constraints do not change (seed 004).
+// every failure so far; the constraints do not change.
 func Replan(t Task, r Retry, replan, maxReplans int) string {
 	var b strings.Builder
 	b.WriteString(RetryContext(r))
@@ -172,7 +172,7 @@ type Escalation struct {
 	Files       []string
 }
 
-// EscalationMessage renders seed 002's "Task Escalation Required" message.
+// EscalationMessage renders the "Task Escalation Required" message.
 func EscalationMessage(e Escalation) string {
 	var b strings.Builder
 	b.WriteString("## Task Escalation Required\n\n")
@@ -213,7 +213,7 @@ func reasonSentence(reason string) string {
 	return "It cannot be fixed automatically: " + reason + "."
 }
 
-// StuckReport is what a hard stop leaves for a later retry (seed 004).
+// StuckReport is what a hard stop leaves for a later retry.
 type StuckReport struct {
 	TaskID      string
 	Description string
@@ -326,7 +326,7 @@ type Summary struct {
 }
 
 // SummaryText renders the success summary: what changed, why, how it was
-// verified (seed 004, "Definition of Done").
+// verified.
 func SummaryText(s Summary) string {
 	var b strings.Builder
 	b.WriteString("What changed:\n")

@@ -17,7 +17,7 @@ import (
 	"wilco/store"
 )
 
-// Default retention (seed 002, "Log Retention").
+// Default retention.
 const (
 	DefaultLogRetention   = 7 * 24 * time.Hour
 	DefaultJSONLRetention = 30 * 24 * time.Hour
@@ -33,7 +33,7 @@ type Writer struct {
 	fmt *Formatter
 }
 
-// Formatter turns task events into retry-log records (seed 002's line
+// Formatter turns task events into retry-log records (the line
 // kinds). It remembers when each task and attempt began, for the
 // durations, so one Formatter reads one stream of events in order.
 type Formatter struct {
@@ -132,8 +132,7 @@ func (w *Writer) Write(events []store.Event) error {
 	return nil
 }
 
-// MaxText is how much of an error, a fix or a reason a record keeps
-// (seed 002: truncated to 200 chars).
+// MaxText is how much of an error, a fix or a reason a record keeps.
 const MaxText = 200
 
 // Quote renders a free text for a retry.log line: its runs of white space
@@ -163,7 +162,7 @@ func Object(t time.Time, taskID string, fields map[string]any) map[string]any {
 	return obj
 }
 
-// lines are the records of one event (seed 002, "Log Entry Types").
+// lines are the records of one event.
 func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
 	id := ev.TaskID
 	switch e := data.(type) {

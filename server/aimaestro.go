@@ -203,9 +203,9 @@ func (s *Server) maestroCycle(r *http.Request, agent string) error {
 	return s.mailbox.add(adds...)
 }
 
-// maestroTypes names wilco's sends with the message types of the seeds'
-// wire forms (seed 001's task-assignment and task-clarification, seed
-// 003's pre-operation, reminder, timeout-notice, extension-granted).
+// maestroTypes names wilco's sends with the message types of their wire
+// forms (task-assignment and task-clarification of the ACK protocol;
+// pre-operation, reminder, timeout-notice, extension-granted of operations).
 var maestroTypes = map[string]string{
 	string(core.TypeDelegation):       "task-assignment",
 	string(core.SendResend):           "task-assignment",
@@ -342,7 +342,7 @@ type maestroSend struct {
 	FromVerified *bool           `json:"fromVerified"`
 }
 
-// replyForms are the seeds' JSON forms a message's content (or its
+// replyForms are the JSON forms a message's content (or its
 // context) may take.
 var replyForms = map[string]bool{"task-acknowledgment": true, "task-acknowledgment-error": true,
 	"checkpoint-ack": true, "task-complete": true, "acknowledgment": true}

@@ -1,4 +1,4 @@
-// Package server is wilco's HTTP API (CONTRACT §4): agents and their
+// Package server is wilco's HTTP API: agents and their
 // tokens, messages, instructions, the agent's side (inbox and replies),
 // operations, the event log as Server-Sent Events, /healthz, /metrics
 // (Prometheus), /openapi.json, and AI Maestro's /api/messages.

@@ -10,11 +10,11 @@ import (
 	"wilco/runtime"
 )
 
-// Code is the error.code of an error response (CONTRACT §4).
+// Code is the error.code of an error response.
 type Code string
 
-// Error codes. The first six are the contract's; the others name what the
-// contract leaves to the project.
+// Error codes. The first six are the API's general ones; the others name
+// particular conditions.
 const (
 	CodeInvalid          Code = "invalid_argument"
 	CodeUnauthenticated  Code = "unauthenticated"
@@ -92,7 +92,7 @@ func invalidf(format string, args ...any) error { return Errorf(CodeInvalid, for
 
 func notFoundf(format string, args ...any) error { return Errorf(CodeNotFound, format, args...) }
 
-// errorBody is the contract's error response.
+// errorBody is the API's error response.
 type errorBody struct {
 	Error errorDetail `json:"error"`
 }
@@ -118,7 +118,7 @@ func message(err error, code Code) string {
 	return err.Error()
 }
 
-// WriteError writes err as the contract's error response, with the status
+// WriteError writes err as the API's error response, with the status
 // and code of the error table.
 func WriteError(w http.ResponseWriter, err error) {
 	status, code := classify(err)

@@ -54,7 +54,7 @@ func (w *wakes) wake(agent string) {
 	}
 }
 
-// inbox is one dispatch cycle of the calling agent (seed 000): what waits
+// inbox is one dispatch cycle of the calling agent: what waits
 // in its inbox, its new instructions, then its unacknowledged ones again.
 // When the cycle finds nothing it waits up to ?wait= for something to
 // arrive, and runs the cycle again then. The signals are taken before each

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// MaxBody is the largest request body accepted (CONTRACT §4: 1 MiB).
+// MaxBody is the largest request body accepted.
 const MaxBody = 1 << 20
 
 var errEmptyBody = &Error{Code: CodeInvalid, Msg: "the request body is empty: send a JSON object"}

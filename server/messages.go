@@ -245,8 +245,7 @@ func (s *Server) getInstruction(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ackInstruction is the caller's explicit acknowledgment (seed 000's
-// acknowledge(id)).
+// ackInstruction is the caller's explicit acknowledgment of an instruction.
 func (s *Server) ackInstruction(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err

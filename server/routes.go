@@ -4,7 +4,7 @@ import (
 	"net/http"
 )
 
-// ownRoutes is the route table of CONTRACT §4. The OpenAPI document is
+// ownRoutes is the route table of the HTTP API. The OpenAPI document is
 // generated from it; Options.Routes adds more.
 func (s *Server) ownRoutes() []Route {
 	id := func(v string) map[string]string { return map[string]string{"id": v} }
@@ -53,7 +53,7 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "GET", Path: "/v1/inbox", Auth: AgentOnly, Summary: "One dispatch cycle of the calling agent; long-polls up to wait when nothing is there.",
 			Query:   []Param{{"wait", "string", "Go duration to wait when the inbox is empty (default 0, at most 5m)"}},
 			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
-		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data (the seeds' JSON forms). An agent may answer only what was sent to it.",
+		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data. An agent may answer only what was sent to it.",
 			Request: "Reply", Handler: s.reply, Responses: map[int]string{202: "Interpreted"}},
 
 		{Method: "POST", Path: "/v1/operations", Auth: Admin, Summary: "Ask agents for their \"ok\" before an operation (reminders policy), then run its command.",

@@ -12,7 +12,7 @@ import (
 	"wilco/verify"
 )
 
-// TaskView is a task on the wire (CONTRACT §4).
+// TaskView is a task on the wire.
 type TaskView struct {
 	ID                  string               `json:"id"`
 	Description         string               `json:"description"`
@@ -38,7 +38,7 @@ type TaskView struct {
 	CreatedAt           time.Time            `json:"created_at"`
 	StartedAt           *time.Time           `json:"started_at"`
 	FinishedAt          *time.Time           `json:"finished_at"`
-	// Beyond the contract.
+	// More of what wilco knows of the task.
 	RunID       string         `json:"run_id,omitempty"`
 	RunIDs      []string       `json:"run_ids,omitempty"`
 	Proposal    *core.Proposal `json:"proposal,omitempty"`
@@ -167,7 +167,7 @@ func (s *Server) taskRoutes() []Route {
 			Request: "SubmitPlan", Handler: s.submitPlan, Responses: map[int]string{201: "Plan"}},
 		{Method: "GET", Path: "/v1/plans/{id}", Auth: Admin, Summary: "A plan, its tasks, and its retry summary once it ended.",
 			Examples: map[string]string{"id": "03-01"}, Handler: s.getPlan, Responses: map[int]string{200: "Plan"}},
-		{Method: "GET", Path: "/v1/stats", Auth: Admin, Summary: "The retry summary over every task, and the retry state (seed 002).",
+		{Method: "GET", Path: "/v1/stats", Auth: Admin, Summary: "The retry summary over every task, and the retry state.",
 			Handler: s.stats, Responses: map[int]string{200: "Stats"}},
 		{Method: "GET", Path: "/v1/logs/retry", Auth: Admin, Summary: "retry.log (format=text, default) or retry.jsonl (format=jsonl).",
 			Query:   []Param{{"format", "string", "text or jsonl"}, {"tail", "integer", "only the last n lines"}},
@@ -318,7 +318,7 @@ func (s *Server) respondTask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	// "fix: <instruction>" in the action itself is accepted too (seed 002).
+	// "fix: <instruction>" in the action itself is accepted too.
 	if rest, ok := strings.CutPrefix(req.Action, "fix:"); ok && req.Instruction == "" {
 		req.Action, req.Instruction = core.RespondFix, strings.TrimSpace(rest)
 	}

@@ -8,8 +8,8 @@ import (
 	"wilco/store"
 )
 
-// AgentView is an agent as the API shows it (CONTRACT §4: name, adapter,
-// capabilities, status). The token hash is never shown.
+// AgentView is an agent as the API shows it (name, adapter, capabilities,
+// status). The token hash is never shown.
 type AgentView struct {
 	Name         string           `json:"name"`
 	Adapter      string           `json:"adapter"`
@@ -36,8 +36,7 @@ func (s *Server) agentView(a core.Agent) AgentView {
 	}
 }
 
-// MessageView is a delivery as the API shows it (CONTRACT §4's Message, and
-// what else wilco knows of it).
+// MessageView is a delivery as the API shows it.
 type MessageView struct {
 	ID             string             `json:"id"`
 	From           string             `json:"from"`
@@ -75,7 +74,7 @@ func messageView(d core.Delivery, orch string) MessageView {
 	}
 }
 
-// InstructionView is an instruction (CONTRACT §4).
+// InstructionView is an instruction.
 type InstructionView struct {
 	ID             string             `json:"id"`
 	Agent          string             `json:"agent"`
@@ -100,7 +99,7 @@ func instructionView(d core.Delivery) InstructionView {
 	}
 }
 
-// OperationView is an operation (CONTRACT §4).
+// OperationView is an operation.
 type OperationView struct {
 	ID                     string               `json:"id"`
 	Operation              string               `json:"operation"`
@@ -182,7 +181,7 @@ func operationView(o core.Operation, c *core.State) OperationView {
 	return v
 }
 
-// EventView is one event of the log (CONTRACT §4).
+// EventView is one event of the log.
 type EventView struct {
 	Seq    uint64          `json:"seq"`
 	Time   time.Time       `json:"time"`

@@ -254,7 +254,7 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 }
 
 // checkBackoffSend checks a send under the backoff policy: its round is
-// within the timeouts, and its timer is the seed's table: the round's
+// within the timeouts, and its timer is the table: the round's
 // timeout, plus the wait before the next attempt when there is one.
 func (w *world) checkBackoffSend(ev core.Event, s core.Send, pol core.Policies) {
 	p := pol.Ack

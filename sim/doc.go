@@ -26,7 +26,7 @@
 // several agents, quorums and policies of their own (reminders policy),
 // cancels them, registers agents, sets their status and changes the
 // policies — short ones of seconds, so that every path is reached, and the
-// seeds' defaults. Operation commands end after a while, fail, or hang.
+// default policies. Operation commands end after a while, fail, or hang.
 //
 // Time passes only when the driver says so: it moves the fake clock exactly
 // to the runtime's next timer (runtime.NextTimer) or to the next thing an
@@ -56,7 +56,7 @@
 //     Nothing is answered or performed before its events are durable.
 //  3. Sends never exceed the policy: cycles, at most max_retries+1 sends, and
 //     the failure comes in the dispatch cycle right after the last send;
-//     backoff, round within the timeouts, each timer the seed's table
+//     backoff, round within the timeouts, each timer the table
 //     (timeout, plus the wait before the next attempt), corrections within
 //     max_corrections, unresponsive only after the last round; reminders, at
 //     most one reminder per offset, each at its offset, one extension,
@@ -73,7 +73,7 @@
 //
 // Every path reached is counted (Report.Paths); a run of 5000 steps or
 // more fails if one of RequiredPaths was never reached. Beside the five
-// rules, the checks hold the simulation to the rest of DESIGN: a
+// rules, the checks hold the simulation to the rest of the design: a
 // reassignment goes to an available agent with the capabilities, never one
 // that had the delegation; "no other capable agent" is true when it is
 // said; a QUEUED follow-up and a NETWORK_ERROR retry come when the policy

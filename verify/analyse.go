@@ -12,8 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Escalation conditions the analyser recognises (seed 002, "When to
-// Escalate"): retrying cannot fix them, so the task is escalated at once.
+// Escalation conditions the analyser recognises: retrying cannot fix them, so the task is escalated at once.
 const (
 	EscalatePermissionDenied   = "permission_denied"
 	EscalateServiceUnavailable = "service_unavailable"
@@ -45,7 +44,7 @@ type Input struct {
 }
 
 // Analysis is what the analyser makes of a failed step: the fields of a
-// failure record (seed 002) it can fill. Every field is one line of valid
+// failure record it can fill. Every field is one line of valid
 // UTF-8 within the bounds above.
 type Analysis struct {
 	// Summary is the verification's output_summary: test counts ("1
@@ -984,7 +983,7 @@ func timedOut(in Input, text string, a *Analysis) {
 	}
 }
 
-// escalation recognises conditions that retrying cannot fix (seed 002):
+// escalation recognises conditions that retrying cannot fix:
 // a permission denied, an external service that cannot be reached. lower
 // is asciiLower(text).
 func escalation(text, lower string) (kind, cause, fix, line string) {

@@ -1,5 +1,5 @@
 // Package verify runs the verify steps after an agent's turn, keeps their
-// logs, and turns a failure into seed 002's failure record.
+// logs, and turns a failure into the failure record.
 //
 // # Running
 //
@@ -68,7 +68,7 @@
 // escapes are removed; the output's start (64 KiB) and end (448 KiB) are
 // read.
 //
-// It also recognises the conditions seed 002 escalates at once, setting
+// It also recognises the conditions that escalate at once, setting
 // Escalate: permission_denied (Permission denied, EACCES, EPERM,
 // PermissionError) and service_unavailable (a host that does not resolve,
 // 502/503/504 answers, and connections refused or timed out — only to a

@@ -19,8 +19,7 @@ import (
 	"wilco/workspace"
 )
 
-// DefaultTimeout bounds a step that has no timeout of its own (CONTRACT
-// §2's example step: `timeout: 10m`).
+// DefaultTimeout bounds a step that has no timeout of its own.
 const DefaultTimeout = 10 * time.Minute
 
 // DetailsBytes is about how much of the failing output's end a failure
@@ -107,7 +106,7 @@ type Result struct {
 	// Command is the failing step's command, or the commands that passed
 	// joined with " && ".
 	Command string
-	// Failure is the failure record of a failed run (seed 002). Its
+	// Failure is the failure record of a failed run. Its
 	// Attempt, RunID and Timestamp are set; the core may set them again.
 	Failure *core.FailureRecord
 	// LogPath is the run's log: every step's output in order, with a line

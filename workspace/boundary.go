@@ -7,7 +7,7 @@ import (
 
 // OutsideBoundaries returns the files (slash-separated, relative to Root)
 // that fall inside one of the task's boundaries — the "files or modules
-// out of scope" of seed 004 — in the order given: each one is a violation.
+// out of scope" of a task — in the order given: each one is a violation.
 // See BoundaryPatterns for what a boundary matches.
 func OutsideBoundaries(files, boundaries []string) []string {
 	var pats []string

@@ -49,7 +49,7 @@
 //
 // # Boundaries
 //
-// A task's boundaries are the "files or modules out of scope" of seed 004.
+// A task's boundaries are the "files or modules out of scope".
 // OutsideBoundaries(files, boundaries) returns the changed files that fall
 // inside one — the violations. A boundary is a path pattern with
 // .gitignore's rules (MatchPattern): "internal/auth" (anchored; the file or

@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// StateDir is wilco's state directory inside the work tree (CONTRACT §1).
+// StateDir is wilco's state directory inside the work tree.
 // Git commands of this package never see it: it is not a change of the
 // repository, and the dry-run worktrees live under it.
 const StateDir = ".wilco"

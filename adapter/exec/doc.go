@@ -1,4 +1,4 @@
-// Package exec is wilco's exec adapter (CONTRACT §3): it hands a task to a
+// Package exec is wilco's exec adapter: it hands a task to a
 // local agent by starting one process per turn, reads the process's output
 // for the acknowledgment, and reports the end of the turn.
 //

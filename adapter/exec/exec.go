@@ -20,7 +20,7 @@ import (
 // Defaults.
 const (
 	// DefaultRunsDir is where turns keep their prompt and log, under the
-	// repository (CONTRACT §1: .wilco/runs/<run_id>/).
+	// repository.
 	DefaultRunsDir = ".wilco/runs"
 	// DefaultKillGrace is how long a stopped process group has between
 	// SIGTERM and SIGKILL.
@@ -72,7 +72,7 @@ type Options struct {
 	KillGrace time.Duration
 }
 
-// AgentConfig is one exec agent (CONTRACT §2).
+// AgentConfig is one exec agent.
 type AgentConfig struct {
 	Name string
 	// Preset builds the command line of a known agent: claude-code,

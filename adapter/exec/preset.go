@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// Prompt modes: how the prompt reaches the process (CONTRACT §3).
+// Prompt modes: how the prompt reaches the process.
 const (
 	PromptStdin = "stdin"
 	PromptArg   = "arg"
 	PromptFile  = "file"
 )
 
-// Handshakes (CONTRACT §3).
+// Handshakes.
 const (
 	HandshakeInline  = "inline"
 	HandshakeSession = "session"

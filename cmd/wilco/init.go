@@ -18,7 +18,7 @@ import (
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
 
 // knownAgents are the agent CLIs init looks for on PATH, with the exec
-// preset that drives each (CONTRACT §2).
+// preset that drives each.
 var knownAgents = []struct{ program, name, preset string }{
 	{"claude", "claude", "claude-code"},
 	{"codex", "codex", "codex"},

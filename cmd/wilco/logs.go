@@ -20,7 +20,7 @@ type logLine struct {
 	obj  map[string]any
 }
 
-// retryLog turns events into the retry log of seed 002: the lines of task
+// retryLog turns events into the retry log: the lines of task
 // events exactly as the server writes retry.log and retry.jsonl (package
 // retrylog decides them), plus lines for deliveries (instructions,
 // delegations, operation requests), keyed by the message id when there is

@@ -18,7 +18,7 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit codes (CONTRACT §6).
+// Exit codes.
 const (
 	exitOK      = 0
 	exitFailure = 1

@@ -232,7 +232,7 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// rawText renders a JSON value of a shape the contract leaves open: a
+// rawText renders a JSON value of a shape the API leaves open: a
 // string as itself, null as nothing, anything else as indented JSON.
 func rawText(raw json.RawMessage) string {
 	s := strings.TrimSpace(string(raw))

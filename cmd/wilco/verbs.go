@@ -27,7 +27,7 @@ type verb struct {
 // Groups of verbs, in the order help lists them.
 var groups = []string{"setup", "tasks", "look", "act", "plans", "agents and messages", "the agent's side", "logs", "other"}
 
-// verbs is the verb table (CONTRACT §6). It is filled in init to let the
+// verbs is the verb table. It is filled in init to let the
 // help verb refer to it.
 var verbs []*verb
 
@@ -63,7 +63,7 @@ func init() {
 		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
 		{name: "reply", args: `"<text>"|- [--to ID] [--type T --data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 
-		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in seed 002's retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
+		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
 		{name: "stats", args: "[--json]", group: "logs", summary: "retry summary: first-attempt success, retries, escalations, failure types", run: cmdStats},
 
 		{name: "demo", args: "", group: "other", summary: "a self-contained run on a sample repository with a scripted agent", run: func(ctx context.Context, c *cli, _ *verb, args []string) int {

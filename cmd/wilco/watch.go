@@ -15,8 +15,7 @@ import (
 	"wilco/client"
 )
 
-// defaultHardStop is the number of verify loops after which a task stops
-// (seed 004: 12), shown as the n/12 of "attempt n/12" until a milestone
+// defaultHardStop is the number of verify loops after which a task stops, shown as the n/12 of "attempt n/12" until a milestone
 // says otherwise.
 const defaultHardStop = 12
 

@@ -108,7 +108,7 @@ func scanCompletions(text string) []item {
 			continue
 		}
 		r := Reply{Kind: KindComplete, Complete: f.status, TaskID: f.id}
-		details := completionDetails(lines, start, i, &r)
+		details := completionDetails(lines, start, i, end, &r)
 		if f.rest != "" {
 			if r.Complete == CompleteSuccess {
 				if r.Summary == "" {
@@ -222,7 +222,7 @@ func bracketForm(t string) (completionForm, bool) {
 	if !ok {
 		return completionForm{}, false
 	}
-	id, rest := leadingID(t[end+1:], false)
+	id, rest := leadingID(t[end+1:])
 	rest, ok = afterStatus(" " + strings.TrimLeft(rest, " \t"))
 	if !ok {
 		return completionForm{}, false
@@ -246,7 +246,7 @@ func taskWordsForm(t string) (completionForm, bool) {
 	if rest != "" && (rest[0] == '!' || rest[0] == '.') {
 		rest = rest[1:]
 	}
-	id, after := leadingID(rest, false)
+	id, after := leadingID(rest)
 	if id == "" {
 		after = rest
 	}
@@ -273,14 +273,19 @@ func separated(s string) bool {
 	return isDash(r) || strings.ContainsRune(":;,(", r)
 }
 
-// leadingID reads the task id that may start s (after a separator): a
-// token of id characters followed by the end, a separator or a blank and a
-// dash. "T-3 - done" is T-3; "missing key" is no id.
-//
-// A plain word ("successfully", "refactor") is an id only when plainOK (a
-// label says it is one): ids have a digit or one of - . : _ in them.
-func leadingID(s string, plainOK bool) (id, rest string) {
+// leadingID reads the task id that may start s (after blanks, a separator
+// or markdown). A token with a digit or one of - . : _ in it is an id
+// ("T-3", "03-01:task-2"), with trailing '.' and ':' stripped. A plain word
+// is one only when nothing but a separator follows it ("[COMPLETE]
+// refactor", "refactor: done"): "missing key", "successfully." and "by
+// Bob" are words. A report that names a task is refused when that is not
+// the task it answers, never taken for it.
+func leadingID(s string) (id, rest string) {
 	t := trimLeftSet(s, ":*`~\"'(")
+	underscored := strings.HasPrefix(t, "_") // "_T-3_"
+	if underscored {
+		t = t[1:]
+	}
 	n := 0
 	for n < len(t) && isIDChar(t[n]) {
 		n++
@@ -288,15 +293,21 @@ func leadingID(s string, plainOK bool) (id, rest string) {
 	if n == 0 {
 		return "", s
 	}
-	raw := strings.TrimRight(t[:n], "_")
+	raw := t[:n]
+	if underscored {
+		raw = strings.TrimRight(raw, "_")
+	}
 	tok, after := cleanID(raw), t[n:]
 	after = strings.TrimLeft(after, "*`~\"')")
-	if ValidateTaskID(tok) != nil || !plainOK && !strings.ContainsAny(tok, "0123456789-.:_") {
+	if ValidateTaskID(tok) != nil {
 		return "", s
 	}
 	a := strings.TrimLeft(after, " \t")
 	switch {
-	case a == "", separated(a), tok != raw:
+	case strings.ContainsAny(tok, "0123456789-.:_"):
+	case strings.HasSuffix(raw, "."):
+		return "", s // the end of a sentence
+	case raw != tok, a == "", separated(a):
 	default:
 		return "", s
 	}
@@ -373,13 +384,16 @@ func cutLabel(t string) (name, value string, ok bool) {
 }
 
 // paragraph returns the lines of the report around lines[i]: back to the
-// previous blank line, forward up to two blank lines in a row, an [ACK]
-// line, a form of another status ("Status: blocked" then "BLOCKED: why"
-// is one report), or maxCompletionBody lines.
+// previous blank line or form, forward up to two blank lines in a row, an
+// [ACK] line, a form of another status ("Status: blocked" then "BLOCKED:
+// why" is one report), or maxCompletionBody lines.
 func paragraph(lines []lineRef, i int) (start, end int) {
 	here, _ := completionLine(lines[i].s)
 	start = i
 	for start > 0 && i-start < maxCompletionBody && strings.TrimSpace(lines[start-1].s) != "" {
+		if _, ok := completionLine(lines[start-1].s); ok || isACKLine(lines[start-1].s) {
+			break
+		}
 		start--
 	}
 	end = i + 1
@@ -419,11 +433,10 @@ func isCheckpointReport(lines []lineRef) bool {
 	return false
 }
 
-// completionDetails reads the labels of a report's lines (lines[start:]
-// up to the report's end, the form's own line at form) into r, and returns
-// the task id the lines name.
-func completionDetails(lines []lineRef, start, form int, r *Reply) (id string) {
-	_, end := paragraph(lines, form)
+// completionDetails reads the labels of a report's lines (lines[start:end],
+// the form's own line at form) into r, and returns the task id the lines
+// name.
+func completionDetails(lines []lineRef, start, form, end int, r *Reply) (id string) {
 	for j := start; j < end; j++ {
 		if j == form {
 			continue
@@ -485,8 +498,8 @@ func continuation(lines []lineRef, j, end int) string {
 }
 
 // namedID returns the task id a line names: a task id label ("Task ID:
-// T-3", "task_id: T-3", "## Task: T-3" with the id alone or before a
-// dash) or an [ACK] line; "" for none.
+// T-3", "task_id: T-3", "## Task: T-3 — login", "Task: refactor") or an
+// [ACK] line; "" for none. "Task: Refactor the parser" is a title.
 func namedID(s string) string {
 	t, _ := stripDecoration(s)
 	if al, ok, err := parseACKLine(s); ok && err == nil {
@@ -501,14 +514,7 @@ func namedID(s string) string {
 	default:
 		return ""
 	}
-	id, rest := leadingID(value, name != "task")
-	if id == "" {
-		return ""
-	}
-	rest = strings.TrimSpace(rest)
-	if rest != "" && !separated(rest) {
-		return ""
-	}
+	id, _ := leadingID(value)
 	return id
 }
 

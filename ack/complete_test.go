@@ -57,7 +57,11 @@ func TestParseReadsPlainTextCompletionReports(t *testing.T) {
 		{"task_id: T-3\nstatus: blocked\nreason: x", want{status: ack.CompleteBlocked, id: "T-3", reason: "x"}},
 		{"## Task: T-3\n\nDid the work.\n\nStatus: complete", want{status: ack.CompleteSuccess, id: "T-3"}},
 		{"Task: Refactor the parser\nStatus: complete", want{status: ack.CompleteSuccess}},
-		{"Task: Refactor\nStatus: complete", want{status: ack.CompleteSuccess}},
+		{"Task: Refactor\nStatus: complete", want{status: ack.CompleteSuccess, id: "Refactor"}},
+		{"Task: GH-8 login fix\nStatus: complete", want{status: ack.CompleteSuccess, id: "GH-8"}},
+		{"[COMPLETE] T-4 all good", want{status: ack.CompleteSuccess, id: "T-4", summary: "all good"}},
+		{"[DONE] Everything works", want{status: ack.CompleteSuccess, summary: "Everything works"}},
+		{"[COMPLETE] refactor", want{status: ack.CompleteSuccess, id: "refactor"}},
 		{"Summary: rewrote the parser\nStatus: done", want{status: ack.CompleteSuccess, summary: "rewrote the parser"}},
 		{"Status: Complete\r\nSummary: fixed\r\n", want{status: ack.CompleteSuccess, summary: "fixed"}},
 	}

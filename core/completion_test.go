@@ -220,3 +220,15 @@ func TestUnderstandingMissingOverTheConversationGetsACorrection(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskCompleteWithoutStatusTakesTheReportOfItsText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tk := runningMailboxTask(b)
+	in, err := b.c.Reply(b.now, ReplyInput{Agent: "m", Type: "task-complete", Data: []byte(`{"type":"task-complete"}`),
+		Text: "Stopped.\nStatus: blocked\nReason: the API key expired"})
+	b.ok(err)
+	if in.Status != string(ack.CompleteBlocked) || b.task(tk.ID).BlockedBy != "the API key expired" {
+		t.Fatalf("%+v; %s blocked by %q", in, b.task(tk.ID).State, b.task(tk.ID).BlockedBy)
+	}
+}

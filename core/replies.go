@@ -164,6 +164,9 @@ func readReply(in ReplyInput) (r ack.Reply, then *ack.Reply, fromText bool, err 
 			if err != nil {
 				return r, nil, false, invalidf("reply: %v", err)
 			}
+			if r.Kind == ack.KindComplete && r.Complete == ack.CompleteClaimed && text {
+				r = completeFromText(r, in.Text)
+			}
 			if r.Text == "" {
 				r.Text = in.Text
 			}
@@ -193,6 +196,23 @@ func readReply(in ReplyInput) (r ack.Reply, then *ack.Reply, fromText bool, err 
 		}
 	}
 	return r, then, true, nil
+}
+
+// completeFromText completes a task-complete that gives no status with the
+// report its text holds ("Status: blocked", "Reason: …"), when the text
+// names the same task or none.
+func completeFromText(r ack.Reply, text string) ack.Reply {
+	all, _ := ack.ParseAll(text)
+	for _, t := range all {
+		if t.Kind != ack.KindComplete || t.TaskID != "" && r.TaskID != "" && t.TaskID != r.TaskID {
+			continue
+		}
+		r.Complete = t.Complete
+		r.TaskID = firstOf(r.TaskID, t.TaskID)
+		r.Reason, r.Error, r.Summary = firstOf(r.Reason, t.Reason), firstOf(r.Error, t.Error), firstOf(r.Summary, t.Summary)
+		return r
+	}
+	return r
 }
 
 // readText reads a text reply: its first form, and the completion report
@@ -455,6 +475,9 @@ func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Int
 			s.setStatus(now, a, Available, "finished "+d.TaskID)
 		}
 		in.Action = "task-complete recorded; the agent's turn on " + d.TaskID + " is over"
+		if r.Complete == ack.CompleteClaimed {
+			in.Action = "completion claimed; the agent's turn on " + d.TaskID + " is over and verification decides"
+		}
 	} else {
 		in.Action = fmt.Sprintf("checkpoint %d recorded", r.Checkpoint)
 	}

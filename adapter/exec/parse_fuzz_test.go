@@ -180,6 +180,7 @@ func FuzzOpencodeParser(f *testing.F) {
 // the text or from the final answer.
 func FuzzTurnOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string, wantAck bool) {
+		feedAll(t, &plainParser{}, raw) // aider's and command agents' output
 		s := &scanner{wantAck: wantAck}
 		var acks, progress []string
 		take := func() {

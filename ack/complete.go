@@ -1,6 +1,7 @@
 package ack
 
 import (
+	"cmp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -119,7 +120,7 @@ func scanCompletions(text string) []item {
 			}
 		}
 		if r.TaskID == "" {
-			r.TaskID = cmpOr(details, lastID)
+			r.TaskID = cmp.Or(details, lastID)
 		}
 		if r.TaskID != "" {
 			lastID = r.TaskID
@@ -128,14 +129,6 @@ func scanCompletions(text string) []item {
 		i = max(i, end-1)
 	}
 	return items
-}
-
-// cmpOr returns the first of a, b that is not "".
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // completionForm is what a completion line says.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +40,7 @@ func specMessages(stream string) (msgs []sseMessage, retry time.Duration, retryS
 				continue
 			}
 			data = strings.TrimSuffix(data, "\n")
-			msgs = append(msgs, sseMessage{id: lastID, event: cmpOr(event, "message"), data: data})
+			msgs = append(msgs, sseMessage{id: lastID, event: cmp.Or(event, "message"), data: data})
 			data, event = "", ""
 			continue
 		}
@@ -70,13 +71,6 @@ func specMessages(stream string) (msgs []sseMessage, retry time.Duration, retryS
 		}
 	}
 	return msgs, retry, retrySet
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // chunkedReader hands out its text in pieces of the sizes given, so that

@@ -130,6 +130,20 @@ func TestWordsLikeACompletionWithNoTaskAreAMessage(t *testing.T) {
 	}
 }
 
+func TestWordsLikeAReportOnAnUnknownTaskWithNoTaskAreAMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("m", "mailbox")
+	d := instruct(b, "m", "Clean the cache", nil, nil)
+	cycle(b, "m")
+	if in := reply(b, "m", d.ID, "[DONE] cleanup"); in.Kind != string(ack.KindMessage) {
+		t.Fatalf("in reply to an instruction: %+v", in)
+	}
+	if in := reply(b, "m", "", "[DONE] cleanup"); in.Kind != string(ack.KindMessage) {
+		t.Fatalf("with no task: %+v", in)
+	}
+}
+
 func TestACKAndCompletionInOneTextAreBoth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

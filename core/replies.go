@@ -116,7 +116,12 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	}
 	if d == nil {
 		if d, err = s.target(a, r); err != nil {
-			return Interpretation{}, err
+			// "[DONE] cleanup" from an agent with no task: words, not a
+			// report on a task that does not exist.
+			if !fromText || r.Kind != ack.KindComplete || CodeOf(err) != NotFound || s.workingOn(a) != nil {
+				return Interpretation{}, err
+			}
+			d = nil
 		}
 	}
 	if fromText && r.Kind == ack.KindComplete && (d == nil || d.Type != TypeDelegation) {
@@ -240,12 +245,7 @@ func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 				return d, nil
 			}
 			if r.Kind == ack.KindCheckpoint || r.Kind == ack.KindComplete {
-				// Progress without a task id: the task the agent works on.
-				if t := s.active(); t != nil && t.Agent == a.Name && t.Delivery != "" {
-					if d := s.find(t.Delivery); d != nil && d.To == a.Name && d.Type == TypeDelegation {
-						return d, nil
-					}
-				}
+				return s.workingOn(a), nil // progress without a task id: the agent's task
 			}
 			return nil, nil
 		}
@@ -266,6 +266,21 @@ func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 		return nil, notFoundf("no task %s was delegated to %s", r.TaskID, a.Name)
 	}
 	return s.latest(a.Name, "", func(d *Delivery) bool { return d.Policy == PolicyReminders && d.State == Sent }), nil
+}
+
+// workingOn returns the delegation of the task the agent works on: its
+// newest open delegation, else the delegation of the task that holds the
+// queue when the agent has it; nil for none.
+func (s *State) workingOn(a *Agent) *Delivery {
+	if d := s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
+		return d
+	}
+	if t := s.active(); t != nil && t.Agent == a.Name && t.Delivery != "" {
+		if d := s.find(t.Delivery); d != nil && d.To == a.Name && d.Type == TypeDelegation {
+			return d
+		}
+	}
+	return nil
 }
 
 // latest returns the newest delivery to agent (of task, when given) that

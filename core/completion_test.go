@@ -246,3 +246,15 @@ func TestTaskCompleteWithoutStatusTakesTheReportOfItsText(t *testing.T) {
 		t.Fatalf("%+v; %s blocked by %q", in, b.task(tk.ID).State, b.task(tk.ID).BlockedBy)
 	}
 }
+
+// An exec agent's ACK block may run into its report; its turn ends with its
+// process all the same.
+func TestReportInAnExecAgentsACKDoesNotEndItsTurn(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	in := reply(b, "claude", b.task(tk.ID).Delivery, "[ACK] "+tk.ID+" - RECEIVED\nUnderstanding: x\nStatus: complete")
+	if in.Kind != string(ack.KindAck) || b.task(tk.ID).Phase != Executing {
+		t.Fatalf("%+v; task %s %s", in, b.task(tk.ID).State, b.task(tk.ID).Phase)
+	}
+}

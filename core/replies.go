@@ -45,7 +45,8 @@ type Interpretation struct {
 //
 // A text that holds an ACK and, after it, the completion report of the same
 // task ("[ACK] T-3 - RECEIVED … Status: complete") is both: when the ACK
-// lets work begin, the report ends the turn.
+// lets work begin, the report ends the turn (of any agent but an exec one,
+// whose turn ends with its process).
 func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	now = norm(now)
 	out, err := s.reply(now, in)
@@ -53,7 +54,9 @@ func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
 		return out, err
 	}
 	s.afterReply(now, out)
-	if out.then == nil || !slices.Contains(out.Acknowledged, out.DeliveryID) {
+	// An exec agent's turn ends with its process, whose whole output is
+	// read then: a report in the text of its ACK does not end it early.
+	if out.then == nil || !slices.Contains(out.Acknowledged, out.DeliveryID) || s.agents[in.Agent].Adapter == "exec" {
 		return out, nil
 	}
 	d := s.find(out.DeliveryID)

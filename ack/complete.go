@@ -455,7 +455,7 @@ func completionDetails(lines []lineRef, start, form, end int, r *Reply) (id stri
 			value = continuation(lines, j+1, end)
 		}
 		switch name {
-		case "reason", "reasons", "blocker", "blockers", "blocked by", "blocked on", "blocking issue", "why":
+		case "reason", "reasons", "blocker", "blockers", "blocked by", "blocked on", "why":
 			if r.Reason == "" {
 				r.Reason = value
 			}

@@ -74,6 +74,18 @@ func seedCorpus() map[string]map[string][]any {
 		"001-json-error-network":    {errorForm(ack.NetworkError)},
 		"001-json-error-invalid":    {errorForm(ack.InvalidTaskFormat)},
 		"001-json-error-shutdown":   {errorForm(ack.AgentShuttingDown)},
+		"complete-status":           {"I wrote the fix.\n\nStatus: complete"},
+		"complete-words":            {"Everything is in place.\nTASK COMPLETE"},
+		"complete-bracket":          {"[COMPLETE] T-3 - the fix is in file.txt"},
+		"complete-markdown":         {"## Result\n\n**Status:** Done — file.txt holds the fix.\n**Task:** `C-4`"},
+		"complete-executor-yaml":    {"```yaml\nexecutor_output:\n  status: \"failure\"\n  error: \"Cannot find module 'uuid'\"\n```"},
+		"blocked-reason":            {"I could not finish.\n\nStatus: blocked\nReason: the staging password is not set"},
+		"blocked-line":              {"Looked into it.\nBLOCKED: no network access to the registry"},
+		"impossible-line":           {"IMPOSSIBLE: the API was removed"},
+		"complete-options":          {"Report status: success | failure | blocked"},
+		"complete-checkpoint":       {"Checkpoint 1\nStatus: completed\nSummary: tests written"},
+		"complete-retry-context":    {"<retry_context attempt=\"2\" max_attempts=\"12\">\n  BLOCKED: old\n</retry_context>\nStatus: done"},
+		"ack-then-complete":         {"[ACK] T-3 - RECEIVED\nUnderstanding: fix it\n\nDone.\n\nTask: T-3\nStatus: blocked\nReason: no key"},
 	}
 
 	parseJSON := map[string][]any{
@@ -104,6 +116,9 @@ func seedCorpus() map[string]map[string][]any {
 		"ack-uppercase-type":    {"", []byte(`{"type": "Task_Acknowledgment", "task_id": "T-3", "status": "QUEUED", "notes": "after T-2"}`)},
 		"operation-ready-only":  {"acknowledgment", []byte(`{"ready": true}`)},
 		"operation-cancel-note": {"acknowledgment", []byte(`{"message": "cancel", "ready": false, "notes": "ok with me"}`)},
+		"complete-claim":        {"task-complete", []byte(`{"task_id": "T-3", "summary": "wrote it"}`)},
+		"complete-no-task-id":   {"task-complete", []byte(`{"status": "done"}`)},
+		"complete-blocked":      {"", []byte(`{"type": "task-complete", "task_id": "T-3", "status": "blocked", "reason": "no key", "blocked_by": "x"}`)},
 	}
 
 	operation := map[string][]any{
@@ -155,7 +170,25 @@ func seedCorpus() map[string]map[string][]any {
 		"unterminated-fence": {"```\nnot closed"},
 	}
 
+	completion := map[string][]any{
+		"status":        {"Status: complete", "T-3"},
+		"blocked":       {"Status: blocked\nReason: the key expired", "GH-42"},
+		"blocked-line":  {"BLOCKED: the key expired", "03-01:task-2"},
+		"bracket":       {"[COMPLETE] T-3 - done", "T-3"},
+		"words":         {"TASK COMPLETE: GH-8", "fix-login"},
+		"yaml":          {"executor_output:\n  status: failure\n  error: \"e\"", "T.1"},
+		"options":       {"status: success | failure | blocked", "T-3"},
+		"checkpoint":    {"Checkpoint 2\nStatus: completed", "T-3"},
+		"another-task":  {"Task: GH-8\nStatus: complete", "GH-7"},
+		"prose":         {"The task is complete, I think.", "x"},
+		"markdown":      {"> **Status**: `BLOCKED`\n> **Reason:** the API key is expired", "a_b"},
+		"plain-word-id": {"[DONE] refactor", "refactor"},
+		"reason-before": {"Reason: no disk\nStatus: blocked", "T-3"},
+		"blank-reason":  {"Status: blocked\nReason:\n  multi\n  line", "T-3"},
+	}
+
 	return map[string]map[string][]any{
+		"FuzzCompletion":          completion,
 		"FuzzParse":               parse,
 		"FuzzParseJSON":           parseJSON,
 		"FuzzParseOperationReply": operation,

@@ -62,6 +62,21 @@
 // Maestro message's "content". A JSON object with another or no "type" is
 // prose; one that holds a known "type" but does not parse is a broken form.
 //
+// Completion reports are the third family: the JSON task-complete (whose
+// status may be absent — a claim of completion that verification decides —
+// and whose task_id may be left to the reply's context), and the plain-text
+// reports agents write at the end of their work: a "Status: complete"
+// (done, success, finished; blocked, impossible, failed) line with its
+// Reason:, Error: and Summary: lines, "TASK COMPLETE", "[COMPLETE] T-3",
+// "[BLOCKED] T-3 - why", "BLOCKED: why", "IMPOSSIBLE: why" — in any case,
+// with markdown, amid prose, as YAML's "status: success" of an executor
+// output. A list of options ("success | failure | blocked"), a checkpoint's
+// paragraph and wilco's own <retry_context> are not reports. A report is
+// for the task it names (the form's id, a Task ID: line of its paragraph,
+// the last id named before it), and Reply.For refuses it for any other;
+// one that names none is for the task its reply answers. FormatComplete
+// writes one.
+//
 // When a text holds several forms, Parse takes the first in the text,
 // whatever its family. A text without any is a KindMessage: a conversation's
 // reply is its own acknowledgment.
@@ -87,5 +102,9 @@
 // A Checker compares an ACK's Understanding with its Task. TermCoverage, the
 // default, counts key terms: an acceptance item is covered when half of its
 // key terms (DefaultMinItemCoverage) appear in the Understanding; Missing
-// lists the others verbatim, ready for Correction.
+// lists the others verbatim, ready for Correction. The understanding is
+// judged over the conversation: SaidSoFar joins what the agent said it
+// understood with its questions, in an ACK that got a correction, and now
+// — after a clarification, a confirmation speaks only of the clarified
+// points.
 package ack

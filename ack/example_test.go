@@ -103,6 +103,9 @@ func ExampleTeach() {
 	// Instead of text you may reply with one JSON object with the fields "type" (the value
 	// "task-acknowledgment"), "task_id" ("GH-42"), "status" ("received", "needs-clarification",
 	// "rejected" or "queued"), "understanding" and "questions" (a list of strings).
+	// When the work is done, end your last message with a line "Status: complete". If you
+	// cannot go on, end it with a line "Status: blocked" and a line "Reason:" saying what you
+	// need; if the task cannot be done at all, "Status: impossible" and its "Reason:".
 }
 
 func ExampleAckRequired() {

@@ -83,9 +83,10 @@ func FormatJSON(r Reply) ([]byte, error) {
 		add("next_checkpoint", r.NextCheckpoint, r.NextCheckpoint != 0)
 	case KindComplete:
 		add("type", TypeTaskComplete, true)
-		add("task_id", r.TaskID, true)
-		add("status", r.Complete, true)
+		add("task_id", r.TaskID, r.TaskID != "")
+		add("status", r.Complete, r.Complete != "")
 		add("summary", r.Summary, r.Summary != "")
+		add("reason", r.Reason, r.Reason != "")
 		add("files_modified", r.FilesModified, len(r.FilesModified) > 0)
 		add("error", r.Error, r.Error != "")
 		add("verification", r.Verification, r.Verification != nil)

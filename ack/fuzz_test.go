@@ -100,7 +100,7 @@ func checkRoundTrips(t *testing.T, r ack.Reply) {
 
 // validUTF8 reports whether every string of r is valid UTF-8.
 func validUTF8(r ack.Reply) bool {
-	strs := []string{r.TaskID, r.Understanding, r.Note, r.ErrorMessage, r.CheckpointStatus, r.Summary, r.Error}
+	strs := []string{r.TaskID, r.Understanding, r.Note, r.ErrorMessage, r.CheckpointStatus, r.Summary, r.Error, r.Reason}
 	strs = append(strs, r.Questions...)
 	strs = append(strs, r.EstimatedCheckpoints...)
 	strs = append(strs, r.AlternativeAgents...)
@@ -185,7 +185,7 @@ func FuzzParseJSON(f *testing.F) {
 				t.Fatalf("error code %q, retry after %v", r.ErrorCode, r.RetryAfter)
 			}
 		case ack.KindComplete:
-			if !r.Complete.Valid() {
+			if !r.Complete.Valid() && r.Complete != ack.CompleteClaimed {
 				t.Fatalf("complete %q", r.Complete)
 			}
 		case ack.KindCheckpoint:
@@ -201,7 +201,7 @@ func FuzzParseJSON(f *testing.F) {
 		default:
 			t.Fatalf("kind %q", r.Kind)
 		}
-		if r.Kind != ack.KindOperationReply && r.TaskID == "" {
+		if r.Kind != ack.KindOperationReply && r.Kind != ack.KindComplete && r.TaskID == "" {
 			t.Fatal("a reply without task id was accepted")
 		}
 		checkTaskID(t, r)

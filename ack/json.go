@@ -46,10 +46,14 @@ func normType(t string) string {
 //	task-acknowledgment-error  task_id*, error_code*, error_message, retry_after_minutes (≥ 0),
 //	                           alternative_agents
 //	checkpoint-ack             task_id*, checkpoint* (integer ≥ 0), status, summary, next_checkpoint
-//	task-complete              task_id*, status* (success | failure | blocked | impossible),
-//	                           summary, files_modified, error, verification {command, exit_code,
-//	                           output_summary}
+//	task-complete              task_id, status (success | failure | blocked | impossible, with
+//	                           their synonyms: done, complete, failed…; absent: a claim of
+//	                           completion), summary, reason|blocked_by, files_modified, error,
+//	                           verification {command, exit_code, output_summary}
 //	acknowledgment             message and/or ready* (at least one), notes, task_id (optional)
+//
+// A task-complete without task_id is for the task its reply answers (the
+// caller knows which); every other form but acknowledgment must name it.
 //
 // For acknowledgment, message is read by ParseOperationReply; when it says
 // nothing the table knows (AnswerInfo), ready decides (true: ok, false:
@@ -91,7 +95,7 @@ func parseObject(typ string, data []byte, m map[string]json.RawMessage) (Reply, 
 	}
 	o.form = t
 	r.Kind = kind
-	if r.TaskID, err = o.taskID(kind != KindOperationReply); err != nil {
+	if r.TaskID, err = o.taskID(kind != KindOperationReply && kind != KindComplete); err != nil {
 		return r, err
 	}
 	switch kind {
@@ -193,17 +197,27 @@ func (o object) checkpoint(r *Reply) error {
 
 // complete reads the fields of a task-complete.
 func (o object) complete(r *Reply) error {
-	s, _, err := o.str("status", true)
+	s, _, err := o.str("status", false)
 	if err != nil {
 		return err
 	}
-	r.Complete = CompleteStatus(strings.ToLower(strings.TrimSpace(s)))
-	if !r.Complete.Valid() {
-		r.Complete = ""
-		return o.errf("status", "unknown status %q (want success, failure, blocked or impossible)", s)
+	if strings.TrimSpace(s) != "" {
+		st, ok := ParseCompleteStatus(s)
+		if !ok {
+			return o.errf("status", "unknown status %q (want success, failure, blocked or impossible, or no status: a claim of completion)", s)
+		}
+		r.Complete = st
 	}
 	if r.Summary, _, err = o.str("summary", false); err != nil {
 		return err
+	}
+	for _, k := range []string{"reason", "blocked_by"} {
+		if r.Reason != "" {
+			break
+		}
+		if r.Reason, _, err = o.str(k, false); err != nil {
+			return err
+		}
 	}
 	if r.FilesModified, err = o.strs("files_modified"); err != nil {
 		return err

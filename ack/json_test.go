@@ -46,8 +46,10 @@ func TestParseJSONIsStrict(t *testing.T) {
 		{"checkpoint-ack", `{"task_id": "T-3", "checkpoint": 1.5}`, `field "checkpoint": want an integer, got 1.5`, "checkpoint"},
 		{"checkpoint-ack", `{"task_id": "T-3", "checkpoint": -1}`, `field "checkpoint": -1 is negative`, "checkpoint"},
 		{"checkpoint-ack", `{"task_id": "T-3", "checkpoint": 1, "next_checkpoint": true}`, `field "next_checkpoint": want an integer, got JSON boolean`, "next_checkpoint"},
-		{"task-complete", `{"task_id": "T-3"}`, `field "status": missing`, "status"},
-		{"task-complete", `{"task_id": "T-3", "status": "done"}`, `field "status": unknown status "done"`, "status"},
+		{"task-complete", `{"task_id": "T-3", "status": "in-progress"}`, `field "status": unknown status "in-progress"`, "status"},
+		{"task-complete", `{"task_id": "T-3", "status": 1}`, `field "status": want a string, got JSON number`, "status"},
+		{"task-complete", `{"task_id": "T 3"}`, `field "task_id": task id "T 3" has the character ' '`, "task_id"},
+		{"task-complete", `{"task_id": "T-3", "reason": ["a"]}`, `field "reason": want a string, got JSON array`, "reason"},
 		{"task-complete", `{"task_id": "T-3", "status": "success", "verification": "ok"}`, `field "verification": want an object`, "verification"},
 		{"task-complete", `{"task_id": "T-3", "status": "success", "verification": {"exit_code": "1"}}`, `field "verification.exit_code": want an integer`, "verification.exit_code"},
 		{"acknowledgment", `{}`, `field "message": missing`, "message"},
@@ -140,6 +142,27 @@ func TestParseJSONTaskComplete(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseJSON =\n%#v\nwant\n%#v", got, want)
+	}
+	for data, want := range map[string]ack.Reply{
+		// No status: a claim of completion, which verification decides.
+		`{"task_id": "T-1", "summary": "done"}`: {Kind: ack.KindComplete, TaskID: "T-1", Summary: "done"},
+		`{"task_id": "T-1", "status": null}`:    {Kind: ack.KindComplete, TaskID: "T-1"},
+		`{"task_id": "T-1", "status": " "}`:     {Kind: ack.KindComplete, TaskID: "T-1"},
+		// No task id: the reply's context names the task.
+		`{"status": "success"}`: {Kind: ack.KindComplete, Complete: ack.CompleteSuccess},
+		// Synonyms, and the reason of a blocked report.
+		`{"task_id": "T-1", "status": "Done"}`:                                      {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteSuccess},
+		`{"task_id": "T-1", "status": "COMPLETED"}`:                                 {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteSuccess},
+		`{"task_id": "T-1", "status": "failed"}`:                                    {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteFailure},
+		`{"task_id": "T-1", "status": "blocked", "reason": "no key"}`:               {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteBlocked, Reason: "no key"},
+		`{"task_id": "T-1", "status": "blocked", "blocked_by": "the review"}`:       {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteBlocked, Reason: "the review"},
+		`{"task_id": "T-1", "status": "blocked", "reason": "a", "blocked_by": "b"}`: {Kind: ack.KindComplete, TaskID: "T-1", Complete: ack.CompleteBlocked, Reason: "a"},
+	} {
+		got, err := ack.ParseJSON("task-complete", []byte(data))
+		want.Text = data
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseJSON(%s) =\n%#v, %v\nwant\n%#v", data, got, err, want)
+		}
 	}
 	for _, s := range []ack.CompleteStatus{ack.CompleteSuccess, ack.CompleteFailure, ack.CompleteBlocked, ack.CompleteImpossible} {
 		r, err := ack.ParseJSON("task-complete", []byte(`{"task_id": "T-1", "status": "`+string(s)+`"}`))

@@ -72,6 +72,7 @@ type item struct {
 // position.
 func scan(text string) []item {
 	items := append(scanACKLines(text), scanJSON(text)...)
+	items = append(items, scanCompletions(text)...)
 	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.pos, b.pos) })
 	return items
 }

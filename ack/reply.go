@@ -143,12 +143,14 @@ const (
 	AnswerInfo   OperationAnswer = "info"   // anything else: log it, keep waiting
 )
 
-// CompleteStatus is the status of a task-complete reply (the executor
-// output).
+// CompleteStatus is the status of a completion report: the executor's
+// result at the end of its turn. "" is a claim of completion without a
+// status: verification decides, as for a success.
 type CompleteStatus string
 
 // The statuses an executor may report at the end of its turn.
 const (
+	CompleteClaimed    CompleteStatus = ""
 	CompleteSuccess    CompleteStatus = "success"
 	CompleteFailure    CompleteStatus = "failure"
 	CompleteBlocked    CompleteStatus = "blocked"
@@ -209,8 +211,11 @@ type Reply struct {
 	Summary          string
 	NextCheckpoint   int
 
-	// KindComplete.
+	// KindComplete. Reason is why the agent is blocked, or says the task
+	// is impossible or failed: the JSON "reason" (or "blocked_by"), the
+	// text's Reason: line or the words after BLOCKED:.
 	Complete      CompleteStatus
+	Reason        string
 	FilesModified []string
 	Error         string
 	Verification  *Verification
@@ -263,6 +268,7 @@ type replyJSON struct {
 	Summary              string          `json:"summary,omitempty"`
 	NextCheckpoint       int             `json:"next_checkpoint,omitempty"`
 	Complete             CompleteStatus  `json:"complete,omitempty"`
+	Reason               string          `json:"reason,omitempty"`
 	FilesModified        []string        `json:"files_modified,omitempty"`
 	Error                string          `json:"error,omitempty"`
 	Verification         *Verification   `json:"verification,omitempty"`
@@ -279,7 +285,7 @@ func (r Reply) MarshalJSON() ([]byte, error) {
 		Questions: r.Questions, Note: r.Note, EstimatedCheckpoints: r.EstimatedCheckpoints,
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, AlternativeAgents: r.AlternativeAgents,
 		Checkpoint: r.Checkpoint, CheckpointStatus: r.CheckpointStatus, Summary: r.Summary,
-		NextCheckpoint: r.NextCheckpoint, Complete: r.Complete, FilesModified: r.FilesModified,
+		NextCheckpoint: r.NextCheckpoint, Complete: r.Complete, Reason: r.Reason, FilesModified: r.FilesModified,
 		Error: r.Error, Verification: r.Verification, Answer: r.Answer, Text: r.Text,
 	}
 	if r.RetryAfter != 0 {
@@ -308,7 +314,7 @@ func (r *Reply) UnmarshalJSON(data []byte) error {
 		ErrorCode: j.ErrorCode, ErrorMessage: j.ErrorMessage, RetryAfter: retry,
 		AlternativeAgents: j.AlternativeAgents, Checkpoint: j.Checkpoint,
 		CheckpointStatus: j.CheckpointStatus, Summary: j.Summary, NextCheckpoint: j.NextCheckpoint,
-		Complete: j.Complete, FilesModified: j.FilesModified, Error: j.Error,
+		Complete: j.Complete, Reason: j.Reason, FilesModified: j.FilesModified, Error: j.Error,
 		Verification: j.Verification, Answer: j.Answer, Text: j.Text,
 	}
 	return nil

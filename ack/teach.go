@@ -6,10 +6,10 @@ import (
 )
 
 // Teach returns the block appended to every task delegation: first, verbatim,
-// the ACK request (five lines, from "---" to "---"), then a
-// short lesson for agents that never heard of the protocol — the ACK is
-// mandatory before any work, the exact reply, how to ask questions, the JSON
-// alternative.
+// the ACK request (five lines, from "---" to "---"), then a short lesson for
+// agents that never heard of the protocol — the ACK is mandatory before any
+// work, the exact reply, how to ask questions, the JSON alternative, and how
+// to report the end of the work or a blocker.
 //
 // Nothing in the lesson is itself an acknowledgment: an agent (or a terminal)
 // that echoes the whole prompt back does not acknowledge by accident, and
@@ -56,7 +56,10 @@ id exactly as {id}. Choose the status that is true:
 - QUEUED: you must finish other work first. Add a line "Note:" saying what.
 Instead of text you may reply with one JSON object with the fields "type" (the value
 "task-acknowledgment"), "task_id" ("{id}"), "status" ("received", "needs-clarification",
-"rejected" or "queued"), "understanding" and "questions" (a list of strings).`, "{id}")
+"rejected" or "queued"), "understanding" and "questions" (a list of strings).
+When the work is done, end your last message with a line "Status: complete". If you
+cannot go on, end it with a line "Status: blocked" and a line "Reason:" saying what you
+need; if the task cannot be done at all, "Status: impossible" and its "Reason:".`, "{id}")
 
 // statusOptionsLine is the request's list of statuses.
 const statusOptionsLine = "Status options: RECEIVED, CLARIFICATION_NEEDED, REJECTED, QUEUED"

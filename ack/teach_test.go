@@ -32,6 +32,7 @@ func TestTeachTeachesAgentsThatNeverHeardOfTheProtocol(t *testing.T) {
 		`"[ACK] GH-42 - RECEIVED"`, "Understanding:", "mandatory", "Before you do any work",
 		"RECEIVED", "CLARIFICATION_NEEDED", "REJECTED", "QUEUED", `"Questions:"`, "numbered question",
 		`"Note:"`, "JSON", `"task-acknowledgment"`, `"needs-clarification"`, "exactly as GH-42",
+		`"Status: complete"`, `"Status: blocked"`, `"Reason:"`, `"Status: impossible"`,
 	} {
 		if !strings.Contains(lesson, want) {
 			t.Errorf("the lesson does not say %q:\n%s", want, lesson)

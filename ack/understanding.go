@@ -1,6 +1,7 @@
 package ack
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -20,10 +21,34 @@ type Verdict struct {
 	Coverage float64  // 0 to 1: the mean (weighted) coverage of the items, or the description's when there are none
 }
 
-// Checker checks an ACK's Understanding against its task. It is an
-// interface so that the heuristic can be replaced.
+// Checker checks an ACK's Understanding against its task. It is
+// replaceable: wilco calls it with SaidSoFar's reply, whose
+// Understanding is everything the agent said it understood of the task so
+// far.
 type Checker interface {
 	Check(t Task, r Reply) Verdict
+}
+
+// SaidSoFar returns r with its Understanding replaced by everything the
+// agent has said it understood of the task: the earlier understandings,
+// oldest first (the one it gave with its questions, the ones a correction
+// answered), then r's — one per line, blank and repeated ones left out.
+// After questions and answers, an agent confirms only the clarified points
+// ("JWT with 24h expiry + refresh tokens"); judged with what it said before,
+// its understanding covers the task, as it should.
+func SaidSoFar(earlier []string, r Reply) Reply {
+	var said []string
+	seen := map[string]bool{}
+	for _, u := range append(slices.Clip(earlier), r.Understanding) {
+		u = flatten(u)
+		if u == "" || seen[strings.ToLower(u)] {
+			continue
+		}
+		seen[strings.ToLower(u)] = true
+		said = append(said, u)
+	}
+	r.Understanding = strings.Join(said, "\n")
+	return r
 }
 
 // DefaultMinItemCoverage is the share of an acceptance item's key terms the
@@ -123,9 +148,9 @@ func coverage(terms []string, shared map[string]int, have map[string]bool) float
 
 // KeyTerms returns the key terms of s, deduplicated, in order: its words
 // (runs of letters and digits) lowercased, without stop words and one-letter
-// words, stemmed by stripping a plural or -ing/-ed ending and a final e
-// ("flags" → "flag", "listing" → "list", "expires", "expired", "expiring" →
-// "expir"). It is what TermCoverage compares.
+// words, stemmed by stripping a plural or -ing/-ed ending and a final e or
+// y ("flags" → "flag", "listing" → "list", "expires", "expired", "expiring",
+// "expiry" → "expir"). It is what TermCoverage compares.
 func KeyTerms(s string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -163,8 +188,11 @@ func stem(w string) string {
 	case n >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		w = w[:n-1]
 	}
-	if len(w) >= 4 && strings.HasSuffix(w, "e") {
+	switch {
+	case len(w) >= 4 && strings.HasSuffix(w, "e"):
 		w = w[:len(w)-1]
+	case len(w) >= 5 && strings.HasSuffix(w, "y"):
+		w = w[:len(w)-1] // "expiry" is "expire", "query" is "queries"
 	}
 	return w
 }

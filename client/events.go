@@ -2,11 +2,13 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -274,28 +276,70 @@ type sseMessage struct {
 	id, event, data string
 }
 
-// sseReader parses a text/event-stream (the WHATWG rules: fields, comments,
-// multi-line data, a blank line dispatches; a message cut off by the end
-// of the stream is dropped).
+// sseReader parses a text/event-stream (the WHATWG rules: CR, LF or CRLF
+// end a line, a leading BOM is dropped, fields, comments, multi-line data,
+// a blank line dispatches; a message cut off by the end of the stream is
+// dropped).
 type sseReader struct {
-	r     *bufio.Reader
-	id    string
-	retry time.Duration
+	r       *bufio.Reader
+	id      string
+	retry   time.Duration
+	started bool // the first line was read (its BOM dropped)
+	skipLF  bool // the last line ended with CR: a LF right after it is part of that end
 }
 
 func newSSEReader(r io.Reader) *sseReader { return &sseReader{r: bufio.NewReaderSize(r, 64<<10)} }
+
+// line reads one line, without its end (CR, LF or CRLF). A CR is taken as
+// the end at once, so that a stream of CR-ended lines is not held up
+// waiting for the next byte; a LF that follows it is skipped then.
+func (s *sseReader) line() (string, error) {
+	var out []byte
+	for {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				return "", err // a partial line at the end is not processed
+			}
+		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		if s.skipLF {
+			s.skipLF = false
+			if buf[0] == '\n' {
+				_, _ = s.r.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			out = append(out, buf...)
+			_, _ = s.r.Discard(len(buf))
+			continue
+		}
+		out = append(out, buf[:i]...)
+		s.skipLF = buf[i] == '\r'
+		_, _ = s.r.Discard(i + 1)
+		line := string(out)
+		if !s.started {
+			s.started = true
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		return line, nil
+	}
+}
+
+// maxRetryMS is the longest "retry:" a time.Duration holds.
+const maxRetryMS = math.MaxInt64 / int64(time.Millisecond)
 
 func (s *sseReader) next() (sseMessage, error) {
 	var data strings.Builder
 	event := ""
 	hasData := false
 	for {
-		line, err := s.r.ReadString('\n')
+		line, err := s.line()
 		if err != nil {
 			// A partial line or message at the end is not dispatched.
 			return sseMessage{}, err
 		}
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if line == "" {
 			if !hasData {
 				event = ""
@@ -325,8 +369,14 @@ func (s *sseReader) next() (sseMessage, error) {
 				s.id = value
 			}
 		case "retry":
-			if n, err := strconv.Atoi(value); err == nil && n >= 0 {
-				s.retry = time.Duration(n) * time.Millisecond
+			// Only ASCII digits count (not "+5" or "-0"); a value too large
+			// for a Duration is the largest one.
+			if value != "" && strings.Trim(value, "0123456789") == "" {
+				if n, err := strconv.ParseInt(value, 10, 64); err == nil && n <= maxRetryMS {
+					s.retry = time.Duration(n) * time.Millisecond
+				} else {
+					s.retry = time.Duration(math.MaxInt64)
+				}
 			}
 		}
 	}

@@ -421,6 +421,10 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 		item = resolve(item)
 		k := fmt.Sprintf("%s[%d]", key, i)
 		d.lines[k] = item.Line
+		if item == nil || isNull(item) {
+			d.fail(item, k, "must be an agent (a mapping with name and adapter), got nothing")
+			continue
+		}
 		var a Agent
 		set := map[string]*yaml.Node{}
 		track := func(name string, f func(*yaml.Node, string)) func(*yaml.Node, string) {

@@ -114,7 +114,7 @@ func (s *State) applyEvent(ev Event) {
 		d.State, d.EndedAt = Acknowledged, now
 		d.Answer = e.Status
 		if e.Understanding != "" {
-			d.reply().Understanding = e.Understanding
+			d.reply().understood(e.Understanding)
 		}
 		d.Queued = e.Status == "queued"
 		if d.Type == TypeDelegation && d.TaskID != "" {
@@ -130,7 +130,7 @@ func (s *State) applyEvent(ev Event) {
 			d.State = Clarifying
 			d.reply().Questions = slices.Clone(e.Questions)
 			if e.Understanding != "" {
-				d.reply().Understanding = e.Understanding
+				d.reply().understood(e.Understanding)
 			}
 			s.setTimer(d, time.Time{})
 		}
@@ -139,6 +139,9 @@ func (s *State) applyEvent(ev Event) {
 		d := s.deliveryAt(e.ID, seq)
 		if d == nil {
 			return
+		}
+		if e.Understanding != "" {
+			d.reply().understood(e.Understanding)
 		}
 		if e.Started && d.Queued {
 			d.Queued = false

@@ -58,6 +58,7 @@ const (
 	isResend
 	isQueued
 	isHolds
+	hasEarlier // AgentReply.Earlier, written after everything else
 )
 
 func (d *Delivery) appendBinary(b []byte) []byte {
@@ -86,6 +87,9 @@ func (d *Delivery) appendBinary(b []byte) []byte {
 	}
 	if d.Holds {
 		flags |= isHolds
+	}
+	if d.Reply != nil && len(d.Reply.Earlier) > 0 {
+		flags |= hasEarlier
 	}
 	e.uint(flags)
 	for _, s := range []string{d.ID, d.From, d.To, string(d.Type), string(d.Policy), d.Subject, d.Body, d.TaskID, d.OperationID,
@@ -121,6 +125,9 @@ func (d *Delivery) appendBinary(b []byte) []byte {
 		} else {
 			e.uint(0)
 		}
+	}
+	if flags&hasEarlier != 0 {
+		e.strs(d.Reply.Earlier)
 	}
 	return e.b
 }
@@ -268,6 +275,12 @@ func decodeDeliveryFrom(r dec, x *Delivery) error {
 	}
 	if flags&hasWait != 0 {
 		x.Wait = &OperationWait{Deadline: r.time(), Reminded: r.int(), Extended: r.uint() == 1}
+	}
+	if flags&hasEarlier != 0 {
+		earlier := r.strs()
+		if x.Reply != nil {
+			x.Reply.Earlier = earlier
+		}
 	}
 	if r.err != nil {
 		return fmt.Errorf("core: decode delivery: %w", r.err)

@@ -46,7 +46,7 @@ func randomDelivery(r *rand.Rand) *Delivery {
 		d.Brief = &Brief{Capabilities: strs(), AcceptanceCriteria: strs(), Description: str(), Tried: strs()}
 	}
 	if r.IntN(2) == 0 {
-		d.Reply = &AgentReply{Understanding: str(), Questions: strs()}
+		d.Reply = &AgentReply{Understanding: str(), Questions: strs(), Earlier: strs()}
 	}
 	if r.IntN(2) == 0 {
 		d.Wait = &OperationWait{Deadline: tm(), Reminded: r.IntN(4), Extended: r.IntN(2) == 0}
@@ -87,6 +87,9 @@ func normalised(d *Delivery) *Delivery {
 	}
 	if c.Reply != nil && len(c.Reply.Questions) == 0 {
 		c.Reply.Questions = nil
+	}
+	if c.Reply != nil && len(c.Reply.Earlier) == 0 {
+		c.Reply.Earlier = nil
 	}
 	return &c
 }

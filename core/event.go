@@ -163,6 +163,9 @@ type DeliveryReply struct {
 	Started bool `json:"started,omitempty"`
 	// Released is set when the reply ends the agent's hold on its task.
 	Released bool `json:"released,omitempty"`
+	// Understanding is what an ACK that was answered with a correction
+	// said the agent understood: the next check judges it with the rest.
+	Understanding string `json:"understanding,omitempty"`
 }
 
 // DeliveryFailed records the end of a delivery that was never acknowledged.

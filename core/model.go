@@ -246,6 +246,40 @@ type Delivery struct {
 type AgentReply struct {
 	Understanding string   `json:"understanding,omitempty"`
 	Questions     []string `json:"questions,omitempty"`
+	// Earlier are the understandings the agent gave before Understanding,
+	// oldest first: with its questions, or in an ACK that got a
+	// correction. The understanding check judges them all together.
+	Earlier []string `json:"earlier,omitempty"`
+}
+
+// maxEarlier bounds AgentReply.Earlier; the oldest go first.
+const maxEarlier = 16
+
+// understood records u as what the agent now says it understood.
+func (r *AgentReply) understood(u string) {
+	if u == "" || u == r.Understanding {
+		return
+	}
+	if r.Understanding != "" {
+		r.Earlier = append(r.Earlier, r.Understanding)
+		if len(r.Earlier) > maxEarlier {
+			r.Earlier = slices.Delete(r.Earlier, 0, len(r.Earlier)-maxEarlier)
+		}
+	}
+	r.Understanding = u
+}
+
+// said returns everything the agent said it understood so far, oldest
+// first.
+func (d *Delivery) said() []string {
+	if d.Reply == nil {
+		return nil
+	}
+	out := slices.Clone(d.Reply.Earlier)
+	if d.Reply.Understanding != "" {
+		out = append(out, d.Reply.Understanding)
+	}
+	return out
 }
 
 // OperationWait is one agent's wait under the reminders policy.

@@ -34,32 +34,71 @@ type Interpretation struct {
 	Acknowledged []string `json:"acknowledged,omitempty"`
 
 	complete *ack.Reply
+	// then is the completion report that follows an ACK in the same text.
+	then *ack.Reply
 }
 
 // Reply interprets an agent's reply with the acknowledgment language and
 // acts on it. A reply the rules refuse — to a
 // message not sent to this agent, to something already settled, in a
 // broken form — changes nothing and says why.
+//
+// A text that holds an ACK and, after it, the completion report of the same
+// task ("[ACK] T-3 - RECEIVED … Status: complete") is both: when the ACK
+// lets work begin, the report ends the turn (of any agent but an exec one,
+// whose turn ends with its process).
 func (s *State) Reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	now = norm(now)
 	out, err := s.reply(now, in)
-	if err == nil && out.TaskID != "" {
-		s.syncTask(now, out.TaskID)
-		if out.Kind == string(ack.KindComplete) {
-			s.completeTurn(now, out)
-		}
+	if err != nil {
+		return out, err
 	}
-	return out, err
+	s.afterReply(now, out)
+	// An exec agent's turn ends with its process, whose whole output is
+	// read then: a report in the text of its ACK does not end it early.
+	if out.then == nil || !slices.Contains(out.Acknowledged, out.DeliveryID) || s.agents[in.Agent].Adapter == "exec" {
+		return out, nil
+	}
+	d := s.find(out.DeliveryID)
+	if out.then.TaskID != "" && out.then.For(d.TaskID) != nil {
+		return out, nil
+	}
+	next, err := s.progress(now, s.agents[in.Agent], d, *out.then)
+	if err != nil {
+		return out, nil
+	}
+	s.afterReply(now, next)
+	next.Acknowledged = append(out.Acknowledged, next.Acknowledged...)
+	next.Understanding, next.Questions = out.Understanding, out.Questions
+	return next, nil
 }
 
-// completeTurn ends a task's turn when its agent sent task-complete.
+// afterReply brings the task of an interpreted reply up to date with its
+// delegation, and ends the agent's turn on a completion report.
+func (s *State) afterReply(now time.Time, out Interpretation) {
+	if out.TaskID == "" {
+		return
+	}
+	s.syncTask(now, out.TaskID)
+	if out.Kind == string(ack.KindComplete) {
+		s.completeTurn(now, out)
+	}
+}
+
+// completeTurn ends a task's turn when its agent sent its completion
+// report.
 func (s *State) completeTurn(now time.Time, in Interpretation) {
 	t := s.tasks[in.TaskID]
 	if t == nil || t.Delivery != in.DeliveryID || in.complete == nil {
 		return
 	}
 	r := in.complete
-	_, _ = s.EndTurn(now, TurnResult{TaskID: t.ID, Attempt: t.Attempt, Status: r.Complete, Summary: r.Summary, Error: r.Error, Files: r.FilesModified})
+	summary := r.Summary
+	if t := strings.TrimSpace(r.Text); summary == "" && !strings.HasPrefix(t, "{") {
+		summary = t // a report in words: what the agent wrote is its summary
+	}
+	_, _ = s.EndTurn(now, TurnResult{TaskID: t.ID, Attempt: t.Attempt, Status: r.Complete, Summary: summary, Reason: r.Reason,
+		Error: r.Error, Files: r.FilesModified})
 }
 
 func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
@@ -74,29 +113,24 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 			return Interpretation{}, err
 		}
 	}
-	var r ack.Reply
-	var err error
-	switch {
-	case in.Type != "" || len(in.Data) > 0:
-		if len(in.Data) == 0 {
-			return Interpretation{}, invalidf("reply of type %q has no data", in.Type)
-		}
-		r, err = ack.ParseJSON(in.Type, in.Data)
-	case strings.TrimSpace(in.Text) != "":
-		r, err = ack.Parse(in.Text)
-	default:
-		return Interpretation{}, invalidf("a reply needs text, or type and data")
-	}
+	r, then, fromText, err := readReply(in)
 	if err != nil {
-		return Interpretation{}, invalidf("reply: %v", err)
-	}
-	if r.Text == "" {
-		r.Text = in.Text
+		return Interpretation{}, err
 	}
 	if d == nil {
 		if d, err = s.target(a, r); err != nil {
-			return Interpretation{}, err
+			// "[DONE] cleanup" from an agent with no task: words, not a
+			// report on a task that does not exist.
+			if !fromText || r.Kind != ack.KindComplete || CodeOf(err) != NotFound || s.workingOn(a) != nil {
+				return Interpretation{}, err
+			}
+			d = nil
 		}
+	}
+	if fromText && r.Kind == ack.KindComplete && (d == nil || d.Type != TypeDelegation) {
+		// Words that read like a completion report, with no task to
+		// complete: an answer to a conversation or an instruction.
+		r = ack.Reply{Kind: ack.KindMessage, Text: r.Text}
 	}
 	if d != nil && d.Policy == PolicyReminders {
 		answer := r.Answer
@@ -110,7 +144,9 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 		if d == nil {
 			return Interpretation{}, notFoundf("no open task delegation was sent to %s", a.Name)
 		}
-		return s.answer(now, a, d, r)
+		out, err := s.answer(now, a, d, r)
+		out.then = then
+		return out, err
 	case ack.KindCheckpoint, ack.KindComplete:
 		if d == nil {
 			return Interpretation{}, notFoundf("no task delegation was sent to %s", a.Name)
@@ -122,12 +158,99 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	return s.message(now, a, d, r)
 }
 
+// readReply reads what an agent sent: type and data (one of the JSON
+// forms), or text. When the data are missing or do not parse, the text is
+// read for the same forms; a task-complete whose text holds no form is a
+// claim of completion with the text as its summary. then is the completion
+// report that follows an ACK in the same text; fromText says the reply was
+// read from text.
+func readReply(in ReplyInput) (r ack.Reply, then *ack.Reply, fromText bool, err error) {
+	text := strings.TrimSpace(in.Text) != ""
+	if len(in.Data) > 0 {
+		r, err = ack.ParseJSON(in.Type, in.Data)
+		if err == nil || !text {
+			if err != nil {
+				return r, nil, false, invalidf("reply: %v", err)
+			}
+			if r.Kind == ack.KindComplete && r.Complete == ack.CompleteClaimed && text {
+				r = completeFromText(r, in.Text)
+			}
+			if r.Text == "" {
+				r.Text = in.Text
+			}
+			return r, nil, false, nil
+		}
+		jsonErr := err
+		if r, then, err = readText(in.Text); err != nil || r.Kind == ack.KindMessage {
+			return r, nil, false, invalidf("reply: %v (and its text holds no reply form)", jsonErr)
+		}
+		return r, then, true, nil
+	}
+	if !text {
+		if in.Type != "" {
+			return r, nil, false, invalidf("reply of type %q has neither data nor text: send the JSON object as data, or the reply's text", in.Type)
+		}
+		return r, nil, false, invalidf("a reply needs text, or type and data")
+	}
+	if r, then, err = readText(in.Text); err != nil {
+		return r, nil, false, invalidf("reply: %v", err)
+	}
+	if r.Kind == ack.KindMessage && in.Type != "" {
+		switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(in.Type)), "_", "-") {
+		case ack.TypeTaskComplete:
+			r = ack.Reply{Kind: ack.KindComplete, Summary: strings.TrimSpace(in.Text), Text: in.Text}
+		default:
+			return r, nil, false, invalidf("reply of type %q has no data, and its text holds no such reply (want the JSON object as data)", in.Type)
+		}
+	}
+	return r, then, true, nil
+}
+
+// completeFromText completes a task-complete that gives no status with the
+// report its text holds ("Status: blocked", "Reason: …"), when the text
+// names the same task or none.
+func completeFromText(r ack.Reply, text string) ack.Reply {
+	all, _ := ack.ParseAll(text)
+	for _, t := range all {
+		if t.Kind != ack.KindComplete || t.TaskID != "" && r.TaskID != "" && t.TaskID != r.TaskID {
+			continue
+		}
+		r.Complete = t.Complete
+		r.TaskID = firstOf(r.TaskID, t.TaskID)
+		r.Reason, r.Error, r.Summary = firstOf(r.Reason, t.Reason), firstOf(r.Error, t.Error), firstOf(r.Summary, t.Summary)
+		return r
+	}
+	return r
+}
+
+// readText reads a text reply: its first form, and the completion report
+// that follows when the first is an ACK.
+func readText(text string) (ack.Reply, *ack.Reply, error) {
+	r, err := ack.Parse(text)
+	if err != nil || r.Kind != ack.KindAck {
+		return r, nil, err
+	}
+	all, _ := ack.ParseAll(text)
+	for _, f := range all[1:] {
+		if f.Kind == ack.KindComplete {
+			return r, &f, nil
+		}
+	}
+	return r, nil, nil
+}
+
 // target finds what a reply without in_reply_to answers.
 func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 	switch r.Kind {
 	case ack.KindAck, ack.KindAckError, ack.KindCheckpoint, ack.KindComplete:
 		if r.TaskID == "" {
-			return s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }), nil
+			if d := s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
+				return d, nil
+			}
+			if r.Kind == ack.KindCheckpoint || r.Kind == ack.KindComplete {
+				return s.workingOn(a), nil // progress without a task id: the agent's task
+			}
+			return nil, nil
 		}
 		if d := s.latest(a.Name, r.TaskID, func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
 			return d, nil
@@ -146,6 +269,21 @@ func (s *State) target(a *Agent, r ack.Reply) (*Delivery, error) {
 		return nil, notFoundf("no task %s was delegated to %s", r.TaskID, a.Name)
 	}
 	return s.latest(a.Name, "", func(d *Delivery) bool { return d.Policy == PolicyReminders && d.State == Sent }), nil
+}
+
+// workingOn returns the delegation of the task the agent works on: its
+// newest open delegation, else the delegation of the task that holds the
+// queue when the agent has it; nil for none.
+func (s *State) workingOn(a *Agent) *Delivery {
+	if d := s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
+		return d
+	}
+	if t := s.active(); t != nil && t.Agent == a.Name && t.Delivery != "" {
+		if d := s.find(t.Delivery); d != nil && d.To == a.Name && d.Type == TypeDelegation {
+			return d
+		}
+	}
+	return nil
 }
 
 // latest returns the newest delivery to agent (of task, when given) that
@@ -226,9 +364,15 @@ func (s *State) answer(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Inter
 			return in, nil
 		}
 		if d.Brief != nil && len(d.Brief.AcceptanceCriteria) > 0 {
-			v := s.checker.Check(ack.Task{ID: d.TaskID, Description: d.Brief.Description, AcceptanceCriteria: d.Brief.AcceptanceCriteria}, r)
+			// Judged over the conversation: what the agent said with its
+			// questions, or before a correction, counts too.
+			said := ack.SaidSoFar(d.said(), r)
+			v := s.checker.Check(ack.Task{ID: d.TaskID, Description: d.Brief.Description, AcceptanceCriteria: d.Brief.AcceptanceCriteria}, said)
 			if !v.OK {
-				subject, body := ack.Correction(d.TaskID, v.Missing, r.Understanding)
+				subject, body := ack.Correction(d.TaskID, v.Missing, strings.ReplaceAll(said.Understanding, "\n", "; "))
+				if r.Understanding != "" {
+					s.emit(now, d.TaskID, d.To, DeliveryReply{ID: d.ID, Kind: string(r.Kind), Understanding: r.Understanding})
+				}
 				in.Action = s.correct(now, d, SendCorrection, subject, body, "the understanding misses: "+strings.Join(v.Missing, "; "))
 				return in, nil
 			}
@@ -349,6 +493,9 @@ func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Int
 			s.setStatus(now, a, Available, "finished "+d.TaskID)
 		}
 		in.Action = "task-complete recorded; the agent's turn on " + d.TaskID + " is over"
+		if r.Complete == ack.CompleteClaimed {
+			in.Action = "completion claimed; the agent's turn on " + d.TaskID + " is over and verification decides"
+		}
 	} else {
 		in.Action = fmt.Sprintf("checkpoint %d recorded", r.Checkpoint)
 	}

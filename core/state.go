@@ -498,6 +498,7 @@ func (d *Delivery) copy() Delivery {
 	if d.Reply != nil {
 		r := *d.Reply
 		r.Questions = slices.Clone(d.Reply.Questions)
+		r.Earlier = slices.Clone(d.Reply.Earlier)
 		c.Reply = &r
 	}
 	if d.Wait != nil {

@@ -362,13 +362,17 @@ type TurnResult struct {
 	ExitCode int
 	// TimedOut: the turn exceeded timeout or idle_timeout.
 	TimedOut bool
-	// Status is a task-complete's status (success, failure, blocked,
-	// impossible); "" for an exec turn, whose exit code says.
+	// Status is the completion report's status (success, failure,
+	// blocked, impossible); "" when it gives none (a claim of completion)
+	// or there is none: the exit code says.
 	Status  ack.CompleteStatus
 	Summary string
-	Error   string
-	Output  string
-	Files   []string
+	// Reason is why the agent is blocked, or says the task is impossible
+	// or failed, in its own words.
+	Reason string
+	Error  string
+	Output string
+	Files  []string
 	// Lost: the turn's process died with the server.
 	Lost bool
 	// Duration is how long the agent's turn ran.
@@ -435,17 +439,20 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	switch {
 	case r.Status == ack.CompleteBlocked:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Summary, r.Error, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
 		return t.copy(), nil
 	case r.Status == ack.CompleteImpossible:
-		s.escalateTask(now, t, "impossible: "+firstOf(r.Summary, r.Error, "the agent says the task is impossible"))
+		s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
 		return t.copy(), nil
 	case status == "failure":
 		typ := ExecutionError
 		if r.TimedOut {
 			typ = Timeout
 		}
-		msg := firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d", r.ExitCode))
+		msg := firstOf(r.Error, r.Reason, fmt.Sprintf("the agent's turn exited with status %d", r.ExitCode))
+		if r.Status == ack.CompleteFailure && r.ExitCode == 0 {
+			msg = firstOf(r.Error, r.Reason, r.Summary, "the agent reports that its work failed")
+		}
 		if r.Lost {
 			msg = "the agent's turn was lost: wilco stopped while it ran"
 		}

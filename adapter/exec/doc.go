@@ -48,9 +48,14 @@
 // delivery in Acknowledged; otherwise — questions, a rejection, a wrong id,
 // an understanding that needs a correction, a refused reply — the process
 // group is stopped and nothing more is reported: the core sends what comes
-// next. JSON checkpoint-ack lines are sent with Reply as they come; the
-// last JSON task-complete line gives the turn's Status, Summary, Files and
-// Error (a "success" never overrules a failed exit).
+// next. JSON checkpoint-ack lines are sent with Reply as they come. The
+// agent's completion report gives the turn's Status, Summary, Reason, Files
+// and Error (a "success" never overrules a failed exit): the last report of
+// its final answer (the result its format gives), else of the text it
+// wrote — the JSON task-complete or a plain-text report such as "Status:
+// blocked" with its "Reason:" line or "BLOCKED: why" (package ack) — else
+// the last JSON task-complete line seen. A report for another task is never
+// taken. An agent that exits 0 but reports blocked is blocked, not verified.
 //
 // The end of the process ends the turn: EndTurn{ExitCode, Output: the tail
 // of the text, Summary: the agent's final answer when its format has one,

@@ -233,7 +233,7 @@ func (p *geminiParser) Line(line string) ([]string, bool) {
 		if i < 0 {
 			return nil, false
 		}
-		done := p.partial[:i]
+		done := strings.TrimSuffix(p.partial[:i], "\r") // a CRLF ends the last line too
 		p.partial = p.partial[i+1:]
 		return strings.Split(strings.ReplaceAll(done, "\r\n", "\n"), "\n"), false
 	case ev.Type == "message":

@@ -115,3 +115,36 @@ func mayBeForm(line string) bool {
 	}
 	return false
 }
+
+// completion is the agent's completion report for task taskID: the last
+// one in its final answer (the result its format gives, such as Claude
+// Code's "result"), else the last one in the text it wrote (the tail kept
+// of it), else the last JSON task-complete line seen on the way. Reports
+// in any form are read — the JSON task-complete, "Status: blocked" with its
+// Reason:, "BLOCKED: why", "TASK COMPLETE"… — and a report that names
+// another task is never taken. nil when there is none.
+func completion(res procResult, taskID string) *ack.Reply {
+	for _, text := range []string{res.result, res.text.String()} {
+		if c := lastCompletion(text, taskID); c != nil {
+			return c
+		}
+	}
+	if c := res.complete; c != nil && (c.TaskID == "" || c.For(taskID) == nil) {
+		return c
+	}
+	return nil
+}
+
+// lastCompletion is the last completion report of text for task taskID.
+func lastCompletion(text, taskID string) *ack.Reply {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	all, _ := ack.ParseAll(text)
+	for i := len(all) - 1; i >= 0; i-- {
+		if c := all[i]; c.Kind == ack.KindComplete && (c.TaskID == "" || c.For(taskID) == nil) {
+			return &c
+		}
+	}
+	return nil
+}

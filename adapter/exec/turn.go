@@ -222,15 +222,16 @@ func (t *turn) result(r core.TurnResult, res procResult) core.TurnResult {
 	case res.exitCode != 0:
 		r.Error = fmt.Sprintf("the agent exited with status %d", res.exitCode)
 	}
-	if c := res.complete; c != nil {
-		// The agent's task-complete says how the work went; an exit status
-		// that says it failed is not overruled by a "success".
+	if c := completion(res, t.msg.TaskID); c != nil {
+		// The agent's completion report says how the work went; an exit
+		// status that says it failed is not overruled by a "success".
 		if !(c.Complete == ack.CompleteSuccess && (r.ExitCode != 0 || r.TimedOut)) {
 			r.Status = c.Complete
 		}
 		if c.Summary != "" {
 			r.Summary = c.Summary
 		}
+		r.Reason = c.Reason
 		if c.Error != "" && r.Error == "" {
 			r.Error = c.Error
 		}

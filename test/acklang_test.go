@@ -1,0 +1,342 @@
+package test
+
+// Black-box tests of what wilco reads in an agent's words: the completion
+// report and `blocked` in their JSON and plain-text forms (from mailbox
+// replies and from exec agents' output), and the understanding check over
+// a clarification round trip. Each test runs the real binary in a git
+// repository of its own; mailbox agents are driven by the test over HTTP.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mailboxRepo starts wilco in a fresh repository with one mailbox agent,
+// "remote", and the check.sh verify step; it returns the server and the
+// agent's token.
+func mailboxRepo(t *testing.T) (*instance, string) {
+	t.Helper()
+	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+checkStep)
+	in := serveRepo(t, dir)
+	var out struct{ Token string }
+	in.must(200, in.call("POST", "/v1/agents/remote/token", adminToken, nil), &out)
+	if out.Token == "" {
+		t.Fatal("no token for remote")
+	}
+	return in, out.Token
+}
+
+// delegation polls the agent's inbox until the delegation of task id
+// arrives, and returns it.
+func (in *instance) delegation(tok, id string) inboxMessage {
+	in.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range in.inbox(tok, 2*time.Second) {
+			if m.TaskID == id {
+				return m
+			}
+		}
+	}
+	in.t.Fatalf("no message of task %s reached the agent in 30s:\n%s", id, in.problems())
+	return inboxMessage{}
+}
+
+// acceptTask takes task id's delegation from the inbox, acknowledges it
+// and waits until the task runs.
+func (in *instance) acceptTask(tok, id string) inboxMessage {
+	in.t.Helper()
+	m := in.delegation(tok, id)
+	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] " + id + " - RECEIVED\nUnderstanding: Will write the fix into file.txt"})
+	if got["action"] != "acknowledged: work may begin" {
+		in.t.Fatalf("the ACK of %s was taken as %v", id, got)
+	}
+	in.waitTask(id, 30*time.Second, "running")
+	return m
+}
+
+// fix writes what check.sh wants for task id into the repository.
+func (in *instance) fix(id string) {
+	in.t.Helper()
+	if err := os.WriteFile(filepath.Join(in.dir, "file.txt"), []byte("fixed "+id+"\n"), 0o644); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// taskRaw is GET /v1/tasks/{id} as a map, for the fields the task type of
+// the other tests does not decode.
+func (in *instance) taskRaw(id string) map[string]any {
+	in.t.Helper()
+	var m map[string]any
+	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &m)
+	return m
+}
+
+// blockedReason checks that task id is blocked with a reason that says
+// want, in the task and in the task.state event that blocked it.
+func (in *instance) blockedReason(id, want string) {
+	in.t.Helper()
+	in.waitTask(id, 30*time.Second, "blocked")
+	if got, _ := in.taskRaw(id)["blocked_by"].(string); !strings.Contains(got, want) {
+		in.t.Fatalf("task %s is blocked by %q, want %q", id, got, want)
+	}
+	var reason string
+	for _, ev := range in.taskEvents(id, "task.state") {
+		if d := eventData(in.t, ev); d["to"] == "blocked" {
+			reason, _ = d["reason"].(string)
+		}
+	}
+	if !strings.Contains(reason, want) {
+		in.t.Fatalf("the task.state event that blocked %s gives the reason %q, want %q", id, reason, want)
+	}
+}
+
+// verifyRuns counts the verification runs of a task.
+func (in *instance) verifyRuns(id string) int {
+	in.t.Helper()
+	n := 0
+	for _, ev := range in.taskEvents(id, "task.milestone") {
+		if text, _ := eventData(in.t, ev)["text"].(string); strings.HasPrefix(text, "Running verification") {
+			n++
+		}
+	}
+	return n
+}
+
+// A mailbox agent's completion report ends its turn in any of the forms an
+// agent writes: the JSON task-complete without a status (a claim of
+// completion: verification decides), and the plain-text forms sent as
+// text alone. Verification then decides.
+func TestCompletionReportInAnyFormEndsTheTurnAndVerificationDecides(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	cases := []struct {
+		name string
+		body func(id string) map[string]any
+	}{
+		{"task-complete without status", func(id string) map[string]any {
+			return map[string]any{"type": "task-complete", "data": map[string]any{"task_id": id, "summary": "wrote the fix"}}
+		}},
+		{"task-complete without status or task id, in reply to the delegation", nil},
+		{"Status: complete", func(id string) map[string]any {
+			return map[string]any{"text": "I wrote the fix into file.txt.\n\nStatus: complete"}
+		}},
+		{"**Status:** Done, with markdown", func(id string) map[string]any {
+			return map[string]any{"text": "## Result\n\n**Status:** Done — file.txt holds the fix.\n**Task:** `" + id + "`"}
+		}},
+		{"Status: success in an executor output", func(id string) map[string]any {
+			return map[string]any{"text": "```yaml\nexecutor_output:\n  status: \"success\"\n  files_modified: [\"file.txt\"]\n```"}
+		}},
+		{"TASK COMPLETE", func(id string) map[string]any {
+			return map[string]any{"text": "Everything is in place.\nTASK COMPLETE"}
+		}},
+		{"[COMPLETE] id", func(id string) map[string]any {
+			return map[string]any{"text": "[COMPLETE] " + id + " - the fix is in file.txt"}
+		}},
+	}
+	for i, c := range cases {
+		id := "C-" + string(rune('1'+i))
+		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
+		m := in.acceptTask(tok, id)
+		in.fix(id)
+		body := map[string]any{"type": "task-complete", "data": map[string]any{"summary": "wrote the fix"}, "in_reply_to": m.ID}
+		if c.body != nil {
+			body = c.body(id)
+		}
+		got := in.replyAs(tok, body)
+		if got["kind"] != "complete" || got["task_id"] != id {
+			t.Fatalf("%s: interpreted as %v, want a completion of %s", c.name, got, id)
+		}
+		if done := in.waitTask(id, 30*time.Second, "success"); done.Attempt != 1 {
+			t.Fatalf("%s: success at attempt %d:\n%s", c.name, done.Attempt, done)
+		}
+	}
+
+	// One reply with the ACK and, after the work, the report: both count.
+	in.submit(map[string]any{"id": "C-9", "description": "Write the fix into file.txt"})
+	m := in.delegation(tok, "C-9")
+	in.fix("C-9")
+	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] C-9 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n" +
+		"Done: file.txt now holds the fix.\n\nStatus: complete"})
+	if got["kind"] != "complete" || got["acknowledged"] == nil {
+		t.Fatalf("the ACK and report in one reply were taken as %v", got)
+	}
+	in.waitTask("C-9", 30*time.Second, "success")
+}
+
+// A completion report that names another task is never taken for this
+// one: it is refused, the task keeps running, and the right report ends
+// it.
+func TestCompletionReportForAnotherTaskIsRefused(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	in.submit(map[string]any{"id": "GH-7", "description": "Write the fix into file.txt"})
+	in.acceptTask(tok, "GH-7")
+	in.fix("GH-7")
+	for _, text := range []string{
+		"[COMPLETE] GH-8",
+		"Task: GH-8\nStatus: complete",
+		"TASK COMPLETE: GH-8",
+	} {
+		r := in.call("POST", "/v1/inbox/replies", tok, map[string]any{"text": text})
+		if r.status < 400 || r.status >= 500 {
+			t.Fatalf("%q: %d %s, want a refusal", text, r.status, r.body)
+		}
+	}
+	if got := in.task("GH-7"); got.State != "running" || in.verifyRuns("GH-7") != 0 {
+		t.Fatalf("a report for GH-8 moved GH-7:\n%s", got)
+	}
+	in.replyAs(tok, map[string]any{"text": "TASK COMPLETE: GH-7"})
+	in.waitTask("GH-7", 30*time.Second, "success")
+}
+
+// `blocked` in its plain-text forms, sent by a mailbox agent as text
+// alone, blocks the task with the agent's reason: in blocked_by and in the
+// task.state event. Nothing is verified.
+func TestBlockedReportInPlainTextBlocksTheTaskWithItsReason(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	cases := []struct{ text, reason string }{
+		{"I could not finish.\n\nStatus: blocked\nReason: the staging database password is not set", "the staging database password is not set"},
+		{"Looked into it.\nBLOCKED: no network access to the package registry", "no network access to the package registry"},
+		{"**Status**: `BLOCKED`\n**Reason:** the API key in .env is expired", "the API key in .env is expired"},
+		{"executor_output:\n  status: blocked\n  error: \"permission denied writing /etc/hosts\"", "permission denied writing /etc/hosts"},
+	}
+	for i, c := range cases {
+		id := "B-" + string(rune('1'+i))
+		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
+		in.acceptTask(tok, id)
+		got := in.replyAs(tok, map[string]any{"text": c.text})
+		if got["kind"] != "complete" || got["status"] != "blocked" {
+			t.Fatalf("%q: interpreted as %v", c.text, got)
+		}
+		in.blockedReason(id, c.reason)
+		if n := in.verifyRuns(id); n != 0 {
+			t.Fatalf("%q: %d verification runs of a blocked task", c.text, n)
+		}
+		in.must(200, in.call("POST", "/v1/tasks/"+id+"/respond", adminToken, map[string]any{"action": "abort"}))
+		in.waitTask(id, 30*time.Second, "aborted")
+	}
+}
+
+// "Status: impossible" escalates the task with the agent's reason, and
+// "Status: failed" is a failed attempt that the debug loop retries.
+func TestImpossibleAndFailedReportsInPlainText(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	in.submit(map[string]any{"id": "I-1", "description": "Write the fix into file.txt"})
+	in.acceptTask(tok, "I-1")
+	in.replyAs(tok, map[string]any{"text": "Status: impossible\nReason: file.txt is generated by a tool we do not have"})
+	got := in.waitTask("I-1", 30*time.Second, "escalated")
+	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "file.txt is generated by a tool we do not have") {
+		t.Fatalf("escalation:\n%s", got)
+	}
+	in.must(200, in.call("POST", "/v1/tasks/I-1/respond", adminToken, map[string]any{"action": "abort"}))
+	in.waitTask("I-1", 30*time.Second, "aborted")
+
+	in.submit(map[string]any{"id": "F-1", "description": "Write the fix into file.txt"})
+	in.acceptTask(tok, "F-1")
+	in.replyAs(tok, map[string]any{"text": "Status: failed\nError: cannot find module 'uuid'"})
+	waitFor(t, "the failure of F-1's first attempt", 30*time.Second, func() bool { return len(in.task("F-1").Failures) == 1 })
+	f := in.task("F-1").Failures[0]
+	if f.FailureType != "execution_error" || !strings.Contains(f.ExecutorOutput.Error, "cannot find module 'uuid'") {
+		t.Fatalf("failure %+v", f)
+	}
+	m := in.delegation(tok, "F-1") // the retry
+	if m.Attempt < 1 || !strings.Contains(m.Body, "cannot find module") {
+		t.Fatalf("the retry does not carry the failure:\n%s", m.Body)
+	}
+}
+
+// An exec agent that exits 0 but says it is blocked is blocked, with its
+// reason; its work is not verified.
+func TestExecAgentThatSaysBlockedIsBlockedNotVerified(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "stuck", "ackl_blocked.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"description": "Write the fix into file.txt"})
+	in.blockedReason("T-1", "the fixture server at localhost:9 refuses connections")
+	if n := in.verifyRuns("T-1"); n != 0 {
+		t.Fatalf("%d verification runs of a blocked task", n)
+	}
+	mustContain(t, "wilco status", in.cli("status", "T-1"), "blocked")
+}
+
+// Claude Code's final answer (the "result" of its stream-json output) is
+// read for the completion report: a blocked report there blocks the task,
+// even when the earlier assistant messages said nothing of it.
+func TestClaudeCodeFinalResultSaysBlocked(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "claude")
+	script, err := os.ReadFile(scriptPath(t, "ackl_claude.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := newRepo(t, "agents:\n  - {name: claude, adapter: exec, preset: claude-code, command: ["+quoted(bin)+"], prompt: stdin, handshake: inline, timeout: 2m}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"description": "Write the fix into file.txt"})
+	in.blockedReason("T-1", "I need the production credentials")
+	if n := in.verifyRuns("T-1"); n != 0 {
+		t.Fatalf("%d verification runs of a blocked task", n)
+	}
+}
+
+// The ACK protocol's clarification flow, exactly: questions, the user's
+// answers, then a confirmation whose understanding speaks only of the
+// clarified points. The understanding check judges everything the agent
+// said about the task — the first understanding and the confirmation — so
+// work begins without a correction. An understanding that misses an item
+// over the whole conversation still gets one.
+func TestUnderstandingIsJudgedOverTheClarificationConversation(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	criteria := []string{"Login and logout endpoints", "JWT access tokens that expire", "Refresh tokens"}
+	in.submit(map[string]any{"id": "GH-42", "description": "Implement user authentication", "acceptance_criteria": criteria})
+	m := in.delegation(tok, "GH-42")
+	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-42 - CLARIFICATION_NEEDED\n" +
+		"Understanding: Implementing JWT auth with login/logout endpoints\n" +
+		"Questions:\n1. Should JWT tokens expire after 24h or 7 days?\n2. Should we support refresh tokens?"})
+	if got["status"] != "clarification_needed" {
+		t.Fatalf("the questions were taken as %v", got)
+	}
+	in.waitTask("GH-42", 30*time.Second, "clarifying")
+	in.must(200, in.call("POST", "/v1/tasks/GH-42/clarify", adminToken, map[string]any{"answers": []string{
+		"24 hours with refresh token support", "Yes, implement refresh tokens"}}))
+	answers := in.delegation(tok, "GH-42")
+	mustContain(t, "the task-clarification", answers.Body, "task-clarification", "24 hours with refresh token support")
+	got = in.replyAs(tok, map[string]any{"in_reply_to": answers.ID, "type": "task-acknowledgment", "data": map[string]any{
+		"type": "task-acknowledgment", "task_id": "GH-42", "status": "confirmed", "understanding": "JWT with 24h expiry + refresh tokens"}})
+	if got["action"] != "acknowledged: work may begin" {
+		t.Fatalf("the confirmation after the answers was answered with: %v", got["action"])
+	}
+	in.waitTask("GH-42", 30*time.Second, "running")
+	for _, ev := range in.taskEvents("GH-42", "delivery.retried") {
+		if d := eventData(t, ev); d["kind"] == "correction" {
+			t.Fatalf("a correction was sent: %v", d)
+		}
+	}
+
+	// Over the whole conversation, refresh tokens are never mentioned.
+	in.submit(map[string]any{"id": "GH-43", "description": "Implement user authentication", "acceptance_criteria": criteria})
+	in.fix("GH-42")
+	in.replyAs(tok, map[string]any{"text": "Status: complete"})
+	in.waitTask("GH-42", 30*time.Second, "success")
+	m = in.delegation(tok, "GH-43")
+	in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-43 - CLARIFICATION_NEEDED\n" +
+		"Understanding: Implementing JWT auth with login/logout endpoints\nQuestions:\n1. How long should a JWT live?"})
+	in.waitTask("GH-43", 30*time.Second, "clarifying")
+	in.must(200, in.call("POST", "/v1/tasks/GH-43/clarify", adminToken, map[string]any{"answers": []string{"24 hours"}}))
+	answers = in.delegation(tok, "GH-43")
+	got = in.replyAs(tok, map[string]any{"in_reply_to": answers.ID, "text": "[ACK] GH-43 - CONFIRMED\nUnderstanding: JWT that expire after 24h"})
+	if action, _ := got["action"].(string); !strings.Contains(action, "correction sent") || !strings.Contains(action, "Refresh tokens") {
+		t.Fatalf("an understanding without refresh tokens was answered with: %v", got["action"])
+	}
+	corr := in.delegation(tok, "GH-43")
+	mustContain(t, "the correction", corr.Body, "Refresh tokens", "login/logout endpoints", "24h")
+}

@@ -16,11 +16,11 @@ func TestClassifyTaskDelegationMarkers(t *testing.T) {
 		reasons []string
 		taskID  string
 	}{
-		{"task id heading (seed 001)", "## Task: GH-42-feature\nAdd the feature.", []string{ack.ReasonTaskID}, "GH-42-feature"},
+		{"task id heading (ACK protocol)", "## Task: GH-42-feature\nAdd the feature.", []string{ack.ReasonTaskID}, "GH-42-feature"},
 		{"task id label", "**Task ID:** T-3\nFix the parser.", []string{ack.ReasonTaskID}, "T-3"},
 		{"task_id label", "task_id: 03-01:task-3", []string{ack.ReasonTaskID}, "03-01:task-3"},
 		{"task number", "# Task #T-7: speed up the build", []string{ack.ReasonTaskID}, "T-7"},
-		{"task-assignment JSON (seed 001)", seedJSONAssignment, []string{ack.ReasonTaskAssignment}, "GH-42"},
+		{"task-assignment JSON (ACK protocol)", exampleJSONAssignment, []string{ack.ReasonTaskAssignment}, "GH-42"},
 		{"acceptance criteria heading", "Please add retries.\n\n### Acceptance Criteria\n1. retries are logged", []string{ack.ReasonAcceptanceCriteria}, ""},
 		{"acceptance criteria label", "Add retries.\nAcceptance criteria: retries are logged, tests pass.", []string{ack.ReasonAcceptanceCriteria}, ""},
 		{"git workflow section", "Add retries.\n\n## Git Workflow\nBranch from main, open a PR.", []string{ack.ReasonGitWorkflow}, ""},
@@ -32,7 +32,7 @@ func TestClassifyTaskDelegationMarkers(t *testing.T) {
 		{"checklist", "Please do these:\n- [ ] rename the flag\n- [ ] update the docs", []string{ack.ReasonChecklist}, ""},
 		{"template placeholders", "Reply with {summary} and fill in {{owner}}.", []string{ack.ReasonPlaceholders}, ""},
 		{"ACK request block", ack.Teach("T-9"), []string{ack.ReasonAckRequest, ack.ReasonPlaceholders}, "T-9"},
-		{"seed 001's request template", "Do it.\n---\nACKNOWLEDGMENT REQUIRED: Reply with [ACK] {task_id} - RECEIVED\n---",
+		{"the ACK request template", "Do it.\n---\nACKNOWLEDGMENT REQUIRED: Reply with [ACK] {task_id} - RECEIVED\n---",
 			[]string{ack.ReasonAckRequest, ack.ReasonPlaceholders}, ""},
 		{"a full delegation", "## Task: GH-4-xls-implementation\n\nImplement xls.\n\n## Acceptance Criteria\n- [ ] --sort flag\n\n## Git Workflow\nBranch: feat/xls\n\n## Verification Commands\ncargo test\n" + ack.Teach("GH-4-xls-implementation"),
 			[]string{ack.ReasonTaskID, ack.ReasonAckRequest, ack.ReasonAcceptanceCriteria, ack.ReasonGitWorkflow, ack.ReasonVerification, ack.ReasonChecklist, ack.ReasonPlaceholders}, "GH-4-xls-implementation"},
@@ -48,10 +48,10 @@ func TestClassifyTaskDelegationMarkers(t *testing.T) {
 
 func TestConversationNeedsNoAck(t *testing.T) {
 	t.Parallel()
-	// Seed 001, "How to Identify Conversations".
+	// How conversations are identified.
 	for name, message := range map[string]string{
 		"clarifying question":    "Should JWT tokens expire after 24h or 7 days?",
-		"answers to questions":   seedJSONClarification,
+		"answers to questions":   exampleJSONClarification,
 		"feedback on work":       "Nice work on T-3, the parser reads much better now. PR: looks good to me.",
 		"discussion of approach": "I think a state machine would be cleaner than callbacks here. Thoughts?",
 		"technical discussion":   "The race is in the cache: two goroutines call Put at once. Use a mutex, or `sync.Map`?",
@@ -60,12 +60,12 @@ func TestConversationNeedsNoAck(t *testing.T) {
 		"code with braces":       "Try this:\n```go\nfunc f() { m := map[string]int{} }\n```\nand `fmt.Printf(\"{x}\")`, or ${HOME}.",
 		"done checklist":         "Status:\n- [x] tests\n- [x] docs",
 		"braces in prose":        "If the map is empty, f returns early: if len(m) == 0 { return nil }.",
-		// Seed 003's pre-operation request wants an "ok", not an [ACK]: the
+		// The pre-operation request wants an "ok", not an [ACK]: the
 		// operation policy tracks it, not the ack policy.
 		"pre-operation request": "[Operation] Pending - Acknowledgment Required\n\nI will install the security-audit skill. " +
 			"Please finish your current work and reply with \"ok\" when ready. I will wait up to 2 minutes.",
 		"mentions a task word": "Task: implement login — is anyone on it?",
-		"our own ACK reply":    seedAckReceived,
+		"our own ACK reply":    exampleAckReceived,
 		"empty":                "",
 	} {
 		got := ack.Classify(message)

@@ -12,8 +12,8 @@ import (
 )
 
 // The fuzzers take their seeds from the committed corpus under
-// testdata/fuzz/<FuzzName>/: every example of seeds 001 and 003, the lenient
-// and broken forms the tests name (seedCorpus, in corpus_test.go), and the
+// testdata/fuzz/<FuzzName>/: every example of the ACK and operation
+// protocols, the lenient and broken forms the tests name (seedCorpus, in corpus_test.go), and the
 // inputs that once broke a property. Run one with
 //
 //	go test -run='^$' -fuzz='^FuzzParse$' -fuzztime=30s ./ack

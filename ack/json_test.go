@@ -125,7 +125,7 @@ func TestParseJSONIsLenientOnSpelling(t *testing.T) {
 
 func TestParseJSONTaskComplete(t *testing.T) {
 	t.Parallel()
-	// Seed 002's executor output, as a task-complete reply.
+	// An executor.s output, as a task-complete reply.
 	data := `{"type": "task-complete", "task_id": "03-01:task-2", "status": "failure",
 	  "files_modified": ["src/domain/PlannerId.ts"],
 	  "verification": {"command": "npm test -- PlannerId", "exit_code": 1, "output_summary": "1 passed, 2 failed"},

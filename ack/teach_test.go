@@ -7,9 +7,9 @@ import (
 	"wilco/ack"
 )
 
-func TestTeachStartsWithTheContractRequestVerbatim(t *testing.T) {
+func TestTeachStartsWithTheACKRequestVerbatim(t *testing.T) {
 	t.Parallel()
-	// CONTRACT §5, the ACK request block.
+	// The ACK request block, verbatim.
 	want := "---\n" +
 		"ACKNOWLEDGMENT REQUIRED: Reply with [ACK] GH-42 - RECEIVED\n" +
 		"Include: Understanding: {1-line summary of what you will do}\n" +
@@ -17,7 +17,7 @@ func TestTeachStartsWithTheContractRequestVerbatim(t *testing.T) {
 		"---\n"
 	got := ack.Teach("GH-42")
 	if !strings.HasPrefix(got, want) {
-		t.Errorf("Teach does not start with CONTRACT §5's block:\n%s", got)
+		t.Errorf("Teach does not start with the ACK request block:\n%s", got)
 	}
 }
 
@@ -25,7 +25,7 @@ func TestTeachTeachesAgentsThatNeverHeardOfTheProtocol(t *testing.T) {
 	t.Parallel()
 	lesson := ack.Teach("GH-42")
 	lesson = lesson[strings.Index(lesson, "---\nHow")+4:]
-	// Seed 001: the orchestrator must explain the exact format, state that
+	// The orchestrator must explain the exact format, state that
 	// ACK is mandatory before work, and how to ask questions; JSON is the
 	// alternative.
 	for _, want := range []string{
@@ -51,7 +51,7 @@ func TestAckRequiredIsTheSeedRequest(t *testing.T) {
 	if subject != "ACK REQUIRED: GH-42" {
 		t.Errorf("subject = %q", subject)
 	}
-	// Seed 001, "Proactive enforcement", step 3.
+	// Proactive enforcement, step 3.
 	want := "I sent you task GH-42 but have not received acknowledgment.\n" +
 		"Please confirm receipt with: [ACK] GH-42 - {status}\n" +
 		"\n" +

@@ -7,7 +7,7 @@ import (
 	"wilco/ack"
 )
 
-// xlsTask is the task behind seed 001's examples.
+// xlsTask is the task behind the ACK protocol examples.
 var xlsTask = ack.Task{
 	ID:          "GH-4-xls-implementation",
 	Description: "Implement xls, a CLI directory browser",
@@ -33,15 +33,15 @@ func TestUnderstandingMissingAcceptanceItems(t *testing.T) {
 	t.Parallel()
 	var c ack.TermCoverage
 
-	// Seed 001's good RECEIVED ACK covers everything.
-	v := c.Check(xlsTask, mustParse(t, seedAckReceived))
+	// The example RECEIVED ACK covers everything.
+	v := c.Check(xlsTask, mustParse(t, exampleAckReceived))
 	if !v.OK || v.WrongID || len(v.Missing) != 0 || v.Coverage < 0.8 {
 		t.Errorf("Check(good ACK) = %+v, want OK", v)
 	}
 
 	// The CLARIFICATION_NEEDED one is a summary: it misses the flags and the
 	// libraries, quoted verbatim.
-	v = c.Check(xlsTask, mustParse(t, seedAckClarification))
+	v = c.Check(xlsTask, mustParse(t, exampleAckClarification))
 	want := []string{
 		"Directory listing uses fs::read_dir",
 		"JSON output formatting with serde_json",

@@ -8,24 +8,24 @@ import (
 	"wilco/ack"
 )
 
-// The examples of seed 001 ("Echo/Acknowledgment Protocol") and seed 003
-// ("Acknowledgment Protocol Reference"), verbatim. The fuzz corpus under
+// The examples of the ACK protocol and of the operation acknowledgment
+// protocol, verbatim. The fuzz corpus under
 // testdata/fuzz holds them too.
 const (
-	seedAckReceived = `[ACK] GH-4-xls-implementation - RECEIVED
+	exampleAckReceived = `[ACK] GH-4-xls-implementation - RECEIVED
 Understanding: Will implement directory listing with fs::read_dir, serde_json formatting, and all CLI flags (--sort, --reverse, --format, --verbose, --human)`
 
-	seedAckClarification = `[ACK] GH-4-xls-implementation - CLARIFICATION_NEEDED
+	exampleAckClarification = `[ACK] GH-4-xls-implementation - CLARIFICATION_NEEDED
 Understanding: Implement xls CLI directory browser
 Questions:
 1. Should --format support both JSON and table output?
 2. Should --verbose show file permissions on all platforms?`
 
-	seedAckQueued = `[ACK] GH-4-xls-implementation - QUEUED
+	exampleAckQueued = `[ACK] GH-4-xls-implementation - QUEUED
 Understanding: Directory browser with full CLI flags
 Note: Currently completing GH-3, will start this after current task completes`
 
-	seedJSONReceived = `{
+	exampleJSONReceived = `{
   "type": "task-acknowledgment",
   "task_id": "GH-42",
   "status": "received",
@@ -39,7 +39,7 @@ Note: Currently completing GH-3, will start this after current task completes`
   ]
 }`
 
-	seedJSONNeedsClarification = `{
+	exampleJSONNeedsClarification = `{
   "type": "task-acknowledgment",
   "task_id": "GH-42",
   "status": "needs-clarification",
@@ -49,14 +49,14 @@ Note: Currently completing GH-3, will start this after current task completes`
   ]
 }`
 
-	seedJSONConfirmed = `{
+	exampleJSONConfirmed = `{
   "type": "task-acknowledgment",
   "task_id": "GH-42",
   "status": "confirmed",
   "understanding": "JWT with 24h expiry + refresh tokens"
 }`
 
-	seedJSONError = `{
+	exampleJSONError = `{
   "type": "task-acknowledgment-error",
   "task_id": "GH-42",
   "error_code": "RESOURCE_UNAVAILABLE",
@@ -66,7 +66,7 @@ Note: Currently completing GH-3, will start this after current task completes`
   "alternative_agents": ["agent-backend-02", "agent-backend-03"]
 }`
 
-	seedJSONCheckpoint = `{
+	exampleJSONCheckpoint = `{
   "type": "checkpoint-ack",
   "task_id": "GH-42",
   "checkpoint": 1,
@@ -75,8 +75,8 @@ Note: Currently completing GH-3, will start this after current task completes`
   "next_checkpoint": 2
 }`
 
-	// Seed 001's orchestrator messages: not replies.
-	seedJSONAssignment = `{
+	// The orchestrator.s own messages: not replies.
+	exampleJSONAssignment = `{
   "type": "task-assignment",
   "task_id": "GH-42",
   "requires_ack": true,
@@ -87,7 +87,7 @@ Note: Currently completing GH-3, will start this after current task completes`
     "acceptance_criteria": ["..."]
   }
 }`
-	seedJSONClarification = `{
+	exampleJSONClarification = `{
   "type": "task-clarification",
   "task_id": "GH-42",
   "answers": [
@@ -96,8 +96,8 @@ Note: Currently completing GH-3, will start this after current task completes`
   ]
 }`
 
-	// Seed 003's response message, whole (an AI Maestro message) and its content.
-	seed003Response = `{
+	// The operation response message, whole (an AI Maestro message) and its content.
+	opResponse = `{
   "from": "agent-session-name",
   "to": "chief-of-staff",
   "subject": "RE: [Operation] Pending - Acknowledgment Required",
@@ -108,28 +108,28 @@ Note: Currently completing GH-3, will start this after current task completes`
     "notes": "Finished saving current work, ready for operation"
   }
 }`
-	seed003Content = `{
+	opContent = `{
     "type": "acknowledgment",
     "message": "ok",
     "ready": true,
     "notes": "Finished saving current work, ready for operation"
   }`
-	seed003Example1 = `{"type": "acknowledgment", "message": "ok"}`
-	seed003Example4 = `{"message": "wait", "notes": "Need 30 more seconds to save state"}`
+	opExample1 = `{"type": "acknowledgment", "message": "ok"}`
+	opExample4 = `{"message": "wait", "notes": "Need 30 more seconds to save state"}`
 )
 
-func TestSeed001GoodTextACKs(t *testing.T) {
+func TestACKProtocolGoodTextACKs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
 		text string
 		want ack.Reply
 	}{
-		{"RECEIVED", seedAckReceived, ack.Reply{
+		{"RECEIVED", exampleAckReceived, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-4-xls-implementation", Status: ack.Received,
 			Understanding: "Will implement directory listing with fs::read_dir, serde_json formatting, and all CLI flags (--sort, --reverse, --format, --verbose, --human)",
 		}},
-		{"CLARIFICATION_NEEDED", seedAckClarification, ack.Reply{
+		{"CLARIFICATION_NEEDED", exampleAckClarification, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-4-xls-implementation", Status: ack.ClarificationNeeded,
 			Understanding: "Implement xls CLI directory browser",
 			Questions: []string{
@@ -137,7 +137,7 @@ func TestSeed001GoodTextACKs(t *testing.T) {
 				"Should --verbose show file permissions on all platforms?",
 			},
 		}},
-		{"QUEUED", seedAckQueued, ack.Reply{
+		{"QUEUED", exampleAckQueued, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-4-xls-implementation", Status: ack.Queued,
 			Understanding: "Directory browser with full CLI flags",
 			Note:          "Currently completing GH-3, will start this after current task completes",
@@ -164,7 +164,7 @@ func TestSeed001GoodTextACKs(t *testing.T) {
 	}
 }
 
-func TestSeed001JSONForms(t *testing.T) {
+func TestACKProtocolJSONForms(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -172,27 +172,27 @@ func TestSeed001JSONForms(t *testing.T) {
 		data string
 		want ack.Reply
 	}{
-		{"task-acknowledgment received", "task-acknowledgment", seedJSONReceived, ack.Reply{
+		{"task-acknowledgment received", "task-acknowledgment", exampleJSONReceived, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-42", Status: ack.Received,
 			Understanding: "Implementing JWT auth with login/logout endpoints",
 			EstimatedCheckpoints: []string{
 				"Tests written - checkpoint 1", "Implementation complete - checkpoint 2", "PR ready - checkpoint 3",
 			},
 		}},
-		{"task-acknowledgment needs-clarification", "task-acknowledgment", seedJSONNeedsClarification, ack.Reply{
+		{"task-acknowledgment needs-clarification", "task-acknowledgment", exampleJSONNeedsClarification, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-42", Status: ack.ClarificationNeeded,
 			Questions: []string{"Should JWT tokens expire after 24h or 7 days?", "Should we support refresh tokens?"},
 		}},
-		{"task-acknowledgment confirmed", "", seedJSONConfirmed, ack.Reply{
+		{"task-acknowledgment confirmed", "", exampleJSONConfirmed, ack.Reply{
 			Kind: ack.KindAck, TaskID: "GH-42", Status: ack.Confirmed,
 			Understanding: "JWT with 24h expiry + refresh tokens",
 		}},
-		{"task-acknowledgment-error", "task-acknowledgment-error", seedJSONError, ack.Reply{
+		{"task-acknowledgment-error", "task-acknowledgment-error", exampleJSONError, ack.Reply{
 			Kind: ack.KindAckError, TaskID: "GH-42", ErrorCode: ack.ResourceUnavailable,
 			ErrorMessage: "Cannot accept task: current load at 95%", RetryAfter: 15 * time.Minute,
 			AlternativeAgents: []string{"agent-backend-02", "agent-backend-03"},
 		}},
-		{"checkpoint-ack", "checkpoint-ack", seedJSONCheckpoint, ack.Reply{
+		{"checkpoint-ack", "checkpoint-ack", exampleJSONCheckpoint, ack.Reply{
 			Kind: ack.KindCheckpoint, TaskID: "GH-42", Checkpoint: 1, CheckpointStatus: "completed",
 			Summary: "Tests written for auth endpoints", NextCheckpoint: 2,
 		}},
@@ -222,7 +222,7 @@ func TestSeed001JSONForms(t *testing.T) {
 	}
 }
 
-func TestSeed001ErrorCodes(t *testing.T) {
+func TestACKProtocolErrorCodes(t *testing.T) {
 	t.Parallel()
 	for _, code := range []ack.ErrorCode{
 		ack.ResourceUnavailable, ack.CapabilityMismatch, ack.NetworkError, ack.InvalidTaskFormat, ack.AgentShuttingDown,
@@ -245,9 +245,9 @@ func TestSeed001ErrorCodes(t *testing.T) {
 	}
 }
 
-func TestSeed001OrchestratorMessagesAreNotReplies(t *testing.T) {
+func TestOrchestratorMessagesAreNotReplies(t *testing.T) {
 	t.Parallel()
-	for _, data := range []string{seedJSONAssignment, seedJSONClarification} {
+	for _, data := range []string{exampleJSONAssignment, exampleJSONClarification} {
 		got, err := ack.Parse(data)
 		if err != nil || got.Kind != ack.KindMessage {
 			t.Errorf("Parse(%.40q) = %v, %v; want a plain message", data, got.Kind, err)
@@ -258,9 +258,9 @@ func TestSeed001OrchestratorMessagesAreNotReplies(t *testing.T) {
 	}
 }
 
-func TestSeed003ResponseTable(t *testing.T) {
+func TestOperationResponseTable(t *testing.T) {
 	t.Parallel()
-	// Seed 003, 3.6 "Valid agent responses".
+	// The valid agent responses to an operation request.
 	for text, want := range map[string]ack.OperationAnswer{
 		"ok":        ack.AnswerOK,
 		"OK":        ack.AnswerOK,
@@ -270,7 +270,7 @@ func TestSeed003ResponseTable(t *testing.T) {
 		"cancel":    ack.AnswerCancel,
 		"abort":     ack.AnswerCancel,
 		"Other":     ack.AnswerInfo,
-		// The seed's notes, sent as plain text.
+		// The notes, sent as plain text.
 		"Finished saving current work, ready for operation": ack.AnswerOK,
 		"Need 30 more seconds to save state":                ack.AnswerWait,
 	} {
@@ -280,39 +280,39 @@ func TestSeed003ResponseTable(t *testing.T) {
 	}
 }
 
-func TestSeed003JSONAcknowledgment(t *testing.T) {
+func TestOperationJSONAcknowledgment(t *testing.T) {
 	t.Parallel()
 	want := ack.Reply{Kind: ack.KindOperationReply, Answer: ack.AnswerOK, Note: "Finished saving current work, ready for operation"}
 
-	got, err := ack.ParseJSON("acknowledgment", []byte(seed003Content))
+	got, err := ack.ParseJSON("acknowledgment", []byte(opContent))
 	if err != nil {
 		t.Fatalf("ParseJSON: %v", err)
 	}
-	want.Text = seed003Content
+	want.Text = opContent
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseJSON =\n%#v\nwant\n%#v", got, want)
 	}
 
 	// The whole AI Maestro message: the acknowledgment is its content.
-	got, err = ack.Parse(seed003Response)
+	got, err = ack.Parse(opResponse)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	want.Text = seed003Response
+	want.Text = opResponse
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse =\n%#v\nwant\n%#v", got, want)
 	}
-	if a := ack.ParseOperationReply(seed003Response); a != ack.AnswerOK {
+	if a := ack.ParseOperationReply(opResponse); a != ack.AnswerOK {
 		t.Errorf("ParseOperationReply(response) = %q, want ok", a)
 	}
 
 	// Example 1: {"type": "acknowledgment", "message": "ok"}.
-	got, err = ack.ParseJSON("", []byte(seed003Example1))
+	got, err = ack.ParseJSON("", []byte(opExample1))
 	if err != nil || got.Answer != ack.AnswerOK || got.Kind != ack.KindOperationReply {
 		t.Errorf("ParseJSON(example 1) = %+v, %v", got, err)
 	}
 	// Example 4: {"message": "wait", "notes": …} sent with type acknowledgment.
-	got, err = ack.ParseJSON("acknowledgment", []byte(seed003Example4))
+	got, err = ack.ParseJSON("acknowledgment", []byte(opExample4))
 	if err != nil || got.Answer != ack.AnswerWait || got.Note != "Need 30 more seconds to save state" {
 		t.Errorf("ParseJSON(example 4) = %+v, %v", got, err)
 	}

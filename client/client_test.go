@@ -17,7 +17,7 @@ import (
 
 const testToken = "admin-secret"
 
-// testBundle is a fake wilco server speaking the contract's JSON, and a
+// testBundle is a fake wilco server speaking the HTTP API.s JSON, and a
 // client of it.
 type testBundle struct {
 	srv    *httptest.Server
@@ -151,7 +151,7 @@ func TestAgentFromEnviron(t *testing.T) {
 	}
 }
 
-func TestAPIErrorFromContractBody(t *testing.T) {
+func TestAPIErrorFromTheErrorBody(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.mux.HandleFunc("GET /v1/agents/{name}", func(w http.ResponseWriter, r *http.Request) {

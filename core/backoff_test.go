@@ -44,7 +44,7 @@ func TestBackoffPerAttemptTimeoutsAndWaits(t *testing.T) {
 	b := setup(t)
 	b.agent("claude", "exec", "go")
 	d := delegate(b, "claude", "GH-42")
-	// Seed 001's table: attempt 1 at 0, attempt 2 at 5m+30s, attempt 3 at
+	// The ACK retry table: attempt 1 at 0, attempt 2 at 5m+30s, attempt 3 at
 	// 7m30s+1m, unresponsive at 9m30s.
 	want := []time.Duration{0, 5*time.Minute + 30*time.Second, 8*time.Minute + 30*time.Second}
 	b.advance(10 * time.Minute)

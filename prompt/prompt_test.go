@@ -17,7 +17,7 @@ func failure(n int) Failure {
 		SuggestedFix: "Add validation for empty string and null inputs in PlannerId constructor"}
 }
 
-func TestRetryContextFollowsSeed002(t *testing.T) {
+func TestRetryContextFollowsTheRetryFormat(t *testing.T) {
 	t.Parallel()
 	got := RetryContext(Retry{Attempt: 2, MaxAttempts: 12, Failures: []Failure{failure(1)}, Learnings: []string{"uuid.validate() returns false for empty string"}})
 	for _, want := range []string{
@@ -72,7 +72,7 @@ func TestReplanCarriesEveryFailureAndTheUnchangedConstraints(t *testing.T) {
 	}
 }
 
-func TestEscalationMessageFollowsSeed002(t *testing.T) {
+func TestEscalationMessageFollowsTheEscalationFormat(t *testing.T) {
 	t.Parallel()
 	got := EscalationMessage(Escalation{TaskID: "03-01:task-3", TaskName: "Task 3: Create InvalidPlannerIdError class", Plan: "03-01",
 		Attempts: 3, MaxAttempts: 12, Reason: "escalate_after: 3 failed attempts", Failures: []Failure{failure(1), failure(2), failure(3)},

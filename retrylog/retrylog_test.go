@@ -26,7 +26,7 @@ func failure(n int) core.EventData {
 		SuggestedFix:   "Add validation for null and empty"}}
 }
 
-func TestRetryLogLinesFollowSeed002(t *testing.T) {
+func TestRetryLogLinesFollowTheRetryLogFormat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	w := New(dir, 0, 0)

@@ -120,7 +120,7 @@ testing.(*M).startAlarm.func1()
 `, causeHas: "while TestWaitForever was running", fixHas: "-timeout"},
 
 	// Node.
-	{name: "node missing module (seed 002)", command: "npm test -- PlannerId", exit: 1, output: `> app@1.0.0 test
+	{name: "node missing module", command: "npm test -- PlannerId", exit: 1, output: `> app@1.0.0 test
 > jest PlannerId
 
  FAIL  tests/PlannerId.test.ts
@@ -150,7 +150,7 @@ Require stack:
 		causeHas: "does not exist", fixHas: "Create ./utils/format or fix the import path"},
 	{name: "esm missing package", command: "node main.mjs", exit: 1, output: "node:internal/errors:496\nError [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /app/main.mjs\n",
 		fixHas: "npm install zod"},
-	{name: "jest failing tests (seed 002)", command: "npm test -- PlannerId", exit: 1, output: `FAIL tests/PlannerId.test.ts
+	{name: "jest failing tests", command: "npm test -- PlannerId", exit: 1, output: `FAIL tests/PlannerId.test.ts
   PlannerId
     ✓ accepts a valid uuid (3 ms)
     ✕ rejects empty string (2 ms)
@@ -357,7 +357,7 @@ error: test failed, to rerun pass ` + "`--lib`" + `
 	{name: "timeout in a go test", command: "go test -v ./...", exit: 137, timedOut: true, timeout: 2 * time.Minute, output: "=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestHang\n",
 		causeHas: "TestHang was still running", fixHas: "in TestHang"},
 
-	// Escalations (seed 002: at once).
+	// Escalations (at once).
 	{name: "permission denied (Go)", command: "go test ./...", exit: 1, output: "--- FAIL: TestWrite (0.00s)\n    store_test.go:12: open /var/lib/app/data.db: permission denied\nFAIL\n",
 		escalate: EscalatePermissionDenied, causeHas: "Permission denied", fixHas: "needs the user"},
 	{name: "EACCES (npm)", command: "npm install", exit: 243, output: "npm ERR! code EACCES\nnpm ERR! syscall mkdir\nnpm ERR! path /usr/lib/node_modules/app\n",

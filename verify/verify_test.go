@@ -183,7 +183,7 @@ func TestRunStopsAtTheFirstFailingStep(t *testing.T) {
 	}
 }
 
-// TestVerifyTimeoutKillsTheProcessGroup is seed 004's "Timeout counts as
+// TestVerifyTimeoutKillsTheProcessGroup is the verifier rule "Timeout counts as
 // failure", with the step's children killed too.
 func TestVerifyTimeoutKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
@@ -253,7 +253,7 @@ func TestStepWithLotsOfOutput(t *testing.T) {
 	}
 }
 
-// TestBoundariesFailTheRun is seed 004's boundaries ("files or modules out
+// TestBoundariesFailTheRun is the boundaries rule ("files or modules out
 // of scope"), checked before the steps.
 func TestBoundariesFailTheRun(t *testing.T) {
 	t.Parallel()

@@ -65,7 +65,7 @@ func TestBoundaryPatterns(t *testing.T) {
 	}
 }
 
-// TestBoundariesAreFilesOutOfScope is seed 004's "Boundaries: files or
+// TestBoundariesAreFilesOutOfScope is the rule "Boundaries: files or
 // modules out of scope": a changed file inside one is a violation.
 func TestBoundariesAreFilesOutOfScope(t *testing.T) {
 	t.Parallel()

@@ -106,7 +106,8 @@ type Follower struct {
 	// ReconnectDelay is the first wait before reconnecting (default
 	// DefaultReconnectDelay); it doubles after each failed try up to
 	// MaxReconnectDelay, and resets once an event arrives. A server's
-	// "retry:" field replaces it.
+	// "retry:" field replaces it, capped at MaxReconnectDelay: a server
+	// that asks for an hour does not leave the follower silent for one.
 	ReconnectDelay    time.Duration
 	MaxReconnectDelay time.Duration
 	// OnDisconnect, if set, is told why the stream broke before each
@@ -157,6 +158,9 @@ func (f *Follower) Run(ctx context.Context, fn func(Event) error) error {
 			return err
 		}
 		connected = connected || ok
+		if retry > maxDelay {
+			retry = maxDelay
+		}
 		if retry > 0 {
 			base = retry
 			delay = retry

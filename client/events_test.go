@@ -139,6 +139,30 @@ func TestFollowResumesAfterDisconnect(t *testing.T) {
 	}
 }
 
+func TestFollowCapsTheServersRetryAtTheLongestDelay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sse := &sseServer{script: []string{
+		// An hour's retry, then the stream breaks.
+		"retry: 3600000\n\n" + sseEvent(1, "task.queued", "T-3"),
+		sseEvent(2, "task.state", "T-3"),
+	}}
+	b.mux.Handle("GET /v1/events", sse)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := &Follower{Client: b.client, Query: EventQuery{Task: "T-3"}, ReconnectDelay: time.Millisecond,
+		MaxReconnectDelay: 10 * time.Millisecond}
+	err := f.Run(ctx, func(ev Event) error {
+		if ev.Seq == 2 {
+			return ErrStop
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the follower waited out the server's hour-long retry instead of its own longest delay: %v", err)
+	}
+}
+
 func TestFollowStartsAfter(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -7,7 +7,9 @@ package test
 // repository of its own; mailbox agents are driven by the test over HTTP.
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -339,4 +341,55 @@ func TestUnderstandingIsJudgedOverTheClarificationConversation(t *testing.T) {
 	}
 	corr := in.delegation(tok, "GH-43")
 	mustContain(t, "the correction", corr.Body, "Refresh tokens", "login/logout endpoints", "24h")
+}
+
+// agentCLI runs the CLI in the repository as the agent whose token is tok.
+func (in *instance) agentCLI(tok string, args ...string) cliResult {
+	in.t.Helper()
+	cmd := exec.Command(wilcoBin, args...)
+	cmd.Dir = in.dir
+	cmd.Env = append(os.Environ(), "WILCO_ADDR="+in.url, "WILCO_AGENT_TOKEN="+tok, "WILCO_TOKEN=")
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := cliResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		in.t.Fatalf("wilco %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// `wilco reply` takes a form's type with the reply's text alone (a
+// task-complete whose text is the summary), and a form's JSON alone (its
+// "type" field names the form): neither needs the other flag.
+func TestReplyCommandTakesTypeWithTextOrDataAlone(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	in.acceptTask(tok, "R-1")
+	in.fix("R-1")
+	r := in.agentCLI(tok, "reply", "--type", "task-complete", "Wrote the fix into file.txt; the check passes.")
+	if r.code != 0 || !strings.Contains(r.stdout, "complete") {
+		t.Fatalf("reply --type task-complete <text>: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	in.waitTask("R-1", 60*time.Second, "success")
+
+	in.submit(map[string]any{"id": "R-2", "description": "Write the fix into file.txt"})
+	in.acceptTask(tok, "R-2")
+	in.fix("R-2")
+	r = in.agentCLI(tok, "reply", "--data", `{"type": "task-complete", "task_id": "R-2", "summary": "fixed"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "complete") {
+		t.Fatalf("reply --data <json>: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	in.waitTask("R-2", 60*time.Second, "success")
+
+	if r = in.agentCLI(tok, "reply", "--type", "task-complete"); r.code != 2 || !strings.Contains(r.stderr, "text") {
+		t.Fatalf("reply --type without text or data: exit %d, stderr %s", r.code, r.stderr)
+	}
 }

@@ -54,8 +54,8 @@ func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
 func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	to := fs.String("to", "", "the id of the message answered (default: the server finds it)")
-	typ := fs.String("type", "", "a JSON form: task-acknowledgment, task-acknowledgment-error, checkpoint-ack, task-complete, acknowledgment")
-	data := fs.String("data", "", "the JSON object of --type")
+	typ := fs.String("type", "", "the reply's form: task-acknowledgment, task-acknowledgment-error, checkpoint-ack, task-complete, acknowledgment (with --data, or with the text: a task-complete's text is its summary)")
+	data := fs.String("data", "", "the reply as a JSON object (its \"type\" field names the form when --type is not given)")
 	asJSON := fs.Bool("json", false, "print the API JSON")
 	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
 	if !ok {
@@ -70,15 +70,13 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 		r.Text = text
 	}
 	switch {
-	case (*typ == "") != (*data == ""):
-		return c.usageError(v, fs, "--type and --data go together")
 	case *data != "":
 		if !json.Valid([]byte(*data)) {
 			return c.usageError(v, fs, "--data is not valid JSON")
 		}
 		r.Data = json.RawMessage(*data)
 	case strings.TrimSpace(r.Text) == "":
-		return c.usageError(v, fs, "give the reply's text, or --type and --data")
+		return c.usageError(v, fs, "give the reply's text (with --type to name its form), or --data")
 	}
 	cl, err := c.agentClient()
 	if err != nil {

@@ -41,7 +41,7 @@ func TestRunUsage(t *testing.T) {
 		{"instructions bad state", []string{"instructions", "--state", "lost"}, exitUsage, "", `--state: one of pending, sent, acknowledged, failed, cancelled, got "lost"`},
 		{"inbox bad wait", []string{"inbox", "--wait", "soon"}, exitUsage, "", "invalid value"},
 		{"reply nothing", []string{"reply"}, exitUsage, "", "give the reply's text"},
-		{"reply type without data", []string{"reply", "--type", "task-complete"}, exitUsage, "", "--type and --data go together"},
+		{"reply type without text or data", []string{"reply", "--type", "task-complete"}, exitUsage, "", "give the reply's text (with --type to name its form), or --data"},
 		{"reply bad data", []string{"reply", "--type", "task-complete", "--data", "{"}, exitUsage, "", "not valid JSON"},
 		{"op without agent", []string{"op", "restart"}, exitUsage, "", "name at least one --agent"},
 		{"op bad reminders", []string{"op", "restart", "--agent", "a", "--reminders", "30s,x"}, exitUsage, "", "--reminders"},

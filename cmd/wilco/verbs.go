@@ -61,7 +61,7 @@ func init() {
 		{name: "op", args: "OPERATION --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…]", group: "agents and messages", summary: `ask the agents for their "ok", then run the command`, run: cmdOp},
 
 		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
-		{name: "reply", args: `"<text>"|- [--to ID] [--type T --data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
+		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
 		{name: "stats", args: "[--json]", group: "logs", summary: "retry summary: first-attempt success, retries, escalations, failure types", run: cmdStats},

@@ -6,6 +6,9 @@ import (
 	"go/token"
 	"io/fs"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,5 +165,56 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 		if pattern != route {
 			t.Errorf("%s %s is served by the mux pattern %q, not %q", method, target, pattern, route)
 		}
+	}
+}
+
+// docs/API.md lists every route the server serves and every event type of
+// the event stream, and nothing else.
+func TestAPIDocListsEveryRouteAndEventType(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/API.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	b := setup(t, setupOpts{aimaestro: true})
+	routes := DocumentedRoutes(b.srv.OpenAPI())
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z]+ /[^`]*)` \\|").FindAllStringSubmatch(doc, -1) {
+		listed = append(listed, m[1])
+	}
+	slices.Sort(listed)
+	if !slices.Equal(routes, listed) {
+		t.Errorf("docs/API.md's routes differ from the server's:\nserved %v\nlisted %v", routes, listed)
+	}
+
+	var types []string
+	files, _ := filepath.Glob("../core/*.go")
+	eventType := regexp.MustCompile(`(?m)^\s*Type\w+\s*=\s*"([a-z_]+\.[a-z_]+)"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range eventType.FindAllStringSubmatch(string(src), -1) {
+			types = append(types, m[1])
+		}
+	}
+	if len(types) < 30 {
+		t.Fatalf("found only %d event types in core", len(types))
+	}
+	_, section, _ := strings.Cut(doc, "The event types:")
+	section, _, _ = strings.Cut(section, "\n\n`")
+	var inDoc []string
+	for _, m := range regexp.MustCompile("`([a-z_]+\\.[a-z_]+)`").FindAllStringSubmatch(section, -1) {
+		inDoc = append(inDoc, m[1])
+	}
+	slices.Sort(types)
+	slices.Sort(inDoc)
+	if !slices.Equal(types, inDoc) {
+		t.Errorf("docs/API.md's event types differ from core's:\ncore %v\ndoc  %v", types, inDoc)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -258,6 +259,75 @@ compat: {aimaestro: true}
 			t.Errorf("%s (%s) is not served: %d %s", route, target, r.status, r.body)
 		case r.status == 401 || r.status == 403:
 			t.Errorf("%s: the documented security is wrong: %d %s", route, r.status, r.body)
+		}
+	}
+}
+
+// githubAnchor is the anchor GitHub gives a heading.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// The README and every page of docs/ link only to files that exist, and
+// to headings those files have; the README links to each page of docs/.
+func TestDocumentationLinksResolve(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "../README.md")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile("(?m)^#+ (.*)$")
+	anchors := func(path string) []string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, m := range heading.FindAllStringSubmatch(string(data), -1) {
+			out = append(out, githubAnchor(strings.ReplaceAll(m[1], "`", "")))
+		}
+		return out
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page != "../README.md" && !strings.Contains(string(readme), "]("+strings.TrimPrefix(page, "../")+")") {
+			t.Errorf("README.md does not link to %s", strings.TrimPrefix(page, "../"))
+		}
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if anchor != "" && !slices.Contains(anchors(path), anchor) {
+				t.Errorf("%s links to %s: %s has no such heading (%v)", page, target, path, anchors(path))
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
@@ -9,6 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"wilco/internal/jsonschema"
 )
 
 // runWilco runs the built binary with args and returns its stdout, stderr
@@ -329,5 +334,68 @@ func TestDocumentationLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s: %s has no such heading (%v)", page, target, path, anchors(path))
 			}
 		}
+	}
+}
+
+// What `wilco init` writes — with agents found on PATH and a test command,
+// and with neither — is valid under docs/wilco.schema.json, and so is the
+// file with its commented defaults switched on.
+func TestInitWritesAConfigValidUnderTheSchema(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/wilco.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatalf("docs/wilco.schema.json: %v", err)
+	}
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		path  string
+		gomod bool
+	}{{"an agent and a test command", bin + string(os.PathListSeparator) + os.Getenv("PATH"), true}, {"nothing found", bin + "/none", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.gomod {
+				if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example\n\ngo 1.22\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command(wilcoBin, "init")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PATH="+c.path)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("wilco init: %v\n%s", err, out)
+			}
+			written, err := os.ReadFile(filepath.Join(dir, "wilco.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.gomod && (!strings.Contains(string(written), "preset: claude-code") || !strings.Contains(string(written), "go test")) {
+				t.Fatalf("wilco init did not detect the agent and the tests:\n%s", written)
+			}
+			// The commented defaults, switched on.
+			var on []string
+			for line := range strings.SplitSeq(string(written), "\n") {
+				if rest, ok := strings.CutPrefix(line, "# "); ok && regexp.MustCompile(`^ *(- )?\{?[a-z_]+:`).MatchString(rest) {
+					line = rest
+				}
+				on = append(on, line)
+			}
+			for _, text := range []string{string(written), strings.Join(on, "\n")} {
+				var doc any
+				if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+					t.Fatalf("%v\n%s", err, text)
+				}
+				if errs := jsonschema.Validate(schema, doc); len(errs) > 0 {
+					t.Errorf("not valid under the schema: %v\n%s", errs, text)
+				}
+			}
+		})
 	}
 }

@@ -162,6 +162,15 @@ func TestZshAndFishCompletionsParse(t *testing.T) {
 			if out, err := exec.Command(path, "-n", file).CombinedOutput(); err != nil {
 				t.Fatalf("%s -n: %v\n%s", shell, err, out)
 			}
+			if shell == "zsh" {
+				// Loaded after compinit, the script registers its function for wilco.
+				cmd := exec.Command(path, "-f", "-c", `autoload -Uz compinit && compinit -u -D && source "$1" && print -r -- "$_comps[wilco]"`, "zsh", file)
+				cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+				out, err := cmd.CombinedOutput()
+				if err != nil || strings.TrimSpace(string(out)) != "_wilco" {
+					t.Errorf("zsh: the completion is not registered for wilco: %v\n%s", err, out)
+				}
+			}
 			if shell == "fish" {
 				out, err := exec.Command(path, "--no-config", "-c", "source $argv[1]; complete -C 'wilco sta'", file).CombinedOutput()
 				if err != nil || !strings.Contains(string(out), "status") || !strings.Contains(string(out), "stats") {

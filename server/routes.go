@@ -31,7 +31,7 @@ func (s *Server) ownRoutes() []Route {
 			Request: "SendMessage", Handler: s.sendMessage, Responses: map[int]string{201: "Message"}},
 		{Method: "GET", Path: "/v1/messages", Auth: Admin, Summary: "List messages (every delivery, instructions included).",
 			Query: []Param{{"agent", "string", "only messages to this agent"}, {"state", "string", "pending, sent, clarifying, acknowledged, failed or cancelled"},
-				{"type", "string", "instruction, task_delegation, conversation or pre_operation"}, {"task", "string", "only messages of this task"}},
+				{"type", "string", "instruction, task_delegation, conversation, pre_operation or task_turn"}, {"task", "string", "only messages of this task"}},
 			Handler: s.listMessages, Responses: map[int]string{200: "MessageList"}},
 		{Method: "GET", Path: "/v1/messages/{id}", Auth: Admin, Summary: "One message.",
 			Examples: id("M-1"), Handler: s.getMessage, Responses: map[int]string{200: "Message"}},

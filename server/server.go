@@ -93,6 +93,8 @@ type Server struct {
 
 	mux    *http.ServeMux
 	routes []Route
+	// muxPatterns are the patterns registered on mux, in order.
+	muxPatterns []string
 
 	mailbox *mailbox
 	wakes   *wakes
@@ -164,6 +166,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.mux.HandleFunc("/", s.unmatched)
+	s.muxPatterns = append(s.muxPatterns, "/")
 	return s, nil
 }
 
@@ -258,6 +261,7 @@ func (s *Server) handle(rt Route) error {
 	if panicked != nil {
 		return fmt.Errorf("server: route %s: %v", pattern, panicked)
 	}
+	s.muxPatterns = append(s.muxPatterns, pattern)
 	return nil
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 	"os/signal"
@@ -49,6 +50,9 @@ type cli struct {
 	// reconnectDelay is the first wait before an event stream reconnects
 	// (0: the client's default).
 	reconnectDelay time.Duration
+	// onFlags, when set, is given every flag set a verb makes (shell
+	// completion reads the verbs' flags this way).
+	onFlags func(*flag.FlagSet)
 }
 
 func newCLI(stdout, stderr io.Writer) *cli {

@@ -72,6 +72,8 @@ func init() {
 		{name: "bench", args: "", group: "other", summary: "the delivery benchmark", run: func(ctx context.Context, c *cli, _ *verb, args []string) int {
 			return runBench(ctx, args, c.stdout, c.stderr)
 		}},
+		{name: "version", args: "", group: "other", summary: "print the version (also: wilco --version)", run: cmdVersion},
+		{name: "completion", args: "bash|zsh|fish", group: "other", summary: "print a shell completion script", run: cmdCompletion},
 		{name: "help", args: "[VERB]", group: "other", summary: "this help, or a verb's", run: cmdHelp},
 		// Not listed (no group): the demo's scripted agent.
 		{name: "demo-agent", args: "", summary: "the demo's scripted agent (reads its prompt on stdin)", run: func(_ context.Context, c *cli, _ *verb, args []string) int {
@@ -99,6 +101,8 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	case "-h", "-help", "--help":
 		c.printUsage(c.stdout)
 		return exitOK
+	case "-version", "--version":
+		return cmdVersion(ctx, c, findVerb("version"), args[1:])
 	}
 	v := findVerb(name)
 	if v == nil {
@@ -154,6 +158,9 @@ func cmdHelp(_ context.Context, c *cli, v *verb, args []string) int {
 func (c *cli) flags(v *verb) *flag.FlagSet {
 	fs := flag.NewFlagSet("wilco "+v.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	if c.onFlags != nil {
+		c.onFlags(fs)
+	}
 	return fs
 }
 

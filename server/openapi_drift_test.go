@@ -1,0 +1,220 @@
+package server
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"wilco/config"
+)
+
+// goConstants reads the string constants of the Go package in dir: by
+// declared type ("TaskState") and, for untyped ones, by the first line of
+// their block's comment ("Failure types."). Reading the source rather than
+// a hand-kept list is the point: a value added to Go shows up here.
+func goConstants(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.CONST {
+					continue
+				}
+				block := ""
+				if gd.Doc != nil {
+					block, _, _ = strings.Cut(strings.TrimSpace(gd.Doc.Text()), "\n")
+				}
+				for _, spec := range gd.Specs {
+					vs := spec.(*ast.ValueSpec)
+					key := block
+					if id, ok := vs.Type.(*ast.Ident); ok {
+						key = id.Name
+					}
+					for _, v := range vs.Values {
+						lit, ok := v.(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							continue
+						}
+						s, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							t.Fatal(err)
+						}
+						out[key] = append(out[key], s)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// schemaAt follows a path of property names from a component schema:
+// "Task", "state" is the state property of Task.
+func schemaAt(t *testing.T, doc map[string]any, path ...string) map[string]any {
+	t.Helper()
+	s, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)[path[0]].(map[string]any)
+	for _, p := range path[1:] {
+		if s == nil {
+			break
+		}
+		props, _ := s["properties"].(map[string]any)
+		s, _ = props[p].(map[string]any)
+	}
+	if s == nil {
+		t.Fatalf("the OpenAPI document has no schema %s", strings.Join(path, "."))
+	}
+	return s
+}
+
+func enumOf(s map[string]any) []string {
+	var out []string
+	switch e := s["enum"].(type) {
+	case []string:
+		out = slices.Clone(e)
+	case []any:
+		for _, v := range e {
+			if v, ok := v.(string); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// The enumerations the OpenAPI document gives are exactly the values the
+// Go code serves and accepts, so that neither can change without the other.
+func TestOpenAPIEnumsAreGoValues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{aimaestro: true})
+	doc := b.srv.OpenAPI()
+	core := goConstants(t, "../core")
+	ack := goConstants(t, "../ack")
+	srv := goConstants(t, ".")
+	for _, c := range []struct {
+		schema []string
+		goName string
+		values []string
+	}{
+		{[]string{"Message", "type"}, "core.MessageType", core["MessageType"]},
+		{[]string{"Message", "policy"}, "core.Policy", core["Policy"]},
+		{[]string{"Message", "state"}, "core.DeliveryState", core["DeliveryState"]},
+		{[]string{"Agent", "status"}, "core.AgentStatus", core["AgentStatus"]},
+		{[]string{"Operation", "state"}, "core.OperationState", core["OperationState"]},
+		{[]string{"Task", "state"}, "core.TaskState", core["TaskState"]},
+		{[]string{"Plan", "state"}, "core.PlanState", core["PlanState"]},
+		{[]string{"FailureRecord", "failure_type"}, "core's failure types", core["Failure types."]},
+		{[]string{"Respond", "action"}, "core's responses", core["Responses to an escalated or blocked task."]},
+		{[]string{"Error", "error", "code"}, "server.Code", srv["Code"]},
+		{[]string{"Interpreted", "interpreted", "kind"}, "ack.Kind", ack["Kind"]},
+		{[]string{"Agent", "adapter"}, "config.Adapters", config.Adapters},
+		{[]string{"CreateAgent", "adapter"}, "config.Adapters", config.Adapters},
+		{[]string{"CreateAgent", "preset"}, "config.Presets", config.Presets},
+		{[]string{"CreateAgent", "prompt"}, "config.Prompts", config.Prompts},
+		{[]string{"CreateAgent", "handshake"}, "config.Handshakes", config.Handshakes},
+	} {
+		if len(c.values) == 0 {
+			t.Errorf("%s: no values found in the Go source", c.goName)
+			continue
+		}
+		if got := enumOf(schemaAt(t, doc, c.schema...)); !sameSet(got, c.values) {
+			t.Errorf("OpenAPI %s enum %v, Go %s %v", strings.Join(c.schema, "."), got, c.goName, c.values)
+		}
+	}
+}
+
+// Every route registered on the server's mux is in the OpenAPI document and
+// every documented route is one the mux serves with its own pattern.
+func TestOpenAPIMatchesTheMux(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{aimaestro: true})
+	documented := DocumentedRoutes(b.srv.OpenAPI())
+	registered := slices.DeleteFunc(slices.Clone(b.srv.muxPatterns), func(p string) bool { return p == "/" })
+	slices.Sort(registered)
+	if !slices.Equal(documented, registered) {
+		t.Fatalf("documented %v\nregistered on the mux %v", documented, registered)
+	}
+	for _, route := range documented {
+		method, path, _ := strings.Cut(route, " ")
+		target := pathParam.ReplaceAllString(path, "x")
+		_, pattern := b.srv.mux.Handler(httptest.NewRequest(method, target, nil))
+		if pattern != route {
+			t.Errorf("%s %s is served by the mux pattern %q, not %q", method, target, pattern, route)
+		}
+	}
+}
+
+// docs/API.md lists every route the server serves and every event type of
+// the event stream, and nothing else.
+func TestAPIDocListsEveryRouteAndEventType(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/API.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	b := setup(t, setupOpts{aimaestro: true})
+	routes := DocumentedRoutes(b.srv.OpenAPI())
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z]+ /[^`]*)` \\|").FindAllStringSubmatch(doc, -1) {
+		listed = append(listed, m[1])
+	}
+	slices.Sort(listed)
+	if !slices.Equal(routes, listed) {
+		t.Errorf("docs/API.md's routes differ from the server's:\nserved %v\nlisted %v", routes, listed)
+	}
+
+	var types []string
+	files, _ := filepath.Glob("../core/*.go")
+	eventType := regexp.MustCompile(`(?m)^\s*Type\w+\s*=\s*"([a-z_]+\.[a-z_]+)"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range eventType.FindAllStringSubmatch(string(src), -1) {
+			types = append(types, m[1])
+		}
+	}
+	if len(types) < 30 {
+		t.Fatalf("found only %d event types in core", len(types))
+	}
+	_, section, _ := strings.Cut(doc, "The event types:")
+	section, _, _ = strings.Cut(section, "\n\n`")
+	var inDoc []string
+	for _, m := range regexp.MustCompile("`([a-z_]+\\.[a-z_]+)`").FindAllStringSubmatch(section, -1) {
+		inDoc = append(inDoc, m[1])
+	}
+	slices.Sort(types)
+	slices.Sort(inDoc)
+	if !slices.Equal(types, inDoc) {
+		t.Errorf("docs/API.md's event types differ from core's:\ncore %v\ndoc  %v", types, inDoc)
+	}
+}

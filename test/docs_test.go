@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -13,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"wilco/internal/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // runWilco runs the built binary with args and returns its stdout, stderr
@@ -351,13 +352,33 @@ func TestDocumentationLinksResolve(t *testing.T) {
 // file with its commented defaults switched on.
 func TestInitWritesAConfigValidUnderTheSchema(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../docs/wilco.schema.json")
+	f, err := os.Open("../docs/wilco.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var schema map[string]any
-	if err := json.Unmarshal(data, &schema); err != nil {
+	schemaDoc, err := jsonschema.UnmarshalJSON(f)
+	f.Close()
+	if err != nil {
 		t.Fatalf("docs/wilco.schema.json: %v", err)
+	}
+	jc := jsonschema.NewCompiler()
+	if err := jc.AddResource("wilco.schema.json", schemaDoc); err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := jc.Compile("wilco.schema.json")
+	if err != nil {
+		t.Fatalf("docs/wilco.schema.json: %v", err)
+	}
+	schemaErrors := func(doc any) error {
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return compiled.Validate(v)
 	}
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
@@ -401,8 +422,8 @@ func TestInitWritesAConfigValidUnderTheSchema(t *testing.T) {
 				if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 					t.Fatalf("%v\n%s", err, text)
 				}
-				if errs := jsonschema.Validate(schema, doc); len(errs) > 0 {
-					t.Errorf("not valid under the schema: %v\n%s", errs, text)
+				if err := schemaErrors(doc); err != nil {
+					t.Errorf("not valid under the schema: %v\n%s", err, text)
 				}
 			}
 		})

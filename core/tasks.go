@@ -584,9 +584,23 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Replanning, Milestone: MilestoneReplanning})
 		s.startAttempt(now, t, "replan")
 	default:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: MilestoneDebugging})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: retryMilestone(f.FailureType)})
 		s.startAttempt(now, t, "retry")
 	}
+}
+
+// retryMilestone is what the user reads when an attempt failed this way
+// and the next one starts.
+func retryMilestone(failureType string) string {
+	switch failureType {
+	case VerificationFailed:
+		return MilestoneDebugging
+	case Timeout:
+		return MilestoneTimedOut
+	case ArchitectRejected:
+		return MilestoneRejected
+	}
+	return MilestoneExecFailed
 }
 
 func (s *State) escalateTask(now time.Time, t *Task, reason string) {
@@ -714,7 +728,7 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
 	switch action {
 	case RespondRetry, RespondFix:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneDebugging})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
 		s.startAttempt(now, t, action)
 	case RespondSkip:
 		for _, d := range s.Tasks(func(o *Task) bool { return slices.Contains(o.DependsOn, t.ID) }) {
@@ -844,14 +858,19 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 	})
 }
 
-// RecoverTasks is called once after a restart: a turn that was running
-// died with the server and counts as an execution error of its attempt; a
-// verification or an apply that was running is started again.
+// RecoverTasks is called once after a restart: the turn of an exec agent
+// that was running died with the server and counts as an execution error
+// of its attempt; a remote agent (mailbox, tmux) is still working, so its
+// attempt stays running (its timers are armed again from the store) and
+// its late report is accepted; a verification or an apply that was
+// running is started again.
 func (s *State) RecoverTasks(now time.Time) {
 	now = norm(now)
 	for _, tt := range s.Tasks(func(t *Task) bool { return t.State == Running }) {
 		t := s.tasks[tt.ID]
 		switch {
+		case t.Phase != Verifying && !t.DryRun && !s.diesWithServer(t.Agent):
+			s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "wilco restarted: still waiting for agent " + t.Agent + " to report"})
 		case t.Applying && t.Phase == Verifying && t.RunID == "":
 			s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
 		case t.Phase == Verifying:
@@ -863,6 +882,13 @@ func (s *State) RecoverTasks(now time.Time) {
 		}
 	}
 	s.schedule(now)
+}
+
+// diesWithServer reports whether an agent's turns run as processes of the
+// server (exec agents), which a crash of the server ends.
+func (s *State) diesWithServer(agent string) bool {
+	a := s.agents[agent]
+	return a == nil || a.Adapter == "exec" || a.Adapter == "sim"
 }
 
 func firstOf(ss ...string) string {

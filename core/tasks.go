@@ -398,28 +398,35 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)
 	}
 	if t.State == AwaitingAck && !r.Lost {
+		// The turn ended before the agent acknowledged: the delivery has
+		// failed now, not after the ACK policy's timeouts. The agent could
+		// not start, crashed, hung, or exited without a word of the ACK
+		// protocol.
+		status := "failure"
 		if r.ExitCode == 0 && !r.TimedOut {
-			// The turn ended well but without its acknowledgment: the ACK
-			// policy goes on (it asks again and, in the end, reassigns or
-			// escalates).
-			s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "unacknowledged", Summary: r.Summary,
-				DurationMS: r.Duration.Milliseconds()})
-			return t.copy(), nil
+			status = "unacknowledged"
 		}
-		// The agent could not start, crashed or hung before it
-		// acknowledged: an execution error of this attempt,
-		// not a five-minute wait.
-		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "failure", Summary: r.Summary,
+		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
 			DurationMS: r.Duration.Milliseconds()})
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}
+		switch r.Status {
+		case ack.CompleteBlocked:
+			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
+			return t.copy(), nil
+		case ack.CompleteImpossible:
+			s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
+			return t.copy(), nil
+		}
 		typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
+		if status == "unacknowledged" {
+			msg = "the agent's turn ended (exit status 0) without an ACK: it never said it received the task"
+		}
 		if r.TimedOut {
 			typ = Timeout
 		}
-		s.failure(now, t, FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
-			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg}, Details: tail(r.Output, 2000)})
+		s.failure(now, t, turnFailure(now, t, r, typ, msg))
 		return t.copy(), nil
 	}
 	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {
@@ -456,11 +463,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		if r.Lost {
 			msg = "the agent's turn was lost: wilco stopped while it ran"
 		}
-		s.failure(now, t, FailureRecord{
-			Attempt: t.Attempt, Timestamp: now, FailureType: typ,
-			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
-			Details:        tail(r.Output, 2000),
-		})
+		s.failure(now, t, turnFailure(now, t, r, typ, msg))
 		return t.copy(), nil
 	}
 	if t.DryRun {
@@ -470,6 +473,32 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	s.verify(now, t)
 	return t.copy(), nil
+}
+
+// turnFailure is the failure record of a failed turn: an environment
+// failure (a missing program, no login or API key, a permission nobody
+// grants) escalates at once; anything else goes through the debug loop
+// as typ.
+func turnFailure(now time.Time, t *Task, r TurnResult, typ, msg string) FailureRecord {
+	f := FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
+		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
+		Details:        tail(r.Output, 2000)}
+	if r.TimedOut || r.Lost {
+		return f
+	}
+	p, ok := ClassifyEnvironment(r.ExitCode, r.Error+"\n"+r.Output)
+	if !ok {
+		return f
+	}
+	f.FailureType, f.Escalate = Environment, Environment
+	f.RootCauseGuess, f.SuggestedFix = p.Cause, p.Fix
+	if _, path, ok := strings.Cut(r.Error, "(PATH searched: "); ok {
+		f.RootCauseGuess += " (PATH searched: " + strings.TrimSuffix(strings.TrimSpace(path), ")") + ")"
+	}
+	if r.Error != "" && !strings.Contains(f.Details, r.Error) {
+		f.Details = strings.TrimSpace(r.Error + "\n" + f.Details)
+	}
+	return f
 }
 
 // workSummary is what an agent said of its work, without its
@@ -573,6 +602,8 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 	}
 	p := s.policies.Loop
 	switch {
+	case f.FailureType == Environment:
+		s.escalateTask(now, t, Environment+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error)+". To fix: "+f.SuggestedFix)
 	case f.Escalate != "":
 		s.escalateTask(now, t, f.Escalate+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error))
 	case t.TotalVerifyLoops >= p.HardStop:

@@ -41,3 +41,92 @@ func TestRemoteAgentsAttemptSurvivesAServerKill(t *testing.T) {
 		t.Fatalf("after the late report:\n%s", done)
 	}
 }
+
+// envEscalation checks that task id escalated at its first attempt with
+// one failure of type environment, and a reason that holds every want.
+func (in *instance) envEscalation(id string, want ...string) task {
+	in.t.Helper()
+	got := in.waitTask(id, 60*time.Second, "escalated")
+	if got.Attempt != 1 || len(got.Failures) != 1 || got.Failures[0].FailureType != "environment" || got.Escalation == nil {
+		in.t.Fatalf("task %s is not escalated at once as an environment failure:\n%s", id, got)
+	}
+	for _, w := range want {
+		if !strings.Contains(got.Escalation.Reason, w) {
+			in.t.Fatalf("the escalation of %s does not say %q:\n%s", id, w, got.Escalation.Reason)
+		}
+	}
+	return got
+}
+
+// An agent whose program is not installed escalates at once, naming the
+// program and the PATH searched, and what to do; `wilco status` says so.
+func TestMissingAgentProgramEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: ghost, adapter: exec, command: [wilco-test-no-such-agent, -p], prompt: stdin}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-1", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-1", `"wilco-test-no-such-agent"`, "PATH searched: ", "To fix: install")
+	mustContain(t, "wilco status E-1", in.cli("status", "E-1"), "escalated", "wilco-test-no-such-agent")
+}
+
+// A verify step whose program is not installed escalates at once: no
+// attempt of the agent's can install it.
+func TestMissingVerifyProgramEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+
+		"verify:\n  steps:\n    - {name: lint, run: \"wilco-test-no-such-linter --all\", timeout: 10s}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-2", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-2", `"wilco-test-no-such-linter"`, "verify step lint", "PATH searched: ", "To fix: install")
+}
+
+// An agent that is not logged in (it prints an API-key error and exits 1)
+// escalates at once with the error and what to do.
+func TestAgentAuthenticationErrorEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "nokey", "env_apikey.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-3", "description": "Write the fix into file.txt"})
+	got := in.envEscalation("E-3", "Please run /login", "API key")
+	if !strings.Contains(got.Escalation.Message, "Invalid API key") {
+		t.Fatalf("the escalation message does not show the agent's error:\n%s", got.Escalation.Message)
+	}
+}
+
+// An exec agent whose process exits without an ACK has failed its
+// delivery at once (its stderr in the failure record), not after the
+// five-minute ACK timeout; the milestone of that failure is not a
+// verification's.
+func TestExecAgentExitingWithoutAckFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "silent", "env_silent.sh", nil)+checkStep+"policy:\n  loop: {escalate_after: 2}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("S-1", 60*time.Second, "escalated")
+	if got.Attempt != 2 || len(got.Failures) != 2 || got.Failures[0].FailureType != "execution_error" {
+		t.Fatalf("after two silent turns:\n%s", got)
+	}
+	fs, _ := in.taskRaw("S-1")["failures"].([]any)
+	first, _ := fs[0].(map[string]any)
+	if d, _ := first["details"].(string); !strings.Contains(d, "warming up the model cache") {
+		t.Fatalf("the failure record lacks the agent's stderr:\n%v", first)
+	}
+	for _, ev := range in.taskEvents("S-1", "task.milestone", "task.state") {
+		d := eventData(t, ev)
+		for _, k := range []string{"text", "milestone"} {
+			if s, _ := d[k].(string); strings.Contains(s, "Verification failed") {
+				t.Fatalf("no verification ran, yet a milestone says %q", s)
+			}
+		}
+	}
+}
+
+// An exec agent that reports it is blocked before it acknowledged is
+// blocked, with its reason.
+func TestExecAgentBlockedWithoutAckIsBlockedWithItsReason(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "stopped", "env_blocked.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
+	in.blockedReason("B-1", "the staging database is down")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRestartKeepsARemoteAgentsAttemptRunning(t *testing.T) {
@@ -104,5 +105,45 @@ func TestExecAgentBlockedBeforeItsAckIsBlockedWithItsReason(t *testing.T) {
 	}
 	if !strings.Contains(got.BlockedBy, "the database is down") {
 		t.Fatalf("blocked by %q", got.BlockedBy)
+	}
+}
+
+func TestTaskWaitingForAnAgentNeverSeenSaysSoAndIsBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	if m := b.task(tk.ID).Milestone; m != "Waiting for agent remote"+neverSeen {
+		t.Fatalf("milestone %q", m)
+	}
+	b.advance(time.Hour)
+	got := b.task(tk.ID)
+	if got.State != Escalated || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "never seen") {
+		t.Fatalf("%s %+v", got.State, got.Escalation)
+	}
+}
+
+func TestFirstPollOfAnAgentTellsTheTaskWaitingForIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	_, err := b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if m := b.task(tk.ID).Milestone; strings.Contains(m, "never seen") || !strings.Contains(m, MilestoneWaitingAck) {
+		t.Fatalf("milestone %q", m)
+	}
+	_, err = b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if n := len(b.eventsOf(TypeAgentSeen)); n != 1 {
+		t.Fatalf("%d agent.seen events", n)
+	}
+	// A later task to the same agent waits without the note.
+	b.agent("remote2", "mailbox", "go")
+	_, _, err = b.c.CancelTask(b.now, tk.ID)
+	b.ok(err)
+	tk2 := submit(b, TaskSpec{Description: "y", Agent: "remote"})
+	if m := b.task(tk2.ID).Milestone; m != MilestoneWaitingAck {
+		t.Fatalf("milestone %q", m)
 	}
 }

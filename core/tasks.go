@@ -271,8 +271,15 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	if kind != "first" {
 		milestone = fmt.Sprintf("Attempt %d/%d...", attempt, s.policies.Loop.HardStop)
 	}
+	reason := ""
+	if to == AwaitingAck {
+		milestone = s.waitMilestone(agent, milestone)
+		if strings.HasSuffix(milestone, neverSeen) {
+			reason = "waiting for agent " + agent + neverSeen
+		}
+	}
 	s.emit(now, t.ID, agent, TaskAttempt{Attempt: attempt, Agent: agent, Delivery: m.ID, Kind: kind})
-	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone})
+	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone, Reason: reason})
 	var timer time.Time
 	if m.Policy == PolicyBackoff {
 		timer = s.backoffTimer(now, 1)
@@ -342,12 +349,12 @@ func (s *State) syncTask(now time.Time, taskID string) {
 			nd := s.find(n)
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {
 				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
-					Reason: fmt.Sprintf("reassigned from %s", d.To), Milestone: MilestoneWaitingAck})
+					Reason: fmt.Sprintf("reassigned from %s", d.To) + s.neverSeenNote(nd.To), Milestone: s.waitMilestone(nd.To, MilestoneWaitingAck)})
 				return
 			}
 		}
 		if t.State == AwaitingAck || t.State == TaskClarifying {
-			s.escalateTask(now, t, fmt.Sprintf("the delegation to %s ended %s: %s", d.To, d.State, d.Reason))
+			s.escalateTask(now, t, fmt.Sprintf("the delegation to %s ended %s: %s%s", d.To, d.State, d.Reason, s.neverSeenNote(d.To)))
 		}
 	}
 }

@@ -130,3 +130,33 @@ func TestExecAgentBlockedWithoutAckIsBlockedWithItsReason(t *testing.T) {
 	in.submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
 	in.blockedReason("B-1", "the staging database is down")
 }
+
+// A task delegated to a mailbox agent that never polls its inbox says so
+// (milestone, `wilco run`'s progress), and the wait ends as the ACK policy
+// says: here, escalated, naming the agent nobody has seen.
+func TestTaskWaitingForAnAgentNeverSeenSaysSoAndEnds(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+checkStep+
+		"policy:\n  ack: {timeouts: [300ms, 300ms], backoff: {base: 100ms, max: 200ms}}\n")
+	in := serveRepo(t, dir)
+	r := wilcoCLI(t, dir, in.url, 60*time.Second, "run", "Write the fix into file.txt")
+	if r.code != 1 {
+		t.Fatalf("wilco run: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "wilco run", r.stdout, "waiting for agent remote: never seen")
+	id := strings.Fields(r.stdout)[0]
+	got := in.waitTask(id, 30*time.Second, "escalated")
+	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "never seen") {
+		t.Fatalf("the escalation does not say the agent was never seen:\n%s", got)
+	}
+	var milestones []string
+	for _, ev := range in.taskEvents(id, "task.state", "task.milestone") {
+		d := eventData(t, ev)
+		for _, k := range []string{"text", "milestone"} {
+			if s, _ := d[k].(string); s != "" {
+				milestones = append(milestones, s)
+			}
+		}
+	}
+	mustContain(t, "the task's milestones", strings.Join(milestones, "\n"), "Waiting for agent remote: never seen")
+}

@@ -493,7 +493,7 @@ func turnFailure(now time.Time, t *Task, r TurnResult, typ, msg string) FailureR
 	if r.TimedOut || r.Lost {
 		return f
 	}
-	p, ok := ClassifyEnvironment(r.ExitCode, r.Error+"\n"+r.Output)
+	p, ok := ClassifyEnvironment(r.ExitCode, r.Error+"\n"+r.Reason+"\n"+r.Output)
 	if !ok {
 		return f
 	}

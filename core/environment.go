@@ -94,7 +94,7 @@ func ClassifyProgram(exitCode int, output string) (EnvironmentProblem, bool) {
 			}
 		}
 		if p.Program != "" {
-			p.Cause = "the program " + quote(p.Program) + " is not installed (or not on the PATH)"
+			p.Cause = "the program " + quote(p.Program) + " is not installed or not on the PATH"
 			p.Fix = "install " + quote(p.Program) + " or put it on the PATH wilco runs with, or change the command in wilco.yaml; then answer retry"
 		} else {
 			p.Cause = "a program was not found (exit status 127)"

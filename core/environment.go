@@ -42,9 +42,12 @@ var (
 	notFoundZsh  = regexp.MustCompile(`(?m)command not found: (\S+)`)
 	// exec: "foo": executable file not found in $PATH
 	notFoundGoRe = regexp.MustCompile(`exec: "([^"]+)": executable file not found`)
-	// fork/exec /x/foo: no such file or directory;
-	// env: 'node': No such file or directory; /x/foo: No such file or directory
-	noSuchFileRe = regexp.MustCompile(`(?i)(?:fork/exec |env: )?'?([^\s':]+)'?: no such file or directory`)
+	// fork/exec /x/foo: no such file or directory
+	noSuchFileGoRe = regexp.MustCompile(`fork/exec ([^\s:]+): no such file or directory`)
+	// env: 'node': No such file or directory; bash: /x/foo: No such file
+	// or directory — at the start of a line, so that wilco's own "open
+	// <file>: no such file or directory" does not pass for a program.
+	noSuchFileShRe = regexp.MustCompile(`(?im)^(?:[\w./-]+: )?(?:line \d+: |\d+: )?'?([^\s':]+)'?: no such file or directory`)
 	// sh: 1: ./foo: Permission denied; fork/exec ./foo: permission denied
 	notExecRe = regexp.MustCompile(`(?i)(?:fork/exec )?([^\s:]+): (?:permission denied|cannot execute)`)
 
@@ -87,7 +90,7 @@ func ClassifyProgram(exitCode int, output string) (EnvironmentProblem, bool) {
 	switch exitCode {
 	case 127:
 		p := EnvironmentProblem{Kind: EnvMissingProgram}
-		for _, re := range []*regexp.Regexp{notFoundGoRe, notFoundShRe, notFoundZsh, noSuchFileRe} {
+		for _, re := range []*regexp.Regexp{notFoundGoRe, noSuchFileGoRe, notFoundShRe, notFoundZsh, noSuchFileShRe} {
 			if m := re.FindStringSubmatch(output); m != nil {
 				p.Program, p.Line = m[1], lineOf(output, m[0])
 				break

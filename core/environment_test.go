@@ -24,6 +24,8 @@ func TestClassifyEnvironmentFindsWhatNoRetryFixes(t *testing.T) {
 		{"zsh", 127, "zsh: command not found: cargo", EnvMissingProgram, "cargo", "cargo"},
 		{"env", 127, "env: 'node': No such file or directory", EnvMissingProgram, "node", "node"},
 		{"127 without a name", 127, "", EnvMissingProgram, "", "exit status 127"},
+		{"bash and a path", 127, "bash: /opt/tools/lint: No such file or directory", EnvMissingProgram, "/opt/tools/lint", "/opt/tools/lint"},
+		{"wilco's own file is no program", 127, "could not start the agent: open the prompt for standard input: open /r/prompt.md: no such file or directory", EnvMissingProgram, "", "exit status 127"},
 		{"not executable", 126, "sh: 1: ./run-tests: Permission denied", EnvNotExecutable, "./run-tests", "cannot be executed"},
 		{"anthropic key", 1, `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, EnvAuthentication, "", "authenticate"},
 		{"login", 1, "Invalid API key · Please run /login", EnvAuthentication, "", "/login"},

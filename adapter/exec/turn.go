@@ -152,7 +152,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 	promptFile := filepath.Join(runDir, PromptFileName)
 	fail := func(err error) procResult {
 		_, _ = fmt.Fprintf(logf, "--- wilco: the %s turn could not start: %v\n", phase, err)
-		return procResult{exitCode: 127, startErr: err, text: &textTail{max: maxText}}
+		return procResult{exitCode: -1, startErr: err, text: &textTail{max: maxText}}
 	}
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		return fail(fmt.Errorf("write the prompt: %w", err))

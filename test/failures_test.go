@@ -160,3 +160,13 @@ func TestTaskWaitingForAnAgentNeverSeenSaysSoAndEnds(t *testing.T) {
 	}
 	mustContain(t, "the task's milestones", strings.Join(milestones, "\n"), "Waiting for agent remote: never seen")
 }
+
+// An agent stopped by a permission prompt nobody will answer escalates at
+// once, with the prompt and what to do.
+func TestAgentPermissionPromptEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "asker", "env_approval.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-4", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-4", "requested permissions to use Bash", "To fix: grant the permission")
+}

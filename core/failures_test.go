@@ -147,3 +147,16 @@ func TestFirstPollOfAnAgentTellsTheTaskWaitingForIt(t *testing.T) {
 		t.Fatalf("milestone %q", m)
 	}
 }
+
+func TestRemoteAgentsFailureReportIsReadForEnvironmentFailures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	reply(b, "remote", b.task(tk.ID).Delivery, `{"type": "task-complete", "task_id": "`+tk.ID+`", "status": "failure", "error": "OPENAI_API_KEY is not set"}`)
+	got := b.task(tk.ID)
+	if got.State != Escalated || len(got.Failures) != 1 || got.Failures[0].FailureType != Environment {
+		t.Fatalf("%s failures %+v", got.State, got.Failures)
+	}
+}

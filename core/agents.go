@@ -143,6 +143,7 @@ func (s *State) setStatus(now time.Time, a *Agent, to AgentStatus, reason string
 // seen notes that an agent showed a sign of life: an agent marked
 // unresponsive, offline or hibernating is available again.
 func (s *State) seen(now time.Time, a *Agent, how string) {
+	s.firstSeen(now, a, how)
 	switch a.Status {
 	case Unresponsive, Offline, Hibernating:
 		s.setStatus(now, a, Available, how)

@@ -73,6 +73,11 @@ func (s *State) applyEvent(ev Event) {
 			a.TokenHash = e.TokenHash
 		}
 
+	case AgentSeen:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Seen = true
+		}
+
 	case AgentCycle:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Inbox = a.Inbox[min(e.Fetched, len(a.Inbox)):]

@@ -354,15 +354,16 @@ func (s *State) backoffDue(now time.Time, d *Delivery) {
 			Subject: subject, Body: body, TimerAt: s.backoffTimer(now, d.Round+1),
 		}})
 	default:
+		never := s.neverSeenNote(d.To)
 		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: "unresponsive", Attempts: d.Sends})
 		if a := s.agents[d.To]; a != nil {
 			s.setStatus(now, a, Unresponsive, fmt.Sprintf("no acknowledgment of %s after %d attempts", d.ID, d.Sends))
 		}
 		if p.OnUnresponsive == Escalate {
-			s.escalate(now, d, fmt.Sprintf("%s did not acknowledge %s after %d attempts", d.To, d.ID, d.Sends))
+			s.escalate(now, d, fmt.Sprintf("%s did not acknowledge %s after %d attempts%s", d.To, d.ID, d.Sends, never))
 			return
 		}
-		s.reassignOrEscalate(now, d, fmt.Sprintf("%s did not acknowledge after %d attempts", d.To, d.Sends))
+		s.reassignOrEscalate(now, d, fmt.Sprintf("%s did not acknowledge after %d attempts%s", d.To, d.Sends, never))
 	}
 }
 

@@ -37,9 +37,11 @@ type Agent struct {
 	Pull         bool     `json:"pull"`
 	Handshake    string   `json:"handshake,omitempty"`
 	// Settings are the adapter's own settings (see AgentSpec).
-	Settings  json.RawMessage `json:"settings,omitempty"`
-	Status    AgentStatus     `json:"status"`
-	TokenHash string          `json:"token_hash,omitempty"`
+	Settings json.RawMessage `json:"settings,omitempty"`
+	Status   AgentStatus     `json:"status"`
+	// Seen says a pull agent has polled its inbox or replied at least once.
+	Seen      bool   `json:"seen,omitempty"`
+	TokenHash string `json:"token_hash,omitempty"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.

@@ -271,8 +271,15 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	if kind != "first" {
 		milestone = fmt.Sprintf("Attempt %d/%d...", attempt, s.policies.Loop.HardStop)
 	}
+	reason := ""
+	if to == AwaitingAck {
+		milestone = s.waitMilestone(agent, milestone)
+		if strings.HasSuffix(milestone, neverSeen) {
+			reason = "waiting for agent " + agent + neverSeen
+		}
+	}
 	s.emit(now, t.ID, agent, TaskAttempt{Attempt: attempt, Agent: agent, Delivery: m.ID, Kind: kind})
-	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone})
+	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone, Reason: reason})
 	var timer time.Time
 	if m.Policy == PolicyBackoff {
 		timer = s.backoffTimer(now, 1)
@@ -342,12 +349,12 @@ func (s *State) syncTask(now time.Time, taskID string) {
 			nd := s.find(n)
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {
 				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
-					Reason: fmt.Sprintf("reassigned from %s", d.To), Milestone: MilestoneWaitingAck})
+					Reason: fmt.Sprintf("reassigned from %s", d.To) + s.neverSeenNote(nd.To), Milestone: s.waitMilestone(nd.To, MilestoneWaitingAck)})
 				return
 			}
 		}
 		if t.State == AwaitingAck || t.State == TaskClarifying {
-			s.escalateTask(now, t, fmt.Sprintf("the delegation to %s ended %s: %s", d.To, d.State, d.Reason))
+			s.escalateTask(now, t, fmt.Sprintf("the delegation to %s ended %s: %s%s", d.To, d.State, d.Reason, s.neverSeenNote(d.To)))
 		}
 	}
 }
@@ -398,28 +405,35 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)
 	}
 	if t.State == AwaitingAck && !r.Lost {
+		// The turn ended before the agent acknowledged: the delivery has
+		// failed now, not after the ACK policy's timeouts. The agent could
+		// not start, crashed, hung, or exited without a word of the ACK
+		// protocol.
+		status := "failure"
 		if r.ExitCode == 0 && !r.TimedOut {
-			// The turn ended well but without its acknowledgment: the ACK
-			// policy goes on (it asks again and, in the end, reassigns or
-			// escalates).
-			s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "unacknowledged", Summary: r.Summary,
-				DurationMS: r.Duration.Milliseconds()})
-			return t.copy(), nil
+			status = "unacknowledged"
 		}
-		// The agent could not start, crashed or hung before it
-		// acknowledged: an execution error of this attempt,
-		// not a five-minute wait.
-		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: "failure", Summary: r.Summary,
+		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
 			DurationMS: r.Duration.Milliseconds()})
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}
+		switch r.Status {
+		case ack.CompleteBlocked:
+			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
+			return t.copy(), nil
+		case ack.CompleteImpossible:
+			s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
+			return t.copy(), nil
+		}
 		typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
+		if status == "unacknowledged" {
+			msg = "the agent's turn ended (exit status 0) without an ACK: it never said it received the task"
+		}
 		if r.TimedOut {
 			typ = Timeout
 		}
-		s.failure(now, t, FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
-			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg}, Details: tail(r.Output, 2000)})
+		s.failure(now, t, turnFailure(now, t, r, typ, msg))
 		return t.copy(), nil
 	}
 	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {
@@ -456,11 +470,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		if r.Lost {
 			msg = "the agent's turn was lost: wilco stopped while it ran"
 		}
-		s.failure(now, t, FailureRecord{
-			Attempt: t.Attempt, Timestamp: now, FailureType: typ,
-			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
-			Details:        tail(r.Output, 2000),
-		})
+		s.failure(now, t, turnFailure(now, t, r, typ, msg))
 		return t.copy(), nil
 	}
 	if t.DryRun {
@@ -470,6 +480,32 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	s.verify(now, t)
 	return t.copy(), nil
+}
+
+// turnFailure is the failure record of a failed turn: an environment
+// failure (a missing program, no login or API key, a permission nobody
+// grants) escalates at once; anything else goes through the debug loop
+// as typ.
+func turnFailure(now time.Time, t *Task, r TurnResult, typ, msg string) FailureRecord {
+	f := FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
+		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
+		Details:        tail(r.Output, 2000)}
+	if r.TimedOut || r.Lost {
+		return f
+	}
+	p, ok := ClassifyEnvironment(r.ExitCode, r.Error+"\n"+r.Reason+"\n"+r.Output)
+	if !ok {
+		return f
+	}
+	f.FailureType, f.Escalate = Environment, Environment
+	f.RootCauseGuess, f.SuggestedFix = p.Cause, p.Fix
+	if _, path, ok := strings.Cut(r.Error, "(PATH searched: "); ok {
+		f.RootCauseGuess += " (PATH searched: " + strings.TrimSuffix(strings.TrimSpace(path), ")") + ")"
+	}
+	if r.Error != "" && !strings.Contains(f.Details, r.Error) {
+		f.Details = strings.TrimSpace(r.Error + "\n" + f.Details)
+	}
+	return f
 }
 
 // workSummary is what an agent said of its work, without its
@@ -573,6 +609,8 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 	}
 	p := s.policies.Loop
 	switch {
+	case f.FailureType == Environment:
+		s.escalateTask(now, t, Environment+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error)+". To fix: "+f.SuggestedFix)
 	case f.Escalate != "":
 		s.escalateTask(now, t, f.Escalate+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error))
 	case t.TotalVerifyLoops >= p.HardStop:
@@ -584,9 +622,23 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Replanning, Milestone: MilestoneReplanning})
 		s.startAttempt(now, t, "replan")
 	default:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: MilestoneDebugging})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: retryMilestone(f.FailureType)})
 		s.startAttempt(now, t, "retry")
 	}
+}
+
+// retryMilestone is what the user reads when an attempt failed this way
+// and the next one starts.
+func retryMilestone(failureType string) string {
+	switch failureType {
+	case VerificationFailed:
+		return MilestoneDebugging
+	case Timeout:
+		return MilestoneTimedOut
+	case ArchitectRejected:
+		return MilestoneRejected
+	}
+	return MilestoneExecFailed
 }
 
 func (s *State) escalateTask(now time.Time, t *Task, reason string) {
@@ -714,7 +766,7 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
 	switch action {
 	case RespondRetry, RespondFix:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneDebugging})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
 		s.startAttempt(now, t, action)
 	case RespondSkip:
 		for _, d := range s.Tasks(func(o *Task) bool { return slices.Contains(o.DependsOn, t.ID) }) {
@@ -844,14 +896,19 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 	})
 }
 
-// RecoverTasks is called once after a restart: a turn that was running
-// died with the server and counts as an execution error of its attempt; a
-// verification or an apply that was running is started again.
+// RecoverTasks is called once after a restart: the turn of an exec agent
+// that was running died with the server and counts as an execution error
+// of its attempt; a remote agent (mailbox, tmux) is still working, so its
+// attempt stays running (its timers are armed again from the store) and
+// its late report is accepted; a verification or an apply that was
+// running is started again.
 func (s *State) RecoverTasks(now time.Time) {
 	now = norm(now)
 	for _, tt := range s.Tasks(func(t *Task) bool { return t.State == Running }) {
 		t := s.tasks[tt.ID]
 		switch {
+		case t.Phase != Verifying && !t.DryRun && !s.diesWithServer(t.Agent):
+			s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "wilco restarted: still waiting for agent " + t.Agent + " to report"})
 		case t.Applying && t.Phase == Verifying && t.RunID == "":
 			s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
 		case t.Phase == Verifying:
@@ -863,6 +920,13 @@ func (s *State) RecoverTasks(now time.Time) {
 		}
 	}
 	s.schedule(now)
+}
+
+// diesWithServer reports whether an agent's turns run as processes of the
+// server (exec agents), which a crash of the server ends.
+func (s *State) diesWithServer(agent string) bool {
+	a := s.agents[agent]
+	return a == nil || a.Adapter == "exec" || a.Adapter == "sim"
 }
 
 func firstOf(ss ...string) string {

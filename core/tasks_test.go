@@ -578,12 +578,12 @@ func TestPlanBadInput(t *testing.T) {
 	}
 }
 
-func TestTurnThatCannotStartIsAnExecutionErrorNotAWait(t *testing.T) {
+func TestTurnThatCrashesBeforeItsAckIsAnExecutionErrorNotAWait(t *testing.T) {
 	t.Parallel()
 	b := taskBundle(t)
 	tk := submit(b, TaskSpec{Description: "x"})
 	first := b.task(tk.ID).Delivery
-	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 127, Error: "exec: agent: not found"})
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 2, Error: "the agent exited with status 2", Output: "panic: boom"})
 	b.ok(err)
 	got := b.task(tk.ID)
 	if len(got.Failures) != 1 || got.Failures[0].FailureType != ExecutionError || got.Attempt != 2 || got.State != AwaitingAck {

@@ -111,7 +111,7 @@ func taskSchemas() map[string]any {
 			"instruction": str}),
 		"FailureRecord": obj([]string{"attempt", "timestamp", "failure_type", "executor_output"}, map[string]any{
 			"attempt": integer, "timestamp": dateTime,
-			"failure_type": enum("execution_error", "verification_failed", "timeout", "architect_rejected"),
+			"failure_type": enum("execution_error", "verification_failed", "timeout", "architect_rejected", "environment"),
 			"run_id":       str, "executor_output": typ("object"), "root_cause_guess": str, "suggested_fix": str,
 		}),
 		"Task": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "consecutive_failures", "total_verify_loops",

@@ -263,11 +263,22 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 		if sr.TimedOut {
 			typ = core.Timeout
 		}
-		return fail(core.FailureRecord{FailureType: typ,
+		f := core.FailureRecord{FailureType: typ,
 			ExecutorOutput: core.ExecutorOutput{Error: a.Error,
 				Verification: &core.Verification{Command: s.Run, ExitCode: sr.ExitCode, OutputSummary: a.Summary}},
 			RootCauseGuess: a.RootCause, SuggestedFix: a.SuggestedFix,
-			Details: Tail(out, DetailsBytes), Escalate: a.Escalate})
+			Details: Tail(out, DetailsBytes), Escalate: a.Escalate}
+		if p, ok := core.ClassifyProgram(sr.ExitCode, out); ok && !sr.TimedOut {
+			// A program the step needs is not installed: no attempt of
+			// the agent's can fix that.
+			f.FailureType, f.Escalate = core.Environment, core.Environment
+			f.RootCauseGuess = "verify step " + s.Name + " (" + s.Run + "): " + p.Cause + " (PATH searched: " + pathOf(env) + ")"
+			f.SuggestedFix = strings.Replace(p.Fix, "change the command in wilco.yaml", "change the verify step in wilco.yaml", 1)
+			if f.ExecutorOutput.Error == "" {
+				f.ExecutorOutput.Error = firstLine(out)
+			}
+		}
+		return fail(f)
 	}
 	res.Passed, res.Command = true, strings.Join(passed, " && ")
 	fmt.Fprintf(runLog, "wilco verify: passed\n")
@@ -451,4 +462,25 @@ func writeResult(runDir string, res Result, start time.Time) {
 		return
 	}
 	_ = atomicfile.WriteFile(filepath.Join(runDir, ResultName), append(b, '\n'), 0o644)
+}
+
+// pathOf is the PATH of an environment.
+func pathOf(env []string) string {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
+// firstLine is the first line of text that is not blank.
+func firstLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }

@@ -321,13 +321,14 @@ func TestEscalationFromAStep(t *testing.T) {
 	}
 }
 
-func TestMissingProgram(t *testing.T) {
+func TestMissingProgramIsAnEnvironmentFailure(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := b.runner(Step{Name: "unit", Run: "wilco-no-such-program --run"})
 	res := r.Run(context.Background(), RunSpec{RunID: "T-9-a1", Attempt: 1})
-	if res.Failure == nil || res.Failure.ExecutorOutput.Verification.ExitCode != 127 ||
-		!strings.Contains(res.Failure.RootCauseGuess, "wilco-no-such-program is not installed") {
+	if res.Failure == nil || res.Failure.ExecutorOutput.Verification.ExitCode != 127 || res.Failure.FailureType != core.Environment ||
+		!strings.Contains(res.Failure.RootCauseGuess, `"wilco-no-such-program" is not installed`) ||
+		!strings.Contains(res.Failure.RootCauseGuess, "PATH searched: ") || !strings.Contains(res.Failure.SuggestedFix, "verify step") {
 		t.Fatalf("Run = %+v", res.Failure)
 	}
 }

@@ -59,11 +59,13 @@
 //
 // The end of the process ends the turn: EndTurn{ExitCode, Output: the tail
 // of the text, Summary: the agent's final answer when its format has one,
-// else its last 20 lines}. A non-zero status, a crash (128+signal) or a
-// process that could not start (127) is an execution error; timeout (the
-// whole process) or idle_timeout (no output for that long) stops the group
-// and reports TimedOut. A turn that ends without any ACK is reported all
-// the same: the core records it and its ACK policy goes on.
+// else its last 20 lines}. A non-zero status or a crash (128+signal) is an
+// execution error; a program that is not found (127, with the PATH
+// searched in the error) or cannot be executed (126) is an environment
+// failure, which the core escalates at once. timeout (the whole process)
+// or idle_timeout (no output for that long) stops the group and reports
+// TimedOut. A turn that ends without any ACK is reported all the same: the
+// core fails that attempt at once, with the tail of the output.
 //
 // A later send of the same delivery — ack_request, correction, wrong_id,
 // task_clarification — means the ACK did not come or was not right: the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"strconv"
@@ -113,7 +114,7 @@ func run(spec procSpec) procResult {
 	if spec.inv.stdin {
 		f, err := os.Open(spec.stdin)
 		if err != nil {
-			res.exitCode, res.startErr = 127, fmt.Errorf("open the prompt for standard input: %w", err)
+			res.exitCode, res.startErr = -1, fmt.Errorf("open the prompt for standard input: %w", err)
 			return res
 		}
 		defer f.Close()
@@ -121,7 +122,7 @@ func run(spec procSpec) procResult {
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		res.exitCode, res.startErr = 127, fmt.Errorf("make the output pipe: %w", err)
+		res.exitCode, res.startErr = -1, fmt.Errorf("make the output pipe: %w", err)
 		return res
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -129,7 +130,12 @@ func run(spec procSpec) procResult {
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		pr.Close()
+		// As a shell says it: 127 for a program not found, 126 for one
+		// that cannot be executed.
 		res.exitCode, res.startErr = 127, err
+		if errors.Is(err, fs.ErrPermission) {
+			res.exitCode = 126
+		}
 		return res
 	}
 	pw.Close()

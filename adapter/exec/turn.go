@@ -1,9 +1,12 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -149,7 +152,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 	promptFile := filepath.Join(runDir, PromptFileName)
 	fail := func(err error) procResult {
 		_, _ = fmt.Fprintf(logf, "--- wilco: the %s turn could not start: %v\n", phase, err)
-		return procResult{exitCode: 127, startErr: err, text: &textTail{max: maxText}}
+		return procResult{exitCode: -1, startErr: err, text: &textTail{max: maxText}}
 	}
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		return fail(fmt.Errorf("write the prompt: %w", err))
@@ -213,6 +216,10 @@ func (t *turn) result(r core.TurnResult, res procResult) core.TurnResult {
 	switch {
 	case res.startErr != nil:
 		r.Error = "could not start the agent: " + res.startErr.Error()
+		if errors.Is(res.startErr, osexec.ErrNotFound) || errors.Is(res.startErr, fs.ErrNotExist) {
+			// The program was looked up on wilco's own PATH.
+			r.Error += " (PATH searched: " + os.Getenv("PATH") + ")"
+		}
 	case res.idle:
 		r.Error = fmt.Sprintf("no output for %s (idle_timeout): the agent was stopped", t.agent.IdleTimeout)
 	case res.timedOut:

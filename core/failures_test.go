@@ -1,0 +1,162 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRestartKeepsARemoteAgentsAttemptRunning(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	b.c.RecoverTasks(b.now)
+	b.collect()
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Executing || got.Attempt != 1 || len(got.Failures) != 0 {
+		t.Fatalf("after the restart: %+v", got)
+	}
+	reply(b, "remote", got.Delivery, "Status: complete\nDid it.")
+	if got := b.task(tk.ID); got.Phase != Verifying || got.Attempt != 1 {
+		t.Fatalf("the late report was not taken: %s/%s", got.State, got.Phase)
+	}
+}
+
+func TestEachFailureTypeHasItsOwnMilestone(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 2)
+	if m := b.task(tk.ID).Milestone; strings.Contains(m, "Verification failed") {
+		t.Fatalf("after an execution error the milestone says %q", m)
+	}
+	var texts []string
+	for _, e := range b.eventsOf("task.milestone") {
+		j, _ := json.Marshal(e.Data)
+		texts = append(texts, string(j))
+	}
+	for _, e := range b.eventsOf("task.state") {
+		j, _ := json.Marshal(e.Data)
+		texts = append(texts, string(j))
+	}
+	if j := strings.Join(texts, "\n"); strings.Contains(j, "Verification failed") || !strings.Contains(j, MilestoneExecFailed) {
+		t.Fatalf("milestones:\n%s", j)
+	}
+}
+
+func TestEnvironmentFailureEscalatesAtOnceWithWhatToDo(t *testing.T) {
+	t.Parallel()
+	for _, r := range []TurnResult{
+		{ExitCode: 127, Error: `could not start the agent: exec: "claude": executable file not found in $PATH (PATH searched: /usr/bin:/bin)`},
+		{ExitCode: 1, Error: "the agent exited with status 1", Output: "Invalid API key · Please run /login"},
+	} {
+		b := taskBundle(t)
+		tk := submit(b, TaskSpec{Description: "x"})
+		r.TaskID, r.Attempt = tk.ID, 1
+		_, err := b.c.EndTurn(b.now, r)
+		b.ok(err)
+		got := b.task(tk.ID)
+		if got.State != Escalated || got.Attempt != 1 || len(got.Failures) != 1 || got.Failures[0].FailureType != Environment {
+			t.Fatalf("%s attempt %d failures %+v", got.State, got.Attempt, got.Failures)
+		}
+		if e := got.Escalation; e == nil || !strings.HasPrefix(e.Reason, "environment: ") || !strings.Contains(e.Reason, "To fix:") {
+			t.Fatalf("escalation %+v", got.Escalation)
+		}
+	}
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 127, Error: `could not start the agent: exec: "claude": executable file not found in $PATH (PATH searched: /usr/bin:/bin)`})
+	b.ok(err)
+	if r := b.task(tk.ID).Escalation.Reason; !strings.Contains(r, `"claude"`) || !strings.Contains(r, "PATH searched: /usr/bin:/bin") {
+		t.Fatalf("reason %q", r)
+	}
+}
+
+func TestExecTurnEndingWithoutAckFailsTheAttemptNow(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	first := b.task(tk.ID).Delivery
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 0, Output: "hello, I did nothing"})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if len(got.Failures) != 1 || got.Failures[0].FailureType != ExecutionError || got.Attempt != 2 ||
+		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "without an ACK") || !strings.Contains(got.Failures[0].Details, "did nothing") {
+		t.Fatalf("%s attempt %d failures %+v", got.State, got.Attempt, got.Failures)
+	}
+	if d := b.delivery(first); d.State != Cancelled {
+		t.Fatalf("the first delegation is %s", d.State)
+	}
+}
+
+func TestExecAgentBlockedBeforeItsAckIsBlockedWithItsReason(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 0, Status: "blocked", Reason: "the database is down"})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Blocked || len(got.Failures) != 0 {
+		t.Fatalf("%s failures %+v", got.State, got.Failures)
+	}
+	if !strings.Contains(got.BlockedBy, "the database is down") {
+		t.Fatalf("blocked by %q", got.BlockedBy)
+	}
+}
+
+func TestTaskWaitingForAnAgentNeverSeenSaysSoAndIsBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	if m := b.task(tk.ID).Milestone; m != "Waiting for agent remote"+neverSeen {
+		t.Fatalf("milestone %q", m)
+	}
+	b.advance(time.Hour)
+	got := b.task(tk.ID)
+	if got.State != Escalated || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "never seen") {
+		t.Fatalf("%s %+v", got.State, got.Escalation)
+	}
+}
+
+func TestFirstPollOfAnAgentTellsTheTaskWaitingForIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	_, err := b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if m := b.task(tk.ID).Milestone; strings.Contains(m, "never seen") || !strings.Contains(m, MilestoneWaitingAck) {
+		t.Fatalf("milestone %q", m)
+	}
+	_, err = b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if n := len(b.eventsOf(TypeAgentSeen)); n != 1 {
+		t.Fatalf("%d agent.seen events", n)
+	}
+	// A later task to the same agent waits without the note.
+	b.agent("remote2", "mailbox", "go")
+	_, _, err = b.c.CancelTask(b.now, tk.ID)
+	b.ok(err)
+	tk2 := submit(b, TaskSpec{Description: "y", Agent: "remote"})
+	if m := b.task(tk2.ID).Milestone; m != MilestoneWaitingAck {
+		t.Fatalf("milestone %q", m)
+	}
+}
+
+func TestRemoteAgentsFailureReportIsReadForEnvironmentFailures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	reply(b, "remote", b.task(tk.ID).Delivery, `{"type": "task-complete", "task_id": "`+tk.ID+`", "status": "failure", "error": "OPENAI_API_KEY is not set"}`)
+	got := b.task(tk.ID)
+	if got.State != Escalated || len(got.Failures) != 1 || got.Failures[0].FailureType != Environment {
+		t.Fatalf("%s failures %+v", got.State, got.Failures)
+	}
+}

@@ -1,0 +1,172 @@
+package test
+
+// Failures that retrying cannot fix, waits that must not be silent, and
+// remote agents across a restart of the server.
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// After kill -9 and a restart, a mailbox agent's running attempt stays
+// running: the agent is still working, and its late report is accepted.
+func TestRemoteAgentsAttemptSurvivesAServerKill(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	m := in.acceptTask(tok, "R-1")
+	in.kill()
+
+	in2 := serveRepo(t, in.dir)
+	// Give recovery time to run: the task must still be running on
+	// attempt 1 once the server answers and has settled.
+	in2.until("recovery to settle", 30*time.Second, func() bool {
+		for _, ev := range in2.taskEvents("R-1", "task.milestone") {
+			if text, _ := eventData(t, ev)["text"].(string); strings.Contains(text, "restarted") {
+				return true
+			}
+		}
+		return in2.task("R-1").State != "running"
+	})
+	if got := in2.task("R-1"); got.State != "running" || got.Attempt != 1 || len(got.Failures) != 0 {
+		t.Fatalf("after the restart the remote agent's attempt is no longer running:\n%s", got)
+	}
+	in2.fix("R-1")
+	got := in2.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "I wrote the fix into file.txt.\n\nStatus: complete"})
+	if got["kind"] != "complete" {
+		t.Fatalf("the late report was taken as %v", got)
+	}
+	if done := in2.waitTask("R-1", 30*time.Second, "success"); done.Attempt != 1 || len(done.Failures) != 0 {
+		t.Fatalf("after the late report:\n%s", done)
+	}
+}
+
+// envEscalation checks that task id escalated at its first attempt with
+// one failure of type environment, and a reason that holds every want.
+func (in *instance) envEscalation(id string, want ...string) task {
+	in.t.Helper()
+	got := in.waitTask(id, 60*time.Second, "escalated")
+	if got.Attempt != 1 || len(got.Failures) != 1 || got.Failures[0].FailureType != "environment" || got.Escalation == nil {
+		in.t.Fatalf("task %s is not escalated at once as an environment failure:\n%s", id, got)
+	}
+	for _, w := range want {
+		if !strings.Contains(got.Escalation.Reason, w) {
+			in.t.Fatalf("the escalation of %s does not say %q:\n%s", id, w, got.Escalation.Reason)
+		}
+	}
+	return got
+}
+
+// An agent whose program is not installed escalates at once, naming the
+// program and the PATH searched, and what to do; `wilco status` says so.
+func TestMissingAgentProgramEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: ghost, adapter: exec, command: [wilco-test-no-such-agent, -p], prompt: stdin}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-1", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-1", `"wilco-test-no-such-agent"`, "PATH searched: ", "To fix: install")
+	mustContain(t, "wilco status E-1", in.cli("status", "E-1"), "escalated", "wilco-test-no-such-agent")
+}
+
+// A verify step whose program is not installed escalates at once: no
+// attempt of the agent's can install it.
+func TestMissingVerifyProgramEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+
+		"verify:\n  steps:\n    - {name: lint, run: \"wilco-test-no-such-linter --all\", timeout: 10s}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-2", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-2", `"wilco-test-no-such-linter"`, "verify step lint", "PATH searched: ", "To fix: install")
+}
+
+// An agent that is not logged in (it prints an API-key error and exits 1)
+// escalates at once with the error and what to do.
+func TestAgentAuthenticationErrorEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "nokey", "env_apikey.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-3", "description": "Write the fix into file.txt"})
+	got := in.envEscalation("E-3", "Please run /login", "API key")
+	if !strings.Contains(got.Escalation.Message, "Invalid API key") {
+		t.Fatalf("the escalation message does not show the agent's error:\n%s", got.Escalation.Message)
+	}
+}
+
+// An exec agent whose process exits without an ACK has failed its
+// delivery at once (its stderr in the failure record), not after the
+// five-minute ACK timeout; the milestone of that failure is not a
+// verification's.
+func TestExecAgentExitingWithoutAckFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "silent", "env_silent.sh", nil)+checkStep+"policy:\n  loop: {escalate_after: 2}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("S-1", 60*time.Second, "escalated")
+	if got.Attempt != 2 || len(got.Failures) != 2 || got.Failures[0].FailureType != "execution_error" {
+		t.Fatalf("after two silent turns:\n%s", got)
+	}
+	fs, _ := in.taskRaw("S-1")["failures"].([]any)
+	first, _ := fs[0].(map[string]any)
+	if d, _ := first["details"].(string); !strings.Contains(d, "warming up the model cache") {
+		t.Fatalf("the failure record lacks the agent's stderr:\n%v", first)
+	}
+	for _, ev := range in.taskEvents("S-1", "task.milestone", "task.state") {
+		d := eventData(t, ev)
+		for _, k := range []string{"text", "milestone"} {
+			if s, _ := d[k].(string); strings.Contains(s, "Verification failed") {
+				t.Fatalf("no verification ran, yet a milestone says %q", s)
+			}
+		}
+	}
+}
+
+// An exec agent that reports it is blocked before it acknowledged is
+// blocked, with its reason.
+func TestExecAgentBlockedWithoutAckIsBlockedWithItsReason(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "stopped", "env_blocked.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
+	in.blockedReason("B-1", "the staging database is down")
+}
+
+// A task delegated to a mailbox agent that never polls its inbox says so
+// (milestone, `wilco run`'s progress), and the wait ends as the ACK policy
+// says: here, escalated, naming the agent nobody has seen.
+func TestTaskWaitingForAnAgentNeverSeenSaysSoAndEnds(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+checkStep+
+		"policy:\n  ack: {timeouts: [300ms, 300ms], backoff: {base: 100ms, max: 200ms}}\n")
+	in := serveRepo(t, dir)
+	r := wilcoCLI(t, dir, in.url, 60*time.Second, "run", "Write the fix into file.txt")
+	if r.code != 1 {
+		t.Fatalf("wilco run: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "wilco run", r.stdout, "waiting for agent remote: never seen")
+	id := strings.Fields(r.stdout)[0]
+	got := in.waitTask(id, 30*time.Second, "escalated")
+	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "never seen") {
+		t.Fatalf("the escalation does not say the agent was never seen:\n%s", got)
+	}
+	var milestones []string
+	for _, ev := range in.taskEvents(id, "task.state", "task.milestone") {
+		d := eventData(t, ev)
+		for _, k := range []string{"text", "milestone"} {
+			if s, _ := d[k].(string); s != "" {
+				milestones = append(milestones, s)
+			}
+		}
+	}
+	mustContain(t, "the task's milestones", strings.Join(milestones, "\n"), "Waiting for agent remote: never seen")
+}
+
+// An agent stopped by a permission prompt nobody will answer escalates at
+// once, with the prompt and what to do.
+func TestAgentPermissionPromptEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "asker", "env_approval.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-4", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-4", "requested permissions to use Bash", "To fix: grant the permission")
+}

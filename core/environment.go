@@ -5,12 +5,6 @@ import (
 	"strings"
 )
 
-// Environment is the failure type of a failure no retry can fix: a program
-// that is not installed, an agent that is not logged in or has no API key,
-// an agent that asks for a permission nobody will grant. The first one
-// escalates the task at once, with the error and what to do.
-const Environment = "environment"
-
 // Kinds of environment problems.
 const (
 	EnvMissingProgram = "missing_program"

@@ -61,6 +61,10 @@ const (
 	VerificationFailed = "verification_failed"
 	Timeout            = "timeout"
 	ArchitectRejected  = "architect_rejected"
+	// Environment is a failure no retry can fix: a missing program, an
+	// agent that is not logged in or has no API key, a permission the agent
+	// cannot get. The first one escalates with what to do.
+	Environment = "environment"
 )
 
 // Milestones pushed to the user.

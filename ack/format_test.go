@@ -78,7 +78,7 @@ func TestFormatJSONRoundTrips(t *testing.T) {
 		}
 	}
 	if data, _ := ack.FormatJSON(ack.Reply{Kind: ack.KindAck, TaskID: "T-1", Status: ack.Received}); !strings.HasPrefix(string(data), `{"type":"task-acknowledgment","task_id":"T-1","status":"received"`) {
-		t.Errorf("FormatJSON writes the seed's field order: %s", data)
+		t.Errorf("FormatJSON writes the documented field order: %s", data)
 	}
 	if _, err := ack.FormatJSON(ack.Reply{Kind: ack.KindMessage, Text: "hi"}); err == nil {
 		t.Error("FormatJSON(message) = nil error")

@@ -12,9 +12,9 @@ import (
 	"wilco/core"
 )
 
-func TestLoadContractExample(t *testing.T) {
+func TestLoadReferenceExample(t *testing.T) {
 	t.Parallel()
-	c, err := Load("testdata/contract.yaml")
+	c, err := Load("testdata/reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestLoadContractExample(t *testing.T) {
 		t.Fatalf("loaded:\n%+v\nwant:\n%+v", c, want)
 	}
 	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
-		t.Fatalf("policies %+v, want the seeds' defaults", c.Policies())
+		t.Fatalf("policies %+v, want the documented defaults", c.Policies())
 	}
 }
 
@@ -209,7 +209,7 @@ func TestParseBad(t *testing.T) {
 
 func TestEncodeRoundTrip(t *testing.T) {
 	t.Parallel()
-	c, err := Load("testdata/contract.yaml")
+	c, err := Load("testdata/reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

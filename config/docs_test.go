@@ -166,7 +166,7 @@ func TestEveryConfigKeyIsInTheSchemaTheReferenceAndTheDocs(t *testing.T) {
 	}
 
 	var ref yaml.Node
-	data, err := os.ReadFile("testdata/contract.yaml")
+	data, err := os.ReadFile("testdata/reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestEveryConfigKeyIsInTheSchemaTheReferenceAndTheDocs(t *testing.T) {
 	yamlKeys(&ref, "", used)
 	for _, k := range keys {
 		if !used[k] {
-			t.Errorf("the reference file testdata/contract.yaml does not show %s", k)
+			t.Errorf("the reference file testdata/reference.yaml does not show %s", k)
 		}
 	}
 
@@ -335,7 +335,7 @@ func TestShippedConfigsMatchTheSchema(t *testing.T) {
 	t.Parallel()
 	compiled := compiledSchema(t)
 	inputs := map[string][]byte{}
-	for _, f := range []string{"testdata/contract.yaml", "testdata/bad.yaml"} {
+	for _, f := range []string{"testdata/reference.yaml", "testdata/bad.yaml"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -144,7 +144,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 	}
 }
 
-// Seed 003's acknowledgment: {"type": "acknowledgment", "message": "ok",
+// An operation's acknowledgment: {"type": "acknowledgment", "message": "ok",
 // "ready": true, "notes": …} to the chief of staff.
 func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 	t.Parallel()
@@ -169,7 +169,7 @@ func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 	if op.State != core.OpDone || !op.AcknowledgmentReceived {
 		t.Fatalf("operation %+v", op)
 	}
-	// The seed's check_acknowledgment lists the chief of staff's unread.
+	// The chief of staff's check for acknowledgments lists the chief of staff's unread.
 	var l maestroList
 	b.must(200, b.call("GET", "/api/messages?agent=chief-of-staff&action=list&status=unread", "", nil), &l)
 	if len(l.Messages) != 1 || l.Messages[0].From != "remote-1" || l.Messages[0].Preview != "ok" {

@@ -202,7 +202,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 }
 
 // An instruction is sent once per dispatch cycle: max_retries 2 is three
-// sends, and at the next cycle it fails (seed 000).
+// sends, and at the next cycle it fails.
 func TestInstructionRetriedEachCycleThenFailed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

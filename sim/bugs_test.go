@@ -100,7 +100,7 @@ type deliveries struct{ ids []string }
 func (d *deliveries) Deliver(_ string, m core.InboxMessage) { d.ids = append(d.ids, m.ID) }
 func (d *deliveries) RunOperation(string, []string)         {}
 
-// TestSendLostInCrashIsSentAgain: DESIGN, "Durability and recovery": "A
+// TestSendLostInCrashIsSentAgain: the recovery rule "A
 // send that may or may not have left is sent again (at least once)". When
 // wilco dies after the batch is durable but before the Deliver effect ran,
 // the restarted runtime hands the message over again. (Found by the

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Every bad request is refused with the contract's status and error.code,
+// Every bad request is refused with the documented status and error.code,
 // and changes nothing: the event log does not move.
 func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	t.Parallel()

@@ -19,7 +19,7 @@ const mailboxOnly = `agents:
 // Two mailbox agents take instructions in their dispatch cycles: the one
 // that answers has them acknowledged at once; the silent one gets each
 // again every cycle, max_retries+1 sends in all, and at the next cycle it
-// fails and is kept for inspection (seed 000).
+// fails and is kept for inspection.
 func TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged(t *testing.T) {
 	t.Parallel()
 	in := serve(t, mailboxOnly)
@@ -86,7 +86,7 @@ func TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged(t *te
 
 // A task delegation waits for [ACK]; without one it sends an explicit ACK
 // request after timeout+backoff, then marks the agent unresponsive and
-// reassigns the task to another capable agent (seed 001).
+// reassigns the task to another capable agent.
 func TestDelegationACKRequestsWithBackoffThenReassignment(t *testing.T) {
 	t.Parallel()
 	in := serve(t, mailboxOnly+`policy:

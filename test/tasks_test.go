@@ -1,7 +1,7 @@
 package test
 
-// Black-box tests of the task lifecycle (DESIGN, "Task lifecycle" and
-// "What the user sees"; CONTRACT §2, §3, §4, §6): each test makes a git
+// Black-box tests of the task lifecycle and of what the user sees (the
+// config, the HTTP API, the task record, the CLI): each test makes a git
 // repository of its own, configures exec agents that are small shell
 // scripts (testdata/agents) and a verify step, starts the real binary and
 // drives it over HTTP and through the CLI. Every wait polls with a
@@ -200,7 +200,7 @@ func (in *instance) cli(args ...string) string {
 	return r.stdout
 }
 
-// taskFailure is a failure record (CONTRACT §4).
+// taskFailure is a failure record (docs/FAILURES.md).
 type taskFailure struct {
 	Attempt        int    `json:"attempt"`
 	FailureType    string `json:"failure_type"`
@@ -219,7 +219,7 @@ type taskFailure struct {
 	SuggestedFix   string `json:"suggested_fix"`
 }
 
-// task is a Task (CONTRACT §4) with the extras these tests read.
+// task is a Task (docs/API.md) with the extras these tests read.
 type task struct {
 	ID                  string        `json:"id"`
 	Description         string        `json:"description"`
@@ -434,7 +434,7 @@ func killGroups(t *testing.T, pidFile string) {
 	})
 }
 
-// retryLogLine matches one retry.log line of seed 002 for a task.
+// retryLogLine matches one line of the retry log format for a task.
 func retryLogLine(task, rest string) *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^\[\d{4}-\d\d-\d\dT[0-9:.]+(Z|[+-]\d\d:\d\d)\] \[RETRY\] \[` + regexp.QuoteMeta(task) + `\] ` + rest + `$`)
 }
@@ -443,7 +443,7 @@ func retryLogLine(task, rest string) *regexp.Regexp {
 // prompt begins with <retry_context attempt="3"> and quotes the check's
 // message; the task succeeds on attempt 3 with a summary naming the file
 // and the run, the run log is served, and retry.log / retry.jsonl have
-// seed 002's lines.
+// the retry log's lines.
 func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{`<retry_context attempt="3"`, `check: file.txt is not fixed: want "fixed T-1", got "attempt 2"`})+checkStep)
@@ -532,7 +532,7 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 		}
 	}
 
-	// retry.log and retry.jsonl (seed 002).
+	// retry.log and retry.jsonl (the retry log format).
 	logPath := filepath.Join(dir, ".wilco", "logs", "retry.log")
 	want := []*regexp.Regexp{
 		retryLogLine("T-1", `attempt=1 status=failed type=verification_failed`),
@@ -569,7 +569,7 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 		return m["event"] == "attempt" && m["attempt"] == 1.0 && m["status"] == "failed" && m["failure_type"] == "verification_failed"
 	}) || !has(func(m map[string]any) bool { return m["event"] == "feedback_injected" && m["attempt"] == 2.0 }) ||
 		!has(func(m map[string]any) bool { return m["event"] == "resolved" && m["resolution"] == "success" }) {
-		t.Fatalf("retry.jsonl lacks seed 002's records: %v", records)
+		t.Fatalf("retry.jsonl lacks the retry log's records: %v", records)
 	}
 
 	// The CLI: status, logs, watch of a finished task.
@@ -697,7 +697,7 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 	in.must(200, in.call("POST", "/v1/tasks/"+resumed.ID+"/cancel", adminToken, nil))
 }
 
-// 3a. escalate_after: 2 escalates with seed 002's message; the user's fix
+// 3a. escalate_after: 2 escalates with the escalation message; the user's fix
 // goes first in the next prompt as a high-priority <user_intervention>,
 // and the task succeeds.
 func TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent(t *testing.T) {

@@ -205,7 +205,7 @@ func TestWorktreeName(t *testing.T) {
 	}
 }
 
-// TestDryRunWorktreeIsTheWorkingTreeAsItIs is DESIGN's "Dry run: the
+// TestDryRunWorktreeIsTheWorkingTreeAsItIs is the dry-run rule: "the
 // agent works in a throw-away git worktree made from the current working
 // tree".
 func TestDryRunWorktreeIsTheWorkingTreeAsItIs(t *testing.T) {

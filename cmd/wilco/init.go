@@ -100,7 +100,7 @@ func yamlString(s string) string {
 func renderConfig(agents []detectedAgent, steps []verifyStep) []byte {
 	var b strings.Builder
 	b.WriteString(`# wilco configuration (written by "wilco init"). Every key but agents is
-# optional; the commented values are the defaults. See docs/CLI.md.
+# optional; the commented values are the defaults. See docs/CONFIG.md.
 version: 1
 listen: 127.0.0.1:7777
 # store: .wilco/wilco.db

@@ -98,7 +98,7 @@ func TestEveryVerbHasHelp(t *testing.T) {
 	}
 }
 
-// cliBundle is a fake server speaking the contract, and a cli pointed at it.
+// cliBundle is a fake server speaking wilco's HTTP API, and a cli pointed at it.
 type cliBundle struct {
 	srv  *httptest.Server
 	mux  *http.ServeMux

@@ -295,11 +295,15 @@ func (s *State) applyTask(ev Event) {
 	case TaskAttempt:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Attempt, t.Agent, t.Delivery = e.Attempt, e.Agent, e.Delivery
+			t.TurnBlocker = ""
 		}
 
 	case TaskTurnEnded:
-		if t := s.taskAt(ev.TaskID, seq); t != nil && e.Summary != "" {
-			t.LastSummary = e.Summary
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			if e.Summary != "" {
+				t.LastSummary = e.Summary
+			}
+			t.TurnBlocker = e.Blocker
 		}
 
 	case TaskFailure:

@@ -160,3 +160,41 @@ func TestRemoteAgentsFailureReportIsReadForEnvironmentFailures(t *testing.T) {
 		t.Fatalf("%s failures %+v", got.State, got.Failures)
 	}
 }
+
+func TestPermissionRefusedInATurnThatExitedWellEscalatesWhenTheCheckFails(t *testing.T) {
+	t.Parallel()
+	refused := "Claude requested permissions to write to file.txt, but you haven't granted it yet."
+	// The check fails: the refusal is why, and no retry can do better.
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Output: "I could not write the file.\n" + refused})
+	b.ok(err)
+	verify(b, tk.ID, false)
+	got := b.task(tk.ID)
+	if got.State != Escalated || got.Attempt != 1 || len(got.Failures) != 1 || got.Failures[0].FailureType != Environment {
+		t.Fatalf("%s attempt %d failures %+v", got.State, got.Attempt, got.Failures)
+	}
+	if r := got.Escalation.Reason; !strings.Contains(r, refused) || !strings.Contains(r, "To fix: grant the permission") {
+		t.Fatalf("reason %q", r)
+	}
+	// The check passes: the agent found another way; the task succeeds.
+	b = taskBundle(t)
+	tk = submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Output: refused + "\nWrote it with the editor instead."})
+	b.ok(err)
+	verify(b, tk.ID, true)
+	if got := b.task(tk.ID); got.State != Success {
+		t.Fatalf("%s, want success", got.State)
+	}
+	// A turn with no such line retries as ever.
+	b = taskBundle(t)
+	tk = submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	verify(b, tk.ID, false)
+	if got := b.task(tk.ID); got.State == Escalated || got.Attempt != 2 {
+		t.Fatalf("%s attempt %d, want a retry", got.State, got.Attempt)
+	}
+}

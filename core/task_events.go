@@ -61,6 +61,10 @@ type TaskTurnEnded struct {
 	Status   string   `json:"status"`
 	Summary  string   `json:"summary,omitempty"`
 	Files    []string `json:"files,omitempty"`
+	// Blocker is the line of the output that showed an authentication
+	// error or a permission the agent could not get, in a turn that
+	// otherwise ended well.
+	Blocker string `json:"blocker,omitempty"`
 	// DurationMS is how long the turn ran.
 	DurationMS int64 `json:"duration_ms"`
 }

@@ -193,6 +193,11 @@ type Task struct {
 	RunID        string          `json:"run_id,omitempty"`
 	RunIDs       []string        `json:"run_ids,omitempty"`
 	LastSummary  string          `json:"last_summary,omitempty"`
+	// TurnBlocker is the line of the last turn's output that showed an
+	// authentication error or a permission the agent could not get, in a
+	// turn that otherwise ended well: if verification then fails, the
+	// failure is the environment's.
+	TurnBlocker string `json:"turn_blocker,omitempty"`
 	Summary      *TaskSummary    `json:"summary"`
 	StuckReport  *StuckReport    `json:"stuck_report"`
 	Proposal     *Proposal       `json:"proposal,omitempty"`

@@ -446,8 +446,17 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			status = "failure"
 		}
 	}
+	var blocker string
+	if status == "success" {
+		// An agent CLI in print mode that was refused a permission, or
+		// could not log in to its model, often ends its turn with exit
+		// status 0: what it did not do shows in its output only.
+		if p, ok := ClassifyEnvironment(0, r.Error+"\n"+r.Reason+"\n"+r.Output); ok {
+			blocker = p.Line
+		}
+	}
 	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary),
-		Files: slices.Clone(r.Files), DurationMS: r.Duration.Milliseconds()})
+		Files: slices.Clone(r.Files), Blocker: blocker, DurationMS: r.Duration.Milliseconds()})
 	if d := s.find(t.Delivery); d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
@@ -587,6 +596,12 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 			f.ExecutorOutput.FilesModified = nonNil(r.Files)
 		}
 		f.DurationMS = r.Duration.Milliseconds()
+		if p, ok := ClassifyEnvironment(0, t.TurnBlocker); ok && t.TurnBlocker != "" {
+			// The check failed after a turn that showed the agent could
+			// not act: no retry of the same agent can do better.
+			f.FailureType, f.Escalate = Environment, Environment
+			f.RootCauseGuess, f.SuggestedFix = p.Cause, p.Fix
+		}
 		s.failure(now, t, f)
 		return t.copy(), nil
 	}

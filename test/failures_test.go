@@ -170,3 +170,14 @@ func TestAgentPermissionPromptEscalatesAtOnce(t *testing.T) {
 	in.submit(map[string]any{"id": "E-4", "description": "Write the fix into file.txt"})
 	in.envEscalation("E-4", "requested permissions to use Bash", "To fix: grant the permission")
 }
+
+// An agent refused a permission that still exits 0 (as agent CLIs in print
+// mode do) escalates at once when the check then fails: its refusal, not
+// the work, is why.
+func TestAgentRefusedPermissionExitingZeroEscalatesWhenTheCheckFails(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "refused", "env_refused_ok.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-5", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-5", "requested permissions to write to file.txt", "To fix: grant the permission")
+}

@@ -197,10 +197,10 @@ type Task struct {
 	// authentication error or a permission the agent could not get, in a
 	// turn that otherwise ended well: if verification then fails, the
 	// failure is the environment's.
-	TurnBlocker string `json:"turn_blocker,omitempty"`
-	Summary      *TaskSummary    `json:"summary"`
-	StuckReport  *StuckReport    `json:"stuck_report"`
-	Proposal     *Proposal       `json:"proposal,omitempty"`
+	TurnBlocker string       `json:"turn_blocker,omitempty"`
+	Summary     *TaskSummary `json:"summary"`
+	StuckReport *StuckReport `json:"stuck_report"`
+	Proposal    *Proposal    `json:"proposal,omitempty"`
 	// Applying: a dry run's diff is to be applied when the task starts.
 	Applying bool `json:"applying,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.

@@ -319,11 +319,14 @@ const (
 	TaskBlocked     = "blocked"
 	TaskProposed    = "proposed"
 	TaskSuccess     = "success"
-	TaskCancelled   = "cancelled"
-	TaskStuck       = "stuck"
-	TaskSkipped     = "skipped"
-	TaskAborted     = "aborted"
-	TaskFailed      = "failed"
+	// TaskUnverified: the agent finished but no verify step is
+	// configured, so nothing checked its work.
+	TaskUnverified = "unverified"
+	TaskCancelled  = "cancelled"
+	TaskStuck      = "stuck"
+	TaskSkipped    = "skipped"
+	TaskAborted    = "aborted"
+	TaskFailed     = "failed"
 )
 
 // TaskSettled reports whether a task in this state waits for nothing more
@@ -331,7 +334,7 @@ const (
 // or discard its diff.
 func TaskSettled(state string) bool {
 	switch state {
-	case TaskSuccess, TaskCancelled, TaskStuck, TaskSkipped, TaskAborted, TaskFailed, TaskProposed:
+	case TaskSuccess, TaskUnverified, TaskCancelled, TaskStuck, TaskSkipped, TaskAborted, TaskFailed, TaskProposed:
 		return true
 	}
 	return false
@@ -391,6 +394,7 @@ type Task struct {
 	Agent               string          `json:"agent,omitempty"`
 	Position            *int            `json:"position"`
 	Attempt             int             `json:"attempt"`
+	MaxAttempts         int             `json:"max_attempts,omitempty"`
 	ConsecutiveFailures int             `json:"consecutive_failures"`
 	TotalVerifyLoops    int             `json:"total_verify_loops"`
 	Replans             int             `json:"replans"`
@@ -406,6 +410,8 @@ type Task struct {
 	// Extras: the plan a task belongs to and the tasks it waits for.
 	PlanID    string   `json:"plan_id,omitempty"`
 	DependsOn []string `json:"depends_on,omitempty"`
+	// BlockedBy is why a blocked task is blocked, in the agent's words.
+	BlockedBy string `json:"blocked_by,omitempty"`
 }
 
 // QueueEntry is one queued task (position 1 runs next).

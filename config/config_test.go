@@ -134,7 +134,7 @@ func TestParseBad(t *testing.T) {
 	}{
 		{"empty file", "", []string{"wilco.yaml: agents: required"}},
 		{"no agents", "listen: 127.0.0.1:1\n", []string{"wilco.yaml: agents: required"}},
-		{"empty agents", "agents: []\n", []string{"wilco.yaml:1: agents: required"}},
+		{"agents not a list", "agents: 3\n", []string{"wilco.yaml:1: agents: must be a list of agents"}},
 		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
 		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, listen"}},

@@ -63,7 +63,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		doc = doc.Content[0]
 	}
 	if doc.Kind == 0 || isNull(doc) {
-		d.errs = append(d.errs, &Error{File: name, Key: "agents", Msg: "required: the file is empty; list at least one agent"})
+		d.errs = append(d.errs, &Error{File: name, Key: "agents", Msg: "required: the file is empty; list the agents tasks go to (agents: [] for none yet)"})
 		return nil, d.err()
 	}
 	d.config(doc, c)
@@ -380,7 +380,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 	})
 	if !agentsSeen && n.Kind == yaml.MappingNode {
-		d.errs = append(d.errs, &Error{File: d.file, Key: "agents", Msg: "required: list at least one agent"})
+		d.errs = append(d.errs, &Error{File: d.file, Key: "agents", Msg: "required: list the agents tasks go to (agents: [] for none yet)"})
 	}
 	for i, a := range c.Agents {
 		if a.Name == c.Orchestrator {
@@ -412,10 +412,8 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 		d.fail(n, key, "must be a list of agents, got %s", describe(n))
 		return
 	}
-	if len(n.Content) == 0 {
-		d.fail(n, key, "required: list at least one agent")
-		return
-	}
+	// An empty list is valid: agents may be registered over HTTP, and
+	// until one is, tasks are refused with that reason.
 	names := map[string]int{}
 	for i, item := range n.Content {
 		item = resolve(item)

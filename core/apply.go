@@ -347,6 +347,13 @@ func (s *State) applyTask(ev Event) {
 			t.Summary = &sum
 		}
 
+	case TaskUnverifiedEnd:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			sum := e.Summary
+			sum.Files = slices.Clone(sum.Files)
+			t.Summary = &sum
+		}
+
 	case TaskStuckReported:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			r := e.Report

@@ -127,10 +127,15 @@ func (s *State) RetrySummary(title string, keep func(*Task) bool) PlanSummary {
 		if t.State == Skipped {
 			sum.Skipped++
 		}
+		if t.State == Unverified {
+			sum.Unverified++
+		}
 		result := string(t.State)
 		switch {
 		case t.State == Success && retried:
 			result = "success (retry worked)"
+		case t.State == Unverified:
+			result = "unverified (no check ran)"
 		case t.Escalation != nil && t.State.Terminal():
 			result += " (escalated)"
 		}
@@ -180,7 +185,11 @@ func summaryText(title string, s PlanSummary) string {
 	fmt.Fprintf(&b, "| Total tasks | %d |\n", s.TotalTasks)
 	fmt.Fprintf(&b, "| First-attempt success | %d (%s) |\n", s.FirstAttemptSuccess, pct(s.FirstAttemptSuccess, s.TotalTasks))
 	fmt.Fprintf(&b, "| Retried tasks | %d (%s) |\n", s.RetriedTasks, pct(s.RetriedTasks, s.TotalTasks))
-	fmt.Fprintf(&b, "| Retry success | %d |\n| Escalations | %d |\n| Skipped | %d |\n\n", s.RetrySuccess, s.Escalations, s.Skipped)
+	fmt.Fprintf(&b, "| Retry success | %d |\n| Escalations | %d |\n| Skipped | %d |\n", s.RetrySuccess, s.Escalations, s.Skipped)
+	if s.Unverified > 0 {
+		fmt.Fprintf(&b, "| Unverified (no check ran) | %d |\n", s.Unverified)
+	}
+	b.WriteString("\n")
 	b.WriteString("### Retry Details\n\n| Task | Attempts | Result |\n|------|----------|--------|\n")
 	for _, r := range s.Details {
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", r.Task, r.Attempts, r.Result)

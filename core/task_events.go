@@ -12,12 +12,14 @@ const (
 	TypeTaskEscalated = "task.escalated"
 	TypeTaskResponse  = "task.response"
 	TypeTaskSuccess   = "task.success"
-	TypeTaskStuck     = "task.stuck"
-	TypeTaskProposed  = "task.proposed"
-	TypeTaskRemoved   = "task.removed"
-	TypeTaskWarning   = "task.warning"
-	TypePlanCreated   = "plan.created"
-	TypePlanState     = "plan.state"
+	// TypeTaskUnverified records the end of a task no check verified.
+	TypeTaskUnverified = "task.unverified"
+	TypeTaskStuck      = "task.stuck"
+	TypeTaskProposed   = "task.proposed"
+	TypeTaskRemoved    = "task.removed"
+	TypeTaskWarning    = "task.warning"
+	TypePlanCreated    = "plan.created"
+	TypePlanState      = "plan.state"
 )
 
 // TaskQueued records a submitted task.
@@ -52,6 +54,9 @@ type TaskAttempt struct {
 	Delivery string `json:"delivery"`
 	// Kind is first, retry, replan or fix.
 	Kind string `json:"kind"`
+	// MaxAttempts is the hard stop in force: the verify loops after which
+	// the task stops.
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
 // TaskTurnEnded records the end of an agent's turn.
@@ -99,6 +104,12 @@ type TaskSucceeded struct {
 	VerifyMS int64 `json:"verify_ms"`
 }
 
+// TaskUnverifiedEnd records a task whose agent finished when no verify
+// step is configured: its summary says that no check verified it.
+type TaskUnverifiedEnd struct {
+	Summary TaskSummary `json:"summary"`
+}
+
 // TaskStuckReported records a hard stop and its report.
 type TaskStuckReported struct {
 	Report StuckReport `json:"report"`
@@ -141,6 +152,7 @@ func (TaskReplan) EventType() string        { return TypeTaskReplan }
 func (TaskEscalated) EventType() string     { return TypeTaskEscalated }
 func (TaskResponse) EventType() string      { return TypeTaskResponse }
 func (TaskSucceeded) EventType() string     { return TypeTaskSuccess }
+func (TaskUnverifiedEnd) EventType() string { return TypeTaskUnverified }
 func (TaskStuckReported) EventType() string { return TypeTaskStuck }
 func (TaskProposedDiff) EventType() string  { return TypeTaskProposed }
 func (TaskRemoved) EventType() string       { return TypeTaskRemoved }
@@ -159,6 +171,7 @@ func init() {
 	register[TaskEscalated]()
 	register[TaskResponse]()
 	register[TaskSucceeded]()
+	register[TaskUnverifiedEnd]()
 	register[TaskStuckReported]()
 	register[TaskProposedDiff]()
 	register[TaskRemoved]()

@@ -18,11 +18,14 @@ const (
 	Blocked        TaskState = "blocked"
 	Proposed       TaskState = "proposed"
 	Success        TaskState = "success"
-	TaskCancelled  TaskState = "cancelled"
-	Stuck          TaskState = "stuck"
-	Skipped        TaskState = "skipped"
-	Aborted        TaskState = "aborted"
-	TaskFailed     TaskState = "failed"
+	// Unverified: the agent finished and no check verified its work, for
+	// no verify step is configured. It is never success.
+	Unverified    TaskState = "unverified"
+	TaskCancelled TaskState = "cancelled"
+	Stuck         TaskState = "stuck"
+	Skipped       TaskState = "skipped"
+	Aborted       TaskState = "aborted"
+	TaskFailed    TaskState = "failed"
 )
 
 // Holds reports whether a task in this state holds the queue: the working
@@ -38,7 +41,7 @@ func (s TaskState) Holds() bool {
 // Terminal reports whether the task has ended.
 func (s TaskState) Terminal() bool {
 	switch s {
-	case Success, TaskCancelled, Stuck, Skipped, Aborted, TaskFailed:
+	case Success, Unverified, TaskCancelled, Stuck, Skipped, Aborted, TaskFailed:
 		return true
 	}
 	return false
@@ -81,6 +84,7 @@ const (
 	MilestoneReplanning   = "Replanning..."
 	MilestoneApplying     = "Applying the proposed changes..."
 	MilestoneProposing    = "Preparing the proposed diff..."
+	MilestoneUnverified   = "Done, NOT verified: no verify step is configured"
 )
 
 // FailureRecord is what went wrong in one attempt.
@@ -241,15 +245,18 @@ func (t *Task) copy() Task {
 
 // PlanSummary is the retry summary of a plan (or of all tasks).
 type PlanSummary struct {
-	TotalTasks          int              `json:"total_tasks"`
-	FirstAttemptSuccess int              `json:"first_attempt_success"`
-	RetriedTasks        int              `json:"retried_tasks"`
-	RetrySuccess        int              `json:"retry_success"`
-	Escalations         int              `json:"escalations"`
-	Skipped             int              `json:"skipped"`
-	Details             []SummaryRow     `json:"details"`
-	FailurePatterns     []FailurePattern `json:"failure_patterns"`
-	Text                string           `json:"text"`
+	TotalTasks          int `json:"total_tasks"`
+	FirstAttemptSuccess int `json:"first_attempt_success"`
+	RetriedTasks        int `json:"retried_tasks"`
+	RetrySuccess        int `json:"retry_success"`
+	Escalations         int `json:"escalations"`
+	Skipped             int `json:"skipped"`
+	// Unverified counts tasks that ended with no check run: never a
+	// success.
+	Unverified      int              `json:"unverified"`
+	Details         []SummaryRow     `json:"details"`
+	FailurePatterns []FailurePattern `json:"failure_patterns"`
+	Text            string           `json:"text"`
 }
 
 // SummaryRow is one task of a retry summary.

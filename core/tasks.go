@@ -278,7 +278,7 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 			reason = "waiting for agent " + agent + neverSeen
 		}
 	}
-	s.emit(now, t.ID, agent, TaskAttempt{Attempt: attempt, Agent: agent, Delivery: m.ID, Kind: kind})
+	s.emit(now, t.ID, agent, TaskAttempt{Attempt: attempt, Agent: agent, Delivery: m.ID, Kind: kind, MaxAttempts: s.policies.Loop.HardStop})
 	s.emit(now, t.ID, agent, TaskStateChanged{From: from, To: to, Phase: phase, Milestone: milestone, Reason: reason})
 	var timer time.Time
 	if m.Policy == PolicyBackoff {
@@ -570,6 +570,9 @@ type VerifyResult struct {
 	Files []string
 	// Duration is how long the verify steps ran.
 	Duration time.Duration
+	// Checks is how many verify steps ran. A run that passed with none
+	// verified nothing: the task ends unverified, never success.
+	Checks int
 }
 
 // EndVerify records a verification run: success ends the task with its
@@ -606,7 +609,13 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 		return t.copy(), nil
 	}
 	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt})
+	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: r.Checks == 0})
+	if r.Checks == 0 {
+		s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
+		s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
+		return t.copy(), nil
+	}
 	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: r.Duration.Milliseconds()})
 	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + r.RunID})
 	s.finish(now, t, Success, "verification passed in run "+r.RunID)

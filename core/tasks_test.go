@@ -44,7 +44,7 @@ func endTurn(b *testBundle, id string, exit int) {
 func verify(b *testBundle, id string, pass bool) {
 	b.t.Helper()
 	t := b.task(id)
-	r := VerifyResult{TaskID: id, RunID: t.RunID, Passed: pass, Command: "go test ./...", Files: []string{"main.go"}}
+	r := VerifyResult{TaskID: id, RunID: t.RunID, Passed: pass, Command: "go test ./...", Files: []string{"main.go"}, Checks: 1}
 	if !pass {
 		r.Failure = &FailureRecord{FailureType: VerificationFailed,
 			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: []string{"main.go"},
@@ -591,5 +591,27 @@ func TestTurnThatCrashesBeforeItsAckIsAnExecutionErrorNotAWait(t *testing.T) {
 	}
 	if d := b.delivery(first); d.State != Cancelled {
 		t.Fatalf("the first delegation is %s", d.State)
+	}
+}
+
+func TestTaskWithoutVerificationIsNeverSuccess(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	// The verify run passed with no step: nothing was checked.
+	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID, Passed: true, Files: []string{"main.go"}})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Unverified || !got.State.Terminal() || got.Summary == nil || !strings.Contains(got.Summary.Text, "NOT VERIFIED") {
+		t.Fatalf("%s %+v", got.State, got.Summary)
+	}
+	if len(b.eventsOf(TypeTaskSuccess)) != 0 || len(b.eventsOf(TypeTaskUnverified)) != 1 {
+		t.Fatal("an unverified task was recorded as a success")
+	}
+	sum := b.c.RetrySummary("all", nil)
+	if sum.FirstAttemptSuccess != 0 || sum.Unverified != 1 || !strings.Contains(sum.Text, "Unverified (no check ran) | 1") {
+		t.Fatalf("summary %+v", sum)
 	}
 }

@@ -287,6 +287,12 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		d.addrFile = ""
 	}
 	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	if len(cfg.Agents) == 0 {
+		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
+	}
+	if len(cfg.Verify.Steps) == 0 {
+		log.Warn("no verify step is configured: nothing checks the agents' work, and tasks end unverified, never success; add verify.steps to wilco.yaml")
+	}
 	return d, nil
 }
 

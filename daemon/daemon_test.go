@@ -354,7 +354,7 @@ func TestRunStopsWhenContextEnds(t *testing.T) {
 func TestStartRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if err := os.WriteFile(b.cfg, []byte("agents: []\n"), 0o600); err != nil {
+	if err := os.WriteFile(b.cfg, []byte("agents: 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Start(context.Background(), b.opts()); err == nil || !strings.Contains(err.Error(), "wilco.yaml:1: agents") {

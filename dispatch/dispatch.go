@@ -423,7 +423,7 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	}
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
 	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed, Duration: res.Duration})
+		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps)})
 	})
 }
 

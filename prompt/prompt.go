@@ -323,6 +323,8 @@ type Summary struct {
 	RunID    string
 	Command  string
 	Attempts int
+	// Unverified: no verify step is configured, nothing checked the work.
+	Unverified bool
 }
 
 // SummaryText renders the success summary: what changed, why, how it was
@@ -337,6 +339,10 @@ func SummaryText(s Summary) string {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
 	fmt.Fprintf(&b, "Why: %s\n", firstNonEmpty(strings.TrimSpace(s.Why), "as the task asked"))
+	if s.Unverified {
+		fmt.Fprintf(&b, "How it was verified: NOT VERIFIED: no verify step is configured, so nothing checked the agent's work (attempt %d). Add a check under verify.steps in wilco.yaml (see docs/CONFIG.md).\n", s.Attempts)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "How it was verified: %s passed in run %s (attempt %d).\n", firstNonEmpty(s.Command, "the verify steps"), s.RunID, s.Attempts)
 	return b.String()
 }

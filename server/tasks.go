@@ -14,18 +14,21 @@ import (
 
 // TaskView is a task on the wire.
 type TaskView struct {
-	ID                  string               `json:"id"`
-	Description         string               `json:"description"`
-	Constraints         []string             `json:"constraints"`
-	NonGoals            []string             `json:"non_goals"`
-	Boundaries          []string             `json:"boundaries"`
-	AcceptanceCriteria  []string             `json:"acceptance_criteria"`
-	State               core.TaskState       `json:"state"`
-	Phase               *core.Phase          `json:"phase"`
-	DryRun              bool                 `json:"dry_run"`
-	Agent               string               `json:"agent,omitempty"`
-	Position            *int                 `json:"position"`
-	Attempt             int                  `json:"attempt"`
+	ID                 string         `json:"id"`
+	Description        string         `json:"description"`
+	Constraints        []string       `json:"constraints"`
+	NonGoals           []string       `json:"non_goals"`
+	Boundaries         []string       `json:"boundaries"`
+	AcceptanceCriteria []string       `json:"acceptance_criteria"`
+	State              core.TaskState `json:"state"`
+	Phase              *core.Phase    `json:"phase"`
+	DryRun             bool           `json:"dry_run"`
+	Agent              string         `json:"agent,omitempty"`
+	Position           *int           `json:"position"`
+	Attempt            int            `json:"attempt"`
+	// MaxAttempts is the hard stop in force: the verify loops after
+	// which the task stops.
+	MaxAttempts         int                  `json:"max_attempts"`
 	ConsecutiveFailures int                  `json:"consecutive_failures"`
 	TotalVerifyLoops    int                  `json:"total_verify_loops"`
 	Replans             int                  `json:"replans"`
@@ -61,6 +64,7 @@ func taskView(c *core.State, t core.Task) TaskView {
 		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
 		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
 	}
+	v.MaxAttempts = c.Policies().Loop.HardStop
 	if t.Phase != "" && t.State == core.Running {
 		p := t.Phase
 		v.Phase = &p
@@ -118,9 +122,9 @@ func taskSchemas() map[string]any {
 			"replans", "milestone", "questions", "escalation", "failures", "summary", "stuck_report", "created_at", "started_at", "finished_at"}, map[string]any{
 			"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs, "acceptance_criteria": strs,
 			"state": enum("queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
-				"proposed", "success", "cancelled", "stuck", "skipped", "aborted", "failed"),
+				"proposed", "success", "unverified", "cancelled", "stuck", "skipped", "aborted", "failed"),
 			"phase": nullStr, "dry_run": boolean, "agent": str, "position": nullable("integer"),
-			"attempt": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
+			"attempt": integer, "max_attempts": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
 			"milestone": str, "questions": strs, "escalation": nullObj, "failures": arr(ref("FailureRecord")), "summary": nullObj,
 			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
 		}),
@@ -225,7 +229,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 func validTaskState(s core.TaskState) bool {
 	switch s {
 	case core.Queued, core.AwaitingAck, core.TaskClarifying, core.Running, core.Escalated, core.Blocked, core.Proposed,
-		core.Success, core.TaskCancelled, core.Stuck, core.Skipped, core.Aborted, core.TaskFailed:
+		core.Success, core.Unverified, core.TaskCancelled, core.Stuck, core.Skipped, core.Aborted, core.TaskFailed:
 		return true
 	}
 	return false

@@ -1156,10 +1156,6 @@ func TestTaskRunWithoutServerExitsZeroOnSuccessOneOnStuckOrEscalated(t *testing.
 				timeout = 8 * time.Second // it escalates within a second
 			}
 			r := wilcoCLI(t, dir, nobody, timeout, "run", "Write the fix into file.txt")
-			if c.name == "escalated" && r.code == -1 && strings.Contains(r.stdout+r.stderr, "escalated") {
-				t.Skip("known bug: `wilco run` does not return when its task is escalated: it follows the task until it is settled, " +
-					"and escalated is not, so with its in-process server it waits forever (killed after 8s); want exit 1")
-			}
 			if r.code != c.code {
 				t.Fatalf("wilco run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.stdout, r.stderr)
 			}

@@ -106,22 +106,32 @@ listen: 127.0.0.1:7777
 # store: .wilco/wilco.db
 # orchestrator: wilco
 
-agents:
 `)
 	if len(agents) == 0 {
-		b.WriteString(`  # No agent CLI (claude, codex, gemini, aider, opencode) was found on PATH.
-  # A mailbox agent polls GET /v1/inbox with its own token; give it one with
-  # "wilco agents token remote-1" once the server runs.
-  - name: remote-1
-    adapter: mailbox
+		b.WriteString(`# No agent CLI (claude, codex, gemini, aider, opencode) was found on PATH:
+# every task is refused until you add an agent. Uncomment one of these:
+agents: []
+#   - name: claude                    # Claude Code, run headless per turn
+#     adapter: exec
+#     preset: claude-code             # or codex, gemini, opencode, aider
+#     command: [claude]
+#   - name: mine                      # any program: the prompt on stdin
+#     adapter: exec
+#     command: [./my-agent.sh]
+#     prompt: stdin
+#   - name: remote-1                  # an agent that polls GET /v1/inbox with
+#     adapter: mailbox                # its own token (wilco agents token remote-1)
 `)
+	} else {
+		b.WriteString("agents:\n")
 	}
 	for _, a := range agents {
 		fmt.Fprintf(&b, "  - name: %s\n    adapter: exec\n    preset: %s\n    command: [%s]\n", a.name, a.preset, yamlString(a.program))
 	}
 	b.WriteString("\n")
 	if len(steps) == 0 {
-		b.WriteString(`# No test command was detected: add the steps that prove a change works.
+		b.WriteString(`# No test command was detected. Until you add the steps that prove a change
+# works, no task can succeed: each ends "unverified" (wilco run exits 3).
 # verify:
 #   steps:
 #     - {name: unit, run: "make test", timeout: 10m}
@@ -189,14 +199,38 @@ func cmdInit(_ context.Context, c *cli, v *verb, args []string) int {
 		verb = "overwrote"
 	}
 	fmt.Fprintf(c.stdout, "%s %s\n", verb, config.DefaultFile)
-	if len(agents) == 0 {
-		fmt.Fprintln(c.stdout, "  agents: none found on PATH (claude, codex, gemini, aider, opencode); a mailbox agent remote-1 stands in")
-	}
 	for _, a := range agents {
 		fmt.Fprintf(c.stdout, "  agent:  %s (exec, preset %s)\n", a.name, a.preset)
 	}
+	if len(agents) == 0 {
+		fmt.Fprintf(c.stdout, "  agents: none\n")
+		fmt.Fprint(c.stderr, `
+WARNING: no agent found. None of claude, codex, gemini, aider, opencode is on
+the PATH, so wilco.yaml lists no agent (agents: []) and every task will be
+refused until you add one. Install an agent CLI and run "wilco init --force",
+or uncomment an example under agents: in wilco.yaml (see docs/AGENTS.md).
+`)
+	}
 	if len(steps) == 0 {
-		fmt.Fprintln(c.stdout, "  verify: no test command detected; add one under verify.steps")
+		fmt.Fprintf(c.stdout, "  verify: none\n")
+		fmt.Fprint(c.stderr, `
+WARNING: no check found. wilco found no test command (go.mod, package.json
+with a test script, Cargo.toml, pytest), so nothing will verify the agents'
+work: tasks will end "unverified", never "success", and wilco run exits 3.
+Add the command that proves a change works to wilco.yaml:
+
+  verify:
+    steps:
+      - {name: test, run: "make test", timeout: 10m}
+
+`)
+	}
+	if !insideGit(root) {
+		fmt.Fprint(c.stderr, `
+WARNING: not a git repository. wilco works in git: without it there are no
+dry runs (wilco run --dry-run, diff, apply), no list of the files an attempt
+changed, and no boundaries check. Run "git init" here (and commit) first.
+`)
 	}
 	for _, s := range steps {
 		fmt.Fprintf(c.stdout, "  verify: %s\n", s.run)
@@ -213,6 +247,14 @@ func cmdInit(_ context.Context, c *cli, v *verb, args []string) int {
 	}
 	fmt.Fprintln(c.stdout, `next: "wilco serve", then "wilco run \"<what to do>\""`)
 	return exitOK
+}
+
+// insideGit reports whether dir is inside a git working tree.
+func insideGit(dir string) bool {
+	cmd := exec.Command("git", "rev-parse", "--is-inside-work-tree")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
 // initStateDir creates the state directory (mode 0700) with a .gitignore

@@ -157,10 +157,19 @@ func TestInitWithoutAgentsOrTests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("does not load: %v\n%s", err, data)
 	}
-	if len(cfg.Agents) != 1 || cfg.Agents[0].Adapter != "mailbox" || len(cfg.Verify.Steps) != 0 {
+	// No mailbox agent nobody started: no agent at all, said loudly.
+	if len(cfg.Agents) != 0 || len(cfg.Verify.Steps) != 0 {
 		t.Errorf("agents %+v, steps %+v", cfg.Agents, cfg.Verify.Steps)
 	}
-	if !strings.Contains(out.String(), "no test command detected") {
+	for _, want := range []string{"WARNING: no agent found", "WARNING: no check found", `end "unverified"`, "verify:\n    steps:"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+	if !strings.Contains(string(data), "#   - name: claude") {
+		t.Errorf("wilco.yaml shows no example agent:\n%s", data)
+	}
+	if !strings.Contains(out.String(), "agents: none") {
 		t.Errorf("printed %s", out)
 	}
 }

@@ -24,6 +24,9 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitUnverified: `wilco run`'s task ended unverified — the agent
+	// finished, and no verify step is configured to check its work.
+	exitUnverified = 3
 )
 
 // run is the whole command: the verb in args[0] with its arguments. It

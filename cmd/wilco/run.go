@@ -81,6 +81,9 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 	case view != nil:
 		state = view.state
 	}
+	if state == client.TaskUnverified {
+		return exitUnverified
+	}
 	if state != client.TaskSuccess {
 		return exitFailure
 	}
@@ -103,6 +106,12 @@ func (c *cli) printOutcome(t *client.Task) {
 		if s := rawText(t.Summary); s != "" {
 			fmt.Fprintf(c.stdout, "\n%s\n", s)
 		}
+	case client.TaskUnverified:
+		if s := rawText(t.Summary); s != "" {
+			fmt.Fprintf(c.stdout, "\n%s\n", s)
+		}
+		fmt.Fprintf(c.stdout, "\n%s is UNVERIFIED: the agent finished, but no verify step is configured, so nothing checked its work.\n"+
+			"Add your tests to wilco.yaml, for example:\n\n  verify:\n    steps:\n      - {name: test, run: \"go test ./...\"}\n\nthen check the change yourself (git diff).\n", t.ID)
 	case client.TaskProposed:
 		fmt.Fprintf(c.stdout, "\n%s proposes a diff: wilco diff %s, then wilco apply %s or wilco discard %s\n", t.ID, t.ID, t.ID, t.ID)
 	case client.TaskStuck:
@@ -113,6 +122,9 @@ func (c *cli) printOutcome(t *client.Task) {
 	case client.TaskEscalated, client.TaskBlocked:
 		if s := rawText(t.Escalation); s != "" && t.State == client.TaskEscalated {
 			fmt.Fprintf(c.stdout, "\n%s\n", indent(s))
+		}
+		if t.State == client.TaskBlocked {
+			fmt.Fprintf(c.stdout, "\n%s is blocked: %s\n", t.ID, orDash(t.BlockedBy))
 		}
 		fmt.Fprintf(c.stdout, "\n%s needs you: wilco respond %s retry|skip|abort|fix \"<instruction>\" (with wilco serve running)\n", t.ID, t.ID)
 	case client.TaskClarifying:

@@ -83,7 +83,7 @@ func TestRunStartsAnInProcessServer(t *testing.T) {
 func TestServeReportsABadConfiguration(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte("version: 1\nagents: []\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte("version: 1\nagents: 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code := b.run("serve"); code != exitFailure || !strings.Contains(b.errb.String(), "agents") {

@@ -94,7 +94,7 @@ func cmdQueue(ctx context.Context, c *cli, v *verb, args []string) int {
 }
 
 var taskStates = []string{client.TaskQueued, client.TaskAwaitingAck, client.TaskClarifying, client.TaskRunning, client.TaskEscalated,
-	client.TaskBlocked, client.TaskProposed, client.TaskSuccess, client.TaskCancelled, client.TaskStuck, client.TaskSkipped,
+	client.TaskBlocked, client.TaskProposed, client.TaskSuccess, client.TaskUnverified, client.TaskCancelled, client.TaskStuck, client.TaskSkipped,
 	client.TaskAborted, client.TaskFailed}
 
 func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -168,14 +168,19 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 		kv("queue position", fmt.Sprint(*t.Position))
 	}
 	kv("milestone", t.Milestone)
+	kv("blocked", t.BlockedBy)
 	if t.Attempt > 0 {
-		kv("attempt", fmt.Sprint(t.Attempt))
+		if t.MaxAttempts > 0 {
+			kv("attempt", fmt.Sprintf("%d of at most %d verify loops", t.Attempt, t.MaxAttempts))
+		} else {
+			kv("attempt", fmt.Sprint(t.Attempt))
+		}
 		kv("verify loops", fmt.Sprintf("%d (consecutive failures %d, replans %d)", t.TotalVerifyLoops, t.ConsecutiveFailures, t.Replans))
 	}
 	for i, q := range t.Questions {
 		kv(fmt.Sprintf("question %d", i+1), q)
 	}
-	kv("escalation", rawText(t.Escalation))
+	kv("escalation", escalationReason(t.Escalation))
 	kv("created", fmtTime(&t.CreatedAt, c.loc))
 	kv("started", fmtTime(t.StartedAt, c.loc))
 	kv("finished", fmtTime(t.FinishedAt, c.loc))
@@ -208,9 +213,21 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	if s := rawText(t.Summary); s != "" {
 		fmt.Fprintf(w, "\nsummary:\n%s\n", indent(s))
 	}
+	if s := rawText(t.Escalation); s != "" && t.State == client.TaskEscalated {
+		fmt.Fprintf(w, "\nescalation:\n%s\n", indent(s))
+	}
 	if s := rawText(t.StuckReport); s != "" {
 		fmt.Fprintf(w, "\nstuck report:\n%s\n", indent(s))
 	}
+}
+
+// escalationReason is the one line that says why a task was escalated.
+func escalationReason(raw json.RawMessage) string {
+	var e struct{ Reason string }
+	if json.Unmarshal(raw, &e) == nil && e.Reason != "" {
+		return oneLine(e.Reason, 0)
+	}
+	return oneLine(rawText(raw), 0)
 }
 
 // failureMessage is the one thing to say about a failure.
@@ -232,8 +249,11 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// rawText renders a JSON value of a shape the API leaves open: a
-// string as itself, null as nothing, anything else as indented JSON.
+// rawText renders a JSON value of a shape the API leaves open for a
+// person: a string as itself, null as nothing, an object by the text it
+// carries for people (a summary's text, a stuck report's markdown, an
+// escalation's message), anything else as indented JSON (--json prints
+// the API's JSON as it is).
 func rawText(raw json.RawMessage) string {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
@@ -242,6 +262,14 @@ func rawText(raw json.RawMessage) string {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		return str
+	}
+	var texts map[string]any
+	if json.Unmarshal(raw, &texts) == nil {
+		for _, k := range []string{"markdown", "text", "message"} {
+			if t, ok := texts[k].(string); ok && strings.TrimSpace(t) != "" {
+				return strings.TrimRight(t, "\n")
+			}
+		}
 	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {

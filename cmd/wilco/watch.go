@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +14,9 @@ import (
 	"wilco/client"
 )
 
-// defaultHardStop is the number of verify loops after which a task stops, shown as the n/12 of "attempt n/12" until a milestone
-// says otherwise.
+// defaultHardStop is the number of verify loops after which a task stops,
+// shown as the n/12 of "attempt n/12" until the task or its attempt event
+// says what the limit in force is.
 const defaultHardStop = 12
 
 // statusWidth bounds the live status line.
@@ -66,8 +66,6 @@ func fmtElapsed(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dm%02ds", m, s)
 }
-
-var attemptRE = regexp.MustCompile(`(?i)attempt\s+(\d+)\s*/\s*(\d+)`)
 
 // watcher renders the event stream: plain lines, or on a terminal the
 // important lines and a status line redrawn in place.
@@ -120,17 +118,10 @@ func (w *watcher) seed(t *client.Task) {
 	if t.FinishedAt != nil {
 		v.end = *t.FinishedAt
 	}
-	w.noteMilestone(v, t.Milestone)
-	w.current = v
-}
-
-func (w *watcher) noteMilestone(v *taskView, text string) {
-	if m := attemptRE.FindStringSubmatch(text); m != nil {
-		v.attempt, _ = strconv.Atoi(m[1])
-		if n, _ := strconv.Atoi(m[2]); n > 0 {
-			v.maxAttempts = n
-		}
+	if t.MaxAttempts > 0 {
+		v.maxAttempts = t.MaxAttempts
 	}
+	w.current = v
 }
 
 // handle renders one event. It returns whether the watched task settled.
@@ -198,7 +189,6 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 			v.phase = phase
 			if m := d.str("milestone"); m != "" {
 				v.milestone = m
-				w.noteMilestone(v, m)
 			}
 			if v.settled() {
 				v.end = ev.Time
@@ -213,10 +203,12 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 		text := d.str("text")
 		if v != nil {
 			v.milestone = text
-			w.noteMilestone(v, text)
 		}
 		return text, false
 	case "task.attempt":
+		if n, ok := d.int("max_attempts"); ok && n > 0 && v != nil {
+			v.maxAttempts = n
+		}
 		line := fmt.Sprintf("attempt %d", firstInt(d, "attempt"))
 		if k := d.str("kind"); k != "" && k != "first" {
 			line += " (" + k + ")"
@@ -252,6 +244,8 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 		return line, true
 	case "task.success":
 		return "verified" + optional(": ", oneLine(d.path("summary", "text"), 80)) + optional(" (run ", d.path("summary", "run_id"), ")"), true
+	case "task.unverified":
+		return "NOT verified: no verify step is configured" + optional(": ", oneLine(d.path("summary", "why"), 60)), true
 	case "task.stuck":
 		return "hard stop" + optional(": stuck report ", d.path("report", "path")), true
 	case "task.proposed":

@@ -17,8 +17,9 @@ var cannedEvents = []string{
 	`{"seq":4,"time":"2026-01-26T14:30:03Z","type":"delivery.acknowledged","task_id":"T-3","agent":"claude","data":{"id":"M-1","by":"agent","status":"RECEIVED","understanding":"fix the timeout"}}`,
 	`{"seq":5,"time":"2026-01-26T14:30:04Z","type":"task.state","task_id":"T-3","data":{"from":"awaiting_ack","to":"running","phase":"executing"}}`,
 	`{"seq":6,"time":"2026-01-26T14:30:20Z","type":"task.failure","task_id":"T-3","data":{"record":{"attempt":1,"failure_type":"verification_failed","run_id":"R-1","executor_output":{"status":"failure","verification":{"command":"go test ./...","exit_code":1,"output_summary":"2 tests failed"}},"suggested_fix":"check for nil"}}}`,
-	`{"seq":7,"time":"2026-01-26T14:30:21Z","type":"task.milestone","task_id":"T-3","data":{"text":"Attempt 2/12..."}}`,
-	`{"seq":8,"time":"2026-01-26T14:31:05Z","type":"task.state","task_id":"T-3","data":{"from":"running","to":"success"}}`,
+	`{"seq":7,"time":"2026-01-26T14:30:21Z","type":"task.attempt","task_id":"T-3","data":{"attempt":2,"kind":"retry","agent":"claude","max_attempts":5}}`,
+	`{"seq":8,"time":"2026-01-26T14:30:21Z","type":"task.milestone","task_id":"T-3","data":{"text":"Verification failed, debugging..."}}`,
+	`{"seq":9,"time":"2026-01-26T14:31:05Z","type":"task.state","task_id":"T-3","data":{"from":"running","to":"success"}}`,
 }
 
 func sse(ev string) string {
@@ -36,7 +37,7 @@ func sse(ev string) string {
 func serveCanned(t *testing.T, b *cliBundle, task http.Handler) *[]string {
 	t.Helper()
 	if task == nil {
-		task = respond(200, `{"id":"T-3","description":"Fix the login timeout","state":"running","phase":"executing","agent":"claude","attempt":1,"created_at":"2026-01-26T14:30:00Z","started_at":"2026-01-26T14:30:00Z"}`)
+		task = respond(200, `{"id":"T-3","description":"Fix the login timeout","state":"running","phase":"executing","agent":"claude","attempt":1,"max_attempts":5,"created_at":"2026-01-26T14:30:00Z","started_at":"2026-01-26T14:30:00Z"}`)
 	}
 	b.mux.Handle("GET /v1/tasks/T-3", task)
 	var mu sync.Mutex
@@ -68,7 +69,7 @@ func serveCanned(t *testing.T, b *cliBundle, task http.Handler) *[]string {
 		case 0:
 			evs = cannedEvents[3:6]
 		case 1:
-			evs = cannedEvents[5:8]
+			evs = cannedEvents[5:9]
 		}
 		for _, ev := range evs {
 			_, _ = fmt.Fprint(w, sse(ev))
@@ -94,9 +95,10 @@ func TestWatchPlain(t *testing.T) {
 14:30:03  T-3  message M-1 acknowledged by agent (RECEIVED): fix the timeout
 14:30:04  T-3  state awaiting_ack → running (executing)
 14:30:20  T-3  attempt 1 failed: verification_failed: 2 tests failed (run R-1)
-14:30:21  T-3  Attempt 2/12...
+14:30:21  T-3  attempt 2 (retry) by claude
+14:30:21  T-3  Verification failed, debugging...
 14:31:05  T-3  state running → success
-T-3 | success | attempt 2/12 | Attempt 2/12... | 1m05s
+T-3 | success | attempt 2/5 | Verification failed, debugging... | 1m05s
 `
 	if got := b.out.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -119,15 +121,15 @@ func TestWatchTTYRedrawsStatusLine(t *testing.T) {
 	// stay as lines above it.
 	for _, want := range []string{
 		"\r\x1b[K14:30:04  T-3  state awaiting_ack → running (executing)\n",
-		"\r\x1b[KT-3 | running/executing | attempt 1/12 | 4s",
-		"\r\x1b[KT-3 | running/executing | attempt 2/12 | Attempt 2/12... | 21s",
-		"\r\x1b[KT-3 | success | attempt 2/12 | Attempt 2/12... | 1m05s\n",
+		"\r\x1b[KT-3 | running/executing | attempt 1/5 | 4s",
+		"\r\x1b[KT-3 | running/executing | attempt 2/5 | Verification failed, debugging... | 21s",
+		"\r\x1b[KT-3 | success | attempt 2/5 | Verification failed, debugging... | 1m05s\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%q", want, out)
 		}
 	}
-	if strings.Contains(out, "14:30:21  T-3  Attempt 2/12...\n") {
+	if strings.Contains(out, "14:30:21  T-3  Verification failed, debugging...\n") {
 		t.Error("a milestone was printed as a line on a terminal")
 	}
 	if !strings.HasSuffix(out, "\n") {
@@ -138,12 +140,12 @@ func TestWatchTTYRedrawsStatusLine(t *testing.T) {
 func TestWatchSettledTaskReplaysAndEnds(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	b.mux.Handle("GET /v1/tasks/T-3", respond(200, `{"id":"T-3","state":"stuck","attempt":12,"created_at":"2026-01-26T14:30:00Z","finished_at":"2026-01-26T15:00:00Z"}`))
+	b.mux.Handle("GET /v1/tasks/T-3", respond(200, `{"id":"T-3","state":"stuck","attempt":4,"max_attempts":4,"created_at":"2026-01-26T14:30:00Z","finished_at":"2026-01-26T15:00:00Z"}`))
 	b.mux.Handle("GET /v1/events", respond(200, `{"events":[`+cannedEvents[0]+`],"next":1}`))
 	if code := b.run("watch", "T-3"); code != 0 {
 		t.Fatalf("exit %d: %s", code, b.errb)
 	}
-	want := "14:30:00  T-3  queued: Fix the login timeout\nT-3 | stuck | attempt 12/12 | 30m00s\n"
+	want := "14:30:00  T-3  queued: Fix the login timeout\nT-3 | stuck | attempt 4/4 | 30m00s\n"
 	if got := b.out.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -200,7 +202,7 @@ func TestWatchAllStartsFromNow(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, b.errb)
 			}
 			want := `14:30:20  T-3  attempt 1 failed: verification_failed: 2 tests failed (run R-1)
-14:30:21  T-3  Attempt 2/12...
+14:30:21  T-3  attempt 2 (retry) by claude
 `
 			if got := b.out.String(); got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -693,8 +693,12 @@ func (s *State) stuck(now time.Time, t *Task) {
 	s.finish(now, t, Stuck, fmt.Sprintf("hard stop after %d verify loops", t.TotalVerifyLoops))
 }
 
-// finish ends a task, tells its plan, and starts the next queued task.
+// finish ends a task, tells its plan, and starts the next queued task. A
+// dry run's worktree goes with it.
 func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
+	if t.DryRun {
+		s.effect(DiscardProposal{TaskID: t.ID})
+	}
 	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
 	} else if d != nil && d.Holds {
@@ -728,7 +732,6 @@ func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 		s.effect(StopTurn{TaskID: t.ID, Reason: "cancelled"})
 		s.finish(now, t, TaskCancelled, "cancelled by the user")
 	case t.State == Proposed:
-		s.effect(DiscardProposal{TaskID: t.ID})
 		s.finish(now, t, TaskCancelled, "the proposal was discarded")
 	default:
 		return Task{}, false, conflictf("task %s already ended %s", t.ID, t.State)
@@ -853,12 +856,32 @@ func (s *State) ApplyTask(now time.Time, id string) (Task, error) {
 	if !ok {
 		return Task{}, notFoundf("no task %q", id)
 	}
-	if t.State != Proposed {
-		return Task{}, conflictf("task %s is %s, not proposed", t.ID, t.State)
+	if err := notProposed(t, "apply"); err != nil {
+		return Task{}, err
 	}
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: Proposed, To: Queued, Reason: "apply the proposed diff"})
 	s.schedule(now)
 	return s.tasks[id].copy(), nil
+}
+
+// notProposed says why a task has no proposed diff to apply or discard
+// (verb), or is nil when it has one.
+func notProposed(t *Task, verb string) error {
+	switch {
+	case t.State == Proposed:
+		return nil
+	case !t.DryRun:
+		return conflictf("task %s is not a dry run: there is no diff to %s", t.ID, verb)
+	case t.Proposal != nil && t.State == TaskCancelled:
+		return conflictf("dry run %s was discarded: there is no diff to %s (submit the task again for a new one)", t.ID, verb)
+	case t.Proposal != nil && t.State.Terminal():
+		return conflictf("dry run %s was already applied (it ended %s): there is no diff to %s", t.ID, t.State, verb)
+	case t.Proposal != nil:
+		return conflictf("dry run %s was already applied (it is %s): there is no diff to %s", t.ID, t.State, verb)
+	case t.State.Terminal():
+		return conflictf("dry run %s ended %s before it proposed a diff: there is nothing to %s", t.ID, t.State, verb)
+	}
+	return conflictf("dry run %s has not proposed its diff yet (it is %s): wait until it is proposed, or cancel it", t.ID, t.State)
 }
 
 // DiscardTask discards a proposed dry run.
@@ -868,8 +891,8 @@ func (s *State) DiscardTask(now time.Time, id string) (Task, error) {
 	if !ok {
 		return Task{}, notFoundf("no task %q", id)
 	}
-	if t.State != Proposed {
-		return Task{}, conflictf("task %s is %s, not proposed", t.ID, t.State)
+	if err := notProposed(t, "discard"); err != nil {
+		return Task{}, err
 	}
 	t2, _, err := s.CancelTask(now, id)
 	return t2, err

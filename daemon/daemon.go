@@ -224,7 +224,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if d.Server, err = server.New(server.Options{
 		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
-		Routes: opts.Routes, RunsDir: runs, LogsDir: logs,
+		Routes: opts.Routes, RunsDir: runs, LogsDir: logs, EditedSince: d.disp.EditedSince,
 		AgentAdded: func(a config.Agent, token string) {
 			if a.Adapter == "exec" {
 				if err := d.addExec(a, token); err != nil {

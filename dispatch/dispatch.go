@@ -480,7 +480,7 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 		// The verification that follows lists what the diff changed, not
 		// what was already dirty.
 		d.recordBaseline(ctx, e.TaskID)
-		if files, err := d.ws.Apply(ctx, diff); err != nil {
+		if files, err := d.ws.ApplyDryRun(ctx, e.TaskID, diff); err != nil {
 			r.Error = err.Error()
 		} else {
 			r.Files = files
@@ -489,6 +489,20 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 			}
 		}
 	}
+}
+
+// EditedSince names which of files changed in the working tree since the
+// dry run of taskID started (nothing when there is no git work tree or no
+// worktree for it).
+func (d *Dispatcher) EditedSince(ctx context.Context, taskID string, files []string) ([]string, error) {
+	if d.ws == nil {
+		return nil, nil
+	}
+	edited, err := d.ws.EditedSince(ctx, taskID, files)
+	if errors.Is(err, workspace.ErrNoWorktree) {
+		return nil, nil
+	}
+	return edited, err
 }
 
 func writeFile(path string, b []byte) error {
@@ -519,11 +533,25 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	if n := d.exec.KillOrphans(); n > 0 {
 		d.log.Warn("stopped agents a previous wilco left running", "count", n)
 	}
+	live := map[string]bool{} // worktree names of dry runs not ended
 	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
+		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
+			live[workspace.WorktreeName(t.ID)] = true
+		}
 		return nil, nil
 	})
-	return err
+	if err != nil || d.ws == nil {
+		return err
+	}
+	removed, rerr := d.ws.RemoveWorktreesExcept(ctx, func(name string) bool { return live[name] })
+	if len(removed) > 0 {
+		d.log.Info("removed the worktrees of dry runs that ended", "worktrees", removed)
+	}
+	if rerr != nil {
+		d.log.Warn("removing orphaned dry-run worktrees failed", "err", rerr)
+	}
+	return nil
 }
 
 // Close stops every agent process group and waits for the work in flight.

@@ -72,6 +72,10 @@ type Options struct {
 	// .wilco/logs).
 	RunsDir string
 	LogsDir string
+	// EditedSince, when set, names which of files changed in the working
+	// tree since a task's dry run started: apply refuses to write the
+	// diff over them.
+	EditedSince func(ctx context.Context, taskID string, files []string) ([]string, error)
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route

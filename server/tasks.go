@@ -352,6 +352,19 @@ func (s *Server) taskDiff(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) applyTask(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	// Refuse at once, not when the task's turn in the queue comes, when
+	// the user edited what the diff touches (the apply itself checks
+	// again).
+	if v, err := s.findTask(id); err == nil && v.State == core.Proposed && v.Proposal != nil && s.opts.EditedSince != nil {
+		edited, err := s.opts.EditedSince(r.Context(), id, v.Proposal.Files)
+		if err != nil {
+			s.log.Warn("checking the working tree before an apply failed; the apply checks again", "task", id, "err", err)
+		}
+		if len(edited) > 0 {
+			return Errorf(CodeConflict, "the working tree changed since dry run %s started, in %s: applying its diff would overwrite those edits. "+
+				"Commit, stash or undo them, then apply again (or discard the dry run)", id, strings.Join(edited, ", "))
+		}
+	}
 	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) { return c.ApplyTask(now, id) })
 }
 

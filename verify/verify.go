@@ -198,13 +198,13 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 		dir = "."
 	}
 	runDir := r.RunDir(spec.RunID)
-	// A run is verified again after a restart: its own files start over,
-	// the agent's files of the same attempt stay.
+	// A run is verified again after a restart: its earlier files are kept
+	// in earlier-N/ (never overwritten), the agent's files of the same
+	// attempt stay where they are.
 	names := stepLogNames(r.Steps)
-	for _, name := range append([]string{RunLogName, ResultName}, names...) {
-		if err := os.Remove(filepath.Join(runDir, name)); err != nil && !os.IsNotExist(err) {
-			return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
-		}
+	kept, err := keepEarlier(runDir, append([]string{RunLogName, ResultName}, names...))
+	if err != nil {
+		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
@@ -218,6 +218,9 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 	defer func() { writeResult(runDir, res, start) }()
 
 	fmt.Fprintf(runLog, "wilco verify: run %s, attempt %d, %d step(s), started %s\n", spec.RunID, spec.Attempt, len(r.Steps), start.UTC().Format(time.RFC3339))
+	if kept != "" {
+		fmt.Fprintf(runLog, "wilco verify: an earlier run of %s was interrupted; its logs are kept in %s/\n", spec.RunID, kept)
+	}
 
 	// The boundaries first: a run that crossed them fails whatever the
 	// tests say, and the steps need not run.
@@ -324,6 +327,37 @@ func stepLogNames(steps []Step) []string {
 		out[i] = name + ".log"
 	}
 	return out
+}
+
+// keepEarlier moves the files of names that exist in runDir into a new
+// earlier-N folder of it (N from 1) and returns that folder's name, or ""
+// when there was nothing to keep.
+func keepEarlier(runDir string, names []string) (string, error) {
+	var present []string
+	for _, name := range names {
+		if _, err := os.Lstat(filepath.Join(runDir, name)); err == nil {
+			present = append(present, name)
+		}
+	}
+	if len(present) == 0 {
+		return "", nil
+	}
+	for n := 1; ; n++ {
+		kept := fmt.Sprintf("earlier-%d", n)
+		err := os.Mkdir(filepath.Join(runDir, kept), 0o755)
+		if os.IsExist(err) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, name := range present {
+			if err := os.Rename(filepath.Join(runDir, name), filepath.Join(runDir, kept, name)); err != nil {
+				return "", err
+			}
+		}
+		return kept, nil
+	}
 }
 
 // runStep runs one step and returns its result and the part of its output

@@ -342,7 +342,7 @@ func TestRunWithoutSteps(t *testing.T) {
 	}
 }
 
-func TestRunStartsItsOwnFilesAfreshAndKeepsTheAgentsTurn(t *testing.T) {
+func TestRunNeverOverwritesAnEarlierRunsLogAndKeepsTheAgentsTurn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := &Runner{Steps: []Step{{Name: "a", Run: "true"}}, Dir: b.dir, RunsDir: filepath.Join(b.dir, "elsewhere")}
@@ -360,7 +360,18 @@ func TestRunStartsItsOwnFilesAfreshAndKeepsTheAgentsTurn(t *testing.T) {
 		t.Fatalf("Run = %+v", res)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.log")); string(b) == "from before a crash" {
-		t.Fatal("a stale step log survived")
+		t.Fatal("the earlier step log was written over, or left in place")
+	}
+	// Never overwritten: the earlier run's log is kept, and said where.
+	if b, _ := os.ReadFile(filepath.Join(dir, "earlier-1", "a.log")); string(b) != "from before a crash" {
+		t.Fatalf("the earlier run's step log is not kept in earlier-1/: %q", b)
+	}
+	if b, _ := os.ReadFile(res.LogPath); !strings.Contains(string(b), "kept in earlier-1/") {
+		t.Fatalf("run.log does not say where the earlier logs are:\n%s", b)
+	}
+	res = r.Run(context.Background(), RunSpec{RunID: "T-11-a1", Attempt: 1})
+	if _, err := os.Stat(filepath.Join(dir, "earlier-2", "run.log")); err != nil || !res.Passed {
+		t.Fatalf("a third run did not keep the second's log in earlier-2/: %v", err)
 	}
 	for _, name := range []string{"agent.log", "prompt.md"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {

@@ -86,6 +86,27 @@ func applyError(stderr string) *ApplyError {
 // written. The index is not changed; new files are left untracked. An empty
 // diff does nothing.
 func (w *Workspace) Apply(ctx context.Context, diff []byte) ([]string, error) {
+	return w.ApplyDryRun(ctx, "", diff)
+}
+
+// EditedError is a dry run's diff refused because the working tree
+// changed, since the dry run started, in files the diff touches: applying
+// it would overwrite or mix into those edits.
+type EditedError struct {
+	TaskID string
+	Files  []string
+}
+
+func (e *EditedError) Error() string {
+	return fmt.Sprintf("workspace: the working tree changed since dry run %s started, in %s: applying its diff would overwrite those edits; commit, stash or undo them, then apply again (or discard the dry run)",
+		e.TaskID, strings.Join(e.Files, ", "))
+}
+
+// ApplyDryRun is Apply of the diff of task's dry run, refused with an
+// *EditedError, changing nothing, when any file the diff touches changed
+// in the working tree since the dry run's worktree was made. Without the
+// worktree (or with taskID ""), the diff is applied as Apply does.
+func (w *Workspace) ApplyDryRun(ctx context.Context, taskID string, diff []byte) ([]string, error) {
 	if len(bytes.TrimSpace(diff)) == 0 {
 		return nil, nil
 	}
@@ -96,6 +117,16 @@ func (w *Workspace) Apply(ctx context.Context, diff []byte) ([]string, error) {
 		return nil, asApplyError(err)
 	}
 	files := numstatFiles(out)
+	if taskID != "" {
+		edited, err := w.editedSince(ctx, taskID, files)
+		switch {
+		case errors.Is(err, ErrNoWorktree):
+		case err != nil:
+			return nil, err
+		case len(edited) > 0:
+			return nil, &EditedError{TaskID: taskID, Files: edited}
+		}
+	}
 	if _, err := git(ctx, w.root, diff, nil, "apply", "--whitespace=nowarn", "-"); err != nil {
 		first := asApplyError(err)
 		var ae *ApplyError

@@ -250,7 +250,12 @@ func (w *Workspace) Discard(ctx context.Context, taskID string) error {
 }
 
 func (w *Workspace) remove(ctx context.Context, taskID string) error {
-	dir := w.WorktreeDir(taskID)
+	return w.removeNamed(ctx, WorktreeName(taskID))
+}
+
+// removeNamed removes the worktree of that directory name and its base.
+func (w *Workspace) removeNamed(ctx context.Context, name string) error {
+	dir := filepath.Join(w.root, StateDir, worktreesDir, name)
 	if _, err := os.Lstat(dir); err == nil {
 		// Not an error when dir is not (or no longer) a registered worktree.
 		_, _ = git(ctx, w.root, nil, nil, "worktree", "remove", "--force", "--force", dir)
@@ -261,7 +266,7 @@ func (w *Workspace) remove(ctx context.Context, taskID string) error {
 	if _, err := git(ctx, w.root, nil, nil, "worktree", "prune"); err != nil {
 		return err
 	}
-	if err := os.Remove(w.baseFile(taskID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(filepath.Join(w.root, StateDir, worktreesDir, ".base", name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -277,4 +282,107 @@ func addAll(ctx context.Context, dir string, env []string) error {
 	}
 	_, err := git(ctx, dir, nil, env, args...)
 	return err
+}
+
+// EditedSince returns which of files (paths relative to the root) differ
+// in the real working tree from the state a task's dry run started from:
+// files the user (or anyone) changed, created or deleted since the dry
+// run's worktree was made. Applying the dry run's diff over them would
+// mix it into, or overwrite, those edits.
+func (w *Workspace) EditedSince(ctx context.Context, taskID string, files []string) ([]string, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.editedSince(ctx, taskID, files)
+}
+
+func (w *Workspace) editedSince(ctx context.Context, taskID string, files []string) ([]string, error) {
+	base, err := w.worktreeBase(ctx, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: edits since the dry run of %s: %w", taskID, err)
+	}
+	out, err := git(ctx, w.root, nil, nil, append([]string{"ls-tree", "-z", "--full-tree", base, "--"}, files...)...)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: edits since the dry run of %s: %w", taskID, err)
+	}
+	then := map[string]string{} // path → blob id in the base
+	for _, rec := range splitZ(out) {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 {
+			then[path] = f[2]
+		}
+	}
+	var edited []string
+	for _, f := range files {
+		now := "" // absent
+		fi, err := os.Lstat(filepath.Join(w.root, f))
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular():
+			// hash-object reads the file as git add would store it.
+			h, err := git(ctx, w.root, nil, nil, "hash-object", "--", f)
+			if err != nil {
+				return nil, fmt.Errorf("workspace: edits since the dry run of %s: %w", taskID, err)
+			}
+			now = strings.TrimSpace(string(h))
+		case fi.Mode()&os.ModeSymlink != 0:
+			// git stores a symbolic link as its target.
+			target, err := os.Readlink(filepath.Join(w.root, f))
+			if err != nil {
+				return nil, fmt.Errorf("workspace: edits since the dry run of %s: %w", taskID, err)
+			}
+			h, err := git(ctx, w.root, []byte(target), nil, "hash-object", "--stdin")
+			if err != nil {
+				return nil, fmt.Errorf("workspace: edits since the dry run of %s: %w", taskID, err)
+			}
+			now = strings.TrimSpace(string(h))
+		default:
+			now = "not a file"
+		}
+		if now != then[f] {
+			edited = append(edited, f)
+		}
+	}
+	return edited, nil
+}
+
+// RemoveWorktreesExcept removes every dry-run worktree (and its base)
+// whose task id keep rejects: the worktrees of dry runs that ended, or
+// of tasks wilco no longer knows, left by a wilco that stopped before it
+// could remove them. It returns the directory names it removed.
+func (w *Workspace) RemoveWorktreesExcept(ctx context.Context, keep func(name string) bool) ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dir := filepath.Join(w.root, StateDir, worktreesDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: orphaned worktrees: %w", err)
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		if e.Name() != ".base" {
+			names[e.Name()] = true
+		}
+	}
+	if bases, err := os.ReadDir(filepath.Join(dir, ".base")); err == nil {
+		for _, e := range bases {
+			names[e.Name()] = true
+		}
+	}
+	var removed []string
+	for name := range names {
+		if keep(name) {
+			continue
+		}
+		if err := w.removeNamed(ctx, name); err != nil {
+			return removed, fmt.Errorf("workspace: orphaned worktree %s: %w", name, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
 }

@@ -409,10 +409,13 @@ func TestInitWritesAConfigValidUnderTheSchema(t *testing.T) {
 			if c.gomod && (!strings.Contains(string(written), "preset: claude-code") || !strings.Contains(string(written), "go test")) {
 				t.Fatalf("wilco init did not detect the agent and the tests:\n%s", written)
 			}
-			// The commented defaults, switched on.
+			// The commented defaults, switched on (examples to choose from,
+			// "# Examples" up to a blank line, are not defaults).
 			var on []string
+			examples := false
 			for line := range strings.SplitSeq(string(written), "\n") {
-				if rest, ok := strings.CutPrefix(line, "# "); ok && regexp.MustCompile(`^ *(- )?\{?[a-z_]+:`).MatchString(rest) {
+				examples = examples && line != "" || strings.HasPrefix(line, "# Examples")
+				if rest, ok := strings.CutPrefix(line, "# "); ok && !examples && regexp.MustCompile(`^ *(- )?\{?[a-z_]+:`).MatchString(rest) {
 					line = rest
 				}
 				on = append(on, line)

@@ -109,8 +109,10 @@ listen: 127.0.0.1:7777
 `)
 	if len(agents) == 0 {
 		b.WriteString(`# No agent CLI (claude, codex, gemini, aider, opencode) was found on PATH:
-# every task is refused until you add an agent. Uncomment one of these:
+# every task is refused until you add an agent. Replace [] with a list of
+# agents, such as these (see docs/AGENTS.md):
 agents: []
+# Examples:
 #   - name: claude                    # Claude Code, run headless per turn
 #     adapter: exec
 #     preset: claude-code             # or codex, gemini, opencode, aider

@@ -7,11 +7,28 @@ import (
 
 // Agents lists the agents: GET /v1/agents.
 func (c *Client) Agents(ctx context.Context) ([]Agent, error) {
+	agents, _, err := c.AgentsAndNext(ctx)
+	return agents, err
+}
+
+// AgentsAndNext returns the agents and where the next task that names no
+// agent would go: GET /v1/agents.
+func (c *Client) AgentsAndNext(ctx context.Context) ([]Agent, NextAgent, error) {
 	var out struct {
-		Agents []Agent `json:"agents"`
+		Agents []Agent   `json:"agents"`
+		Next   NextAgent `json:"next"`
 	}
 	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/agents"}, &out)
-	return out.Agents, err
+	return out.Agents, out.Next, err
+}
+
+// RemoveAgent takes an agent out of service: DELETE /v1/agents/{name}.
+func (c *Client) RemoveAgent(ctx context.Context, name string) (*Agent, error) {
+	var a Agent
+	if _, err := c.call(ctx, request{method: http.MethodDelete, path: "/v1/agents/" + seg(name)}, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // Agent returns one agent: GET /v1/agents/{name}.

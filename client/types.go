@@ -57,6 +57,16 @@ type Agent struct {
 	// Unacknowledged the instructions sent and not yet acknowledged.
 	Waiting        int `json:"waiting,omitempty"`
 	Unacknowledged int `json:"unacknowledged,omitempty"`
+	// FromConfig: the agent comes from wilco.yaml; Removed: it was taken
+	// out of service.
+	FromConfig bool `json:"from_config,omitempty"`
+	Removed    bool `json:"removed,omitempty"`
+}
+
+// NextAgent says where the next task that names no agent would go, and why.
+type NextAgent struct {
+	Agent string `json:"agent"`
+	Why   string `json:"why"`
 }
 
 // AgentSpec registers an agent: POST /v1/agents. Adapter is exec, mailbox

@@ -52,6 +52,10 @@ type Config struct {
 	Policy       Policy
 	Logs         Logs
 	Compat       Compat
+	// Warnings are what is valid but likely not meant, one sentence each
+	// with the file, line and key (wilco serve logs them, wilco config
+	// check prints them).
+	Warnings []string
 }
 
 // Agent is one agent of the agents list.
@@ -77,7 +81,7 @@ type Agent struct {
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings()}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true}
 	if a.Adapter == "exec" {
 		spec.Handshake = a.Handshake
 	}

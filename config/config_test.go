@@ -179,7 +179,6 @@ func TestParseBad(t *testing.T) {
 		{"negative max_retries", agent + "policy:\n  instruction:\n    max_retries: -2\n", []string{"wilco.yaml:4: policy.instruction.max_retries: must not be negative, got -2"}},
 		{"max_retries float", agent + "policy: {instruction: {max_retries: 1.5}}\n", []string{`policy.instruction.max_retries: must be an integer, got "1.5"`}},
 		{"zero hard_stop", agent + "policy: {loop: {hard_stop: 0}}\n", []string{"policy.loop.hard_stop: must be at least 1, got 0"}},
-		{"replan above hard stop", agent + "policy:\n  loop: {replan_after: 13}\n", []string{"wilco.yaml:3: policy.loop.replan_after: must not exceed hard_stop (13 > 12)"}},
 		{"reminder after timeout", agent + "policy:\n  operation:\n    timeout: 60s\n", []string{"wilco.yaml:4: policy.operation.reminders[1]: must come before the timeout"}},
 		{"reminders out of order", agent + "policy:\n  operation:\n    reminders: [60s, 30s]\n", []string{"wilco.yaml:4: policy.operation.reminders[1]: must come after the reminder before it"}},
 		{"bad quorum", agent + "policy: {operation: {quorum: most}}\n", []string{`policy.operation.quorum: must be "all", "majority" or a number of agents, got "most"`}},
@@ -283,5 +282,16 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReplanAfterAboveHardStopIsValidWithAWarning(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("wilco.yaml", []byte("agents:\n  - {name: a, adapter: mailbox}\npolicy:\n  loop: {replan_after: 13}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Policy.Loop.ReplanAfter != 13 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "wilco.yaml:4: policy.loop.replan_after: 13 is more than hard_stop (12): the hard stop comes first") {
+		t.Fatalf("replan_after %d, warnings %q", c.Policy.Loop.ReplanAfter, c.Warnings)
 	}
 }

@@ -722,8 +722,9 @@ func (d *decoder) crossCheck(c *Config) {
 		d.errs = append(d.errs, &Error{File: d.file, Line: d.lineOf(key), Key: key, Msg: rest})
 	}
 	if c.Policy.Loop.ReplanAfter > c.Policy.Loop.HardStop {
-		d.errs = append(d.errs, &Error{File: d.file, Line: d.lineOf("policy.loop.replan_after"), Key: "policy.loop.replan_after",
-			Msg: fmt.Sprintf("must not exceed hard_stop (%d > %d)", c.Policy.Loop.ReplanAfter, c.Policy.Loop.HardStop)})
+		// Valid: the hard stop comes first, so no REPLAN ever happens.
+		c.Warnings = append(c.Warnings, (&Error{File: d.file, Line: d.lineOf("policy.loop.replan_after"), Key: "policy.loop.replan_after",
+			Msg: fmt.Sprintf("%d is more than hard_stop (%d): the hard stop comes first, so a task never replans", c.Policy.Loop.ReplanAfter, c.Policy.Loop.HardStop)}).Error())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type AgentSpec struct {
 	// for the shell as they are: an agent created through the API keeps
 	// them across restarts.
 	Settings []byte
+	// FromConfig: the agent comes from wilco.yaml, and is removed when it
+	// leaves the file (see RemoveAgentsNotIn).
+	FromConfig bool
 }
 
 // Handshakes of exec agents.
@@ -97,11 +101,11 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	if len(spec.Settings) > 0 && !json.Valid(spec.Settings) {
 		return invalidf("agent %s: settings are not JSON", spec.Name)
 	}
-	if a, ok := s.agents[spec.Name]; ok && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) {
+	if a, ok := s.agents[spec.Name]; ok && !a.Removed && a.FromConfig == spec.FromConfig && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) {
 		return nil
 	}
 	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull,
-		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings)})
+		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig})
 	return nil
 }
 
@@ -117,6 +121,39 @@ func (s *State) SetAgentStatus(now time.Time, name string, to AgentStatus, reaso
 		return invalidf("status %q: must be available, busy, unresponsive, hibernating or offline", to)
 	}
 	s.setStatus(now, a, to, reason)
+	return nil
+}
+
+// RemoveAgent takes an agent out of service: it gets no more work, its
+// open deliveries are cancelled, its token stops working, and the task it
+// works on (if any) fails its attempt as an execution error, so that the
+// debug loop gives it to another agent. Registering the agent again (it is
+// back in wilco.yaml, or added over HTTP) brings it back. Removing a
+// removed agent changes nothing.
+func (s *State) RemoveAgent(now time.Time, name, reason string) error {
+	now = norm(now)
+	a, ok := s.agents[name]
+	if !ok {
+		return notFoundf("no agent %q", name)
+	}
+	if a.Removed {
+		return nil
+	}
+	s.emit(now, "", name, AgentRemoved{Reason: reason})
+	for _, d := range s.openOf(name) {
+		if t := s.tasks[d.TaskID]; t != nil && t.Delivery == d.ID && t.State.Holds() {
+			continue // the task's own delegation ends with its attempt, below
+		}
+		s.cancel(now, d, "agent "+name+" was removed")
+	}
+	if t := s.active(); t != nil && t.Agent == name && (t.State == AwaitingAck || t.State == TaskClarifying || t.State == Running) {
+		s.effect(StopTurn{TaskID: t.ID, Reason: "agent removed"})
+		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
+			s.cancel(now, d, "agent "+name+" was removed")
+		}
+		s.failure(now, t, FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: ExecutionError,
+			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: []string{}, Error: "agent " + name + " was removed (" + reason + ") while it worked on the task"}})
+	}
 	return nil
 }
 
@@ -161,10 +198,78 @@ func (s *State) pickAgent(d *Delivery) string {
 	slices.Sort(names)
 	for _, n := range names {
 		a := s.agents[n]
-		if n == d.To || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) {
+		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) {
 			continue
 		}
 		return n
 	}
 	return ""
+}
+
+// openOf is the agent's open deliveries, in id order (the core decides
+// the same way every time).
+func (s *State) openOf(agent string) []*Delivery {
+	out := make([]*Delivery, 0, len(s.open[agent]))
+	for _, d := range s.open[agent] {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b *Delivery) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// inService counts the agents not removed.
+func (s *State) inService() int {
+	n := 0
+	for _, a := range s.agents {
+		if !a.Removed {
+			n++
+		}
+	}
+	return n
+}
+
+// RemoveAgentsNotIn removes the agents that came from wilco.yaml and are
+// no longer in it (names), in name order, and returns their names.
+// Agents added over the API are kept.
+func (s *State) RemoveAgentsNotIn(now time.Time, names []string) []string {
+	var gone []string
+	for n, a := range s.agents {
+		if a.FromConfig && !a.Removed && !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	slices.Sort(gone)
+	for _, n := range gone {
+		_ = s.RemoveAgent(now, n, "no longer in wilco.yaml")
+	}
+	return gone
+}
+
+// NextTaskAgent says which agent the next task that names none would go
+// to, and why — the choice the queue makes: the first agent by name that
+// is available; when none is, the first in service (the task waits for
+// it).
+func (s *State) NextTaskAgent() (name, why string) {
+	names := make([]string, 0, len(s.agents))
+	for n, a := range s.agents {
+		if !a.Removed {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "", "no agent is in service: a task is refused until one is added to wilco.yaml or with POST /v1/agents"
+	}
+	slices.Sort(names)
+	var skipped []string
+	for _, n := range names {
+		if a := s.agents[n]; a.Status == Available {
+			why = n + " is available and first by name"
+			if len(skipped) > 0 {
+				why += " among the available agents (" + strings.Join(skipped, ", ") + " not available)"
+			}
+			return n, why
+		}
+		skipped = append(skipped, n+" "+string(s.agents[n].Status))
+	}
+	return names[0], "no agent is available (" + strings.Join(skipped, ", ") + "): the task waits for " + names[0] + ", first by name"
 }

@@ -59,6 +59,7 @@ func (s *State) applyEvent(ev Event) {
 			return
 		}
 		a.Version = seq
+		a.Removed, a.FromConfig = false, e.FromConfig
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
@@ -71,6 +72,11 @@ func (s *State) applyEvent(ev Event) {
 	case AgentTokenSet:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.TokenHash = e.TokenHash
+		}
+
+	case AgentRemoved:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Removed, a.TokenHash = true, ""
 		}
 
 	case AgentSeen:

@@ -29,6 +29,7 @@ const (
 	TypeAgentStatus          = "agent.status"
 	TypeAgentCycle           = "agent.cycle"
 	TypeAgentToken           = "agent.token"
+	TypeAgentRemoved         = "agent.removed"
 	TypeDeliveryQueued       = "delivery.queued"
 	TypeDeliverySent         = "delivery.sent"
 	TypeDeliveryRetried      = "delivery.retried"
@@ -62,6 +63,9 @@ type AgentRegistered struct {
 	Pull      bool            `json:"pull"`
 	Handshake string          `json:"handshake,omitempty"`
 	Settings  json.RawMessage `json:"settings,omitempty"`
+	// FromConfig: the agent comes from wilco.yaml (not the API), so it
+	// is removed when it leaves the file.
+	FromConfig bool `json:"from_config,omitempty"`
 }
 
 // AgentStatusChanged records an agent's new status.
@@ -75,6 +79,13 @@ type AgentStatusChanged struct {
 // stops working. The token itself is never recorded.
 type AgentTokenSet struct {
 	TokenHash string `json:"token_hash"`
+}
+
+// AgentRemoved records an agent taken out of service: removed from
+// wilco.yaml, or by the user. It gets no more work and its token stops
+// working; registering it again brings it back.
+type AgentRemoved struct {
+	Reason string `json:"reason"`
 }
 
 // AgentCycle records a pull agent's dispatch cycle that fetched messages
@@ -238,6 +249,7 @@ func (PoliciesSet) EventType() string           { return TypePoliciesSet }
 func (AgentRegistered) EventType() string       { return TypeAgentRegistered }
 func (AgentStatusChanged) EventType() string    { return TypeAgentStatus }
 func (AgentTokenSet) EventType() string         { return TypeAgentToken }
+func (AgentRemoved) EventType() string          { return TypeAgentRemoved }
 func (AgentCycle) EventType() string            { return TypeAgentCycle }
 func (DeliveryQueued) EventType() string        { return TypeDeliveryQueued }
 func (DeliverySent) EventType() string          { return TypeDeliverySent }
@@ -272,6 +284,7 @@ func init() {
 	register[AgentRegistered]()
 	register[AgentStatusChanged]()
 	register[AgentTokenSet]()
+	register[AgentRemoved]()
 	register[AgentCycle]()
 	register[DeliveryQueued]()
 	register[DeliverySent]()

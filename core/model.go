@@ -42,6 +42,10 @@ type Agent struct {
 	// Seen says a pull agent has polled its inbox or replied at least once.
 	Seen      bool   `json:"seen,omitempty"`
 	TokenHash string `json:"token_hash,omitempty"`
+	// FromConfig: the agent comes from wilco.yaml (see AgentSpec).
+	FromConfig bool `json:"from_config,omitempty"`
+	// Removed: the agent was taken out of service (see AgentRemoved).
+	Removed bool `json:"removed,omitempty"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.

@@ -31,7 +31,7 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 	if len(tasks) == 0 {
 		return Plan{}, invalidf("tasks: a plan needs at least one task")
 	}
-	if len(s.agents) == 0 {
+	if s.inService() == 0 {
 		return Plan{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
 	p := Plan{ID: id, State: PlanRunning}

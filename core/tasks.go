@@ -157,14 +157,14 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	}
 	if spec.Agent != "" {
 		a, ok := s.agents[spec.Agent]
-		if !ok {
+		if !ok || a.Removed {
 			return Task{}, notFoundf("no agent %q", spec.Agent)
 		}
 		if spec.DryRun && a.Pull {
 			return Task{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
 		}
 	}
-	if len(s.agents) == 0 {
+	if s.inService() == 0 {
 		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
 	t := Task{
@@ -213,10 +213,13 @@ func (s *State) schedule(now time.Time) {
 // for a dry run, which needs one).
 func (s *State) pickTaskAgent(t *Task) string {
 	if t.RequestedAgent != "" {
+		if a := s.agents[t.RequestedAgent]; a == nil || a.Removed {
+			return ""
+		}
 		return t.RequestedAgent
 	}
 	if t.Agent != "" {
-		if a := s.agents[t.Agent]; a != nil && a.Status != Offline && a.Status != Unresponsive {
+		if a := s.agents[t.Agent]; a != nil && !a.Removed && a.Status != Offline && a.Status != Unresponsive {
 			return t.Agent
 		}
 	}
@@ -228,7 +231,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if t.DryRun && a.Pull {
+		if a.Removed || t.DryRun && a.Pull {
 			continue
 		}
 		if fallback == "" {
@@ -247,7 +250,11 @@ func (s *State) pickTaskAgent(t *Task) string {
 func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	agent := s.pickTaskAgent(t)
 	if agent == "" {
-		s.escalateTask(now, t, "no agent can take this task (a dry run needs an exec agent)")
+		why := "no agent can take this task (a dry run needs an exec agent)"
+		if t.RequestedAgent != "" {
+			why = "the agent this task asks for, " + t.RequestedAgent + ", was removed: answer skip or abort, or add it back to wilco.yaml"
+		}
+		s.escalateTask(now, t, why)
 		return
 	}
 	a := s.agents[agent]

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,10 +47,15 @@ type Options struct {
 	Config *config.Config
 	// Addr overrides the configuration's listen address.
 	Addr string
-	// Dir is the state directory: wilco.db, token, addr, aimaestro.json.
-	// Default: .wilco beside the configuration file (in the working
-	// directory when Config is given). A relative store: in the
-	// configuration is relative to the configuration file too.
+	// Root is the repository: verify steps and agents run there, dry-run
+	// worktrees are made of it, and a relative store: of the
+	// configuration is relative to it. Default: the configuration file's
+	// directory (the working directory when Config is given). wilco serve
+	// and wilco run set it to the directory they run in, so that a
+	// configuration file kept elsewhere does not move the repository.
+	Root string
+	// Dir is the state directory: wilco.db, token, addr, server.json,
+	// aimaestro.json. Default: .wilco in Root.
 	Dir    string
 	Logger *slog.Logger
 	// AllowRemote allows a listen address that is not loopback.
@@ -83,6 +89,8 @@ type Daemon struct {
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent
 	addrFile   string
+	// lock is the repository's lock, held while the daemon runs.
+	lock *repoLock
 
 	// fresh holds the connections that have not sent a request yet: at
 	// shutdown they are closed, where net/http would wait 5 s for each
@@ -127,6 +135,9 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		}
 		base = filepath.Dir(path)
 	}
+	if opts.Root != "" {
+		base = opts.Root
+	}
 	dir := opts.Dir
 	if dir == "" {
 		dir = filepath.Join(base, DefaultDir)
@@ -134,6 +145,15 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("daemon: state directory: %w", err)
 	}
+	lock, err := lockRepo(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.release()
+		}
+	}()
 	token, err := adminToken(opts.Token, dir)
 	if err != nil {
 		return nil, err
@@ -153,6 +173,16 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		aimaestro = false
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) && opts.Addr == "" && loopback {
+		// Another program (or another repository's wilco) has the
+		// configured port: serve on a free one; the CLI finds it in the
+		// state directory's addr file.
+		host, _, _ := net.SplitHostPort(addr)
+		if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err == nil {
+			log.Warn("the configured port is taken: serving on a free port instead (the CLI finds it in .wilco/addr)",
+				"configured", addr, "serving", ln.Addr().String())
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("daemon: listen: %w", err)
 	}
@@ -162,7 +192,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		}
 	}()
 
-	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}}
+	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock}
 	dbPath := cfg.Store
 	switch {
 	case dbPath == "":
@@ -281,12 +311,18 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			log.Error("serving stopped", "err", err)
 		}
 	}()
+	if err := d.lock.setURL(d.URL); err != nil {
+		log.Warn("could not record the address in the lock file", "err", err)
+	}
 	d.addrFile = filepath.Join(dir, "addr")
 	if err := os.WriteFile(d.addrFile, []byte(d.URL+"\n"), 0o600); err != nil {
 		log.Warn("could not write the address file", "path", d.addrFile, "err", err)
 		d.addrFile = ""
 	}
 	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration: " + w)
+	}
 	if len(cfg.Agents) == 0 {
 		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
 	}
@@ -314,6 +350,13 @@ func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[strin
 					return nil, err
 				}
 			}
+		}
+		names := make([]string, 0, len(cfg.Agents))
+		for _, a := range cfg.Agents {
+			names = append(names, a.Name)
+		}
+		if gone := c.RemoveAgentsNotIn(now, names); len(gone) > 0 {
+			d.log.Info("removed the agents no longer in the configuration", "agents", gone)
 		}
 		for _, id := range c.RunningOperations() {
 			if _, err := c.FinishOperation(now, id, -1, "wilco stopped while the command ran; its outcome is unknown"); err != nil {
@@ -356,6 +399,7 @@ func (d *Daemon) Close() error {
 		if d.addrFile != "" {
 			_ = os.Remove(d.addrFile)
 		}
+		d.lock.release()
 		d.closeErr = errors.Join(errs...)
 		d.log.Info("wilco stopped")
 	})

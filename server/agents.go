@@ -35,14 +35,35 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("status %q: must be available, busy, unresponsive, hibernating or offline", status)
 	}
 	out := []AgentView{}
+	var next, why string
 	s.read(func(c *core.State) {
 		for _, a := range c.Agents() {
 			if status == "" || a.Status == status {
 				out = append(out, s.agentView(a))
 			}
 		}
+		next, why = c.NextTaskAgent()
 	})
-	WriteJSON(w, http.StatusOK, map[string]any{"agents": out})
+	WriteJSON(w, http.StatusOK, map[string]any{"agents": out, "next": map[string]string{"agent": next, "why": why}})
+	return nil
+}
+
+func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	a, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Agent, error) {
+		if err := c.RemoveAgent(now, name, "removed by the user"); err != nil {
+			return core.Agent{}, err
+		}
+		a, _ := c.Agent(name)
+		return a, nil
+	})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, s.agentView(a))
 	return nil
 }
 
@@ -100,7 +121,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	token := NewToken()
 	created, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Agent, error) {
-		if _, exists := c.Agent(a.Name); exists {
+		if old, exists := c.Agent(a.Name); exists && !old.Removed {
 			return core.Agent{}, Errorf(CodeConflict, "agent %q already exists (POST /v1/agents/%s/token gives it a new token)", a.Name, a.Name)
 		}
 		if err := c.RegisterAgent(now, a.Spec()); err != nil {

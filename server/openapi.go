@@ -230,8 +230,10 @@ func componentSchemas() map[string]any {
 		"Agent": obj([]string{"name", "adapter", "capabilities", "status"}, map[string]any{
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
+			"from_config": boolean, "removed": boolean,
 		}),
-		"AgentList": obj([]string{"agents"}, map[string]any{"agents": arr(ref("Agent"))}),
+		"AgentList": obj([]string{"agents", "next"}, map[string]any{"agents": arr(ref("Agent")),
+			"next": obj([]string{"agent", "why"}, map[string]any{"agent": typ("string", "The agent the next task that names none goes to (\"\" when none is in service)."), "why": str})}),
 		"CreateAgent": obj([]string{"name", "adapter"}, map[string]any{
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs,
 			"preset": enum("claude-code", "codex", "gemini", "aider", "opencode"), "command": strs,

@@ -24,6 +24,8 @@ func (s *Server) ownRoutes() []Route {
 			Request: "CreateAgent", Handler: s.createAgent, Responses: map[int]string{201: "CreatedAgent"}},
 		{Method: "GET", Path: "/v1/agents/{name}", Auth: Admin, Summary: "One agent.",
 			Examples: name, Handler: s.getAgent, Responses: map[int]string{200: "Agent"}},
+		{Method: "DELETE", Path: "/v1/agents/{name}", Auth: Admin, Summary: "Remove an agent: it gets no more work, its open messages are cancelled, its token stops working, and the task it works on is retried by another agent. An agent still in wilco.yaml comes back at the next start.",
+			Examples: name, Handler: s.removeAgent, Responses: map[int]string{200: "Agent"}},
 		{Method: "POST", Path: "/v1/agents/{name}/token", Auth: Admin, Summary: "Give the agent a new token; the old one stops working at once.",
 			Examples: name, Handler: s.rotateToken, Responses: map[int]string{200: "Token"}},
 

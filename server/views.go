@@ -26,13 +26,17 @@ type AgentView struct {
 	Unacknowledged int `json:"unacknowledged"`
 	// Polling says whether the agent is long-polling its inbox right now.
 	Polling bool `json:"polling"`
+	// FromConfig: the agent comes from wilco.yaml; Removed: it was taken
+	// out of service (no more work, its token refused).
+	FromConfig bool `json:"from_config"`
+	Removed    bool `json:"removed"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
 	return AgentView{
 		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
-		Polling: s.waiting(a.Name),
+		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed,
 	}
 }
 

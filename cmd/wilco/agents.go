@@ -17,6 +17,8 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 			return cmdAgentsAdd(ctx, c, v, args[1:])
 		case "token":
 			return cmdAgentsToken(ctx, c, v, args[1:])
+		case "remove":
+			return cmdAgentsRemove(ctx, c, v, args[1:])
 		}
 	}
 	fs := c.flags(v)
@@ -28,13 +30,54 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	agents, err := cl.Agents(ctx)
+	agents, next, err := cl.AgentsAndNext(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "agents", agents, "no agents", "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED", func(a client.Agent) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, a.Status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
+	if *asJSON {
+		return c.printJSON(map[string]any{"agents": nonNil(agents), "next": next})
+	}
+	code := printList(c, false, "agents", agents, "no agents", "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED", func(a client.Agent) string {
+		status := a.Status
+		if a.Removed {
+			status = "removed"
+		}
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
 	})
+	if next.Why != "" {
+		if next.Agent != "" {
+			fmt.Fprintf(c.stdout, "\nnext task (naming no agent) → %s: %s\n", next.Agent, next.Why)
+		} else {
+			fmt.Fprintf(c.stdout, "\nnext task: %s\n", next.Why)
+		}
+	}
+	return code
+}
+
+func cmdAgentsRemove(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents remove", args: "NAME [--json]", summary: "take an agent out of service: no more work, its token refused, its task retried by another agent"}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	a, err := cl.RemoveAgent(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(a)
+	}
+	fmt.Fprintf(c.stdout, "removed %s: it gets no more work and its token is refused\n", a.Name)
+	if a.FromConfig {
+		fmt.Fprintf(c.stderr, "wilco: %s is still in wilco.yaml: remove it there too, or it comes back at the next start\n", a.Name)
+	}
+	return exitOK
 }
 
 func cmdAgentsAdd(ctx context.Context, c *cli, parent *verb, args []string) int {

@@ -27,27 +27,28 @@ func (c *cli) configPath(flagValue string) string {
 	return p
 }
 
-// stateDir is the state directory: the flag, else .wilco beside the
-// configuration file.
-func stateDir(flagValue, cfgPath string) string {
+// stateDir is the state directory: the flag, else .wilco in the
+// repository root (the directory wilco runs in, wherever the
+// configuration file is).
+func stateDir(flagValue, root string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	return filepath.Join(filepath.Dir(cfgPath), daemon.DefaultDir)
+	return filepath.Join(root, daemon.DefaultDir)
 }
 
 func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	addr := fs.String("addr", "", "listen on this host:port instead of the configuration's listen")
 	cfg := fs.String("config", "", "the configuration file (default $WILCO_CONFIG, else wilco.yaml)")
-	dir := fs.String("dir", "", "the state directory (default .wilco beside the configuration)")
+	dir := fs.String("dir", "", "the state directory (default .wilco in the working directory)")
 	remote := fs.Bool("allow-remote", false, "allow a listen address that is not loopback (put TLS in front)")
 	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
 		return code
 	}
 	path := c.configPath(*cfg)
 	err := daemon.Run(ctx, daemon.Options{
-		ConfigPath: path, Addr: *addr, Dir: stateDir(*dir, path), AllowRemote: *remote,
+		ConfigPath: path, Root: c.wd, Addr: *addr, Dir: stateDir(*dir, c.wd), AllowRemote: *remote,
 		Logger: slog.New(slog.NewTextHandler(c.stderr, nil)),
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -61,7 +62,7 @@ func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 func (c *cli) startInProcess(ctx context.Context, cfgFlag string) (*client.Client, func(), error) {
 	path := c.configPath(cfgFlag)
 	d, err := daemon.Start(ctx, daemon.Options{
-		ConfigPath: path, Dir: stateDir("", path),
+		ConfigPath: path, Root: c.wd, Dir: stateDir("", c.wd),
 		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -34,9 +34,10 @@ var verbs []*verb
 func init() {
 	verbs = []*verb{
 		{name: "init", args: "[--force] [--dir DIR]", group: "setup", summary: "write wilco.yaml (verify command and installed agents detected) and .wilco/ with the admin token", run: cmdInit},
+		{name: "config", args: "check [--config FILE]", group: "setup", summary: "validate wilco.yaml and print the effective configuration, defaults filled in", run: cmdConfig},
 		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
 
-		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on success", run: cmdRun},
+		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on verified success, 3 when no check ran", run: cmdRun},
 		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
 
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
@@ -53,7 +54,7 @@ func init() {
 
 		{name: "plan", args: "submit FILE [--id ID] [--json] | show ID [--json]", group: "plans", summary: "submit a plan of tasks with dependencies, or show one and its retry summary", run: cmdPlan},
 
-		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME", group: "agents and messages", summary: "list the agents; register one; give one a new token", run: cmdAgents},
+		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME | remove NAME", group: "agents and messages", summary: "list the agents and where the next task goes; register one; give one a new token; remove one", run: cmdAgents},
 		{name: "send", args: `AGENT "<text>" [--type T] [--subject S] [--task ID] [--wait D] [--json]`, group: "agents and messages", summary: "send a message (a task delegation is tracked until acknowledged)", run: cmdSend},
 		{name: "instruct", args: `AGENT "<text>" [--max-retries N] [--ack-contains S] [--ack-regex R] [--wait D] [--json]`, group: "agents and messages", summary: "queue an instruction, resent each dispatch cycle until acknowledged", run: cmdInstruct},
 		{name: "ack", args: "ID [--json]", group: "agents and messages", summary: "acknowledge an instruction", run: cmdAck},

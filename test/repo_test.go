@@ -1,0 +1,261 @@
+package test
+
+// Black-box tests of wilco on a repository as a user sets it up: one
+// server per repository, servers of two repositories side by side, config
+// edits that take effect, and `wilco config check`.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveArgs starts `wilco serve ARGS…` in dir (the CLI's environment, no
+// address or config flags unless given) and returns it with its output.
+func serveArgs(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *lockedBuffer, chan error) {
+	t.Helper()
+	cmd := exec.Command(wilcoBin, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "WILCO_TOKEN="+adminToken), env...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	return cmd, out, done
+}
+
+// waitAddr waits for the server of dir to write its address.
+func waitAddr(t *testing.T, dir string, out *lockedBuffer, done chan error) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(dir, ".wilco", "addr")); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("wilco serve exited at start: %v\n%s", err, out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("wilco serve wrote no address:\n%s", out)
+	return ""
+}
+
+// inRepo runs the CLI in dir with no address or config flag or variable:
+// it must find dir's own server.
+func inRepo(t *testing.T, dir string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, wilcoBin, args...)
+	cmd.Dir = dir
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "WILCO_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "WILCO_TOKEN="+adminToken)
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := cliResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		r.code = -1
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A second server on the same repository exits 1 at once, naming the
+// first (pid, address); the first goes on serving; after the first is
+// killed with SIGKILL, a new one starts.
+func TestSecondServerOnTheSameRepositoryExitsNamingTheFirst(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "listen: 127.0.0.1:0\nagents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep)
+	first, out, done := serveArgs(t, dir, nil)
+	url := waitAddr(t, dir, out, done)
+
+	for _, args := range [][]string{{"serve"}, {"serve", "--addr", "127.0.0.1:0"}} {
+		r := wilcoCLI(t, dir, "http://127.0.0.1:1", 20*time.Second, args...)
+		want := fmt.Sprintf("another wilco (pid %d) already serves this repository at %s", first.Process.Pid, url)
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("wilco %s beside a running server: exit %d, want 1 saying %q\n%s%s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if r := inRepo(t, dir, "status"); r.code != 0 {
+		t.Fatalf("the first server stopped answering: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+
+	_ = first.Process.Kill()
+	done <- <-done // the cleanup waits on it too
+	// The killed server leaves its files; the next one writes its own.
+	_ = os.Remove(filepath.Join(dir, ".wilco", "addr"))
+	_, out2, done2 := serveArgs(t, dir, nil)
+	waitAddr(t, dir, out2, done2)
+	if r := inRepo(t, dir, "status"); r.code != 0 {
+		t.Fatalf("after a SIGKILL the next server does not serve: %d %s%s\n%s", r.code, r.stdout, r.stderr, out2)
+	}
+}
+
+// Two repositories served side by side on the same configured port both
+// work without flags: the second takes a free port and says so, and the
+// CLI run in each repository reaches that repository's server.
+func TestTwoRepositoriesServedSideBySideBothWork(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	yaml := fmt.Sprintf("listen: 127.0.0.1:%d\nagents:\n", port) + execAgent(t, "fixer", "fix_when.sh", nil) + checkStep
+	a, b := newRepo(t, yaml), newRepo(t, yaml)
+	_, outA, doneA := serveArgs(t, a, nil)
+	urlA := waitAddr(t, a, outA, doneA)
+	_, outB, doneB := serveArgs(t, b, nil)
+	urlB := waitAddr(t, b, outB, doneB)
+	if urlA == urlB {
+		t.Fatalf("both servers at %s", urlA)
+	}
+	mustContain(t, "the second server's log", outB.String(), "the configured port is taken")
+
+	if r := inRepo(t, a, "submit", "Write the fix into file.txt", "--id", "A-1"); r.code != 0 {
+		t.Fatalf("submit in repository a: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := inRepo(t, b, "submit", "Write the fix into file.txt", "--id", "B-1"); r.code != 0 {
+		t.Fatalf("submit in repository b: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	ra, rb := inRepo(t, a, "status"), inRepo(t, b, "status")
+	if !strings.Contains(ra.stdout, "A-1") || strings.Contains(ra.stdout, "B-1") || !strings.Contains(rb.stdout, "B-1") || strings.Contains(rb.stdout, "A-1") {
+		t.Fatalf("each repository's CLI does not reach its own server:\na:\n%s\nb:\n%s", ra.stdout, rb.stdout)
+	}
+}
+
+// An agent removed from wilco.yaml gets no task after a restart; `wilco
+// agents` shows it removed and says where the next task goes; `wilco
+// agents remove` takes an agent out at once and refuses its token.
+func TestAgentRemovedFromTheConfigGetsNoMoreTasks(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "aaa", "fix_when.sh", nil)+execAgent(t, "zzz", "fix_when.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	if got := in.waitTask("R-1", 30*time.Second, "success"); got.Agent != "aaa" {
+		t.Fatalf("R-1 went to %s, want aaa (first by name)", got.Agent)
+	}
+	mustContain(t, "wilco agents", in.cli("agents"), "next task (naming no agent) → aaa: aaa is available and first by name")
+	in.stop()
+
+	// aaa leaves the file.
+	cfg := "agents:\n" + execAgent(t, "zzz", "fix_when.sh", nil) + checkStep
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in = serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-2", "description": "Write the fix into file.txt again"})
+	if got := in.waitTask("R-2", 30*time.Second, "success"); got.Agent != "zzz" {
+		t.Fatalf("R-2 went to %s after aaa left wilco.yaml", got.Agent)
+	}
+	out := in.cli("agents")
+	mustContain(t, "wilco agents", out, "aaa", "removed", "next task (naming no agent) → zzz")
+	if r := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "x", "agent": "aaa"}); r.status != 404 {
+		t.Fatalf("a task for the removed agent: %d %s", r.status, r.body)
+	}
+
+	// wilco agents remove, on an agent added over the API.
+	tok := in.agent("remote")
+	mustContain(t, "wilco agents remove", in.cli("agents", "remove", "remote"), "removed remote")
+	if r := in.call("GET", "/v1/inbox", tok, nil); r.status != 401 {
+		t.Fatalf("the removed agent's token still works: %d %s", r.status, r.body)
+	}
+	if r := wilcoCLI(t, dir, in.url, 20*time.Second, "agents", "remove", "nobody"); r.code != 1 || !strings.Contains(r.stderr, "no agent") {
+		t.Fatalf("remove of an unknown agent: %d %s", r.code, r.stderr)
+	}
+}
+
+// replan_after above hard_stop is valid: the server starts and warns.
+func TestReplanAfterAboveHardStopStartsWithAWarning(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+"policy:\n  loop: {replan_after: 20, hard_stop: 5}\n")
+	in := serveRepo(t, dir)
+	waitFor(t, "the warning", 10*time.Second, func() bool {
+		return strings.Contains(in.stderr.String(), "replan_after: 20 is more than hard_stop (5)")
+	})
+	r := wilcoCLI(t, dir, in.url, 20*time.Second, "config", "check")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stdout, "replan_after: 20") {
+		t.Fatalf("wilco config check: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// `wilco config check` prints each error with file and line and exits 1;
+// a valid file prints the effective configuration with the defaults.
+func TestConfigCheckValidatesAndPrintsTheEffectiveConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte("agents:\n  - {name: a, adapter: mailbox}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := inRepo(t, dir, "config", "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "hard_stop: 12") || !strings.Contains(r.stdout, "timeouts: [5m, 2m, 1m]") {
+		t.Fatalf("config check of a valid file: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("agents: 3\nlisen: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = inRepo(t, dir, "config", "check", "--config", bad)
+	if r.code != 1 || !strings.Contains(r.stderr, "bad.yaml:1: agents: must be a list") || !strings.Contains(r.stderr, "bad.yaml:2: lisen: unknown key") {
+		t.Fatalf("config check of a bad file: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --config naming a file elsewhere does not move the repository: the
+// state, the verify steps and the agents stay in the working directory.
+func TestConfigElsewhereDoesNotMoveTheRepository(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "")
+	cfg := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nagents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, done := serveArgs(t, dir, nil, "--config", cfg)
+	waitAddr(t, dir, out, done)
+	if r := inRepo(t, dir, "submit", "Write the fix into file.txt", "--id", "C-1"); r.code != 0 {
+		t.Fatalf("submit: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, "the fix in the repository", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "file.txt"))
+		return string(b) == "fixed C-1\n"
+	})
+	waitFor(t, "C-1 to succeed", 30*time.Second, func() bool {
+		return strings.Contains(inRepo(t, dir, "status", "C-1").stdout, "C-1  success")
+	})
+	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), ".wilco")); err == nil {
+		t.Fatal("the state went beside the configuration file")
+	}
+}

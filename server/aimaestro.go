@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"wilco/ack"
 	"wilco/core"
 )
 
@@ -24,9 +26,11 @@ import (
 // relayed. Errors are AI Maestro's {"error": "…"} (with wilco's code
 // beside it).
 //
-// The routes need no token (AI Maestro's scripts send none) and answer
-// loopback clients only. A token that is sent must be valid, and an agent's
-// token may act only as that agent.
+// The routes answer loopback clients only, and need a token as AI
+// Maestro's AMP clients send their API key (Authorization: Bearer): the
+// agent's own wilco token, which may act only as that agent, or the admin
+// token. A reply to the orchestrator (an ACK, a completion…) counts only
+// with the sending agent's own token: missing 401, another's 403.
 //
 // To run the scripts unchanged, give wilco AI Maestro's address (listen:
 // 127.0.0.1:23000) and register each AI Maestro agent as a mailbox agent
@@ -375,7 +379,8 @@ func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("priority must be low, normal, high or urgent, got %q", req.Priority)
 	}
 	from, to := hostName(req.From), hostName(req.To)
-	if me := AgentName(r.Context()); me != "" && from != me {
+	me := AgentName(r.Context())
+	if me != "" && from != me {
 		return Errorf(CodePermissionDenied, "the token of %s may not send as %s", me, from)
 	}
 	if exists, _ := s.known(from); !exists {
@@ -383,6 +388,9 @@ func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	if exists, _ := s.known(to); !exists {
 		return notFoundf("Agent not found: %s", to)
+	}
+	if to == s.orch && from != s.orch && me != from {
+		return Errorf(CodePermissionDenied, "a reply to %s counts only with the sending agent's own token: send %s's token as Authorization: Bearer", s.orch, from)
 	}
 	now := time.Now()
 	msg := &maestroMessage{
@@ -428,21 +436,7 @@ func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *maest
 			in.InReplyTo = msg.InReplyTo // a wilco message id: the core checks it was sent to this agent
 		}
 	}
-	switch {
-	case replyForms[formType(typ)]:
-		in.Type, in.Data = formType(typ), msg.Content
-	case len(context) > 0 && context[0] == '{':
-		var c struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(context, &c) == nil && replyForms[formType(c.Type)] {
-			in.Type, in.Data = formType(c.Type), context
-		} else {
-			in.Text = text
-		}
-	default:
-		in.Text = text
-	}
+	in.Type, in.Data, in.Text = maestroReplyForm(typ, text, msg.Content, context)
 	interp, err := s.interpret(r, in)
 	if err != nil {
 		return err
@@ -454,6 +448,91 @@ func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *maest
 	}
 	WriteJSON(w, http.StatusCreated, map[string]any{"message": msg, "notified": true, "interpreted": interp})
 	return nil
+}
+
+// maestroReplyForm reads an AI Maestro message to the orchestrator as the
+// reply it carries. AI Maestro's content is {type, message, context}, its
+// type free-form (request, response, notification, update…; see Message in
+// ai-maestro's lib/messageQueue.ts), and the task id may be only in the
+// context (task_id, taskId, task) or only in the text. The structured form
+// is used when the type (of the content or of its context) names a form of
+// the ACK protocol and the form reads whole; otherwise the message text is
+// read as an agent's text reply (an [ACK] line, questions, a checkpoint, a
+// completion or blocked report), the task id from the context written into
+// an [ACK] line that lacks one.
+func maestroReplyForm(typ, text string, content, context json.RawMessage) (form string, data []byte, plain string) {
+	taskID := contextTaskID(context)
+	try := func(t string, raw json.RawMessage) bool {
+		if !replyForms[formType(t)] {
+			return false
+		}
+		d := withTaskID(raw, taskID)
+		if _, err := ack.ParseJSON(formType(t), d); err != nil && strings.TrimSpace(text) != "" {
+			return false // incomplete as JSON: the text says it
+		}
+		form, data = formType(t), d
+		return true
+	}
+	if try(typ, content) {
+		return form, data, ""
+	}
+	var c struct {
+		Type string `json:"type"`
+	}
+	if len(context) > 0 && context[0] == '{' && json.Unmarshal(context, &c) == nil && try(c.Type, context) {
+		return form, data, ""
+	}
+	return "", nil, ackWithTaskID(text, taskID)
+}
+
+// contextTaskID is the task id an AI Maestro message's context names, if
+// any.
+func contextTaskID(context json.RawMessage) string {
+	var c map[string]any
+	if len(context) == 0 || json.Unmarshal(context, &c) != nil {
+		return ""
+	}
+	for _, k := range []string{"task_id", "taskId", "taskID", "task"} {
+		if id, ok := c[k].(string); ok && core.ValidID(strings.TrimSpace(id)) {
+			return strings.TrimSpace(id)
+		}
+	}
+	return ""
+}
+
+// withTaskID adds "task_id" to a JSON object that has none.
+func withTaskID(raw json.RawMessage, taskID string) []byte {
+	if taskID == "" {
+		return raw
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	if _, ok := m["task_id"]; ok {
+		return raw
+	}
+	m["task_id"], _ = json.Marshal(taskID)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// ackNoID is an [ACK] line with no task id before its status.
+var ackNoID = regexp.MustCompile(`(?m)\[ACK\][ \t]*(?:-[ \t]*)?(RECEIVED|CLARIFICATION[_ -]NEEDED|REJECTED|QUEUED|CONFIRMED)\b`)
+
+// ackWithTaskID writes taskID into an [ACK] line of text that names no
+// task: "[ACK] RECEIVED" becomes "[ACK] T-3 - RECEIVED".
+func ackWithTaskID(text, taskID string) string {
+	if taskID == "" {
+		return text
+	}
+	if loc := ackNoID.FindStringSubmatchIndex(text); loc != nil {
+		return text[:loc[0]] + "[ACK] " + taskID + " - " + text[loc[2]:loc[3]] + text[loc[1]:]
+	}
+	return text
 }
 
 // maestroSendAsOrchestrator sends a message as wilco (it needs the admin

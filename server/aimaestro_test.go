@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,14 +48,47 @@ func maestroSetup(t *testing.T, orchestrator string) *testBundle {
 	}
 	cfg.Compat.AIMaestro = true
 	cfg.Agents = []config.Agent{{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}}, {Name: "remote-2", Adapter: "mailbox"}}
-	return setup(t, setupOpts{cfg: cfg, aimaestro: true})
+	b := setup(t, setupOpts{cfg: cfg, aimaestro: true})
+	b.tokens = map[string]string{}
+	for _, a := range cfg.Agents {
+		b.tokens[a.Name] = b.must(200, b.call("POST", "/v1/agents/"+a.Name+"/token", adminToken, nil)).json(t)["token"].(string)
+	}
+	return b
+}
+
+// maestroCall calls an AI Maestro route as AMP clients do, with a token
+// as Authorization: Bearer: token, or "" for the token of the agent the
+// request is from (its from, else its ?agent=; the admin token for the
+// orchestrator and for unknown agents), or "-" for none.
+func (b *testBundle) maestroCall(method, path, token string, body any) response {
+	b.t.Helper()
+	switch token {
+	case "-":
+		token = ""
+	case "":
+		name := ""
+		if m, ok := body.(map[string]any); ok {
+			name, _ = m["from"].(string)
+		}
+		if name == "" {
+			if u, err := url.Parse(path); err == nil {
+				name = u.Query().Get("agent")
+			}
+		}
+		name, _, _ = strings.Cut(name, "@")
+		token = b.tokens[name]
+		if token == "" {
+			token = adminToken
+		}
+	}
+	return b.call(method, path, token, body)
 }
 
 // check-aimaestro-messages.sh: get_unread_messages.
 func (b *testBundle) maestroUnread(agent string) []maestroSummary {
 	b.t.Helper()
 	var l maestroList
-	b.must(200, b.call("GET", "/api/messages?agent="+agent+"&box=inbox&status=unread", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent="+agent+"&box=inbox&status=unread", "", nil), &l)
 	return l.Messages
 }
 
@@ -62,7 +96,7 @@ func (b *testBundle) maestroUnread(agent string) []maestroSummary {
 func (b *testBundle) maestroRead(agent, id string) maestroFull {
 	b.t.Helper()
 	var m maestroFull
-	b.must(200, b.call("GET", "/api/messages?agent="+agent+"&id="+id+"&box=inbox", "", nil), &m)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent="+agent+"&id="+id+"&box=inbox", "", nil), &m)
 	return m
 }
 
@@ -86,12 +120,12 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 		var res struct {
 			Resolved map[string]any `json:"resolved"`
 		}
-		b.must(200, b.call("GET", "/api/messages?action=resolve&agent="+name, "", nil), &res)
+		b.must(200, b.maestroCall("GET", "/api/messages?action=resolve&agent="+name, "", nil), &res)
 		if res.Resolved["agentId"] != name || res.Resolved["alias"] != name {
 			t.Fatalf("resolve %s: %v", name, res)
 		}
 	}
-	if r := b.call("GET", "/api/messages?action=resolve&agent=ghost", "", nil); r.status != 404 || r.json(t)["resolved"] != nil {
+	if r := b.maestroCall("GET", "/api/messages?action=resolve&agent=ghost", "", nil); r.status != 404 || r.json(t)["resolved"] != nil {
 		t.Fatalf("resolve ghost: %d %s", r.status, r.body)
 	}
 
@@ -112,7 +146,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 		t.Fatalf("message %+v", full)
 	}
 	// mark_message_read
-	r := b.must(200, b.call("PATCH", "/api/messages?agent=remote-1&id="+u.ID+"&action=read", "", nil))
+	r := b.must(200, b.maestroCall("PATCH", "/api/messages?agent=remote-1&id="+u.ID+"&action=read", "", nil))
 	if r.json(t)["success"] != true {
 		t.Fatalf("mark read %s", r.body)
 	}
@@ -125,7 +159,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 		Notified    bool                `json:"notified"`
 		Interpreted core.Interpretation `json:"interpreted"`
 	}
-	b.must(201, b.call("POST", "/api/messages", "", replyPayload("remote-1", full.From, full.Subject, u.ID,
+	b.must(201, b.maestroCall("POST", "/api/messages", "", replyPayload("remote-1", full.From, full.Subject, u.ID,
 		"[ACK] T-7 - RECEIVED\nUnderstanding: add a --json flag to xls")), &sent)
 	if !sent.Notified || sent.Interpreted.Kind != "ack" || sent.Interpreted.DeliveryID != m.ID || sent.Message.Subject != "Re: Task T-7" {
 		t.Fatalf("reply %+v", sent)
@@ -135,7 +169,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 	}
 	// The reply is in the agent's sent box and the orchestrator's inbox.
 	var l maestroList
-	b.must(200, b.call("GET", "/api/messages?agent=remote-1&box=sent", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-1&box=sent", "", nil), &l)
 	if len(l.Messages) != 1 || l.Messages[0].To != "wilco" || l.Limit != 25 {
 		t.Fatalf("sent box %+v", l)
 	}
@@ -156,13 +190,13 @@ func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 		t.Fatalf("unread %+v", unread)
 	}
 	before := b.head()
-	r := b.call("POST", "/api/messages", "", map[string]any{
+	r := b.maestroCall("POST", "/api/messages", "", map[string]any{
 		"from": "remote-1", "to": "wilco", "subject": "RE: [skill-install] Pending - Acknowledgment Required",
 		"content": map[string]any{"type": "acknowledgment", "message": "ok"}})
 	if r.status != 404 || b.head() != before {
 		t.Fatalf("to the wrong orchestrator name: %d %s", r.status, r.body)
 	}
-	b.must(201, b.call("POST", "/api/messages", "", map[string]any{
+	b.must(201, b.maestroCall("POST", "/api/messages", "", map[string]any{
 		"from": "remote-1", "to": "chief-of-staff", "subject": "RE: [skill-install] Pending - Acknowledgment Required",
 		"content": map[string]any{"type": "acknowledgment", "message": "ok", "ready": true, "notes": "Finished saving current work, ready for operation"}}))
 	b.must(200, b.call("GET", "/v1/operations/"+op.ID, adminToken, nil), &op)
@@ -171,7 +205,7 @@ func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 	}
 	// The chief of staff's check for acknowledgments lists the chief of staff's unread.
 	var l maestroList
-	b.must(200, b.call("GET", "/api/messages?agent=chief-of-staff&action=list&status=unread", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=chief-of-staff&action=list&status=unread", "", nil), &l)
 	if len(l.Messages) != 1 || l.Messages[0].From != "remote-1" || l.Messages[0].Preview != "ok" {
 		t.Fatalf("chief-of-staff inbox %+v", l)
 	}
@@ -183,48 +217,48 @@ func TestAIMaestroSendBetweenAgentsAndFilters(t *testing.T) {
 	// send-aimaestro-message.sh's payload.
 	for i, subject := range []string{"Need API", "Status update", "Deployment"} {
 		priority := []string{"normal", "high", "urgent"}[i]
-		b.must(201, b.call("POST", "/api/messages", "", map[string]any{
+		b.must(201, b.maestroCall("POST", "/api/messages", "", map[string]any{
 			"from": "remote-1", "fromAlias": "remote-1", "fromHost": "local", "to": "remote-2", "toAlias": "remote-2", "toHost": "local",
 			"subject": subject, "priority": priority, "content": map[string]any{"type": "request", "message": "Please implement POST /api/users"}}))
 	}
 	var l maestroList
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2@local&limit=2", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2@local&limit=2", "", nil), &l)
 	if len(l.Messages) != 2 || l.Limit != 2 || l.Messages[0].Subject != "Deployment" {
 		t.Fatalf("newest first, limited: %+v", l)
 	}
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2&limit=0&priority=high", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2&limit=0&priority=high", "", nil), &l)
 	if len(l.Messages) != 1 || l.Limit != 0 || l.Messages[0].Subject != "Status update" {
 		t.Fatalf("priority filter, no limit: %+v", l)
 	}
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2&limit=abc", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2&limit=abc", "", nil), &l)
 	if len(l.Messages) != 3 || l.Limit != 0 {
 		t.Fatalf("limit not a number (AI Maestro: all): %+v", l)
 	}
 	id := l.Messages[0].ID
-	b.must(200, b.call("PATCH", "/api/messages?agent=remote-2&id="+id+"&action=archive", "", nil))
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2&status=archived", "", nil), &l)
+	b.must(200, b.maestroCall("PATCH", "/api/messages?agent=remote-2&id="+id+"&action=archive", "", nil))
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2&status=archived", "", nil), &l)
 	if len(l.Messages) != 1 || l.Messages[0].ID != id {
 		t.Fatalf("archived %+v", l)
 	}
 	var count struct{ Count int }
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2&action=unread-count", "", nil), &count)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2&action=unread-count", "", nil), &count)
 	if count.Count != 2 {
 		t.Fatalf("unread count %d", count.Count)
 	}
-	b.must(200, b.call("DELETE", "/api/messages?agent=remote-2&id="+id, "", nil))
-	if r := b.call("GET", "/api/messages?agent=remote-2&id="+id, "", nil); r.status != 404 || r.json(t)["error"] != "Message not found" {
+	b.must(200, b.maestroCall("DELETE", "/api/messages?agent=remote-2&id="+id, "", nil))
+	if r := b.maestroCall("GET", "/api/messages?agent=remote-2&id="+id, "", nil); r.status != 404 || r.json(t)["error"] != "Message not found" {
 		t.Fatalf("deleted message: %d %s", r.status, r.body)
 	}
 	var stats struct {
 		Unread, Total int
 		ByPriority    map[string]int
 	}
-	b.must(200, b.call("GET", "/api/messages?agent=remote-2&action=stats", "", nil), &stats)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=remote-2&action=stats", "", nil), &stats)
 	if stats.Total != 2 || stats.ByPriority["normal"] != 1 {
 		t.Fatalf("stats %+v", stats)
 	}
 	// An unknown agent has an empty inbox, as in AI Maestro.
-	b.must(200, b.call("GET", "/api/messages?agent=ghost", "", nil), &l)
+	b.must(200, b.maestroCall("GET", "/api/messages?agent=ghost", "", nil), &l)
 	if len(l.Messages) != 0 {
 		t.Fatalf("ghost inbox %+v", l)
 	}
@@ -235,7 +269,7 @@ func TestAIMaestroRefusals(t *testing.T) {
 	b := maestroSetup(t, "")
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "remote-1", "type": "task_delegation", "task_id": "T-1", "body": "Do it."}))
 	mine := b.maestroUnread("remote-1")[0].ID
-	tok := b.must(200, b.call("POST", "/v1/agents/remote-2/token", adminToken, nil)).json(t)["token"].(string)
+	tok := b.tokens["remote-2"]
 	tests := []struct {
 		name, method, path, token string
 		body                      any
@@ -253,10 +287,14 @@ func TestAIMaestroRefusals(t *testing.T) {
 		{"acknowledging another agent's task", "POST", "/api/messages", "", replyPayload("remote-2", "wilco", "Task T-1", "", "[ACK] T-1 - RECEIVED\nUnderstanding: do it"), 403, "not delegated to remote-2"},
 		{"unknown inReplyTo", "POST", "/api/messages", "", replyPayload("remote-1", "wilco", "x", "msg-404", "ok"), 404, "no message"},
 		{"broken ACK", "POST", "/api/messages", "", replyPayload("remote-1", "wilco", "x", "", "[ACK] T-1 - MAYBE"), 400, "reply"},
-		{"sending as wilco without the admin token", "POST", "/api/messages", "", map[string]any{"from": "wilco", "to": "remote-1", "subject": "x", "content": map[string]any{"type": "request", "message": "hi"}}, 403, "admin token"},
+		{"sending as wilco with an agent's token", "POST", "/api/messages", tok, map[string]any{"from": "wilco", "to": "remote-1", "subject": "x", "content": map[string]any{"type": "request", "message": "hi"}}, 403, "may not send as wilco"},
 		{"an agent's token acting as another", "POST", "/api/messages", tok, replyPayload("remote-1", "wilco", "x", "", "ok"), 403, "may not send as remote-1"},
 		{"an agent's token reading another's inbox", "GET", "/api/messages?agent=remote-1", tok, nil, 403, "may not act as remote-1"},
 		{"an unknown token", "GET", "/api/messages?agent=remote-1", "nope", nil, 401, "unknown token"},
+		{"no token: a forged ACK", "POST", "/api/messages", "-", replyPayload("remote-1", "wilco", "Task T-1", "", "[ACK] T-1 - RECEIVED\nUnderstanding: do it"), 401, "missing token"},
+		{"no token: reading an inbox", "GET", "/api/messages?agent=remote-1", "-", nil, 401, "missing token"},
+		{"no token: the identity", "GET", "/api/hosts/identity", "-", nil, 401, "missing token"},
+		{"the admin token replying as an agent", "POST", "/api/messages", adminToken, replyPayload("remote-1", "wilco", "Task T-1", "", "[ACK] T-1 - RECEIVED\nUnderstanding: do it"), 403, "the sending agent's own token"},
 		{"no agent", "GET", "/api/messages", "", nil, 400, "Agent identifier required"},
 		{"bad action", "GET", "/api/messages?agent=remote-1&action=explode", "", nil, 400, "Invalid action"},
 		{"bad box", "GET", "/api/messages?agent=remote-1&box=trash", "", nil, 400, "box"},
@@ -269,7 +307,7 @@ func TestAIMaestroRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		before := b.head()
-		r := b.call(tt.method, tt.path, tt.token, tt.body)
+		r := b.maestroCall(tt.method, tt.path, tt.token, tt.body)
 		var e struct {
 			Error string `json:"error"`
 		}

@@ -33,6 +33,8 @@ type testBundle struct {
 	metrics *Metrics
 	cfg     *config.Config
 	dir     string
+	// tokens are the agents' tokens (maestroSetup makes them).
+	tokens map[string]string
 }
 
 type setupOpts struct {

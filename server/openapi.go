@@ -63,6 +63,10 @@ func operationDoc(rt Route) map[string]any {
 		op["security"] = []any{map[string]any{"admin": []string{}}}
 	case AgentOnly:
 		op["security"] = []any{map[string]any{"agent": []string{}}}
+	case Loopback:
+		// The agent's token (as AMP clients send their API key), or the
+		// admin token.
+		op["security"] = []any{map[string]any{"agent": []string{}}, map[string]any{"admin": []string{}}}
 	default:
 		op["security"] = []any{}
 	}

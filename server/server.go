@@ -195,8 +195,9 @@ const (
 	Admin
 	// AgentOnly routes need an agent's token (the agent's side).
 	AgentOnly
-	// Loopback routes need no token but answer loopback clients only (AI
-	// Maestro compatibility: its scripts send none).
+	// Loopback routes answer loopback clients only, with an agent's token
+	// (as AI Maestro's AMP clients send their API key: Authorization:
+	// Bearer) or the admin token: AI Maestro compatibility.
 	Loopback
 )
 

@@ -327,18 +327,22 @@ func TestAIMaestroAgentAcknowledgesThroughItsScripts(t *testing.T) {
   - {name: backend-api, adapter: mailbox, capabilities: [go]}
 compat: {aimaestro: true}
 `)
+	// The agent's token, sent as AMP clients send their API key.
+	var rotated struct{ Token string }
+	in.must(200, in.call("POST", "/v1/agents/backend-api/token", adminToken, nil), &rotated)
+	tok := rotated.Token
 	var m message
 	in.must(201, in.call("POST", "/v1/messages", adminToken, map[string]any{"to": "backend-api", "type": "task_delegation", "task_id": "GH-4-xls",
 		"body": "Implement the xls CLI directory browser."}), &m)
 	var resolved struct{ Resolved struct{ AgentID string } }
-	in.must(200, in.call("GET", "/api/messages?action=resolve&agent=backend-api", "", nil), &resolved)
+	in.must(200, in.call("GET", "/api/messages?action=resolve&agent=backend-api", tok, nil), &resolved)
 	if resolved.Resolved.AgentID != "backend-api" {
 		t.Fatalf("resolve %+v", resolved)
 	}
 	var list struct {
 		Messages []struct{ ID, From, Subject, Priority, Preview, Type string }
 	}
-	in.must(200, in.call("GET", "/api/messages?agent=backend-api&box=inbox&status=unread", "", nil), &list)
+	in.must(200, in.call("GET", "/api/messages?agent=backend-api&box=inbox&status=unread", tok, nil), &list)
 	if len(list.Messages) != 1 || list.Messages[0].From != "wilco" || list.Messages[0].Type != "task-assignment" {
 		t.Fatalf("unread %+v", list)
 	}
@@ -348,16 +352,16 @@ compat: {aimaestro: true}
 		Subject string
 		Content struct{ Type, Message string }
 	}
-	in.must(200, in.call("GET", "/api/messages?agent=backend-api&id="+id+"&box=inbox", "", nil), &full)
+	in.must(200, in.call("GET", "/api/messages?agent=backend-api&id="+id+"&box=inbox", tok, nil), &full)
 	if !strings.Contains(full.Content.Message, "[ACK] GH-4-xls - RECEIVED") {
 		t.Fatalf("full %+v", full)
 	}
 	var ok struct{ Success bool }
-	in.must(200, in.call("PATCH", "/api/messages?agent=backend-api&id="+id+"&action=read", "", nil), &ok)
+	in.must(200, in.call("PATCH", "/api/messages?agent=backend-api&id="+id+"&action=read", tok, nil), &ok)
 	if !ok.Success {
 		t.Fatal("mark read")
 	}
-	in.must(201, in.call("POST", "/api/messages", "", map[string]any{
+	in.must(201, in.call("POST", "/api/messages", tok, map[string]any{
 		"from": "backend-api", "fromAlias": "backend-api", "fromHost": "local", "to": full.From, "toAlias": full.From, "toHost": "local",
 		"subject": "Re: " + full.Subject, "priority": "normal", "inReplyTo": id,
 		"content": map[string]any{"type": "response", "message": "[ACK] GH-4-xls - RECEIVED\nUnderstanding: Will implement the xls CLI directory browser"}}))

@@ -198,3 +198,35 @@ func TestPermissionRefusedInATurnThatExitedWellEscalatesWhenTheCheckFails(t *tes
 		t.Fatalf("%s attempt %d, want a retry", got.State, got.Attempt)
 	}
 }
+
+func TestRemovedAgentGetsNoWorkAndItsTaskGoesToAnother(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t) // claude
+	b.agent("zed", "exec", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	if got := b.task(tk.ID); got.Agent != "claude" {
+		t.Fatalf("the task went to %s", got.Agent)
+	}
+	b.ok(b.c.RemoveAgent(b.now, "claude", "removed by the user"))
+	got := b.task(tk.ID)
+	if got.Agent != "zed" || got.Attempt != 2 || len(got.Failures) != 1 || got.Failures[0].FailureType != ExecutionError ||
+		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "agent claude was removed") {
+		t.Fatalf("after the removal: agent %s attempt %d failures %+v", got.Agent, got.Attempt, got.Failures)
+	}
+	if n, _ := b.c.NextTaskAgent(); n == "claude" {
+		t.Fatal("the removed agent is still picked")
+	}
+	if _, err := b.c.SubmitTask(b.now, TaskSpec{Description: "y", Agent: "claude"}); err == nil {
+		t.Fatal("a task was given to the removed agent")
+	}
+	// Only agents from wilco.yaml leave with it; registering brings one back.
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "cfg", Adapter: "mailbox", FromConfig: true}))
+	if gone := b.c.RemoveAgentsNotIn(b.now, []string{"zed"}); len(gone) != 1 || gone[0] != "cfg" {
+		t.Fatalf("removed at start: %v (zed and claude came from the API)", gone)
+	}
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "claude", Adapter: "exec", Capabilities: []string{"go"}}))
+	if a, _ := b.c.Agent("claude"); a.Removed {
+		t.Fatal("registering a removed agent did not bring it back")
+	}
+}

@@ -123,8 +123,11 @@ func TestStartServesAndRestartKeepsState(t *testing.T) {
 		t.Fatalf("create: %d %v", st, out)
 	}
 	agentTok := out["token"].(string)
-	if st, _ := call(t, d, "GET", "/api/messages?agent=remote-1", "", nil); st != 200 {
+	if st, _ := call(t, d, "GET", "/api/messages?agent=remote-1", d.Token, nil); st != 200 {
 		t.Fatalf("AI Maestro on loopback: %d", st)
+	}
+	if st, _ := call(t, d, "GET", "/api/messages?agent=remote-1", "", nil); st != 401 {
+		t.Fatalf("AI Maestro without a token: %d, want 401", st)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,9 @@ import (
 // would share its database and corrupt it. The file says who holds it.
 const LockFile = "server.json"
 
+// lockPatience is how long lockRepo tries before it gives up.
+const lockPatience = 500 * time.Millisecond
+
 // Holder is what the lock file says of the wilco that holds it.
 type Holder struct {
 	PID     int       `json:"pid"`
@@ -64,7 +67,15 @@ func lockRepo(dir string) (*repoLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A lock just given up may still be held for a moment by a child
+	// process forked before it was (the descriptor closes at its exec):
+	// try for a short while before saying another wilco holds it.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for deadline := time.Now().Add(lockPatience); errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			var h Holder

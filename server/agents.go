@@ -124,7 +124,9 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		if old, exists := c.Agent(a.Name); exists && !old.Removed {
 			return core.Agent{}, Errorf(CodeConflict, "agent %q already exists (POST /v1/agents/%s/token gives it a new token)", a.Name, a.Name)
 		}
-		if err := c.RegisterAgent(now, a.Spec()); err != nil {
+		spec := a.Spec()
+		spec.FromConfig = false // added over the API: it stays when wilco.yaml changes
+		if err := c.RegisterAgent(now, spec); err != nil {
 			return core.Agent{}, err
 		}
 		if err := c.SetAgentToken(now, a.Name, TokenHash(token)); err != nil {

@@ -28,7 +28,7 @@ compat: {aimaestro: true}
 	}
 	// alpha's first dispatch cycle through AI Maestro: the delegation and
 	// the instruction land in its AI Maestro inbox.
-	in.must(200, in.call("GET", "/api/messages?agent=alpha", "", nil), &maestro)
+	in.must(200, in.call("GET", "/api/messages?agent=alpha", alpha, nil), &maestro)
 	if len(maestro.Messages) != 2 {
 		t.Fatalf("alpha's AI Maestro inbox %+v", maestro)
 	}
@@ -116,12 +116,15 @@ compat: {aimaestro: true}
 		{"a zero limit", "GET", "/v1/events?follow=false&limit=0", adminToken, nil, 400, "invalid_argument"},
 		{"a bad Last-Event-ID", "GET", "/v1/events", adminToken, nil, 400, "invalid_argument"},
 		{"an unknown route", "GET", "/v1/widgets", adminToken, nil, 404, "not_found"},
-		{"a method the route does not take", "DELETE", "/v1/agents/alpha", adminToken, nil, 405, "method_not_allowed"},
+		{"a method the route does not take", "PUT", "/v1/agents/alpha", adminToken, nil, 405, "method_not_allowed"},
 		// AI Maestro.
-		{"AI Maestro: answering another agent's message", "POST", "/api/messages", "", map[string]any{
+		{"AI Maestro: answering another agent's message", "POST", "/api/messages", beta, map[string]any{
 			"from": "beta", "to": "wilco", "subject": "Re: Task T-1", "inReplyTo": maestro.Messages[0].ID,
 			"content": map[string]any{"type": "response", "message": "[ACK] T-1 - RECEIVED\nUnderstanding: add the flag"}}, 403, "permission_denied"},
-		{"AI Maestro: missing fields", "POST", "/api/messages", "", map[string]any{"from": "alpha", "to": "wilco"}, 400, "invalid_argument"},
+		{"AI Maestro: missing fields", "POST", "/api/messages", alpha, map[string]any{"from": "alpha", "to": "wilco"}, 400, "invalid_argument"},
+		{"AI Maestro: no token", "POST", "/api/messages", "", map[string]any{
+			"from": "alpha", "to": "wilco", "subject": "Re: Task T-1",
+			"content": map[string]any{"type": "response", "message": "[ACK] T-1 - RECEIVED\nUnderstanding: add the flag"}}, 401, "unauthenticated"},
 	}
 	if len(tests) < 40 {
 		t.Fatalf("only %d bad requests", len(tests))

@@ -108,7 +108,7 @@
 //	claude-code  claude -p --output-format stream-json --verbose --permission-mode acceptEdits [extra] [--resume ID]
 //	             stdin: the prompt on stdin; arg: PROMPT last; file: "Read the file PATH and follow…" last
 //	             reads: "assistant" events' text blocks (scanned), "result".result (Summary), session_id
-//	codex        codex exec --full-auto --json [extra] [resume ID] -
+//	codex        codex exec --sandbox workspace-write --json [extra] [resume ID] -
 //	             stdin: "-" and the prompt on stdin; arg: PROMPT; file: "Read the file PATH…"
 //	             reads: item.completed agent_message text (the last is the Summary), thread.started thread_id
 //	gemini       gemini --output-format stream-json --approval-mode auto_edit [extra] [--resume ID] -p TEXT

@@ -54,6 +54,10 @@ type preset struct {
 	resume func(id string) []string
 	// parser reads its output.
 	parser func() outputParser
+	// env are variables the agent needs to run headless in wilco's
+	// worktrees, set unless wilco's environment or the agent's env sets
+	// them.
+	env map[string]string
 }
 
 // pointer is the prompt given as an argument when the real prompt is in a
@@ -80,7 +84,9 @@ var presets = map[string]preset{
 	},
 	PresetCodex: {
 		program: "codex",
-		base:    []string{"exec", "--full-auto", "--json"},
+		// --full-auto is refused by current versions (exit 2); the
+		// sandbox that lets it write the working tree is named instead.
+		base: []string{"exec", "--sandbox", "workspace-write", "--json"},
 		prompt: func(mode, prompt, file string) ([]string, bool) {
 			switch mode {
 			case PromptArg:
@@ -109,6 +115,10 @@ var presets = map[string]preset{
 		},
 		resume: func(id string) []string { return []string{"--resume", id} },
 		parser: func() outputParser { return &geminiParser{} },
+		// Gemini CLI refuses to run in a folder it does not trust; wilco's
+		// repositories and dry-run worktrees are trusted by the user who
+		// runs wilco on them.
+		env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 	},
 	PresetAider: {
 		program: "aider",
@@ -188,6 +198,11 @@ func buildCommand(c AgentConfig, prompt, file, session string) (invocation, erro
 	args, stdin := p.prompt(mode, prompt, file)
 	argv = append(argv, args...)
 	return invocation{argv: argv, stdin: stdin, parser: p.parser()}, nil
+}
+
+// presetEnv returns the variables agent c's preset needs (nil for none).
+func presetEnv(c AgentConfig) map[string]string {
+	return presets[c.Preset].env
 }
 
 // canResume reports whether agent c's preset resumes sessions.

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	execadapter "wilco/adapter/exec"
 	"wilco/config"
 )
 
@@ -203,6 +205,10 @@ func cmdInit(_ context.Context, c *cli, v *verb, args []string) int {
 	fmt.Fprintf(c.stdout, "%s %s\n", verb, config.DefaultFile)
 	for _, a := range agents {
 		fmt.Fprintf(c.stdout, "  agent:  %s (exec, preset %s)\n", a.name, a.preset)
+		if v, ok := c.agentVersion(a.program); ok && execadapter.NewerVersion(v, execadapter.PresetVersions[a.preset]) {
+			fmt.Fprintf(c.stderr, "note: %s %s is newer than %s, the newest version its preset is known to work with: "+
+				"if its tasks fail to start, see docs/AGENTS.md for what the preset relies on\n", a.program, v, execadapter.PresetVersions[a.preset])
+		}
 	}
 	if len(agents) == 0 {
 		fmt.Fprintf(c.stdout, "  agents: none\n")
@@ -249,6 +255,22 @@ changed, and no boundaries check. Run "git init" here (and commit) first.
 	}
 	fmt.Fprintln(c.stdout, `next: "wilco serve", then "wilco run \"<what to do>\""`)
 	return exitOK
+}
+
+// agentVersion runs "program --version" (for a few seconds at most) and
+// returns the version it prints.
+func (c *cli) agentVersion(program string) (string, bool) {
+	path, err := c.lookPath(program)
+	if err != nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "", false
+	}
+	return execadapter.ParseVersion(string(out))
 }
 
 // insideGit reports whether dir is inside a git working tree.

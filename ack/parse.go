@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Parse interprets any text an agent wrote. It finds the first
@@ -119,6 +120,10 @@ type ackLine struct {
 // is one only when the rest is a good ACK, since prose may start so too.
 func parseACKLine(s string) (al ackLine, ok bool, err error) {
 	t, _ := stripDecoration(s)
+	// A symbol before it, as models write one: "✅ [ACK] T-3 - RECEIVED".
+	t = strings.TrimLeftFunc(t, func(r rune) bool {
+		return unicode.IsSymbol(r) || unicode.IsSpace(r) || unicode.Is(unicode.Mn, r) || r == '\uFE0F'
+	})
 	rest, bracket, ok := cutACKHead(t)
 	if !ok {
 		return ackLine{}, false, nil

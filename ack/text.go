@@ -181,10 +181,16 @@ func parseLabel(s string) (label, string, bool) {
 		rest, closed = rest[n:], true
 	}
 	rest = strings.TrimLeft(rest, " \t")
-	if !strings.HasPrefix(rest, ":") {
+	switch {
+	case strings.HasPrefix(rest, ":"):
+		rest = rest[1:]
+	case dashLabel(rest):
+		// "Understanding - value", as models write it too.
+		_, n := utf8.DecodeRuneInString(rest)
+		rest = rest[n:]
+	default:
 		return labelNone, "", false
 	}
-	rest = rest[1:]
 	if emph != "" && !closed {
 		if n := emphasisRun(rest); n > 0 && (n == len(rest) || rest[n] == ' ' || rest[n] == '\t') {
 			rest, closed = rest[n:], true
@@ -195,6 +201,16 @@ func parseLabel(s string) (label, string, bool) {
 		value = strings.TrimSpace(strings.TrimSuffix(value, emph))
 	}
 	return l, value, true
+}
+
+// dashLabel reports whether rest (what follows a label's name) is a dash
+// and a blank, then a value: "- value", "– value", "— value".
+func dashLabel(rest string) bool {
+	r, n := utf8.DecodeRuneInString(rest)
+	if !isDash(r) || n >= len(rest) || (rest[n] != ' ' && rest[n] != '\t') {
+		return false
+	}
+	return strings.TrimSpace(rest[n:]) != ""
 }
 
 // isLabel reports whether s is a label line.

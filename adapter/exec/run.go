@@ -219,7 +219,7 @@ func run(spec procSpec) procResult {
 			return
 		}
 		if end {
-			spec.scan.flush()
+			spec.scan.settle()
 		}
 		deliver()
 		if spec.scan.collecting {
@@ -262,7 +262,7 @@ func run(spec procSpec) procResult {
 			}
 		case <-timerC(settleT):
 			if spec.scan != nil {
-				spec.scan.flush()
+				spec.scan.settle()
 				deliver()
 			}
 		case err := <-exitCh:

@@ -15,9 +15,13 @@ const maxAckLines = 20
 // task-acknowledgment or task-acknowledgment-error on a line), checkpoints
 // (JSON checkpoint-ack on a line) and the last task-complete.
 //
-// An [ACK] block is the [ACK] line and the lines after it, up to a blank
-// line, another [ACK] line, maxAckLines lines or the end of the agent's
-// message (a JSON event, or a pause the caller measures); then it is ready.
+// An [ACK] block is the [ACK] line and the lines after it. It is judged
+// only once it is complete — its Understanding: (or Questions:, Reason:)
+// has arrived — and then ends at a blank line, another [ACK] line, or the
+// end of the agent's message (a JSON event, or a pause the caller
+// measures). Before that, blank lines and pauses do not end it (models
+// write a blank line after the [ACK] line, or pause in the stream); only
+// another form, maxAckLines lines or the end of the turn do.
 type scanner struct {
 	wantAck bool // the turn asks for an ACK
 
@@ -34,6 +38,8 @@ type scanner struct {
 func (s *scanner) line(line string) {
 	if s.collecting {
 		switch {
+		case strings.TrimSpace(line) == "" && !ackComplete(s.block):
+			return // a blank line before the Understanding: arrived
 		case strings.TrimSpace(line) == "":
 			s.flush()
 			return
@@ -80,6 +86,64 @@ func (s *scanner) form(line string, r ack.Reply) {
 		c := r
 		s.complete = &c
 	}
+}
+
+// settle makes a collected [ACK] block ready if it is complete: the
+// agent's message ended, or it paused.
+func (s *scanner) settle() {
+	if s.collecting && ackComplete(s.block) {
+		s.flush()
+	}
+}
+
+// ackLabels are the labels of the lines that complete an [ACK] block.
+var ackLabels = []string{"understanding", "questions", "question", "reason", "clarification"}
+
+// ackComplete reports whether an [ACK] block holds what its status says:
+// a labelled line (Understanding:, Questions:, Reason:) with text after
+// the label or on a line after it. Markdown around the label (bold,
+// bullets, headings) and "-" for ":" are read as models write them.
+func ackComplete(block []string) bool {
+	bare := false // a label line with nothing after it: the next line says it
+	for i, l := range block {
+		t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "*_#>-+ \t"))
+		if t == "" {
+			continue
+		}
+		if bare {
+			return true
+		}
+		low := strings.ToLower(t)
+		if i == 0 {
+			// The [ACK] line itself may carry it: "… - RECEIVED. Understanding: …".
+			j := -1
+			for _, k := range ackLabels {
+				if j = strings.Index(low, k); j >= 0 {
+					break
+				}
+			}
+			if j < 0 {
+				continue
+			}
+			low = low[j:]
+		}
+		for _, k := range ackLabels {
+			rest, ok := strings.CutPrefix(low, k)
+			if !ok {
+				continue
+			}
+			rest = strings.TrimLeft(rest, "*_` \t")
+			if strings.IndexAny(rest, ":-–—") != 0 {
+				break // a word such as "understanding" in a sentence
+			}
+			if strings.TrimSpace(strings.TrimLeft(rest, ":-–—*_` \t")) != "" {
+				return true
+			}
+			bare = true
+			break
+		}
+	}
+	return false
 }
 
 // flush makes a collected [ACK] block ready.

@@ -11,6 +11,10 @@ const (
 	EnvNotExecutable  = "not_executable"
 	EnvAuthentication = "authentication"
 	EnvPermission     = "permission"
+	// EnvInvalidRequest: the model's API refused the agent's request as
+	// invalid (HTTP 400): the same request fails again however often it
+	// is retried.
+	EnvInvalidRequest = "invalid_request"
 )
 
 // EnvironmentProblem is what ClassifyEnvironment found.
@@ -47,6 +51,10 @@ var (
 
 	authRe = regexp.MustCompile(`(?i)invalid x-api-key|authentication_error|\b401\b.{0,20}unauthori[sz]ed|unauthori[sz]ed.{0,20}\b401\b|api key not valid|invalid[ _-]api[ _-]key|incorrect api key|please run /login|not logged in|\blogin required\b|please log ?in|credit balance is too low|insufficient_quota|\b[A-Z][A-Z0-9]*_API_KEY\b.{0,40}(?:not set|missing|required|invalid|must be set|is empty|environment variable)|(?:set|missing|provide|no) (?:the )?\b[A-Z][A-Z0-9]*_API_KEY\b`)
 
+	// Claude Code: "API Error: 400 {…invalid_request_error…}"; the OpenAI
+	// and Anthropic APIs' error type; Gemini's INVALID_ARGUMENT.
+	invalidRequestRe = regexp.MustCompile(`invalid_request_error|API Error: 400\b|\bINVALID_ARGUMENT\b`)
+
 	permissionRe = regexp.MustCompile(`(?i)requires approval|approval required|requested permissions? to|haven't granted|have not granted|needs your (?:permission|approval)|waiting for (?:your )?approval|permission to use \w+ (?:was|has been) denied|permission denied.{0,40}\b(?:tool|approval|allow|grant)|(?:tool|approval|allow).{0,40}permission denied`)
 )
 
@@ -66,6 +74,11 @@ func ClassifyEnvironment(exitCode int, output string) (EnvironmentProblem, bool)
 		return EnvironmentProblem{Kind: EnvAuthentication, Line: lineOf(output, m),
 			Cause: "the agent could not authenticate: " + lineOf(output, m),
 			Fix:   "log the agent's CLI in, or set its API key in the environment wilco runs with (for example ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), or in the agent's env in wilco.yaml; then answer retry"}, true
+	}
+	if m := invalidRequestRe.FindString(output); m != "" {
+		return EnvironmentProblem{Kind: EnvInvalidRequest, Line: lineOf(output, m),
+			Cause: "the model's API refused the agent's request as invalid: " + lineOf(output, m),
+			Fix:   "check the agent's model name and settings (its args and env in wilco.yaml, or its own configuration) and the API it talks to; then answer retry"}, true
 	}
 	if m := permissionRe.FindString(output); m != "" {
 		return EnvironmentProblem{Kind: EnvPermission, Line: lineOf(output, m),

@@ -34,6 +34,8 @@ func TestClassifyEnvironmentFindsWhatNoRetryFixes(t *testing.T) {
 		{"401", 1, "request failed: 401 Unauthorized", EnvAuthentication, "", "401 Unauthorized"},
 		{"a tool needs approval", 1, "This command requires approval: rm -rf build", EnvPermission, "", "requires approval"},
 		{"claude permissions", 1, "Claude requested permissions to use Bash, but you haven't granted it yet.", EnvPermission, "", "requested permissions"},
+		{"claude, the model API refuses the request", 1, `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 999999 > 64000"}}`, EnvInvalidRequest, "", "max_tokens: 999999"},
+		{"gemini, invalid argument", 1, `[API Error: {"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}]`, EnvInvalidRequest, "", "invalid argument"},
 		{"a tool's permission denied", 0, "Permission denied for tool Edit: not allowed in this mode", EnvPermission, "", "Permission denied for tool"},
 	}
 	for _, c := range cases {

@@ -230,3 +230,32 @@ func TestRemovedAgentGetsNoWorkAndItsTaskGoesToAnother(t *testing.T) {
 		t.Fatal("registering a removed agent did not bring it back")
 	}
 }
+
+func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	refused := TurnResult{TaskID: tk.ID, ExitCode: 2, Error: "the agent exited with status 2",
+		Output: "error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]"}
+	for i := 1; i <= 3; i++ {
+		r := refused
+		r.Attempt = b.task(tk.ID).Attempt
+		_, err := b.c.EndTurn(b.now, r)
+		b.ok(err)
+	}
+	got := b.task(tk.ID)
+	if got.State != Escalated || got.Attempt != 3 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "the same way 3 times in a row") {
+		t.Fatalf("%s attempt %d escalation %+v", got.State, got.Attempt, got.Escalation)
+	}
+	// Different failures go on through the debug loop.
+	b = taskBundle(t)
+	tk = submit(b, TaskSpec{Description: "x"})
+	for i := 1; i <= 3; i++ {
+		_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: b.task(tk.ID).Attempt, ExitCode: 1, Error: "the agent exited with status 1",
+			Output: strings.Repeat("a different crash ", i)})
+		b.ok(err)
+	}
+	if got := b.task(tk.ID); got.State == Escalated {
+		t.Fatalf("three different failures escalated: %+v", got.Escalation)
+	}
+}

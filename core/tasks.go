@@ -458,7 +458,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		// An agent CLI in print mode that was refused a permission, or
 		// could not log in to its model, often ends its turn with exit
 		// status 0: what it did not do shows in its output only.
-		if p, ok := ClassifyEnvironment(0, r.Error+"\n"+r.Reason+"\n"+r.Output); ok {
+		if p, ok := ClassifyEnvironment(0, r.Error+"\n"+r.Reason+"\n"+r.Output); ok && (p.Kind == EnvAuthentication || p.Kind == EnvPermission) {
 			blocker = p.Line
 		}
 	}
@@ -644,6 +644,9 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.escalateTask(now, t, Environment+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error)+". To fix: "+f.SuggestedFix)
 	case f.Escalate != "":
 		s.escalateTask(now, t, f.Escalate+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error))
+	case sameFailureRepeated(t.Failures, identicalFailures):
+		s.escalateTask(now, t, fmt.Sprintf("the agent failed the same way %d times in a row (%s): %s",
+			identicalFailures, f.FailureType, firstLine(firstOf(f.ExecutorOutput.Error, f.Details))))
 	case t.TotalVerifyLoops >= p.HardStop:
 		s.stuck(now, t)
 	case p.EscalateAfter > 0 && t.SinceEscalation >= p.EscalateAfter:
@@ -656,6 +659,31 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: retryMilestone(f.FailureType)})
 		s.startAttempt(now, t, "retry")
 	}
+}
+
+// identicalFailures is how many identical failures of the agent's turn in
+// a row escalate: the same error again and again (a refused flag, a crash
+// at start) is not fixed by more attempts.
+const identicalFailures = 3
+
+// sameFailureRepeated reports whether the last n failures are the same
+// failure of the agent's turn (an execution error or a timeout, with the
+// same error and output): the debug loop's verification failures are
+// left to it.
+func sameFailureRepeated(fs []FailureRecord, n int) bool {
+	if len(fs) < n {
+		return false
+	}
+	last := fs[len(fs)-1]
+	if last.FailureType != ExecutionError && last.FailureType != Timeout {
+		return false
+	}
+	for _, f := range fs[len(fs)-n:] {
+		if f.FailureType != last.FailureType || f.ExecutorOutput.Error != last.ExecutorOutput.Error || strings.TrimSpace(f.Details) != strings.TrimSpace(last.Details) {
+			return false
+		}
+	}
+	return true
 }
 
 // retryMilestone is what the user reads when an attempt failed this way

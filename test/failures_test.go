@@ -181,3 +181,27 @@ func TestAgentRefusedPermissionExitingZeroEscalatesWhenTheCheckFails(t *testing.
 	in.submit(map[string]any{"id": "E-5", "description": "Write the fix into file.txt"})
 	in.envEscalation("E-5", "requested permissions to write to file.txt", "To fix: grant the permission")
 }
+
+// An agent whose model API refuses every request as invalid escalates at
+// once with the API's own error, not after 12 processes and 3 replans.
+func TestModelAPIInvalidRequestEscalatesAtOnceWithItsError(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "claude", "api_400.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-6", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-6", "invalid_request_error", "max_tokens: 999999 > 64000", "To fix:")
+}
+
+// An agent that fails the same way every time (a refused flag) escalates
+// after three identical failures, naming the error, not after twelve.
+func TestTheSameAgentFailureThreeTimesEscalates(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "refused_flag.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-7", "description": "Write the fix into file.txt"})
+	got := in.waitTask("E-7", 60*time.Second, "escalated")
+	if got.Attempt != 3 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "the same way 3 times in a row") {
+		t.Fatalf("after three identical failures:\n%s", got)
+	}
+	mustContain(t, "wilco status E-7", in.cli("status", "E-7"), "unexpected argument '--full-auto'")
+}

@@ -1,0 +1,172 @@
+package test
+
+// End-to-end tests with the real agent CLIs from npm, pointed at scripted
+// model servers (package modelserver) on 127.0.0.1: wilco's presets, its
+// ACK reading, its retries and its verification, against the programs
+// users run.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	execadapter "wilco/adapter/exec"
+	"wilco/modelserver"
+)
+
+// npmBin returns the path of program bin of npm package pkg at the version
+// wilco's preset is known to work with, installing it into a cache shared
+// by test runs (and by .ci/run, which installs first) when it is missing.
+// The test is skipped, saying why, only when npm or its registry cannot be
+// reached.
+func npmBin(t *testing.T, pkg, preset, bin string) string {
+	t.Helper()
+	version := execadapter.PresetVersions[preset]
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "wilco-test", "npm", strings.ReplaceAll(strings.TrimPrefix(pkg, "@"), "/", "+")+"@"+version)
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skipf("%s %s is not installed and npm is not on the PATH (install Node.js and npm to run this test)", pkg, version)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// One install at a time per package, across test processes.
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	cmd := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel", "error", pkg+"@"+version)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if s := string(out); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") ||
+			strings.Contains(s, "ETIMEDOUT") || strings.Contains(s, "network") {
+			t.Skipf("npm cannot reach its registry to install %s@%s: %s", pkg, version, firstLines(out, 3))
+		}
+		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("npm installed %s@%s but %s is missing: %v", pkg, version, path, err)
+	}
+	return path
+}
+
+// writeTool is the tool call that writes content into file (an absolute
+// path), as Claude Code's Write tool takes it.
+func writeTool(file, content string) *modelserver.ToolUse {
+	return &modelserver.ToolUse{Name: "Write", Input: map[string]any{"file_path": file, "content": content}}
+}
+
+// Claude Code, for real, in both handshakes: it acknowledges, writes a
+// wrong fix with its Write tool, wilco's verification fails, the retry's
+// prompt — as the model receives it — carries the retry context and the
+// failing check's output, Claude Code writes the right fix, and the task
+// is verified.
+func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	for _, handshake := range []string{"inline", "session"} {
+		t.Run(handshake, func(t *testing.T) {
+			t.Parallel()
+			var dir string
+			model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+				retry := strings.Contains(turn.Prompt, `<retry_context attempt="2"`)
+				ack := "[ACK] T-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n"
+				switch {
+				case !strings.Contains(turn.Prompt, "T-1"):
+					return modelserver.Reply{Text: "I do not know this task."}
+				case handshake == "session" && strings.Contains(turn.Prompt, "for the acknowledgment only"):
+					return modelserver.Reply{Text: ack}
+				case turn.Step == 0 && !retry:
+					return modelserver.Reply{Text: ack + "I will write a first guess.", Tool: writeTool(filepath.Join(dir, "file.txt"), "attempt 1\n")}
+				case turn.Step == 0:
+					return modelserver.Reply{Text: ack + "The check says what it wants; writing it.", Tool: writeTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
+				}
+				return modelserver.Reply{Text: "Done: wrote file.txt."}
+			})
+			dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, handshake, model.URL())+checkStep)
+			in := serveRepo(t, dir)
+			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			var prompts []string
+			for _, r := range model.AgentRequests() {
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+			}
+			if got.State != "success" || got.Attempt != 2 {
+				t.Fatalf("the task ended %s at attempt %d:\n%s\nthe model was asked:\n%s\nserver:\n%s", got.State, got.Attempt, got,
+					strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+			}
+			// What the model received on the retry: the retry context and
+			// the failing check's output.
+			retried := false
+			for _, r := range model.AgentRequests() {
+				p := r.Turn.Prompt
+				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
+					retried = true
+				}
+			}
+			if !retried {
+				t.Fatalf("no request to the model carried the retry context and the failing check:\n%s", strings.Join(prompts, "\n-----\n"))
+			}
+			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+				t.Fatal("Claude Code's fix is not in the repository")
+			}
+			if handshake == "session" {
+				// The work resumed the session of the acknowledgment: the
+				// model saw its own ACK before the go-ahead.
+				resumed := false
+				for _, r := range model.AgentRequests() {
+					if strings.Contains(r.Turn.Prompt, "was accepted") && strings.Contains(fmt.Sprint(r.Body["messages"]), "for the acknowledgment only") {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the work did not resume the acknowledgment's session:\n%s", strings.Join(prompts, "\n-----\n"))
+				}
+			}
+		})
+	}
+}
+
+// claudeAgent is the wilco.yaml agent line of the real Claude Code pointed
+// at model, with a private HOME.
+func claudeAgent(t *testing.T, claude, handshake, url string) string {
+	return fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, handshake: %s, command: [%s], timeout: 2m, "+
+		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
+		handshake, quoted(claude), quoted(url), quoted(t.TempDir()))
+}
+
+// Claude Code whose model API answers 400 to every call: the task
+// escalates at once with the API's own error, not after 12 processes.
+func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	model := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{Text: "unused"} })
+	model.FailWith(400, "invalid_request_error", "max_tokens: 999999 > 64000, which is the maximum allowed")
+	dir := newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "escalated", "stuck", "success")
+	if got.State != "escalated" || got.Attempt > 1 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "max_tokens: 999999") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+	}
+}

@@ -170,3 +170,93 @@ func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T)
 		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
 	}
 }
+
+// codexAgent is the wilco.yaml agent line of the real Codex CLI pointed at
+// a scripted Responses API: a private HOME whose .codex/config.toml names
+// the model provider (base_url, wire_api = "responses") and a model slug
+// Codex knows, so that it offers its usual tools.
+func codexAgent(t *testing.T, codex, handshake, url string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\n", url)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  - {name: codex, adapter: exec, preset: codex, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
+		handshake, quoted(codex), quoted(home))
+}
+
+// shellTool is the tool call that runs a command, as Codex's exec_command
+// takes it.
+func shellTool(cmd string) *modelserver.ToolUse {
+	return &modelserver.ToolUse{Name: "exec_command", Input: map[string]any{"cmd": cmd}}
+}
+
+// retryScript is the model's side of the scenario for a CLI whose tool
+// call writes file.txt: ACK, a wrong fix, and on the retry the right one.
+func retryScript(handshake string, write func(content string) *modelserver.ToolUse) modelserver.Script {
+	return func(turn modelserver.Turn) modelserver.Reply {
+		retry := strings.Contains(turn.Prompt, `<retry_context attempt="2"`)
+		ack := "[ACK] T-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n"
+		switch {
+		case !strings.Contains(turn.Prompt, "T-1"):
+			return modelserver.Reply{Text: "I do not know this task."}
+		case handshake == "session" && strings.Contains(turn.Prompt, "for the acknowledgment only"):
+			return modelserver.Reply{Text: ack}
+		case turn.Step == 0 && !retry:
+			return modelserver.Reply{Text: ack + "I will write a first guess.", Tool: write("attempt 1")}
+		case turn.Step == 0:
+			return modelserver.Reply{Text: ack + "The check says what it wants; writing it.", Tool: write("fixed T-1")}
+		}
+		return modelserver.Reply{Text: "Done: wrote file.txt."}
+	}
+}
+
+// Codex CLI, for real, in both handshakes: the same scenario, its fix
+// written by a command it runs in its workspace-write sandbox.
+func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
+	t.Parallel()
+	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	for _, handshake := range []string{"inline", "session"} {
+		t.Run(handshake, func(t *testing.T) {
+			t.Parallel()
+			model := modelserver.NewResponses(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
+				return shellTool("printf '%s\\n' '" + content + "' > file.txt")
+			}))
+			dir := newRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+checkStep)
+			in := serveRepo(t, dir)
+			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			var prompts []string
+			retried := false
+			for _, r := range model.AgentRequests() {
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				p := r.Turn.Prompt
+				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
+					retried = true
+				}
+			}
+			if got.State != "success" || got.Attempt != 2 || !retried {
+				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+			}
+			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+				t.Fatal("Codex's fix is not in the repository")
+			}
+			if handshake == "session" {
+				resumed := false
+				for _, r := range model.AgentRequests() {
+					if strings.Contains(r.Turn.Prompt, "was accepted") && strings.Contains(fmt.Sprint(r.Body["input"]), "for the acknowledgment only") {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the work did not resume the acknowledgment's thread:\n%s", strings.Join(prompts, "\n-----\n"))
+				}
+			}
+		})
+	}
+}

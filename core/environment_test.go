@@ -30,6 +30,7 @@ func TestClassifyEnvironmentFindsWhatNoRetryFixes(t *testing.T) {
 		{"anthropic key", 1, `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, EnvAuthentication, "", "authenticate"},
 		{"login", 1, "Invalid API key · Please run /login", EnvAuthentication, "", "/login"},
 		{"gemini", 1, "Error: API key not valid. Please pass a valid API key.", EnvAuthentication, "", "API key not valid"},
+		{"gemini without an auth method", 41, "Invalid auth method selected.", EnvAuthentication, "", "Invalid auth method"},
 		{"openai key unset", 1, "Error: OPENAI_API_KEY environment variable is not set", EnvAuthentication, "", "OPENAI_API_KEY"},
 		{"401", 1, "request failed: 401 Unauthorized", EnvAuthentication, "", "401 Unauthorized"},
 		{"a tool needs approval", 1, "This command requires approval: rm -rf build", EnvPermission, "", "requires approval"},

@@ -260,3 +260,68 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 		})
 	}
 }
+
+// geminiAgent is the wilco.yaml agent line of the real Gemini CLI pointed
+// at a scripted Gemini API: a private HOME whose .gemini/settings.json
+// chooses the API-key authentication (without it Gemini CLI exits 41,
+// "Invalid auth method selected."), GOOGLE_GEMINI_BASE_URL and
+// GEMINI_API_KEY. The folder's trust comes from the preset.
+func geminiAgent(t *testing.T, gemini, handshake, url string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  - {name: gemini, adapter: exec, preset: gemini, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}}\n",
+		handshake, quoted(gemini), quoted(home), quoted(url))
+}
+
+// Gemini CLI, for real, in both handshakes: the same scenario, its fix
+// written with its write_file tool.
+func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
+	t.Parallel()
+	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	for _, handshake := range []string{"inline", "session"} {
+		t.Run(handshake, func(t *testing.T) {
+			t.Parallel()
+			var dir string
+			model := modelserver.NewGemini(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
+				return &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
+			}))
+			dir = newRepo(t, "agents:\n"+geminiAgent(t, gemini, handshake, model.URL())+checkStep)
+			in := serveRepo(t, dir)
+			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			var prompts []string
+			retried := false
+			for _, r := range model.AgentRequests() {
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				p := r.Turn.Prompt
+				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
+					retried = true
+				}
+			}
+			if got.State != "success" || got.Attempt != 2 || !retried {
+				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+			}
+			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+				t.Fatal("Gemini CLI's fix is not in the repository")
+			}
+			if handshake == "session" {
+				resumed := false
+				for _, r := range model.AgentRequests() {
+					if strings.Contains(r.Turn.Prompt, "was accepted") && strings.Contains(fmt.Sprint(r.Body["contents"]), "for the acknowledgment only") {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the work did not resume the acknowledgment's session:\n%s", strings.Join(prompts, "\n-----\n"))
+				}
+			}
+		})
+	}
+}

@@ -325,3 +325,74 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 		})
 	}
 }
+
+// opencodeAgent is the wilco.yaml agent line of the real opencode pointed
+// at a scripted Chat Completions API: a private HOME whose
+// .config/opencode/opencode.json defines a provider on
+// @ai-sdk/openai-compatible with its baseURL, and makes its model the
+// default.
+func opencodeAgent(t *testing.T, opencode, handshake, url string) string {
+	t.Helper()
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "opencode")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"$schema": "https://opencode.ai/config.json",
+ "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
+   "options": {"baseURL": %q, "apiKey": "scripted-key"}, "models": {"m1": {"name": "m1"}}}},
+ "model": "scripted/m1"}`, url)
+	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  - {name: opencode, adapter: exec, preset: opencode, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
+		handshake, quoted(opencode), quoted(home))
+}
+
+// opencode, for real, in both handshakes: the same scenario, its fix
+// written with its write tool. (It takes its working directory from PWD,
+// which wilco sets to where the agent works.)
+func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
+	t.Parallel()
+	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	for _, handshake := range []string{"inline", "session"} {
+		t.Run(handshake, func(t *testing.T) {
+			t.Parallel()
+			var dir string
+			model := modelserver.NewChat(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
+				return &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
+			}))
+			dir = newRepo(t, "agents:\n"+opencodeAgent(t, opencode, handshake, model.URL())+checkStep)
+			in := serveRepo(t, dir)
+			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			var prompts []string
+			retried := false
+			for _, r := range model.AgentRequests() {
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				p := r.Turn.Prompt
+				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
+					retried = true
+				}
+			}
+			if got.State != "success" || got.Attempt != 2 || !retried {
+				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+			}
+			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+				t.Fatal("opencode's fix is not in the repository")
+			}
+			if handshake == "session" {
+				resumed := false
+				for _, r := range model.AgentRequests() {
+					if strings.Contains(r.Turn.Prompt, "was accepted") && strings.Contains(fmt.Sprint(r.Body["messages"]), "for the acknowledgment only") {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the work did not resume the acknowledgment's session:\n%s", strings.Join(prompts, "\n-----\n"))
+				}
+			}
+		})
+	}
+}

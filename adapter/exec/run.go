@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +111,7 @@ func run(spec procSpec) procResult {
 		parser = &plainParser{}
 	}
 	cmd := osexec.Command(spec.inv.argv[0], spec.inv.argv[1:]...)
-	cmd.Dir, cmd.Env = spec.dir, spec.env
+	cmd.Dir, cmd.Env = spec.dir, withPWD(spec.env, spec.dir)
 	if spec.inv.stdin {
 		f, err := os.Open(spec.stdin)
 		if err != nil {
@@ -321,6 +322,26 @@ func stopped(t *time.Timer) *time.Timer {
 		t.Stop()
 	}
 	return nil
+}
+
+// withPWD sets PWD to dir in env: some agent CLIs (opencode) take their
+// working directory from PWD rather than from the process's own, and
+// wilco's PWD is not where the agent works (a dry run's worktree).
+func withPWD(env []string, dir string) []string {
+	if dir == "" {
+		return env
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PWD=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PWD="+abs)
 }
 
 // textTail keeps the last max bytes of text, as whole lines.

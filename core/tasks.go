@@ -582,6 +582,27 @@ type VerifyResult struct {
 	Checks int
 }
 
+// NoteActivity makes what the agent of a running attempt is doing (a tool
+// call its output reported, such as "Editing calc.go") the task's
+// milestone. An activity of another attempt, or of a task no longer
+// executing, changes nothing.
+func (s *State) NoteActivity(now time.Time, taskID string, attempt int, text string) error {
+	now = norm(now)
+	t, ok := s.tasks[taskID]
+	if !ok {
+		return notFoundf("no task %q", taskID)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" || t.Attempt != attempt || t.State != Running || t.Phase != Executing || t.Milestone == text {
+		return nil
+	}
+	if len(text) > 120 {
+		text = text[:119] + "…"
+	}
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: text})
+	return nil
+}
+
 // EndVerify records a verification run: success ends the task with its
 // summary; a failure goes through the debug loop.
 func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {

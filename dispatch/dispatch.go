@@ -527,6 +527,15 @@ func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
 	return err
 }
 
+// Activity is the exec adapter's report of what an agent is doing (a
+// tool call of its output): the task's milestone.
+func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
+	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
+		return nil, c.NoteActivity(now, taskID, attempt, text)
+	})
+	return err
+}
+
 // Recover settles what a restart interrupted: turns that died with the
 // server count as execution errors; verifications and applies run again.
 func (d *Dispatcher) Recover(ctx context.Context) error {

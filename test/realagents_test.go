@@ -6,6 +6,7 @@ package test
 // users run.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -130,6 +131,10 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Claude Code's fix is not in the repository")
 			}
+			// Its tool calls were live milestones.
+			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+				t.Fatalf("no milestone said what Claude Code did:\n%s", ms)
+			}
 			if handshake == "session" {
 				// The work resumed the session of the acknowledgment: the
 				// model saw its own ACK before the go-ahead.
@@ -246,6 +251,9 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Codex's fix is not in the repository")
 			}
+			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Running printf") {
+				t.Fatalf("no milestone said what Codex did:\n%s", ms)
+			}
 			if handshake == "session" {
 				resumed := false
 				for _, r := range model.AgentRequests() {
@@ -310,6 +318,9 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Gemini CLI's fix is not in the repository")
+			}
+			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+				t.Fatalf("no milestone said what Gemini CLI did:\n%s", ms)
 			}
 			if handshake == "session" {
 				resumed := false
@@ -382,6 +393,9 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("opencode's fix is not in the repository")
 			}
+			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+				t.Fatalf("no milestone said what opencode did:\n%s", ms)
+			}
 			if handshake == "session" {
 				resumed := false
 				for _, r := range model.AgentRequests() {
@@ -395,4 +409,22 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 		})
 	}
+}
+
+// milestones are the task's milestones, one per line, from its events.
+func milestones(t *testing.T, in *instance, id string) string {
+	t.Helper()
+	var evs struct{ Events []event }
+	in.must(200, in.call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", adminToken, nil), &evs)
+	var out []string
+	for _, e := range evs.Events {
+		if e.Type == "task.milestone" || e.Type == "task.state" {
+			var d struct{ Text, Milestone string }
+			_ = json.Unmarshal(e.Data, &d)
+			if m := d.Text + d.Milestone; m != "" {
+				out = append(out, m)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }

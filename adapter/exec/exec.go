@@ -48,6 +48,12 @@ type Reporter interface {
 	EndTurn(ctx context.Context, r core.TurnResult) error
 }
 
+// ActivityReporter is a Reporter that also takes what an agent is doing,
+// read from the tool calls of its output, as the task's milestone.
+type ActivityReporter interface {
+	Activity(ctx context.Context, taskID string, attempt int, text string) error
+}
+
 // Options configures an Adapter.
 type Options struct {
 	// Dir is the repository: the working directory of every turn but a

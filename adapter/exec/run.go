@@ -27,6 +27,9 @@ const (
 	// ackSettle is how long the lines of an [ACK] block are waited for
 	// when the agent pauses before a blank line.
 	ackSettle = time.Second
+	// activityEvery bounds how often the agent's tool calls become
+	// milestones: a few per second at most.
+	activityEvery = 300 * time.Millisecond
 )
 
 // procSpec is one process to run: one turn (or one phase of a session
@@ -48,6 +51,10 @@ type procSpec struct {
 	scan       *scanner
 	onAck      func(text string) bool
 	onProgress func(text string)
+	// onActivity, when set, is told what the agent is doing from the tool
+	// calls its output reports ("Editing calc.go"), at most one every
+	// activityEvery.
+	onActivity func(text string)
 	// pidFile, when set, holds the process group's id while it runs, so
 	// that a wilco that died without stopping it stops it at its next start
 	// (KillOrphans).
@@ -207,8 +214,22 @@ func run(spec procSpec) procResult {
 			}
 		}
 	}
+	var lastActivity time.Time
 	handle := func(line string) {
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		// After the line's text was read: an ACK in the same message as a
+		// tool call is sent first.
+		defer func() {
+			if spec.onActivity == nil || res.stopped {
+				return
+			}
+			for _, a := range toolActivity(line) {
+				if now := time.Now(); now.Sub(lastActivity) >= activityEvery {
+					lastActivity = now
+					spec.onActivity(a)
+				}
+			}
+		}()
 		text, end := parser.Line(line)
 		for _, t := range text {
 			res.text.add(t)

@@ -169,6 +169,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		scan:       &scanner{wantAck: phase == PhaseAck || phase == PhaseAckWork},
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
+		onActivity: t.sendActivity,
 		pidFile:    filepath.Join(runDir, PidFileName),
 	}
 	res := run(spec)
@@ -199,6 +200,18 @@ func (t *turn) sendAck(text string) bool {
 }
 
 // sendProgress hands the core a checkpoint.
+// sendActivity tells the core what the agent is doing, when the reporter
+// takes it (an ActivityReporter).
+func (t *turn) sendActivity(text string) {
+	ar, ok := t.a.opts.Report.(ActivityReporter)
+	if !ok || t.msg.TaskID == "" {
+		return
+	}
+	if err := ar.Activity(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, text); err != nil {
+		t.log.Debug("the activity was not recorded", "err", err)
+	}
+}
+
 func (t *turn) sendProgress(text string) {
 	if t.isQuiet() {
 		return

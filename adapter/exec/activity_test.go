@@ -1,0 +1,29 @@
+package exec
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestToolCallsBecomeMilestones(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, line string
+		want       []string
+	}{
+		{"claude write", `{"type":"assistant","message":{"content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/r/calc.go","content":"x"}}]}}`, []string{"Writing calc.go"}},
+		{"claude bash", `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"go test ./..."}}]}}`, []string{"Running go test ./..."}},
+		{"codex command", `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'go test ./...'","status":"in_progress"}}`, []string{"Running go test ./..."}},
+		{"codex file change", `{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"/r/calc.go","kind":"update"}]}}`, []string{"Editing calc.go"}},
+		{"gemini", `{"type":"tool_use","timestamp":"x","tool_name":"read_file","tool_id":"r1","parameters":{"absolute_path":"/r/calc.go"}}`, []string{"Reading calc.go"}},
+		{"opencode", `{"type":"tool_use","part":{"type":"tool","tool":"edit","state":{"status":"completed","input":{"filePath":"/r/calc.go"}}}}`, []string{"Editing calc.go"}},
+		{"grep", `{"type":"tool_use","tool_name":"grep_search","parameters":{"pattern":"func Add"}}`, []string{"Searching for func Add"}},
+		{"unknown tool", `{"type":"tool_use","tool_name":"web_fetch","parameters":{}}`, []string{"Using web_fetch"}},
+		{"text only", `{"type":"assistant","message":{"content":[{"type":"text","text":"tool time"}]}}`, nil},
+		{"plain text", `I will use a tool`, nil},
+	} {
+		if got := toolActivity(c.line); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

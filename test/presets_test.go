@@ -18,12 +18,14 @@ import (
 // variables named in vars to dir/name.log and exits 1.
 func recorder(t *testing.T, dir, name, version string, vars ...string) string {
 	t.Helper()
+	log := filepath.Join(dir, name+".log")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + version + "'; exit 0; fi\n" +
-		"printf '%s\\n' \"$*\" > " + filepath.Join(dir, name+".log") + "\n"
+		"printf '%s\\n' \"$*\" > " + log + ".tmp\n"
 	for _, v := range vars {
-		script += "echo \"" + v + "=${" + v + "}\" >> " + filepath.Join(dir, name+".log") + "\n"
+		script += "echo \"" + v + "=${" + v + "}\" >> " + log + ".tmp\n"
 	}
-	script += "exit 1\n"
+	// The log appears whole, or not at all.
+	script += "mv " + log + ".tmp " + log + "\nexit 1\n"
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -43,12 +45,19 @@ func TestPresetsStartTheCurrentCLIsAsTheyDemand(t *testing.T) {
 		"  - {name: codex, adapter: exec, preset: codex, command: ["+quoted(codex)+"], timeout: 1m}\n"+
 		"  - {name: gemini, adapter: exec, preset: gemini, command: ["+quoted(gemini)+"], timeout: 1m}\n"+checkStep)
 	in := serveRepo(t, dir)
+	// One at a time: a stand-in fails every turn the same way, so its task
+	// is escalated and holds the queue until it is answered.
 	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt", "agent": "codex"})
+	waitFor(t, "codex to run", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(bin, "codex.log"))
+		return err == nil
+	})
+	in.waitTask("P-1", 30*time.Second, "escalated")
+	in.cli("respond", "P-1", "abort")
 	in.submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt", "agent": "gemini"})
-	waitFor(t, "both CLIs to run", 30*time.Second, func() bool {
-		_, e1 := os.Stat(filepath.Join(bin, "codex.log"))
-		_, e2 := os.Stat(filepath.Join(bin, "gemini.log"))
-		return e1 == nil && e2 == nil
+	waitFor(t, "gemini to run", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(bin, "gemini.log"))
+		return err == nil
 	})
 	if got := readFile(t, filepath.Join(bin, "codex.log")); !strings.HasPrefix(got, "exec --sandbox workspace-write --json") || strings.Contains(got, "--full-auto") {
 		t.Fatalf("codex ran as: %s", got)

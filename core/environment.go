@@ -51,7 +51,7 @@ var (
 
 	// "Invalid auth method selected." is Gemini CLI's (exit 41) when no
 	// authentication is chosen in its settings.
-	authRe = regexp.MustCompile(`(?i)invalid auth method selected|invalid x-api-key|authentication_error|\b401\b.{0,20}unauthori[sz]ed|unauthori[sz]ed.{0,20}\b401\b|api key not valid|invalid[ _-]api[ _-]key|incorrect api key|please run /login|not logged in|\blogin required\b|please log ?in|credit balance is too low|insufficient_quota|\b[A-Z][A-Z0-9]*_API_KEY\b.{0,40}(?:not set|missing|required|invalid|must be set|is empty|environment variable)|(?:set|missing|provide|no) (?:the )?\b[A-Z][A-Z0-9]*_API_KEY\b`)
+	authRe = regexp.MustCompile(`(?i)invalid auth method selected|API Error: 40[13]\b|authentication_failed|invalid x-api-key|authentication_error|\b401\b.{0,20}unauthori[sz]ed|unauthori[sz]ed.{0,20}\b401\b|api key not valid|invalid[ _-]api[ _-]key|incorrect api key|please run /login|not logged in|\blogin required\b|please log ?in|credit balance is too low|insufficient_quota|\b[A-Z][A-Z0-9]*_API_KEY\b.{0,40}(?:not set|missing|required|invalid|must be set|is empty|environment variable)|(?:set|missing|provide|no) (?:the )?\b[A-Z][A-Z0-9]*_API_KEY\b`)
 
 	// Claude Code: "API Error: 400 {…invalid_request_error…}"; the OpenAI
 	// and Anthropic APIs' error type; Gemini's INVALID_ARGUMENT.

@@ -77,6 +77,9 @@ func NewAnthropic(t testing.TB, script Script) *Anthropic {
 	return a
 }
 
+// Close stops the server now: what was its URL then refuses connections.
+func (a *Anthropic) Close() { a.srv.Close() }
+
 // URL is the base URL to give the CLI (ANTHROPIC_BASE_URL).
 func (a *Anthropic) URL() string { return a.srv.URL }
 

@@ -160,19 +160,33 @@ func claudeAgent(t *testing.T, claude, handshake, url string) string {
 		handshake, quoted(claude), quoted(url), quoted(t.TempDir()))
 }
 
-// Claude Code whose model API answers 400 to every call: the task
-// escalates at once with the API's own error, not after 12 processes.
+// Claude Code whose model API refuses every call — an invalid request
+// (400), a refused key (401, which Claude Code would retry for minutes):
+// the task escalates at once with the API's own error, not after 12
+// processes.
 func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
 	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
-	model := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{Text: "unused"} })
-	model.FailWith(400, "invalid_request_error", "max_tokens: 999999 > 64000, which is the maximum allowed")
-	dir := newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "escalated", "stuck", "success")
-	if got.State != "escalated" || got.Attempt > 1 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "max_tokens: 999999") {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+	for _, c := range []struct {
+		status       int
+		errType, msg string
+		want         string
+	}{
+		{400, "invalid_request_error", "max_tokens: 999999 > 64000, which is the maximum allowed", "max_tokens: 999999"},
+		{401, "authentication_error", "invalid x-api-key", "could not authenticate"},
+	} {
+		t.Run(fmt.Sprint(c.status), func(t *testing.T) {
+			t.Parallel()
+			model := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{Text: "unused"} })
+			model.FailWith(c.status, c.errType, c.msg)
+			dir := newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
+			in := serveRepo(t, dir)
+			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.waitTask("T-1", 3*time.Minute, "escalated", "stuck", "success")
+			if got.State != "escalated" || got.Attempt > 1 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, c.want) {
+				t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+			}
+		})
 	}
 }
 
@@ -427,4 +441,62 @@ func milestones(t *testing.T, in *instance, id string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// `wilco agents check` runs one probe turn of each exec agent, for real,
+// and says what works and what is wrong in words a user acts on: the real
+// Claude Code answering, the same with its API refusing the key, with the
+// API unreachable, a program that is not installed, and a CLI that
+// refuses a flag.
+func TestAgentsCheckProbesEachAgentAndSaysWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	good := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+		return modelserver.Reply{Text: "[ACK] PROBE-1 - RECEIVED\nUnderstanding: a check that I can be reached"}
+	})
+	badKey := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{} })
+	badKey.FailWith(401, "authentication_error", "invalid x-api-key")
+	closed := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{} })
+	closedURL := closed.URL()
+	closed.Close()
+	yaml := "agents:\n" + strings.Replace(claudeAgent(t, claude, "inline", good.URL()), "name: claude", "name: good", 1) +
+		strings.Replace(claudeAgent(t, claude, "inline", badKey.URL()), "name: claude", "name: nokey", 1) +
+		strings.Replace(claudeAgent(t, claude, "inline", closedURL), "name: claude", "name: offline", 1) +
+		"  - {name: ghost, adapter: exec, preset: codex, command: [wilco-test-no-such-codex]}\n" +
+		"  - {name: flags, adapter: exec, preset: codex, command: [" + quoted(executable(t, "refused_flag.sh")) + "]}\n" +
+		"  - {name: remote, adapter: mailbox}\n" + checkStep
+	dir := newRepo(t, yaml)
+	r := wilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "--timeout", "10s")
+	if r.code != 1 {
+		t.Fatalf("wilco agents check with failing agents: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"good (claude-code): ok — " + claude + " 2.1.331 answered the probe with its ACK",
+		"nokey (claude-code): FAILED", "could not authenticate",
+		"offline (claude-code): FAILED", "the model's API cannot be reached",
+		"ghost (codex): FAILED", `"wilco-test-no-such-codex" is not installed`,
+		"flags (codex): FAILED", "refuses a flag of its command line: error: unexpected argument '--full-auto' found",
+		"remote: not checked",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("wilco agents check does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := wilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "good"); r.code != 0 {
+		t.Fatalf("wilco agents check good: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// executable is a copy of the agent script that can be run as a program.
+func executable(t *testing.T, script string) string {
+	t.Helper()
+	b, err := os.ReadFile(scriptPath(t, script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), strings.TrimSuffix(script, ".sh"))
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +26,22 @@ func TestToolCallsBecomeMilestones(t *testing.T) {
 		if got := toolActivity(c.line); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+func TestClaudeAPIRetriesAreReadAsAPIErrors(t *testing.T) {
+	t.Parallel()
+	p := &claudeParser{}
+	text, _ := p.Line(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":574,"error_status":401,"error":"authentication_failed","session_id":"s"}`)
+	if len(text) != 1 || !fatalAPIRe.MatchString(text[0]) || text[0] != "API Error: 401 authentication_failed (the CLI retries: attempt 1 of 10)" {
+		t.Fatalf("401 retry read as %q", text)
+	}
+	text, _ = p.Line(`{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"error_status":null,"error":"unknown"}`)
+	if len(text) != 1 || fatalAPIRe.MatchString(text[0]) || !strings.Contains(text[0], "no response from the model's API") {
+		t.Fatalf("a retry without a status read as %q", text)
+	}
+	text, _ = p.Line(`{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"error_status":529,"error":"overloaded_error"}`)
+	if len(text) != 1 || fatalAPIRe.MatchString(text[0]) {
+		t.Fatalf("an overload is not fatal: %q", text)
 	}
 }

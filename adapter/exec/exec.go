@@ -490,19 +490,5 @@ func (t *turn) env(phase, promptFile, runDir string) []string {
 	if t.a.opts.URL != "" {
 		set["WILCO_ADDR"] = t.a.opts.URL
 	}
-	base := os.Environ()
-	extra := t.agent.Env
-	if pe := presetEnv(t.agent); len(pe) > 0 {
-		extra = maps.Clone(t.agent.Env)
-		if extra == nil {
-			extra = map[string]string{}
-		}
-		for k, v := range pe {
-			if _, ok := extra[k]; ok || slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
-				continue
-			}
-			extra[k] = v
-		}
-	}
-	return envFor(base, set, extra)
+	return envFor(os.Environ(), set, withPresetEnv(t.agent))
 }

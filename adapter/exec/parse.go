@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -61,9 +62,17 @@ type claudeParser struct {
 func (p *claudeParser) Line(line string) ([]string, bool) {
 	var ev struct {
 		Type      string          `json:"type"`
+		Subtype   string          `json:"subtype"`
 		SessionID string          `json:"session_id"`
 		Result    *string         `json:"result"`
 		Message   json.RawMessage `json:"message"`
+		// An api_retry event: {"type":"system","subtype":"api_retry",
+		// "attempt":1,"max_retries":10,"error_status":401,
+		// "error":"authentication_failed"}.
+		Attempt     int    `json:"attempt"`
+		MaxRetries  int    `json:"max_retries"`
+		ErrorStatus int    `json:"error_status"`
+		Error       string `json:"error"`
 	}
 	if !object(line, &ev) {
 		return []string{line}, false
@@ -72,6 +81,14 @@ func (p *claudeParser) Line(line string) ([]string, bool) {
 		p.session = ev.SessionID
 	}
 	switch ev.Type {
+	case "system":
+		if ev.Subtype == "api_retry" && ev.ErrorStatus != 0 {
+			return []string{fmt.Sprintf("API Error: %d %s (the CLI retries: attempt %d of %d)", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries)}, true
+		}
+		if ev.Subtype == "api_retry" {
+			// No HTTP status: the API did not answer at all.
+			return []string{fmt.Sprintf("API Error: no response from the model's API (%s; the CLI retries: attempt %d of %d)", ev.Error, ev.Attempt, ev.MaxRetries)}, true
+		}
 	case "assistant":
 		var m struct {
 			Content json.RawMessage `json:"content"`

@@ -10,6 +10,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,9 @@ type procResult struct {
 	timedOut bool   // timeout or idle_timeout
 	idle     bool   // idle_timeout
 	stopped  bool   // stopped on request, or because its ACK was not accepted
+	// fatal is the line that showed the agent retrying what no retry
+	// fixes (its model's API refusing its key): it was stopped then.
+	fatal    string
 	ackSent  bool
 	ackOK    bool
 	text     *textTail
@@ -232,6 +236,10 @@ func run(spec procSpec) procResult {
 		}()
 		text, end := parser.Line(line)
 		for _, t := range text {
+			if res.fatal == "" && fatalAPIRe.MatchString(t) {
+				res.fatal = strings.TrimSpace(t)
+				terminate()
+			}
 			res.text.add(t)
 			if spec.scan != nil {
 				spec.scan.line(t)
@@ -344,6 +352,11 @@ func stopped(t *time.Timer) *time.Timer {
 	}
 	return nil
 }
+
+// fatalAPIRe is an API error an agent CLI retries for minutes though no
+// retry fixes it: its key refused (401, 403). Claude Code reports each
+// retry as an api_retry event, which its parser writes as such a line.
+var fatalAPIRe = regexp.MustCompile(`^API Error: 40[13]\b`)
 
 // withPWD sets PWD to dir in env: some agent CLIs (opencode) take their
 // working directory from PWD rather than from the process's own, and

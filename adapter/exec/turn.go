@@ -233,6 +233,8 @@ func (t *turn) result(r core.TurnResult, res procResult) core.TurnResult {
 			// The program was looked up on wilco's own PATH.
 			r.Error += " (PATH searched: " + os.Getenv("PATH") + ")"
 		}
+	case res.fatal != "":
+		r.Error = "the agent was stopped: it kept retrying what no retry fixes: " + res.fatal
 	case res.idle:
 		r.Error = fmt.Sprintf("no output for %s (idle_timeout): the agent was stopped", t.agent.IdleTimeout)
 	case res.timedOut:

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	execadapter "wilco/adapter/exec"
 	"wilco/client"
+	"wilco/config"
 )
 
 func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -19,6 +21,8 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 			return cmdAgentsToken(ctx, c, v, args[1:])
 		case "remove":
 			return cmdAgentsRemove(ctx, c, v, args[1:])
+		case "check":
+			return cmdAgentsCheck(ctx, c, v, args[1:])
 		}
 	}
 	fs := c.flags(v)
@@ -52,6 +56,90 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 		}
 	}
 	return code
+}
+
+func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents check", args: "[NAME] [--timeout D] [--config FILE] [--json]", summary: "run one probe turn of each exec agent (or NAME): the ACK on a trivial prompt; say what is wrong"}
+	fs := c.flags(v)
+	timeout := fs.Duration("timeout", 60*time.Second, "how long one probe may take")
+	cfgFlag := fs.String("config", "", "the configuration (default $WILCO_CONFIG, else wilco.yaml)")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
+	if !ok {
+		return code
+	}
+	cfg, err := config.Load(c.configPath(*cfgFlag))
+	if err != nil {
+		return c.fail(err)
+	}
+	type result struct {
+		Agent   string `json:"agent"`
+		Adapter string `json:"adapter"`
+		Preset  string `json:"preset,omitempty"`
+		execadapter.ProbeResult
+		Skipped string `json:"skipped,omitempty"`
+	}
+	var results []result
+	failed := false
+	for _, a := range cfg.Agents {
+		if len(pos) == 1 && a.Name != pos[0] {
+			continue
+		}
+		r := result{Agent: a.Name, Adapter: a.Adapter, Preset: a.Preset}
+		if a.Adapter != "exec" {
+			r.Skipped = "a " + a.Adapter + " agent runs on its own: wilco status and wilco agents say when it was last seen"
+			results = append(results, r)
+			continue
+		}
+		if !*asJSON {
+			fmt.Fprintf(c.stderr, "checking %s…\n", a.Name)
+		}
+		r.ProbeResult = execadapter.Probe(ctx, execadapter.AgentConfig{Name: a.Name, Preset: a.Preset, Command: a.Command, Prompt: a.Prompt,
+			Handshake: a.Handshake, Env: a.Env}, c.wd, *timeout)
+		failed = failed || !r.OK
+		results = append(results, r)
+	}
+	if len(pos) == 1 && len(results) == 0 {
+		return c.fail(fmt.Errorf("no agent %q in %s", pos[0], c.configPath(*cfgFlag)))
+	}
+	if *asJSON {
+		if code := c.printJSON(map[string]any{"agents": results}); code != exitOK {
+			return code
+		}
+	} else {
+		for _, r := range results {
+			head := r.Agent
+			if r.Preset != "" {
+				head += " (" + r.Preset + ")"
+			}
+			if r.Skipped != "" {
+				fmt.Fprintf(c.stdout, "%s: not checked: %s\n", head, r.Skipped)
+				continue
+			}
+			prog := orDash(r.Program)
+			if r.Version != "" {
+				prog += " " + r.Version
+			}
+			if r.Newer {
+				prog += fmt.Sprintf(" (newer than %s, the version its preset is known to work with)", execadapter.PresetVersions[r.Preset])
+			}
+			if r.OK {
+				fmt.Fprintf(c.stdout, "%s: ok — %s answered the probe with its ACK in %s\n", head, prog, r.Duration.Round(time.Millisecond))
+				continue
+			}
+			fmt.Fprintf(c.stdout, "%s: FAILED — %s\n  %s\n", head, prog, r.Problem)
+			if r.Fix != "" {
+				fmt.Fprintf(c.stdout, "  to fix: %s\n", r.Fix)
+			}
+			if strings.TrimSpace(r.Output) != "" {
+				fmt.Fprintf(c.stdout, "  its output (exit status %d):\n%s\n", r.ExitCode, indent(indent(r.Output)))
+			}
+		}
+	}
+	if failed {
+		return exitFailure
+	}
+	return exitOK
 }
 
 func cmdAgentsRemove(ctx context.Context, c *cli, parent *verb, args []string) int {

@@ -253,6 +253,9 @@ changed, and no boundaries check. Run "git init" here (and commit) first.
 	} else {
 		fmt.Fprintln(c.stdout, ".wilco/token exists: kept")
 	}
+	if len(agents) > 0 {
+		fmt.Fprintln(c.stdout, `check that the agents answer: "wilco agents check" (one short turn each)`)
+	}
 	fmt.Fprintln(c.stdout, `next: "wilco serve", then "wilco run \"<what to do>\""`)
 	return exitOK
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -147,6 +148,39 @@ type Stats struct {
 	RetryState         json.RawMessage `json:"retry_state"`
 	FailedInstructions int             `json:"failed_instructions"`
 	FailedDeliveries   int             `json:"failed_deliveries"`
+	// Usage is what the agents' turns cost, in all, per agent and per
+	// (UTC) day.
+	Usage struct {
+		Total   Usage            `json:"total"`
+		ByAgent map[string]Usage `json:"by_agent"`
+		ByDay   map[string]Usage `json:"by_day"`
+	} `json:"usage"`
+}
+
+// Usage is what agents' turns cost, as their CLIs reported it.
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CachedTokens int64   `json:"cached_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	Turns        int     `json:"turns,omitempty"`
+	Model        string  `json:"model,omitempty"`
+}
+
+// String says a usage in a line: tokens in and out (cached), the cost,
+// the model's turns, the model.
+func (u Usage) String() string {
+	s := fmt.Sprintf("%d tokens in (%d cached), %d out", u.InputTokens, u.CachedTokens, u.OutputTokens)
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", $%.4f", u.CostUSD)
+	}
+	if u.Turns > 0 {
+		s += fmt.Sprintf(", %d model turns", u.Turns)
+	}
+	if u.Model != "" {
+		s += ", " + u.Model
+	}
+	return s
 }
 
 // Stats fills st from GET /v1/stats.

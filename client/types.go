@@ -422,6 +422,14 @@ type Task struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// BlockedBy is why a blocked task is blocked, in the agent's words.
 	BlockedBy string `json:"blocked_by,omitempty"`
+	// Usage is what the task's turns cost; Usages per attempt.
+	Usage  Usage `json:"usage"`
+	Usages []struct {
+		Attempt int    `json:"attempt"`
+		Agent   string `json:"agent"`
+		Day     string `json:"day"`
+		Usage   Usage  `json:"usage"`
+	} `json:"usages,omitempty"`
 }
 
 // QueueEntry is one queued task (position 1 runs next).

@@ -310,6 +310,10 @@ func (s *State) applyTask(ev Event) {
 				t.LastSummary = e.Summary
 			}
 			t.TurnBlocker = e.Blocker
+			if e.Usage != nil {
+				t.Usage.Add(*e.Usage)
+				t.Usages = append(t.Usages, UsageRecord{Attempt: e.Attempt, Agent: ev.Agent, Day: usageDay(now), Usage: *e.Usage})
+			}
 		}
 
 	case TaskFailure:

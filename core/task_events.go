@@ -70,6 +70,8 @@ type TaskTurnEnded struct {
 	// error or a permission the agent could not get, in a turn that
 	// otherwise ended well.
 	Blocker string `json:"blocker,omitempty"`
+	// Usage is what the turn cost, as the agent's CLI reported it.
+	Usage *Usage `json:"usage,omitempty"`
 	// DurationMS is how long the turn ran.
 	DurationMS int64 `json:"duration_ms"`
 }

@@ -197,6 +197,9 @@ type Task struct {
 	RunID        string          `json:"run_id,omitempty"`
 	RunIDs       []string        `json:"run_ids,omitempty"`
 	LastSummary  string          `json:"last_summary,omitempty"`
+	// Usage is what the task's turns cost, in all; Usages per attempt.
+	Usage  Usage         `json:"usage"`
+	Usages []UsageRecord `json:"usages,omitempty"`
 	// TurnBlocker is the line of the last turn's output that showed an
 	// authentication error or a permission the agent could not get, in a
 	// turn that otherwise ended well: if verification then fails, the
@@ -220,7 +223,7 @@ func (t *Task) copy() Task {
 	c.Constraints, c.NonGoals = slices.Clone(t.Constraints), slices.Clone(t.NonGoals)
 	c.Boundaries, c.AcceptanceCriteria = slices.Clone(t.Boundaries), slices.Clone(t.AcceptanceCriteria)
 	c.DependsOn, c.Learnings, c.Warnings, c.RunIDs = slices.Clone(t.DependsOn), slices.Clone(t.Learnings), slices.Clone(t.Warnings), slices.Clone(t.RunIDs)
-	c.Failures = slices.Clone(t.Failures)
+	c.Failures, c.Usages = slices.Clone(t.Failures), slices.Clone(t.Usages)
 	if t.Escalation != nil {
 		e := *t.Escalation
 		c.Escalation = &e

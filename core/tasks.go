@@ -391,6 +391,8 @@ type TurnResult struct {
 	Lost bool
 	// Duration is how long the agent's turn ran.
 	Duration time.Duration
+	// Usage is what the turn cost, as the agent's CLI reported it.
+	Usage Usage
 }
 
 // EndTurn records the end of the agent's turn on a task: a failure goes
@@ -421,7 +423,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			status = "unacknowledged"
 		}
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
-			DurationMS: r.Duration.Milliseconds()})
+			Usage: usagePtr(r.Usage), DurationMS: r.Duration.Milliseconds()})
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}
@@ -463,7 +465,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		}
 	}
 	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary),
-		Files: slices.Clone(r.Files), Blocker: blocker, DurationMS: r.Duration.Milliseconds()})
+		Files: slices.Clone(r.Files), Blocker: blocker, Usage: usagePtr(r.Usage), DurationMS: r.Duration.Milliseconds()})
 	if d := s.find(t.Delivery); d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}

@@ -51,6 +51,10 @@ type TaskView struct {
 	DependsOn   []string       `json:"depends_on,omitempty"`
 	ResumedFrom string         `json:"resumed_from,omitempty"`
 	Delivery    string         `json:"delivery,omitempty"`
+	// Usage is what the task's turns cost, as the agents' CLIs reported
+	// it; Usages per attempt.
+	Usage  core.Usage         `json:"usage"`
+	Usages []core.UsageRecord `json:"usages"`
 }
 
 // taskView renders a task; c gives its position and the agent's questions.
@@ -63,6 +67,10 @@ func taskView(c *core.State, t core.Task) TaskView {
 		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
 		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
 		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
+		Usage: t.Usage, Usages: t.Usages,
+	}
+	if v.Usages == nil {
+		v.Usages = []core.UsageRecord{}
 	}
 	v.MaxAttempts = c.Policies().Loop.HardStop
 	if t.Phase != "" && t.State == core.Running {
@@ -127,6 +135,8 @@ func taskSchemas() map[string]any {
 			"attempt": integer, "max_attempts": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
 			"milestone": str, "questions": strs, "escalation": nullObj, "failures": arr(ref("FailureRecord")), "summary": nullObj,
 			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
+			"usage": ref("Usage"), "usages": arr(obj([]string{"attempt", "agent", "day", "usage"}, map[string]any{
+				"attempt": integer, "agent": str, "day": str, "usage": ref("Usage")})),
 		}),
 		"TaskList": obj([]string{"tasks"}, map[string]any{"tasks": arr(ref("Task"))}),
 		"Queue": obj([]string{"tasks"}, map[string]any{"tasks": arr(obj([]string{"id", "position", "description"},
@@ -134,7 +144,13 @@ func taskSchemas() map[string]any {
 		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
 		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": enum("running", "done", "aborted"),
 			"tasks": arr(ref("Task")), "summary": nullObj}),
-		"Stats": obj([]string{"summary", "retry_state"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
+		"Usage": obj([]string{"input_tokens", "output_tokens", "cached_tokens", "cost_usd"}, map[string]any{
+			"input_tokens": integer, "output_tokens": integer, "cached_tokens": integer,
+			"cost_usd": typ("number", "As the agent's CLI reported it; 0 when it reports none."), "turns": integer, "model": str}),
+		"Stats": obj([]string{"summary", "retry_state", "usage"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
+			"usage": obj([]string{"total", "by_agent", "by_day"}, map[string]any{"total": ref("Usage"),
+				"by_agent": map[string]any{"type": "object", "additionalProperties": ref("Usage")},
+				"by_day": map[string]any{"type": "object", "additionalProperties": ref("Usage"), "description": "By UTC day, YYYY-MM-DD."}}),
 			"failed_instructions": integer, "failed_deliveries": integer}),
 	}
 }
@@ -477,6 +493,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			"retry_state":         c.RetryStateView(),
 			"failed_instructions": failed,
 			"failed_deliveries":   failedDeliveries,
+			"usage":               c.UsageTotals(nil),
 		}
 	})
 	WriteJSON(w, http.StatusOK, out)

@@ -131,6 +131,7 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Claude Code's fix is not in the repository")
 			}
+			usageRecorded(t, in, "T-1", "claude", true)
 			// Its tool calls were live milestones.
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what Claude Code did:\n%s", ms)
@@ -265,6 +266,7 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Codex's fix is not in the repository")
 			}
+			usageRecorded(t, in, "T-1", "codex", false)
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Running printf") {
 				t.Fatalf("no milestone said what Codex did:\n%s", ms)
 			}
@@ -333,6 +335,7 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Gemini CLI's fix is not in the repository")
 			}
+			usageRecorded(t, in, "T-1", "gemini", false)
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what Gemini CLI did:\n%s", ms)
 			}
@@ -407,6 +410,7 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("opencode's fix is not in the repository")
 			}
+			usageRecorded(t, in, "T-1", "opencode", false)
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what opencode did:\n%s", ms)
 			}
@@ -499,4 +503,27 @@ func executable(t *testing.T, script string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// usageRecorded checks that the task's turns' usage, as the CLI reported
+// it, is on record: tokens on the task, per attempt, in wilco status and
+// in the stats by agent; a cost when the CLI reports one.
+func usageRecorded(t *testing.T, in *instance, id, agent string, wantCost bool) {
+	t.Helper()
+	var v struct {
+		Usage struct {
+			InputTokens, OutputTokens int64
+			CostUSD                   float64 `json:"cost_usd"`
+		}
+		Usages []struct{ Attempt int }
+	}
+	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &v)
+	var raw map[string]any
+	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &raw)
+	u := raw["usage"].(map[string]any)
+	if u["input_tokens"].(float64) <= 0 || u["output_tokens"].(float64) <= 0 || len(v.Usages) < 2 || wantCost && u["cost_usd"].(float64) <= 0 {
+		t.Fatalf("the task's usage is not on record: %v, %d attempts", u, len(v.Usages))
+	}
+	mustContain(t, "wilco status "+id, in.cli("status", id), "usage:", "tokens in")
+	mustContain(t, "wilco stats", in.cli("stats"), "usage: ", "agent "+agent+": ")
 }

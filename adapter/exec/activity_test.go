@@ -45,3 +45,26 @@ func TestClaudeAPIRetriesAreReadAsAPIErrors(t *testing.T) {
 		t.Fatalf("an overload is not fatal: %q", text)
 	}
 }
+
+func TestUsageIsReadFromEachCLIsOutput(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, line             string
+		in, out, cached, turns int64
+		cost                   float64
+		model                  string
+	}{
+		{"claude", `{"type":"result","subtype":"success","total_cost_usd":0.0123,"num_turns":3,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":5},"modelUsage":{"claude-x":{"inputTokens":100}}}`, 100, 20, 5, 3, 0.0123, "claude-x"},
+		{"codex", `{"type":"turn.completed","usage":{"input_tokens":200,"cached_input_tokens":50,"output_tokens":40,"reasoning_output_tokens":0}}`, 200, 40, 50, 1, 0, ""},
+		{"gemini", `{"type":"result","status":"success","stats":{"total_tokens":130,"input_tokens":100,"output_tokens":30,"cached":10,"duration_ms":5,"tool_calls":1,"models":{"gemini-x":{"total_tokens":130}}}}`, 100, 30, 10, 1, 0, "gemini-x"},
+		{"opencode", `{"type":"step_finish","part":{"type":"step-finish","tokens":{"total":120,"input":100,"output":20,"reasoning":0,"cache":{"write":0,"read":7}},"cost":0.002}}`, 100, 20, 7, 1, 0.002, ""},
+	} {
+		u, ok := usageOf(c.line)
+		if !ok || u.InputTokens != c.in || u.OutputTokens != c.out || u.CachedTokens != c.cached || int64(u.Turns) != c.turns || u.CostUSD != c.cost || u.Model != c.model {
+			t.Errorf("%s: %+v, %v", c.name, u, ok)
+		}
+	}
+	if _, ok := usageOf(`{"type":"assistant","message":{"content":[{"type":"text","text":"tokens"}]}}`); ok {
+		t.Error("usage read from a message")
+	}
+}

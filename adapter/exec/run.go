@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"wilco/ack"
+	"wilco/core"
 )
 
 const (
@@ -79,6 +80,8 @@ type procResult struct {
 	result   string
 	session  string
 	complete *ack.Reply
+	// usage is what the process's turns cost, as its output reported.
+	usage core.Usage
 }
 
 // chunk is a piece of output: a line, or part of a long one.
@@ -221,6 +224,9 @@ func run(spec procSpec) procResult {
 	var lastActivity time.Time
 	handle := func(line string) {
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		if u, ok := usageOf(line); ok {
+			res.usage.Add(u)
+		}
 		// After the line's text was read: an ACK in the same message as a
 		// tool call is sent first.
 		defer func() {

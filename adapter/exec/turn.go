@@ -133,7 +133,10 @@ func (a *Adapter) runTurn(t *turn) {
 			if res.session == "" {
 				t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
 			}
+			ackUsage := res.usage
 			res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
+			ackUsage.Add(res.usage)
+			res.usage = ackUsage
 		}
 	}
 	if res.stopped || res.ackSent && !res.ackOK {
@@ -225,6 +228,7 @@ func (t *turn) sendProgress(text string) {
 func (t *turn) result(r core.TurnResult, res procResult) core.TurnResult {
 	r.ExitCode, r.TimedOut = res.exitCode, res.timedOut
 	r.Output = res.text.String()
+	r.Usage = res.usage
 	r.Summary = summary(res)
 	switch {
 	case res.startErr != nil:

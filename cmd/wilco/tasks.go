@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,6 +180,14 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	}
 	for i, q := range t.Questions {
 		kv(fmt.Sprintf("question %d", i+1), q)
+	}
+	if t.Usage.InputTokens+t.Usage.OutputTokens > 0 || t.Usage.CostUSD > 0 {
+		kv("usage", t.Usage.String())
+		if len(t.Usages) > 1 {
+			for _, u := range t.Usages {
+				kv(fmt.Sprintf("  attempt %d", u.Attempt), u.Agent+": "+u.Usage.String())
+			}
+		}
 	}
 	kv("escalation", escalationReason(t.Escalation))
 	kv("created", fmtTime(&t.CreatedAt, c.loc))
@@ -556,5 +565,14 @@ func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
 	}
 	fmt.Fprint(c.stdout, st.Summary.Text)
 	fmt.Fprintf(c.stdout, "\nfailed instructions: %d, failed deliveries: %d\n", st.FailedInstructions, st.FailedDeliveries)
+	if u := st.Usage.Total; u.InputTokens+u.OutputTokens > 0 || u.CostUSD > 0 {
+		fmt.Fprintf(c.stdout, "\nusage: %s\n", u)
+		for _, k := range slices.Sorted(maps.Keys(st.Usage.ByAgent)) {
+			fmt.Fprintf(c.stdout, "  agent %s: %s\n", k, st.Usage.ByAgent[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(st.Usage.ByDay)) {
+			fmt.Fprintf(c.stdout, "  day %s: %s\n", k, st.Usage.ByDay[k])
+		}
+	}
 	return exitOK
 }

@@ -150,7 +150,7 @@ func taskSchemas() map[string]any {
 		"Stats": obj([]string{"summary", "retry_state", "usage"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
 			"usage": obj([]string{"total", "by_agent", "by_day"}, map[string]any{"total": ref("Usage"),
 				"by_agent": map[string]any{"type": "object", "additionalProperties": ref("Usage")},
-				"by_day": map[string]any{"type": "object", "additionalProperties": ref("Usage"), "description": "By UTC day, YYYY-MM-DD."}}),
+				"by_day":   map[string]any{"type": "object", "additionalProperties": ref("Usage"), "description": "By UTC day, YYYY-MM-DD."}}),
 			"failed_instructions": integer, "failed_deliveries": integer}),
 	}
 }

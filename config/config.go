@@ -107,6 +107,7 @@ type Policy struct {
 	Instruction Instruction
 	Loop        core.LoopPolicy
 	Operation   core.OperationPolicy
+	Budget      core.BudgetPolicy
 }
 
 // Instruction is the cycles policy of instructions.
@@ -145,7 +146,7 @@ func Default() *Config {
 
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
-	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop}
+	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget}
 	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
 	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
 	return p

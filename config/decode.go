@@ -300,6 +300,34 @@ func nonNegative(d *decoder, n *yaml.Node, key string, to *int) {
 	*to = v
 }
 
+func nonNegativeInt64(d *decoder, n *yaml.Node, key string, to *int64) {
+	var v int
+	before := len(d.errs)
+	d.integer(n, key, &v)
+	if len(d.errs) != before {
+		return
+	}
+	if v < 0 {
+		d.fail(n, key, "must not be negative, got %d", v)
+		return
+	}
+	*to = int64(v)
+}
+
+func nonNegativeFloat(d *decoder, n *yaml.Node, key string, to *float64) {
+	n = resolve(n)
+	var v float64
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		d.fail(n, key, "must be a number such as 5 or 2.50, got %s", describe(n))
+		return
+	}
+	if v < 0 {
+		d.fail(n, key, "must not be negative, got %v", v)
+		return
+	}
+	*to = v
+}
+
 func positiveInt(d *decoder, n *yaml.Node, key string, to *int) {
 	var v int
 	before := len(d.errs)
@@ -675,6 +703,20 @@ func (d *decoder) policy(n *yaml.Node, key string, p *Policy) {
 		"instruction": func(n *yaml.Node, k string) {
 			d.mapping(n, k, map[string]func(*yaml.Node, string){
 				"max_retries": func(n *yaml.Node, k string) { nonNegative(d, n, k, &p.Instruction.MaxRetries) },
+			})
+		},
+		"budget": func(n *yaml.Node, k string) {
+			budget := func(b *core.Budget) func(*yaml.Node, string) {
+				return func(n *yaml.Node, k string) {
+					d.mapping(n, k, map[string]func(*yaml.Node, string){
+						"max_cost_usd": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &b.MaxCostUSD) },
+						"max_tokens":   func(n *yaml.Node, k string) { nonNegativeInt64(d, n, k, &b.MaxTokens) },
+					})
+				}
+			}
+			d.mapping(n, k, map[string]func(*yaml.Node, string){
+				"task": budget(&p.Budget.Task),
+				"day":  budget(&p.Budget.Day),
 			})
 		},
 		"loop": func(n *yaml.Node, k string) {

@@ -29,6 +29,10 @@ func (c *Config) Encode() ([]byte, error) {
 				ReplanAfter: c.Policy.Loop.ReplanAfter, HardStop: c.Policy.Loop.HardStop,
 				MaxReplans: c.Policy.Loop.MaxReplans, EscalateAfter: c.Policy.Loop.EscalateAfter,
 			},
+			Budget: fileBudgets{
+				Task: fileBudget{MaxCostUSD: c.Policy.Budget.Task.MaxCostUSD, MaxTokens: c.Policy.Budget.Task.MaxTokens},
+				Day:  fileBudget{MaxCostUSD: c.Policy.Budget.Day.MaxCostUSD, MaxTokens: c.Policy.Budget.Day.MaxTokens},
+			},
 			Operation: fileOperation{
 				Timeout: dur(c.Policy.Operation.Timeout), Reminders: durs(c.Policy.Operation.Reminders),
 				Extension: dur(c.Policy.Operation.Extension), ProceedOnTimeout: c.Policy.Operation.ProceedOnTimeout,
@@ -135,6 +139,15 @@ type (
 		Instruction fileInstruction `yaml:"instruction"`
 		Loop        fileLoop        `yaml:"loop"`
 		Operation   fileOperation   `yaml:"operation"`
+		Budget      fileBudgets     `yaml:"budget"`
+	}
+	fileBudgets struct {
+		Task fileBudget `yaml:"task"`
+		Day  fileBudget `yaml:"day"`
+	}
+	fileBudget struct {
+		MaxCostUSD float64 `yaml:"max_cost_usd"`
+		MaxTokens  int64   `yaml:"max_tokens"`
 	}
 	fileAck struct {
 		Timeouts       []string    `yaml:"timeouts,flow"`

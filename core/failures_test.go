@@ -259,3 +259,41 @@ func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
 		t.Fatalf("three different failures escalated: %+v", got.Escalation)
 	}
 }
+
+func TestATurnOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	p := DefaultPolicies()
+	p.Budget.Task = Budget{MaxCostUSD: 1}
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Usage: Usage{InputTokens: 1000, OutputTokens: 200, CostUSD: 1.25}})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Escalated || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "budget: task "+tk.ID+" spent $1.2500, over its max_cost_usd of $1.00") {
+		t.Fatalf("%s %+v", got.State, got.Escalation)
+	}
+	// The day's budget: once crossed, no attempt starts.
+	b = taskBundle(t)
+	p.Budget = BudgetPolicy{Day: Budget{MaxTokens: 500}}
+	b.ok(b.c.Configure(b.now, p))
+	first := submit(b, TaskSpec{Description: "one"})
+	ackTask(b, first.ID)
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: first.ID, Attempt: 1, Usage: Usage{InputTokens: 400, OutputTokens: 200}})
+	b.ok(err)
+	if got := b.task(first.ID); got.State != Escalated || !strings.Contains(got.Escalation.Reason, "today's tasks") {
+		t.Fatalf("%s %+v", got.State, got.Escalation)
+	}
+	// Under the limit, a turn goes on to verification.
+	b = taskBundle(t)
+	p.Budget = BudgetPolicy{Task: Budget{MaxCostUSD: 5, MaxTokens: 100000}}
+	b.ok(b.c.Configure(b.now, p))
+	tk = submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Usage: Usage{InputTokens: 1000, CostUSD: 0.5}})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State != Running || got.Phase != Verifying {
+		t.Fatalf("under budget: %s/%s", got.State, got.Phase)
+	}
+}

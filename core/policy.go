@@ -231,6 +231,42 @@ type Policies struct {
 	MaxRetries int             `json:"max_retries"` // instructions (cycles)
 	Operation  OperationPolicy `json:"operation"`
 	Loop       LoopPolicy      `json:"loop"`
+	Budget     BudgetPolicy    `json:"budget,omitempty"`
+}
+
+// Budget is a limit on what agents' turns may cost: US dollars and tokens
+// (in and out); 0 is no limit.
+type Budget struct {
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	MaxTokens  int64   `json:"max_tokens,omitempty"`
+}
+
+// BudgetPolicy limits what one task, and all tasks of one (UTC) day, may
+// cost. A turn that ends over a limit escalates its task with what was
+// spent; no attempt starts while the day's limit is crossed.
+type BudgetPolicy struct {
+	Task Budget `json:"task,omitempty"`
+	Day  Budget `json:"day,omitempty"`
+}
+
+// dollars writes an amount in dollars: cents for a dollar or more, else
+// to a hundredth of a cent.
+func dollars(x float64) string {
+	if x >= 1 {
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.4f", x)
+}
+
+// over says how u crosses b ("" when it does not).
+func (b Budget) over(u Usage, what string) string {
+	switch {
+	case b.MaxCostUSD > 0 && u.CostUSD > b.MaxCostUSD:
+		return fmt.Sprintf("%s spent $%.4f, over its max_cost_usd of $%s (%d tokens in, %d out)", what, u.CostUSD, dollars(b.MaxCostUSD), u.InputTokens, u.OutputTokens)
+	case b.MaxTokens > 0 && u.InputTokens+u.OutputTokens > b.MaxTokens:
+		return fmt.Sprintf("%s used %d tokens (%d in, %d out; $%.4f), over its max_tokens of %d", what, u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, u.CostUSD, b.MaxTokens)
+	}
+	return ""
 }
 
 // DefaultPolicies are the default policies.
@@ -248,6 +284,11 @@ func (p Policies) Validate() error {
 	}
 	if err := p.Operation.Validate(); err != nil {
 		return err
+	}
+	for key, b := range map[string]Budget{"policy.budget.task": p.Budget.Task, "policy.budget.day": p.Budget.Day} {
+		if b.MaxCostUSD < 0 || b.MaxTokens < 0 {
+			return policyError(key, "limits must not be negative")
+		}
 	}
 	return p.Loop.Validate()
 }

@@ -248,6 +248,10 @@ func (s *State) pickTaskAgent(t *Task) string {
 // that must be acknowledged (or, for an agent with handshake none, a
 // recorded turn).
 func (s *State) startAttempt(now time.Time, t *Task, kind string) {
+	if why := s.overBudget(now, t); why != "" {
+		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		return
+	}
 	agent := s.pickTaskAgent(t)
 	if agent == "" {
 		why := "no agent can take this task (a dry run needs an exec agent)"
@@ -468,6 +472,10 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		Files: slices.Clone(r.Files), Blocker: blocker, Usage: usagePtr(r.Usage), DurationMS: r.Duration.Milliseconds()})
 	if d := s.find(t.Delivery); d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
+	}
+	if why := s.overBudget(now, t); why != "" {
+		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		return t.copy(), nil
 	}
 	switch {
 	case r.Status == ack.CompleteBlocked:

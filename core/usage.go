@@ -67,6 +67,28 @@ func (s *State) UsageTotals(keep func(*Task) bool) UsageTotals {
 
 func usageDay(now time.Time) string { return now.UTC().Format("2006-01-02") }
 
+// overBudget says how the task, or the day's tasks, crossed the budget
+// ("" when neither did).
+func (s *State) overBudget(now time.Time, t *Task) string {
+	b := s.policies.Budget
+	if why := b.Task.over(t.Usage, "task "+t.ID); why != "" {
+		return why
+	}
+	if b.Day.MaxCostUSD == 0 && b.Day.MaxTokens == 0 {
+		return ""
+	}
+	day := usageDay(now)
+	var total Usage
+	for _, x := range s.tasks {
+		for _, r := range x.Usages {
+			if r.Day == day {
+				total.Add(r.Usage)
+			}
+		}
+	}
+	return b.Day.over(total, "today's tasks ("+day+", UTC)")
+}
+
 // usagePtr is u, or nil when nothing was reported.
 func usagePtr(u Usage) *Usage {
 	if u.Zero() && u.Model == "" {

@@ -527,3 +527,24 @@ func usageRecorded(t *testing.T, in *instance, id, agent string, wantCost bool) 
 	mustContain(t, "wilco status "+id, in.cli("status", id), "usage:", "tokens in")
 	mustContain(t, "wilco stats", in.cli("stats"), "usage: ", "agent "+agent+": ")
 }
+
+// A task over its budget, with the real Claude Code (whose own price table
+// gives each turn a cost): the turn's cost crosses policy.budget.task, and
+// the task escalates with what was spent instead of going on.
+func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	var dir string
+	model := modelserver.NewAnthropic(t, retryScript("inline", func(content string) *modelserver.ToolUse {
+		return writeTool(filepath.Join(dir, "file.txt"), content+"\n")
+	}))
+	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep+
+		"policy:\n  budget: {task: {max_cost_usd: 0.0001}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
+	if got.State != "escalated" || got.Attempt != 1 || got.Escalation == nil ||
+		!strings.Contains(got.Escalation.Reason, "budget: task T-1 spent $") || !strings.Contains(got.Escalation.Reason, "over its max_cost_usd of $0.0001") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s", got.State, got.Attempt, got)
+	}
+}

@@ -152,6 +152,7 @@ agents: []
 #   instruction: {max_retries: 3}
 #   loop:        {replan_after: 3, hard_stop: 12, max_replans: 3, escalate_after: 0}
 #   operation:   {timeout: 120s, reminders: [30s, 60s, 90s], extension: 60s, proceed_on_timeout: true, quorum: all}
+#   budget:      {task: {max_cost_usd: 0, max_tokens: 0}, day: {max_cost_usd: 0, max_tokens: 0}}   # 0: no limit
 # logs: {retry_log_retention: 168h, retry_jsonl_retention: 720h}
 # compat: {aimaestro: false}
 `)

@@ -73,7 +73,7 @@ const adminToken = "blackbox-admin-token-0123456789"
 
 // instance is one `wilco serve` process.
 type instance struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	url    string
 	cmd    *exec.Cmd
@@ -164,7 +164,7 @@ type reply struct {
 	body   []byte
 }
 
-func (r reply) decode(t *testing.T, out any) {
+func (r reply) decode(t testing.TB, out any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, out); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)

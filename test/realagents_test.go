@@ -25,7 +25,7 @@ import (
 // by test runs (and by .ci/run, which installs first) when it is missing.
 // The test is skipped, saying why, only when npm or its registry cannot be
 // reached.
-func npmBin(t *testing.T, pkg, preset, bin string) string {
+func npmBin(t testing.TB, pkg, preset, bin string) string {
 	t.Helper()
 	version := execadapter.PresetVersions[preset]
 	cache, err := os.UserCacheDir()
@@ -155,7 +155,7 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 
 // claudeAgent is the wilco.yaml agent line of the real Claude Code pointed
 // at model, with a private HOME.
-func claudeAgent(t *testing.T, claude, handshake, url string) string {
+func claudeAgent(t testing.TB, claude, handshake, url string) string {
 	return fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, handshake: %s, command: [%s], timeout: 2m, "+
 		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
 		handshake, quoted(claude), quoted(url), quoted(t.TempDir()))
@@ -195,7 +195,7 @@ func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T)
 // a scripted Responses API: a private HOME whose .codex/config.toml names
 // the model provider (base_url, wire_api = "responses") and a model slug
 // Codex knows, so that it offers its usual tools.
-func codexAgent(t *testing.T, codex, handshake, url string) string {
+func codexAgent(t testing.TB, codex, handshake, url string) string {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
@@ -290,7 +290,7 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 // chooses the API-key authentication (without it Gemini CLI exits 41,
 // "Invalid auth method selected."), GOOGLE_GEMINI_BASE_URL and
 // GEMINI_API_KEY. The folder's trust comes from the preset.
-func geminiAgent(t *testing.T, gemini, handshake, url string) string {
+func geminiAgent(t testing.TB, gemini, handshake, url string) string {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
@@ -359,7 +359,7 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 // .config/opencode/opencode.json defines a provider on
 // @ai-sdk/openai-compatible with its baseURL, and makes its model the
 // default.
-func opencodeAgent(t *testing.T, opencode, handshake, url string) string {
+func opencodeAgent(t testing.TB, opencode, handshake, url string) string {
 	t.Helper()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".config", "opencode")

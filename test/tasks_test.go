@@ -47,7 +47,7 @@ func quoted(s string) string {
 }
 
 // scriptPath is the absolute path of a scripted agent.
-func scriptPath(t *testing.T, name string) string {
+func scriptPath(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", "agents", name))
 	if err != nil {
@@ -82,13 +82,13 @@ func execAgent(t *testing.T, name, script string, args []string, env ...string) 
 // newRepo makes a git repository with file.txt ("broken"), check.sh,
 // .gitignore (.wilco/, as a user would write it) and wilco.yaml, all
 // committed, and returns its directory.
-func newRepo(t *testing.T, yaml string) string {
+func newRepo(t testing.TB, yaml string) string {
 	t.Helper()
 	return newRepoIgnoring(t, yaml, ".wilco/\n")
 }
 
 // newRepoIgnoring is newRepo with the given .gitignore ("": none).
-func newRepoIgnoring(t *testing.T, yaml, gitignore string) string {
+func newRepoIgnoring(t testing.TB, yaml, gitignore string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{"file.txt": "broken\n", "check.sh": checkScript, "wilco.yaml": yaml}
@@ -113,7 +113,7 @@ func newRepoIgnoring(t *testing.T, yaml, gitignore string) string {
 
 // serveRepo starts `wilco serve` in a repository made by newRepo (again,
 // after a stop or a kill: the store is kept).
-func serveRepo(t *testing.T, dir string) *instance {
+func serveRepo(t testing.TB, dir string) *instance {
 	t.Helper()
 	addrFile := filepath.Join(dir, ".wilco", "addr")
 	_ = os.Remove(addrFile) // a killed server leaves its address behind
@@ -166,7 +166,7 @@ type cliResult struct {
 
 // wilcoCLI runs the CLI in dir against the server at addr (WILCO_ADDR),
 // with the admin token, for at most timeout.
-func wilcoCLI(t *testing.T, dir, addr string, timeout time.Duration, args ...string) cliResult {
+func wilcoCLI(t testing.TB, dir, addr string, timeout time.Duration, args ...string) cliResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -328,7 +328,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 }
 
 // readFile returns a file's content ("" if it does not exist).
-func readFile(t *testing.T, path string) string {
+func readFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -366,7 +366,7 @@ func (in *instance) taskEvents(id string, types ...string) []event {
 	return out
 }
 
-func eventData(t *testing.T, ev event) map[string]any {
+func eventData(t testing.TB, ev event) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(ev.Data, &m); err != nil {

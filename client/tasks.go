@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 )
 
 // Submit queues a task: POST /v1/tasks.
@@ -181,6 +183,37 @@ func (u Usage) String() string {
 		s += ", " + u.Model
 	}
 	return s
+}
+
+// TranscriptEntry is one step of an attempt's conversation.
+type TranscriptEntry struct {
+	At    time.Time      `json:"at"`
+	Kind  string         `json:"kind"`
+	Text  string         `json:"text,omitempty"`
+	Tool  string         `json:"tool,omitempty"`
+	Input map[string]any `json:"input,omitempty"`
+}
+
+// Transcript is an attempt's conversation with its agent.
+type Transcript struct {
+	TaskID  string            `json:"task_id"`
+	Attempt int               `json:"attempt"`
+	RunID   string            `json:"run_id"`
+	Entries []TranscriptEntry `json:"entries"`
+}
+
+// Transcript returns an attempt's conversation (attempt 0: the current
+// one): GET /v1/tasks/{id}/transcript.
+func (c *Client) Transcript(ctx context.Context, id string, attempt int) (*Transcript, error) {
+	q := url.Values{}
+	if attempt > 0 {
+		q.Set("attempt", strconv.Itoa(attempt))
+	}
+	var t Transcript
+	if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/tasks/" + seg(id) + "/transcript", query: q}, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // Stats fills st from GET /v1/stats.

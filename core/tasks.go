@@ -565,6 +565,10 @@ func workSummary(text string) string {
 	return understanding
 }
 
+// RunID is the run id of a task's attempt: its verification run, and the
+// directory of its turn (prompt, agent log, transcript).
+func RunID(task string, attempt int) string { return runID(task, attempt) }
+
 func runID(task string, attempt int) string {
 	return strings.NewReplacer(":", "_").Replace(task) + "-a" + strconv.Itoa(attempt)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -144,6 +145,9 @@ func taskSchemas() map[string]any {
 		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
 		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": enum("running", "done", "aborted"),
 			"tasks": arr(ref("Task")), "summary": nullObj}),
+		"Transcript": obj([]string{"task_id", "attempt", "run_id", "entries"}, map[string]any{"task_id": str, "attempt": integer, "run_id": str,
+			"entries": arr(obj([]string{"at", "kind"}, map[string]any{"at": dateTime,
+				"kind": enum("prompt", "text", "tool_call", "tool_result", "error", "note"), "text": str, "tool": str, "input": typ("object")}))}),
 		"Usage": obj([]string{"input_tokens", "output_tokens", "cached_tokens", "cost_usd"}, map[string]any{
 			"input_tokens": integer, "output_tokens": integer, "cached_tokens": integer,
 			"cost_usd": typ("number", "As the agent's CLI reported it; 0 when it reports none."), "turns": integer, "model": str}),
@@ -181,6 +185,9 @@ func (s *Server) taskRoutes() []Route {
 			Examples: id, Handler: s.discardTask, Responses: map[int]string{200: "Task"}},
 		{Method: "POST", Path: "/v1/tasks/{id}/resume", Auth: Admin, Summary: "Start a new task from a stuck task's report.",
 			Examples: id, Handler: s.resumeTask, Responses: map[int]string{201: "Task"}},
+		{Method: "GET", Path: "/v1/tasks/{id}/transcript", Auth: Admin, Summary: "An attempt's conversation with its agent: the prompt, the assistant's text, each tool call with its input and result (exec agents; bounded in size).",
+			Examples: id, Query: []Param{{"attempt", "integer", "the attempt (default: the task's current one)"}},
+			Handler: s.taskTranscript, Responses: map[int]string{200: "Transcript"}},
 		{Method: "GET", Path: "/v1/runs/{run_id}/log", Auth: Admin, Summary: "A verification run's log.",
 			Examples: map[string]string{"run_id": "T-1-a1"}, Handler: s.runLog, Responses: map[int]string{200: "text/plain"}},
 		{Method: "POST", Path: "/v1/plans", Auth: Admin, Summary: "Submit a plan: its tasks (ids <plan>:task-<n>) are queued in order, with dependencies.",
@@ -363,6 +370,43 @@ func (s *Server) taskDiff(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+	return nil
+}
+
+func (s *Server) taskTranscript(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "attempt"); err != nil {
+		return err
+	}
+	v, err := s.findTask(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	attempt := v.Attempt
+	if a := r.URL.Query().Get("attempt"); a != "" {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 {
+			return invalidf("attempt %q: must be a number from 1", a)
+		}
+		if n > v.Attempt {
+			return notFoundf("task %s has had %d attempt(s), not %d", v.ID, v.Attempt, n)
+		}
+		attempt = n
+	}
+	if attempt == 0 {
+		return notFoundf("task %s has not started", v.ID)
+	}
+	run := core.RunID(v.ID, attempt)
+	entries := []json.RawMessage{}
+	b, err := os.ReadFile(filepath.Join(s.runsDir, run, "transcript.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" && json.Valid([]byte(l)) {
+			entries = append(entries, json.RawMessage(l))
+		}
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"task_id": v.ID, "attempt": attempt, "run_id": run, "entries": entries})
 	return nil
 }
 

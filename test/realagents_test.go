@@ -132,6 +132,12 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 				t.Fatal("Claude Code's fix is not in the repository")
 			}
 			usageRecorded(t, in, "T-1", "claude", true)
+			// The first attempt's conversation is on record: the prompt, the
+			// ACK, the Write call with its input, its result.
+			tr := in.cli("transcript", "T-1", "--attempt", "1")
+			mustContain(t, "wilco transcript T-1 --attempt 1", tr, "T-1 attempt 1 (run T-1-a1)", "prompt:", "## Task: T-1",
+				"agent:", "[ACK] T-1 - RECEIVED", "tool Write", `"content":"attempt 1\n"`, "result:")
+			mustContain(t, "wilco transcript T-1", in.cli("transcript", "T-1"), "T-1 attempt 2", `<retry_context attempt="2"`)
 			// Its tool calls were live milestones.
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what Claude Code did:\n%s", ms)

@@ -366,12 +366,14 @@ type turn struct {
 	preface string // a later send's text, before the delegation's prompt
 	full    string // the delegation's last full prompt known at start
 
-	prev   *turn // the turn this one replaces: it must be gone first
-	stop   chan struct{}
-	done   chan struct{}
-	quiet  bool // guarded by a.mu: stopped; report nothing
-	ended  bool // guarded by a.mu: reported
-	stopMu sync.Once
+	prev *turn // the turn this one replaces: it must be gone first
+	// transcript is the run's conversation file while the turn runs.
+	transcript *transcript
+	stop       chan struct{}
+	done       chan struct{}
+	quiet      bool // guarded by a.mu: stopped; report nothing
+	ended      bool // guarded by a.mu: reported
+	stopMu     sync.Once
 }
 
 func (a *Adapter) newTurn(cfg AgentConfig, msg core.InboxMessage) *turn {

@@ -53,6 +53,9 @@ type procSpec struct {
 	scan       *scanner
 	onAck      func(text string) bool
 	onProgress func(text string)
+	// transcript, when set, gets the steps of the conversation the
+	// output reports.
+	transcript *transcript
 	// onActivity, when set, is told what the agent is doing from the tool
 	// calls its output reports ("Editing calc.go"), at most one every
 	// activityEvery.
@@ -226,6 +229,11 @@ func run(spec procSpec) procResult {
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if u, ok := usageOf(line); ok {
 			res.usage.Add(u)
+		}
+		if spec.transcript != nil {
+			for _, e := range transcriptEntries(line) {
+				spec.transcript.add(e)
+			}
 		}
 		// After the line's text was read: an ACK in the same message as a
 		// tool call is sent first.

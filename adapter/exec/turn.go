@@ -108,6 +108,8 @@ func (a *Adapter) runTurn(t *turn) {
 		return
 	}
 	defer logf.Close()
+	t.transcript = openTranscript(filepath.Join(runDir, TranscriptFileName))
+	defer t.transcript.close()
 
 	handshake := t.agent.Handshake
 	switch {
@@ -160,6 +162,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		return fail(fmt.Errorf("write the prompt: %w", err))
 	}
+	t.transcript.add(Entry{Kind: "prompt", Text: prompt})
 	inv, err := buildCommand(t.agent, prompt, promptFile, session)
 	if err != nil {
 		return fail(err)
@@ -173,6 +176,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
 		onActivity: t.sendActivity,
+		transcript: t.transcript,
 		pidFile:    filepath.Join(runDir, PidFileName),
 	}
 	res := run(spec)

@@ -183,7 +183,7 @@ func TestParseBad(t *testing.T) {
 		{"reminders out of order", agent + "policy:\n  operation:\n    reminders: [60s, 30s]\n", []string{"wilco.yaml:4: policy.operation.reminders[1]: must come after the reminder before it"}},
 		{"bad quorum", agent + "policy: {operation: {quorum: most}}\n", []string{`policy.operation.quorum: must be "all", "majority" or a number of agents, got "most"`}},
 		{"proceed not bool", agent + "policy: {operation: {proceed_on_timeout: yes}}\n", []string{`policy.operation.proceed_on_timeout: must be true or false, got "yes"`}},
-		{"unknown policy", agent + "policy:\n  acks: {}\n", []string{"wilco.yaml:3: policy.acks: unknown key (known keys here: ack, instruction, loop, operation)"}},
+		{"unknown policy", agent + "policy:\n  acks: {}\n", []string{"wilco.yaml:3: policy.acks: unknown key (known keys here: ack, budget, instruction, loop, operation)"}},
 		{"bad retention", agent + "logs: {retry_log_retention: 7d}\n", []string{`logs.retry_log_retention: must be a Go duration such as "30s" or "5m", got "7d"`}},
 		{"compat not bool", agent + "compat: {aimaestro: 1}\n", []string{`compat.aimaestro: must be true or false, got "1"`}},
 		{"several errors at once", "listen: x\nagents:\n  - {name: a, adapter: nope}\npolicy: {instruction: {max_retries: -1}}\n", []string{

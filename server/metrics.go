@@ -33,6 +33,9 @@ type Metrics struct {
 	retryRatio                                     *prometheus.GaugeVec
 	events                                         *prometheus.CounterVec
 	http                                           *prometheus.HistogramVec
+	// tokens and cost are what agents' turns used, as their CLIs
+	// reported it, by agent (and kind of token).
+	tokens, cost *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them in reg. Pass its
@@ -57,6 +60,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "HTTP request latency, by route pattern and status code (long-polls and event streams included).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}},
 			[]string{"route", "code"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "wilco", Name: "agent_tokens_total",
+			Help: "Tokens agents' turns used, as their CLIs reported them, by agent and kind (input, output, cached)."}, []string{"agent", "kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "wilco", Name: "agent_cost_usd_total",
+			Help: "What agents' turns cost in US dollars, as their CLIs reported it, by agent."}, []string{"agent"}),
 	}
 	for _, p := range policies {
 		for _, v := range []*prometheus.CounterVec{m.sent, m.retried, m.acknowledged, m.failed, m.cancelled} {
@@ -65,12 +72,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.retryRatio.WithLabelValues(string(p))
 		m.sends[p] = &[2]float64{}
 	}
-	for _, c := range []prometheus.Collector{m.sent, m.retried, m.acknowledged, m.failed, m.cancelled, m.retryRatio, m.events, m.http} {
+	for _, c := range []prometheus.Collector{m.sent, m.retried, m.acknowledged, m.failed, m.cancelled, m.retryRatio, m.events, m.http, m.tokens, m.cost} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// observeUsage counts the usage a turn's end reports.
+func (m *Metrics) observeUsage(ev store.Event) {
+	var e struct {
+		Usage *core.Usage `json:"usage"`
+	}
+	if json.Unmarshal(ev.Data, &e) != nil || e.Usage == nil {
+		return
+	}
+	m.tokens.WithLabelValues(ev.Agent, "input").Add(float64(e.Usage.InputTokens))
+	m.tokens.WithLabelValues(ev.Agent, "output").Add(float64(e.Usage.OutputTokens))
+	m.tokens.WithLabelValues(ev.Agent, "cached").Add(float64(e.Usage.CachedTokens))
+	if e.Usage.CostUSD > 0 {
+		m.cost.WithLabelValues(ev.Agent).Add(e.Usage.CostUSD)
+	}
 }
 
 // deliveryEvent is what the metrics read of a delivery event.
@@ -104,6 +127,9 @@ func (m *Metrics) Observe(evs []store.Event) {
 			vec, end = m.failed, true
 		case core.TypeDeliveryCancelled:
 			vec, end = m.cancelled, true
+		case core.TypeTaskTurnEnded:
+			m.observeUsage(ev)
+			continue
 		default:
 			continue
 		}

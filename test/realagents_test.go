@@ -532,6 +532,11 @@ func usageRecorded(t *testing.T, in *instance, id, agent string, wantCost bool) 
 	}
 	mustContain(t, "wilco status "+id, in.cli("status", id), "usage:", "tokens in")
 	mustContain(t, "wilco stats", in.cli("stats"), "usage: ", "agent "+agent+": ")
+	metrics := string(in.must(200, in.call("GET", "/metrics", adminToken, nil)).body)
+	mustContain(t, "/metrics", metrics, `wilco_agent_tokens_total{agent="`+agent+`",kind="input"}`)
+	if wantCost {
+		mustContain(t, "/metrics", metrics, `wilco_agent_cost_usd_total{agent="`+agent+`"}`)
+	}
 }
 
 // A task over its budget, with the real Claude Code (whose own price table

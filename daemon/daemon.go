@@ -217,7 +217,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	}
 	d.eff = newEffector(log, opts.Deliver)
 	runs, logs := filepath.Join(dir, "runs"), filepath.Join(dir, "logs")
-	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(),
+	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(), MCP: mcpCommand(),
 		Logger: log.With("component", "dispatch")}); err != nil {
 		return nil, err
 	}
@@ -404,6 +404,17 @@ func (d *Daemon) Close() error {
 		d.log.Info("wilco stopped")
 	})
 	return d.closeErr
+}
+
+// mcpCommand is the command line of wilco's MCP server for agents: this
+// very program, `wilco mcp` (nil when its path is unknown).
+func mcpCommand() []string {
+	exe, err := os.Executable()
+	if err != nil || !strings.Contains(filepath.Base(exe), "wilco") {
+		// A test binary or an unknown program is no wilco to run.
+		return nil
+	}
+	return []string{exe, "mcp"}
 }
 
 // IsLoopback reports whether a listen address (host:port) is on loopback

@@ -70,7 +70,10 @@ type Options struct {
 	RunsDir string
 	Steps   []verify.Step
 	// URL is wilco's address, given to agents.
-	URL    string
+	URL string
+	// MCP is the command line of wilco's MCP server for agents (see the
+	// exec adapter's Options.MCP).
+	MCP    []string
 	Logger *slog.Logger
 }
 
@@ -96,7 +99,7 @@ func New(opts Options) (*Dispatcher, error) {
 	} else {
 		log.Warn("not a git work tree: dry runs, diffs and the files-changed summary are unavailable", "dir", dir, "err", err)
 	}
-	ex, err := execadapter.New(execadapter.Options{Dir: dir, RunsDir: runs, URL: opts.URL, Report: d, Logger: log,
+	ex, err := execadapter.New(execadapter.Options{Dir: dir, RunsDir: runs, URL: opts.URL, MCP: opts.MCP, Report: d, Logger: log,
 		Worktree: func(ctx context.Context, task string) (string, error) {
 			if d.ws == nil {
 				return "", errors.New("dry runs need a git work tree")

@@ -559,3 +559,53 @@ func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 		t.Fatalf("the task ended %s at attempt %d:\n%s", got.State, got.Attempt, got)
 	}
 }
+
+// Claude Code acknowledges by calling wilco's MCP tool (registered by the
+// preset: wilco mcp), not in its text: the tool-call ACK passes the same
+// checks, the task goes on, and a completion reported by tool ends the
+// turn.
+func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	var dir string
+	var toolResults []string
+	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+		switch turn.Step {
+		case 0:
+			return modelserver.Reply{Text: "Acknowledging through wilco.", Tool: &modelserver.ToolUse{Name: "mcp__wilco__wilco_ack",
+				Input: map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}}}
+		case 1:
+			return modelserver.Reply{Text: "Writing the fix.", Tool: writeTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
+		case 2:
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Name: "mcp__wilco__wilco_complete",
+				Input: map[string]any{"status": "success", "summary": "Wrote the fix into file.txt", "files_modified": []string{"file.txt"}}}}
+		}
+		return modelserver.Reply{Text: "Done."}
+	})
+	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	for _, r := range model.AgentRequests() {
+		msgs, _ := json.Marshal(r.Body["messages"])
+		toolResults = append(toolResults, string(msgs))
+	}
+	all := strings.Join(toolResults, "\n")
+	if got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30), tail(all, 40))
+	}
+	// wilco's answer to the ACK's tool call reached the model (Claude Code
+	// defers MCP tools behind its ToolSearch: they are called by name).
+	// The completion's tool call ends the turn: wilco verifies at once.
+	if !strings.Contains(all, "wilco took it as ack: acknowledged") {
+		t.Fatalf("wilco's answer to the tool-call ACK did not reach the model:\n%s", tail(all, 20))
+	}
+	// The ACK is on record as the agent's.
+	var msgs struct {
+		Messages []struct{ State, Type string }
+	}
+	in.must(200, in.call("GET", "/v1/messages?task=T-1", adminToken, nil), &msgs)
+	if len(msgs.Messages) == 0 || msgs.Messages[0].State != "acknowledged" {
+		t.Fatalf("the delegation: %+v", msgs.Messages)
+	}
+}

@@ -73,6 +73,10 @@ type Options struct {
 	Report Reporter
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// MCP is the command line of wilco's MCP server for agents
+	// (wilco mcp), which the presets that can register it with their CLI
+	// do; nil: none is registered.
+	MCP []string
 	// KillGrace is the time between SIGTERM and SIGKILL (default
 	// DefaultKillGrace).
 	KillGrace time.Duration
@@ -97,6 +101,9 @@ type AgentConfig struct {
 	IdleTimeout time.Duration
 	// Token is the agent's token, given as WILCO_AGENT_TOKEN.
 	Token string
+	// MCP is the command line of wilco's MCP server, registered with the
+	// CLI by its preset (the adapter's Options.MCP when not set).
+	MCP []string
 }
 
 // Adapter runs exec agents: one process per turn.
@@ -171,6 +178,9 @@ func (a *Adapter) Add(c AgentConfig) error {
 		}
 	} else if len(c.Command) == 0 {
 		return fmt.Errorf("exec: agent %s: command is required without a preset", c.Name)
+	}
+	if c.MCP == nil {
+		c.MCP = a.opts.MCP
 	}
 	switch c.Prompt {
 	case "":

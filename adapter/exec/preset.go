@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 )
@@ -58,6 +59,10 @@ type preset struct {
 	// worktrees, set unless wilco's environment or the agent's env sets
 	// them.
 	env map[string]string
+	// mcp returns the arguments that register wilco's MCP server (its
+	// command line) with the CLI and allow its tools; nil when the preset
+	// does not.
+	mcp func(command []string) []string
 }
 
 // pointer is the prompt given as an argument when the real prompt is in a
@@ -81,6 +86,14 @@ var presets = map[string]preset{
 		},
 		resume: func(id string) []string { return []string{"--resume", id} },
 		parser: func() outputParser { return &claudeParser{} },
+		// --mcp-config takes the servers as JSON; --settings allows their
+		// tools (single-value flags: a variadic --allowedTools would take
+		// the prompt argument for a tool).
+		mcp: func(command []string) []string {
+			server := map[string]any{"wilco": map[string]any{"type": "stdio", "command": command[0], "args": command[1:]}}
+			cfg, _ := json.Marshal(map[string]any{"mcpServers": server})
+			return []string{"--mcp-config", string(cfg), "--settings", `{"permissions":{"allow":["mcp__wilco"]}}`}
+		},
 	},
 	PresetCodex: {
 		program: "codex",
@@ -189,6 +202,9 @@ func buildCommand(c AgentConfig, prompt, file, session string) (invocation, erro
 		argv = []string{c.Command[0]}
 	}
 	argv = append(argv, p.base...)
+	if p.mcp != nil && len(c.MCP) > 0 {
+		argv = append(argv, p.mcp(c.MCP)...)
+	}
 	if len(c.Command) > 1 {
 		argv = append(argv, c.Command[1:]...)
 	}

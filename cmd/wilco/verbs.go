@@ -64,6 +64,7 @@ func init() {
 
 		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
 		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
+		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
 		{name: "stats", args: "[--json]", group: "logs", summary: "retry summary: first-attempt success, retries, escalations, failure types", run: cmdStats},

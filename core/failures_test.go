@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,31 @@ func TestATurnOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	b.ok(err)
 	if got := b.task(tk.ID); got.State != Running || got.Phase != Verifying {
 		t.Fatalf("under budget: %s/%s", got.State, got.Phase)
+	}
+}
+
+func TestALateAckOrCompletionOfAnEarlierAttemptNeverCounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("remote", "mailbox", "go")
+	tk := submit(b, TaskSpec{Description: "x"})
+	first := b.task(tk.ID).Delivery
+	ackTask(b, tk.ID)
+	// Attempt 1's turn ends in failure; attempt 2 is delegated.
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 1, Error: "crashed", Output: "boom"})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.Attempt != 2 || got.State != AwaitingAck || got.Delivery == first {
+		t.Fatalf("attempt %d %s delivery %s", got.Attempt, got.State, got.Delivery)
+	}
+	// The first attempt's process, late: its ACK and its completion.
+	if in, err := b.c.Reply(b.now, ReplyInput{Agent: "remote", InReplyTo: first, Text: "[ACK] " + tk.ID + " - RECEIVED\nUnderstanding: x"}); err == nil && slices.Contains(in.Acknowledged, got.Delivery) {
+		t.Fatalf("a late ACK of attempt 1 acknowledged attempt 2: %+v", in)
+	}
+	if _, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Status: "success", Summary: "late"}); err == nil {
+		t.Fatal("a late end of attempt 1's turn was taken for attempt 2")
+	}
+	if got := b.task(tk.ID); got.State != AwaitingAck || got.Attempt != 2 {
+		t.Fatalf("after the late replies: %s attempt %d", got.State, got.Attempt)
 	}
 }

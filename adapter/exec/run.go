@@ -369,8 +369,9 @@ func stopped(t *time.Timer) *time.Timer {
 
 // fatalAPIRe is an API error an agent CLI retries for minutes though no
 // retry fixes it: its key refused (401, 403). Claude Code reports each
-// retry as an api_retry event, which its parser writes as such a line.
-var fatalAPIRe = regexp.MustCompile(`^API Error: 40[13]\b`)
+// retry as an api_retry event, which its parser writes as such a line
+// (never the agent's own text, which may quote an API error).
+var fatalAPIRe = regexp.MustCompile(`^API Error: 40[13]\b.*\(the CLI retries: attempt`)
 
 // withPWD sets PWD to dir in env: some agent CLIs (opencode) take their
 // working directory from PWD rather than from the process's own, and

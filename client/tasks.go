@@ -167,6 +167,8 @@ type Usage struct {
 	CostUSD      float64 `json:"cost_usd"`
 	Turns        int     `json:"turns,omitempty"`
 	Model        string  `json:"model,omitempty"`
+	// Priced: the cost comes from wilco.yaml's prices.
+	Priced bool `json:"priced,omitempty"`
 }
 
 // String says a usage in a line: tokens in and out (cached), the cost,
@@ -175,6 +177,9 @@ func (u Usage) String() string {
 	s := fmt.Sprintf("%d tokens in (%d cached), %d out", u.InputTokens, u.CachedTokens, u.OutputTokens)
 	if u.CostUSD > 0 {
 		s += fmt.Sprintf(", $%.4f", u.CostUSD)
+		if u.Priced {
+			s += " (from the prices in wilco.yaml)"
+		}
 	}
 	if u.Turns > 0 {
 		s += fmt.Sprintf(", %d model turns", u.Turns)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"maps"
 	"slices"
 	"time"
 
@@ -52,6 +53,9 @@ type Config struct {
 	Policy       Policy
 	Logs         Logs
 	Compat       Compat
+	// Prices give the cost of the turns whose CLI reports none, by model
+	// name or agent name.
+	Prices map[string]core.Price
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
@@ -147,6 +151,9 @@ func Default() *Config {
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget}
+	if len(c.Prices) > 0 {
+		p.Prices = maps.Clone(c.Prices)
+	}
 	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
 	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
 	return p

@@ -26,9 +26,14 @@ func TestLoadReferenceExample(t *testing.T) {
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
 	}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
+	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("loaded:\n%+v\nwant:\n%+v", c, want)
 	}
+	if p := c.Policies(); !reflect.DeepEqual(p.Prices, want.Prices) {
+		t.Fatalf("prices %+v", p.Prices)
+	}
+	c.Prices = nil
 	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
 		t.Fatalf("policies %+v, want the documented defaults", c.Policies())
 	}

@@ -401,6 +401,28 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"retry_jsonl_retention": func(n *yaml.Node, k string) { d.duration(n, k, &c.Logs.RetryJSONLRetention, true) },
 			})
 		},
+		"prices": func(n *yaml.Node, k string) {
+			n = resolve(n)
+			if n.Kind != yaml.MappingNode {
+				d.fail(n, k, "must be a mapping of a model's (or an agent's) name to its prices, got %s", describe(n))
+				return
+			}
+			c.Prices = map[string]core.Price{}
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				kn, vn := resolve(n.Content[j]), n.Content[j+1]
+				var p core.Price
+				pk := k + "." + kn.Value
+				if _, dup := c.Prices[kn.Value]; dup {
+					d.fail(kn, pk, "repeated key")
+				}
+				d.mapping(vn, pk, map[string]func(*yaml.Node, string){
+					"input_per_mtok":  func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.InputPerMTok) },
+					"output_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.OutputPerMTok) },
+					"cached_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.CachedPerMTok) },
+				})
+				c.Prices[kn.Value] = p
+			}
+		},
 		"compat": func(n *yaml.Node, k string) {
 			d.mapping(n, k, map[string]func(*yaml.Node, string){
 				"aimaestro": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Compat.AIMaestro) },

@@ -44,6 +44,13 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
 		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
+
+	}
+	for name, p := range c.Prices {
+		if f.Prices == nil {
+			f.Prices = map[string]filePrice{}
+		}
+		f.Prices[name] = filePrice{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CachedPerMTok: p.CachedPerMTok}
 	}
 	for _, a := range c.Agents {
 		fa := fileAgent{
@@ -113,6 +120,14 @@ type (
 		Policy       filePolicy  `yaml:"policy"`
 		Logs         fileLogs    `yaml:"logs"`
 		Compat       fileCompat  `yaml:"compat"`
+		// Prices are the user's, by model or agent name, like an agent's
+		// env.
+		Prices map[string]filePrice `yaml:"prices,omitempty"`
+	}
+	filePrice struct {
+		InputPerMTok  float64 `yaml:"input_per_mtok"`
+		OutputPerMTok float64 `yaml:"output_per_mtok"`
+		CachedPerMTok float64 `yaml:"cached_per_mtok,omitempty"`
 	}
 	fileAgent struct {
 		Name         string            `yaml:"name"`

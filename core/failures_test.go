@@ -324,3 +324,32 @@ func TestALateAckOrCompletionOfAnEarlierAttemptNeverCounts(t *testing.T) {
 		t.Fatalf("after the late replies: %s attempt %d", got.State, got.Attempt)
 	}
 }
+
+func TestTheCostOfATurnWhoseCLIReportsNoneComesFromThePrices(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t) // agent claude
+	p := DefaultPolicies()
+	p.Prices = map[string]Price{"m1": {InputPerMTok: 2, OutputPerMTok: 10}, "claude": {InputPerMTok: 1, OutputPerMTok: 1}}
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, Usage: Usage{InputTokens: 1_000_000, OutputTokens: 100_000, Model: "m1"}})
+	b.ok(err)
+	if u := b.task(tk.ID).Usage; u.CostUSD != 3 || !u.Priced {
+		t.Fatalf("by model: %+v", u)
+	}
+	verify(b, tk.ID, false)
+	ackTask(b, tk.ID)
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 2, Usage: Usage{InputTokens: 1_000_000}})
+	b.ok(err)
+	if u := b.task(tk.ID).Usages[1].Usage; u.CostUSD != 1 || !u.Priced {
+		t.Fatalf("by agent: %+v", u)
+	}
+	verify(b, tk.ID, false)
+	ackTask(b, tk.ID)
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 3, Usage: Usage{InputTokens: 1_000_000, CostUSD: 0.5}})
+	b.ok(err)
+	if u := b.task(tk.ID).Usages[2].Usage; u.CostUSD != 0.5 || u.Priced {
+		t.Fatalf("a reported cost is kept: %+v", u)
+	}
+}

@@ -232,6 +232,22 @@ type Policies struct {
 	Operation  OperationPolicy `json:"operation"`
 	Loop       LoopPolicy      `json:"loop"`
 	Budget     BudgetPolicy    `json:"budget,omitempty"`
+	// Prices give the cost of the turns whose CLI reports none, by model
+	// name or by agent name.
+	Prices map[string]Price `json:"prices,omitempty"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens,
+// counted as the agent's CLI reports them.
+type Price struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
+	CachedPerMTok float64 `json:"cached_per_mtok,omitempty"`
+}
+
+// cost is what u costs at p.
+func (p Price) cost(u Usage) float64 {
+	return (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok + float64(u.CachedTokens)*p.CachedPerMTok) / 1e6
 }
 
 // Budget is a limit on what agents' turns may cost: US dollars and tokens
@@ -284,6 +300,11 @@ func (p Policies) Validate() error {
 	}
 	if err := p.Operation.Validate(); err != nil {
 		return err
+	}
+	for name, pr := range p.Prices {
+		if pr.InputPerMTok < 0 || pr.OutputPerMTok < 0 || pr.CachedPerMTok < 0 {
+			return policyError("prices."+name, "prices must not be negative")
+		}
 	}
 	for key, b := range map[string]Budget{"policy.budget.task": p.Budget.Task, "policy.budget.day": p.Budget.Day} {
 		if b.MaxCostUSD < 0 || b.MaxTokens < 0 {

@@ -427,7 +427,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			status = "unacknowledged"
 		}
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
-			Usage: usagePtr(r.Usage), DurationMS: r.Duration.Milliseconds()})
+			Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}
@@ -469,7 +469,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		}
 	}
 	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: workSummary(r.Summary),
-		Files: slices.Clone(r.Files), Blocker: blocker, Usage: usagePtr(r.Usage), DurationMS: r.Duration.Milliseconds()})
+		Files: slices.Clone(r.Files), Blocker: blocker, Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
 	if d := s.find(t.Delivery); d != nil && d.Type == TypeTaskTurn && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}

@@ -12,6 +12,9 @@ type Usage struct {
 	CostUSD      float64 `json:"cost_usd"`
 	Turns        int     `json:"turns,omitempty"`
 	Model        string  `json:"model,omitempty"`
+	// Priced: the cost comes from wilco.yaml's prices, the CLI reported
+	// none.
+	Priced bool `json:"priced,omitempty"`
 }
 
 // Add adds u to the total; the model is the last one named.
@@ -24,6 +27,23 @@ func (t *Usage) Add(u Usage) {
 	if u.Model != "" {
 		t.Model = u.Model
 	}
+	t.Priced = t.Priced || u.Priced
+}
+
+// priced is u with its cost from the prices (by model, else by agent)
+// when its CLI reported none.
+func (s *State) priced(u Usage, agent string) Usage {
+	if u.CostUSD != 0 || u.Zero() {
+		return u
+	}
+	p, ok := s.policies.Prices[u.Model]
+	if !ok || u.Model == "" {
+		p, ok = s.policies.Prices[agent]
+	}
+	if ok {
+		u.CostUSD, u.Priced = p.cost(u), true
+	}
+	return u
 }
 
 // Zero reports whether nothing was used (or reported).

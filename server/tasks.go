@@ -150,7 +150,8 @@ func taskSchemas() map[string]any {
 				"kind": enum("prompt", "text", "tool_call", "tool_result", "error", "note"), "text": str, "tool": str, "input": typ("object")}))}),
 		"Usage": obj([]string{"input_tokens", "output_tokens", "cached_tokens", "cost_usd"}, map[string]any{
 			"input_tokens": integer, "output_tokens": integer, "cached_tokens": integer,
-			"cost_usd": typ("number", "As the agent's CLI reported it; 0 when it reports none."), "turns": integer, "model": str}),
+			"cost_usd": typ("number", "As the agent's CLI reported it, else from the prices of wilco.yaml; 0 when neither gives one."), "turns": integer, "model": str,
+			"priced": typ("boolean", "The cost comes from the prices of wilco.yaml.")}),
 		"Stats": obj([]string{"summary", "retry_state", "usage"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
 			"usage": obj([]string{"total", "by_agent", "by_day"}, map[string]any{"total": ref("Usage"),
 				"by_agent": map[string]any{"type": "object", "additionalProperties": ref("Usage")},

@@ -252,7 +252,9 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 			model := modelserver.NewResponses(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
 				return shellTool("printf '%s\\n' '" + content + "' > file.txt")
 			}))
-			dir := newRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+checkStep)
+			// Codex reports tokens, no cost: the prices give it.
+			dir := newRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+checkStep+
+				"prices: {codex: {input_per_mtok: 1.25, output_per_mtok: 10}}\n")
 			in := serveRepo(t, dir)
 			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
 			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
@@ -272,7 +274,7 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Codex's fix is not in the repository")
 			}
-			usageRecorded(t, in, "T-1", "codex", false)
+			usageRecorded(t, in, "T-1", "codex", true)
 			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Running printf") {
 				t.Fatalf("no milestone said what Codex did:\n%s", ms)
 			}

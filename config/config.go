@@ -3,8 +3,8 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"slices"
 	"time"
 

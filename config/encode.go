@@ -44,7 +44,6 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
 		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
-
 	}
 	for name, p := range c.Prices {
 		if f.Prices == nil {

@@ -150,3 +150,21 @@ func lineOf(text, part string) string {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// maxRateLimitedSends bounds the resends of a delegation whose turns end
+// rate limited: past it, the attempt fails as any other.
+const maxRateLimitedSends = 5
+
+// rateLimitRe is a model API that is rate limited or overloaded, as agent
+// CLIs report it: a transient no change of the work fixes, but time does.
+var rateLimitRe = regexp.MustCompile(`(?i)rate_limit_error|overloaded_error|API Error: (?:429|529)\b|\b(?:429|529)\b.{0,30}(?:too many requests|overloaded|rate limit)|RESOURCE_EXHAUSTED|rate limit(?:ed)? (?:exceeded|reached)|too many requests`)
+
+// rateLimited reports whether output shows a rate-limited or overloaded
+// model API, and the line that shows it.
+func rateLimited(output string) (string, bool) {
+	m := rateLimitRe.FindString(output)
+	if m == "" {
+		return "", false
+	}
+	return lineOf(output, m), true
+}

@@ -428,6 +428,17 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		}
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
 			Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
+		if d := s.find(t.Delivery); d != nil && d.State == Sent && !r.TimedOut && d.Sends <= maxRateLimitedSends {
+			if line, ok := rateLimited(r.Error + "\n" + r.Output); ok {
+				// The model's API is rate limited or overloaded: the same
+				// delegation goes again after a backoff; no attempt is
+				// spent and no verify loop counted.
+				wait := s.policies.Ack.Wait(d.Sends)
+				s.emit(now, t.ID, d.To, DeliveryDeferred{ID: d.ID, Reason: "rate limited: " + line, TimerAt: now.Add(wait), Resend: true})
+				s.emit(now, t.ID, t.Agent, TaskMilestone{Text: fmt.Sprintf("The model's API is rate limited or overloaded: trying again in %s", wait)})
+				return t.copy(), nil
+			}
+		}
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
 		}

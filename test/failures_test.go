@@ -205,3 +205,19 @@ func TestTheSameAgentFailureThreeTimesEscalates(t *testing.T) {
 	}
 	mustContain(t, "wilco status E-7", in.cli("status", "E-7"), "unexpected argument '--full-auto'")
 }
+
+// An agent whose model API is rate limited gets the same delegation again
+// after a backoff: no attempt is spent, no verify loop counted, and the
+// task succeeds at attempt 1.
+func TestRateLimitedAgentIsRetriedAfterABackoffWithoutSpendingAnAttempt(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited.sh", nil)+checkStep+
+		"policy:\n  ack: {backoff: {base: 1s, max: 2s}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 1 || len(got.Failures) != 0 || got.TotalVerifyLoops != 0 {
+		t.Fatalf("after a rate-limited turn:\n%s", got)
+	}
+	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: trying again in 1s")
+}

@@ -48,6 +48,28 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
+// Handle answers one JSON-RPC message (the streamable HTTP transport: one
+// POST, one answer). It returns nil for a notification, which gets none.
+func Handle(ctx context.Context, body []byte, rep Replier, task Task, version string) []byte {
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError{-32700, "parse error: " + err.Error()}})
+		return b
+	}
+	result, rerr := handle(ctx, req, rep, task, version)
+	if len(req.ID) == 0 {
+		return nil
+	}
+	resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
+	if rerr != nil {
+		resp["error"] = rerr
+	} else {
+		resp["result"] = result
+	}
+	b, _ := json.Marshal(resp)
+	return b
+}
+
 // Serve answers the messages of r on w until r ends or ctx does.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, rep Replier, task Task, version string) error {
 	sc := bufio.NewScanner(r)

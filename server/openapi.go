@@ -307,6 +307,7 @@ func componentSchemas() map[string]any {
 
 		"MaestroError":   obj([]string{"error"}, map[string]any{"error": str, "code": str}),
 		"MaestroSuccess": obj([]string{"success"}, map[string]any{"success": boolean}),
+		"MCPMessage":     typ("object", "A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, ping)."),
 		"MaestroContent": obj([]string{"type", "message"}, map[string]any{"type": str, "message": str, "context": typ("object")}),
 		"MaestroSend": obj([]string{"from", "to", "subject", "content"}, map[string]any{
 			"from": str, "to": str, "subject": str, "priority": enum("low", "normal", "high", "urgent"),

@@ -55,6 +55,8 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "GET", Path: "/v1/inbox", Auth: AgentOnly, Summary: "One dispatch cycle of the calling agent; long-polls up to wait when nothing is there.",
 			Query:   []Param{{"wait", "string", "Go duration to wait when the inbox is empty (default 0, at most 5m)"}},
 			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
+		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over HTTP (JSON-RPC 2.0, one message per POST, one JSON answer): acknowledge, clarify, checkpoint, complete — for the calling agent's task (or the X-Wilco-Task header's).",
+			Request: "MCPMessage", Handler: s.mcp, Responses: map[int]string{200: "MCPMessage"}},
 		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data. An agent may answer only what was sent to it.",
 			Request: "Reply", Handler: s.reply, Responses: map[int]string{202: "Interpreted"}},
 

@@ -140,3 +140,49 @@ func writeFile(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A remote agent uses wilco's MCP tools over HTTP (POST /mcp, its token):
+// initialize, tools/list, then wilco_ack for the task it holds — the same
+// checks as a text ACK: the task starts; another agent's token cannot.
+func TestRemoteAgentAcknowledgesThroughMCPOverHTTP(t *testing.T) {
+	t.Parallel()
+	in, tok := maestroRepo(t)
+	in.submit(map[string]any{"id": "T-9", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.waitTask("T-9", 10*time.Second, "awaiting_ack")
+	rpc := func(token string, id int, method string, params any) map[string]any {
+		t.Helper()
+		r := in.call("POST", "/mcp", token, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", method, r.status, r.body)
+		}
+		var out map[string]any
+		r.decode(t, &out)
+		return out
+	}
+	if v := rpc(tok["remote"], 1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}); v["result"] == nil {
+		t.Fatalf("initialize: %v", v)
+	}
+	if r := in.call("POST", "/mcp", tok["remote"], map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); r.status != 202 {
+		t.Fatalf("a notification: %d", r.status)
+	}
+	tools := rpc(tok["remote"], 2, "tools/list", nil)["result"].(map[string]any)["tools"].([]any)
+	if len(tools) != 3 {
+		t.Fatalf("tools %v", tools)
+	}
+	// Another agent's token acknowledges nothing of this task.
+	other := rpc(tok["other"], 3, "tools/call", map[string]any{"name": "wilco_ack", "arguments": map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}})
+	if res := other["result"].(map[string]any); res["isError"] != true {
+		t.Fatalf("another agent's tool call: %v", other)
+	}
+	if got := in.task("T-9"); got.State != "awaiting_ack" {
+		t.Fatalf("another agent's tool call moved the task to %s", got.State)
+	}
+	ack := rpc(tok["remote"], 4, "tools/call", map[string]any{"name": "wilco_ack", "arguments": map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}})
+	if res := ack["result"].(map[string]any); res["isError"] == true {
+		t.Fatalf("the agent's tool-call ACK: %v", ack)
+	}
+	in.waitTask("T-9", 10*time.Second, "running")
+	if r := in.call("POST", "/mcp", "", map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}); r.status != 401 {
+		t.Fatalf("/mcp without a token: %d", r.status)
+	}
+}

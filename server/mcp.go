@@ -1,0 +1,57 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"wilco/client"
+	"wilco/core"
+	"wilco/mcpserver"
+)
+
+// mcp is wilco's MCP server for agents over HTTP (the streamable HTTP
+// transport, answering each POSTed JSON-RPC message with one JSON
+// response): the same tools as `wilco mcp`, for the calling agent (its
+// token) and the task it works on.
+func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		return invalidf("the request body: %v", err)
+	}
+	agent := AgentName(r.Context())
+	task := mcpserver.Task{ID: r.Header.Get("X-Wilco-Task")}
+	if task.ID == "" {
+		// The task the agent works on: the one it holds, if any.
+		s.read(func(c *core.State) {
+			for _, t := range c.Tasks(func(t *core.Task) bool { return t.Agent == agent && t.State.Holds() }) {
+				task = mcpserver.Task{ID: t.ID, MessageID: t.Delivery}
+			}
+		})
+	}
+	out := mcpserver.Handle(r.Context(), body, mcpReplier{s: s, r: r, agent: agent}, task, "wilco")
+	if out == nil {
+		w.WriteHeader(http.StatusAccepted) // a notification
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+	return nil
+}
+
+// mcpReplier sends a tool call as the agent's reply, as POST
+// /v1/inbox/replies does.
+type mcpReplier struct {
+	s     *Server
+	r     *http.Request
+	agent string
+}
+
+func (m mcpReplier) Reply(_ context.Context, rep client.Reply) (*client.Interpretation, error) {
+	in, err := m.s.interpret(m.r, core.ReplyInput{Agent: m.agent, InReplyTo: rep.InReplyTo, Text: rep.Text, Type: rep.Type, Data: rep.Data})
+	if err != nil {
+		return nil, err
+	}
+	return &client.Interpretation{Kind: in.Kind, DeliveryID: in.DeliveryID, TaskID: in.TaskID, Status: in.Status,
+		Understanding: in.Understanding, Questions: in.Questions, Action: in.Action, Acknowledged: in.Acknowledged}, nil
+}

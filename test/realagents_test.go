@@ -611,3 +611,33 @@ func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		t.Fatalf("the delegation: %+v", msgs.Messages)
 	}
 }
+
+// opencode acknowledges by calling wilco's MCP tool too: the preset
+// registers `wilco mcp` through OPENCODE_CONFIG_CONTENT.
+func TestOpencodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	var dir string
+	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
+		switch turn.Step {
+		case 0:
+			return modelserver.Reply{Text: "Acknowledging through wilco.", Tool: &modelserver.ToolUse{Name: "wilco_wilco_ack",
+				Input: map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}}}
+		case 1:
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": "fixed T-1\n"}}}
+		}
+		return modelserver.Reply{Text: "Done."}
+	})
+	dir = newRepo(t, "agents:\n"+opencodeAgent(t, opencode, "inline", model.URL())+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	var all []string
+	for _, r := range model.AgentRequests() {
+		b, _ := json.Marshal(r.Body["messages"])
+		all = append(all, string(b))
+	}
+	if got.State != "success" || got.Attempt != 1 || !strings.Contains(strings.Join(all, "\n"), "wilco took it as ack: acknowledged") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(strings.Join(all, "\n"), 10))
+	}
+}

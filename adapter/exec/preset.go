@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -63,6 +64,9 @@ type preset struct {
 	// command line) with the CLI and allow its tools; nil when the preset
 	// does not.
 	mcp func(command []string) []string
+	// mcpEnv is mcp for a CLI that takes its configuration from the
+	// environment: the variables that register wilco's MCP server.
+	mcpEnv func(command []string) map[string]string
 }
 
 // pointer is the prompt given as an argument when the real prompt is in a
@@ -157,6 +161,13 @@ var presets = map[string]preset{
 		},
 		resume: func(id string) []string { return []string{"--session", id} },
 		parser: func() outputParser { return &opencodeParser{} },
+		// OPENCODE_CONFIG_CONTENT is merged into its configuration; the
+		// tools show as wilco_wilco_ack…
+		mcpEnv: func(command []string) map[string]string {
+			cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{"wilco": map[string]any{"type": "local", "command": command, "enabled": true}},
+				"permission": map[string]any{"wilco_*": "allow"}})
+			return map[string]string{"OPENCODE_CONFIG_CONTENT": string(cfg)}
+		},
 	},
 }
 
@@ -216,9 +227,19 @@ func buildCommand(c AgentConfig, prompt, file, session string) (invocation, erro
 	return invocation{argv: argv, stdin: stdin, parser: p.parser()}, nil
 }
 
-// presetEnv returns the variables agent c's preset needs (nil for none).
+// presetEnv returns the variables agent c's preset needs (nil for none),
+// with those that register wilco's MCP server.
 func presetEnv(c AgentConfig) map[string]string {
-	return presets[c.Preset].env
+	p := presets[c.Preset]
+	if p.mcpEnv == nil || len(c.MCP) == 0 {
+		return p.env
+	}
+	out := maps.Clone(p.env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, p.mcpEnv(c.MCP))
+	return out
 }
 
 // canResume reports whether agent c's preset resumes sessions.

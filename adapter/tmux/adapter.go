@@ -1,0 +1,457 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wilco/core"
+)
+
+// Defaults.
+const (
+	// DefaultPoll is how often a pane is read.
+	DefaultPoll = 100 * time.Millisecond
+	// DefaultSettle is how long a pane must show ready, after a prompt,
+	// for the agent's turn to be over.
+	DefaultSettle = 1500 * time.Millisecond
+	// DefaultSubmitTries bounds the sends of the submit key for one
+	// prompt.
+	DefaultSubmitTries = 3
+	// DefaultWidth and DefaultHeight are the size of a session wilco makes.
+	DefaultWidth, DefaultHeight = 200, 50
+	// landWait is how long a paste has to show in the input box before it
+	// is pasted again; confirmWait how long a submit has to take the
+	// prompt out of the input box before the key is sent again.
+	landWait    = 2 * time.Second
+	confirmWait = time.Second
+	// stopWait bounds the wait for an interrupted agent to be ready.
+	stopWait = 10 * time.Second
+)
+
+// Reporter takes what the adapter learns back into wilco (the exec
+// adapter's Reporter): the agent's ACK, checkpoints and answers, and the
+// end of a task's turn.
+type Reporter interface {
+	Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error)
+	EndTurn(ctx context.Context, r core.TurnResult) error
+}
+
+// ActivityReporter also takes what the agent is doing (a tool call the
+// pane shows) as the task's milestone.
+type ActivityReporter interface {
+	Activity(ctx context.Context, taskID string, attempt int, text string) error
+}
+
+// PermissionReporter also takes the agent's permission questions: what it
+// asked, for which tool, and how it was answered ("allowed", "denied", or
+// "" when it waits for the user).
+type PermissionReporter interface {
+	Permission(ctx context.Context, p PermissionAsked) error
+}
+
+// PermissionAsked is one permission question of an agent.
+type PermissionAsked struct {
+	Agent   string
+	TaskID  string
+	Attempt int
+	Tool    string
+	Text    string
+	// Answer is "allowed" or "denied" by the agent's allow list, or ""
+	// when the question waits for the user (wilco attach).
+	Answer string
+}
+
+// SubmitRecord is one prompt typed into a pane: when it was handed over,
+// when the agent was seen working on it, and how many times its submit key
+// was sent.
+type SubmitRecord struct {
+	Agent     string
+	Message   string
+	Queued    time.Time
+	Pasted    time.Time
+	Confirmed time.Time
+	Submits   int
+	Pastes    int
+}
+
+// Options configures an Adapter.
+type Options struct {
+	// Dir is the repository: where the sessions wilco makes run.
+	Dir string
+	// RunsDir is where run directories go (relative to Dir unless
+	// absolute; default .wilco/runs).
+	RunsDir string
+	// StateDir holds wilco's own tmux server (its socket and
+	// configuration); default .wilco in Dir.
+	StateDir string
+	// URL is wilco's address, given to agents as WILCO_URL.
+	URL string
+	// Program is the tmux binary (default: tmux on the PATH).
+	Program string
+	Report  Reporter
+	Logger  *slog.Logger
+	// Poll is how often a pane is read (default DefaultPoll).
+	Poll time.Duration
+	// OnSubmit, when set, is told of every prompt confirmed (for
+	// measurements).
+	OnSubmit func(SubmitRecord)
+}
+
+// AgentConfig is one tmux agent.
+type AgentConfig struct {
+	Name string
+	// Preset is a known interactive program: claude-code, codex, gemini,
+	// opencode or aider.
+	Preset string
+	// Command is what the pane runs; with a preset, the program and extra
+	// arguments.
+	Command []string
+	Env     map[string]string
+	// Timeout bounds one turn; IdleTimeout is how long a pane may show
+	// nothing new during a turn before it counts as stalled. Zero: no
+	// limit.
+	Timeout, IdleTimeout time.Duration
+	// Token is the agent's token (WILCO_AGENT_TOKEN).
+	Token string
+	// Session names an existing session to use (never killed by wilco);
+	// empty: wilco makes one (wilco-<name>) on its own server. Socket is
+	// the tmux server of Session (empty: the user's default server, or
+	// wilco's own when Session is empty).
+	Session, Socket string
+	// Ready, Busy and Permission override the preset's patterns.
+	Ready, Busy, Permission string
+	// Submit, Interrupt, Clear, Approve and Deny override the preset's
+	// keys (tmux key names).
+	Submit                           string
+	Interrupt, Clear, Approve, Deny []string
+	// Allow lists the tools (patterns, matched against the tool and the
+	// question) whose permission questions are answered yes; with a list,
+	// every other question is answered no. Without one, questions wait
+	// for the user.
+	Allow []string
+	// Width and Height size a session wilco makes.
+	Width, Height int
+	// Settle is how long the pane must show ready for a turn to be over
+	// (default DefaultSettle).
+	Settle time.Duration
+	// SubmitTries bounds the sends of the submit key for one prompt
+	// (default DefaultSubmitTries).
+	SubmitTries int
+}
+
+// Adapter runs tmux agents: each one's interactive program in a tmux
+// session, prompts pasted into its pane and its answers read from it.
+type Adapter struct {
+	opts    Options
+	runsDir string
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	private Server
+
+	mu     sync.Mutex
+	closed bool
+	agents map[string]*agent
+}
+
+// New returns an adapter with no agents.
+func New(opts Options) (*Adapter, error) {
+	if opts.Report == nil {
+		return nil, errors.New("tmux: Options.Report is required")
+	}
+	if opts.Dir == "" {
+		opts.Dir = "."
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
+	runs := opts.RunsDir
+	if runs == "" {
+		runs = filepath.Join(".wilco", "runs")
+	}
+	if !filepath.IsAbs(runs) {
+		runs = filepath.Join(dir, runs)
+	}
+	if opts.StateDir == "" {
+		opts.StateDir = filepath.Join(dir, ".wilco")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultPoll
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Adapter{opts: opts, runsDir: runs, log: opts.Logger.With("component", "tmux"), ctx: ctx, cancel: cancel, agents: map[string]*agent{}}
+	return a, nil
+}
+
+// Available reports whether tmux can be run, and why not.
+func Available(program string) error {
+	if program == "" {
+		program = "tmux"
+	}
+	_, err := lookPath(program)
+	return err
+}
+
+// serverEnv is the environment of the tmux commands wilco runs: its own,
+// without the admin token (a server wilco starts passes its environment
+// on to every session) and without TMUX (wilco may itself run in tmux).
+func serverEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "WILCO_TOKEN" || k == "TMUX" || k == "TMUX_PANE" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// Add registers a tmux agent, or replaces its configuration (a new token):
+// a session already running keeps the environment it started with.
+func (a *Adapter) Add(c AgentConfig) error {
+	if c.Name == "" {
+		return errors.New("tmux: an agent needs a name")
+	}
+	var p *Preset
+	if c.Preset != "" {
+		pp, ok := Presets[c.Preset]
+		if !ok {
+			return fmt.Errorf("tmux: agent %s: unknown preset %q (want %s)", c.Name, c.Preset, strings.Join(PresetNames(), ", "))
+		}
+		p = &pp
+	} else if len(c.Command) == 0 && c.Session == "" {
+		return fmt.Errorf("tmux: agent %s: command is required without a preset (or a session to attach to)", c.Name)
+	}
+	style := Style{}
+	if p != nil {
+		style = p.Style
+	}
+	for _, re := range []struct {
+		key, expr string
+		to        **regexp.Regexp
+	}{{"ready", c.Ready, &style.Ready}, {"busy", c.Busy, &style.Busy}, {"permission", c.Permission, &style.Permission}} {
+		if re.expr == "" {
+			continue
+		}
+		r, err := regexp.Compile(re.expr)
+		if err != nil {
+			return fmt.Errorf("tmux: agent %s: %s: %v", c.Name, re.key, err)
+		}
+		*re.to = r
+		if re.key == "ready" {
+			style.ReadyLastLine = true
+		}
+	}
+	if style.Ready == nil {
+		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'", c.Name)
+	}
+	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1)}
+	for i, s := range c.Allow {
+		r, err := regexp.Compile(s)
+		if err != nil {
+			return fmt.Errorf("tmux: agent %s: allow[%d]: %v", c.Name, i, err)
+		}
+		ag.allow = append(ag.allow, r)
+	}
+	ag.keys = keysFor(c, p)
+	if c.Session != "" {
+		ag.session = c.Session
+		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
+	} else {
+		ag.session = "wilco-" + c.Name
+		if c.Socket != "" {
+			ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
+		} else {
+			srv, err := PrivateServer(a.opts.Program, a.opts.StateDir, serverEnv())
+			if err != nil {
+				return fmt.Errorf("tmux: agent %s: %w", c.Name, err)
+			}
+			ag.srv = srv
+		}
+		ag.own = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, ok := a.agents[c.Name]; ok {
+		// Keep what runs; take the new configuration for what comes.
+		old.opMu.Lock()
+		old.cfg, old.preset, old.style, old.allow, old.keys = c, p, style, ag.allow, ag.keys
+		old.opMu.Unlock()
+		return nil
+	}
+	a.agents[c.Name] = ag
+	if a.closed {
+		return nil
+	}
+	a.wg.Add(1)
+	go ag.loop()
+	return nil
+}
+
+// keys are an agent's keys: the preset's, overridden by its config.
+type keys struct {
+	submit                          string
+	interrupt, clear, approve, deny []string
+}
+
+func keysFor(c AgentConfig, p *Preset) keys {
+	k := keys{submit: "Enter", interrupt: []string{"C-c"}}
+	if p != nil {
+		k = keys{submit: p.Submit, interrupt: p.Interrupt, clear: p.Clear, approve: p.Approve, deny: p.Deny}
+	}
+	if c.Submit != "" {
+		k.submit = c.Submit
+	}
+	for _, o := range []struct {
+		from []string
+		to   *[]string
+	}{{c.Interrupt, &k.interrupt}, {c.Clear, &k.clear}, {c.Approve, &k.approve}, {c.Deny, &k.deny}} {
+		if len(o.from) > 0 {
+			*o.to = slices.Clone(o.from)
+		}
+	}
+	if len(k.approve) == 0 {
+		k.approve = []string{"y", "Enter"}
+	}
+	if len(k.deny) == 0 {
+		k.deny = []string{"n", "Enter"}
+	}
+	return k
+}
+
+// Has reports whether agent is a tmux agent of this adapter.
+func (a *Adapter) Has(agent string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.agents[agent]
+	return ok
+}
+
+func (a *Adapter) agent(name string) (*agent, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ag, ok := a.agents[name]
+	if !ok {
+		return nil, fmt.Errorf("tmux: no agent %q", name)
+	}
+	return ag, nil
+}
+
+// Deliver hands a message to a tmux agent. It never blocks: the prompt
+// waits in the agent's queue until its pane is ready.
+func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
+	a.mu.Lock()
+	ag, ok := a.agents[agent]
+	closed := a.closed
+	a.mu.Unlock()
+	log := a.log.With("agent", agent, "message", msg.ID, "type", msg.Type, "task", msg.TaskID)
+	if !ok || closed {
+		log.Warn("message not delivered: no such tmux agent, or wilco is stopping")
+		return
+	}
+	ag.deliver(msg, log)
+}
+
+// StopTurn stops the agent working on a task: the prompt waiting is
+// dropped, the turn running is interrupted. Nothing more is reported of it.
+func (a *Adapter) StopTurn(taskID, reason string) {
+	a.mu.Lock()
+	agents := slices.Collect(maps.Values(a.agents))
+	a.mu.Unlock()
+	for _, ag := range agents {
+		ag.stopTask(taskID, reason)
+	}
+}
+
+// Close stops reading the panes. The sessions go on: their agents keep
+// their conversation across a restart of wilco (a task's late report is
+// taken when wilco runs again).
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.cancel()
+	a.wg.Wait()
+	return nil
+}
+
+// KillSessions ends the sessions wilco made (tests; an agent taken out of
+// service).
+func (a *Adapter) KillSessions(ctx context.Context) {
+	a.mu.Lock()
+	agents := slices.Collect(maps.Values(a.agents))
+	a.mu.Unlock()
+	for _, ag := range agents {
+		if ag.own {
+			_ = ag.srv.KillSession(ctx, ag.session)
+		}
+	}
+}
+
+// AgentState is what `wilco agents` shows of a tmux agent.
+type AgentState struct {
+	// State is ready, busy, permission, dialog, typing, dead, not started
+	// or hibernating.
+	State string `json:"state"`
+	// Session is the tmux session; Attach the command that opens it.
+	Session string   `json:"session"`
+	Attach  []string `json:"attach"`
+	// Queued counts the prompts waiting for the pane to be ready.
+	Queued int `json:"queued"`
+	// Working is the message being worked on ("" for none).
+	Working string `json:"working,omitempty"`
+	// Conversation is the agent program's conversation id, when known.
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// State says what a tmux agent's pane shows.
+func (a *Adapter) State(agent string) (AgentState, bool) {
+	ag, err := a.agent(agent)
+	if err != nil {
+		return AgentState{}, false
+	}
+	return ag.snapshot(), true
+}
+
+// RunDir returns the run directory of a task's attempt (the core's run
+// id), as the exec adapter names it.
+func (a *Adapter) RunDir(taskID string, attempt int) string {
+	return filepath.Join(a.runsDir, pathSafe(taskID)+"-a"+strconv.Itoa(attempt))
+}
+
+func (a *Adapter) messageDir(msg core.InboxMessage) string {
+	return filepath.Join(a.runsDir, "msg-"+pathSafe(msg.ID)+"-s"+strconv.Itoa(msg.Attempt))
+}
+
+func pathSafe(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}

@@ -1,0 +1,929 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"wilco/core"
+	execadapter "wilco/adapter/exec"
+)
+
+// separator goes between a later send's text and the full prompt.
+const separator = "\n\n---\n\n"
+
+// maxFull bounds the full prompts of delegations an agent keeps.
+const maxFull = 64
+
+// agent is one tmux agent: its session, its queue of prompts, and the
+// prompt it works on. One goroutine (loop) reads its pane and types into
+// it; operations (hibernate, wake, restart) take opMu, as each step of the
+// loop does, so that they never act on the pane at the same time.
+type agent struct {
+	a     *Adapter
+	opMu  sync.Mutex
+	cfg   AgentConfig
+	style Style
+	// preset is nil for a program wilco knows only by its config.
+	preset  *Preset
+	allow   []*regexp.Regexp
+	keys    keys
+	srv     Server
+	session string
+	// own: wilco makes (and may end) the session; else the session is
+	// the user's, and wilco only runs the program in it.
+	own  bool
+	wake chan struct{}
+
+	mu         sync.Mutex
+	queue      []*job
+	cur        *job
+	state      State
+	started    bool // the program runs in the session (as far as wilco knows)
+	hibernated bool
+	conv       string // the program's conversation id, when known
+	resume     bool   // the next start resumes conv
+	full       map[string]string
+	dialogAt   time.Time
+}
+
+type phase int
+
+const (
+	phasePaste phase = iota
+	phaseLanding
+	phaseConfirming
+	phaseWorking
+	phaseStopping
+)
+
+// job is one prompt for the agent: a task's turn or a message to answer.
+type job struct {
+	msg     core.InboxMessage
+	task    bool // a task's turn: its end is reported with EndTurn
+	wantAck bool
+	prompt  string
+	queued  time.Time
+	quiet   bool // stopped: nothing more is reported
+	// continued: the job was suspended (hibernate, restart) and its prompt
+	// is now the note to go on.
+	continued bool
+
+	phase       phase
+	log         *slog.Logger
+	runDir      string
+	logf        *os.File
+	transcript  *execadapter.Transcript
+	reader      Reader
+	scanner     *execadapter.Scanner
+	text        []string
+	pastes      int
+	submits     int
+	pastedAt    time.Time
+	submittedAt time.Time
+	confirmed   time.Time
+	began       time.Time
+	lastKey     string
+	lastChange  time.Time
+	readySince  time.Time
+	busySeen    bool
+	ackSent     bool
+	permission  string // the question answered last
+	stopAt      time.Time
+	activity    string
+}
+
+// deliver queues a message (or acts on a cancel or a notice).
+func (ag *agent) deliver(msg core.InboxMessage, log *slog.Logger) {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	if ag.full == nil {
+		ag.full = map[string]string{}
+	}
+	j := &job{msg: msg, queued: time.Now(), prompt: withSubject(msg)}
+	switch msg.Type {
+	case string(core.TypeDelegation), string(core.TypeTaskTurn), string(core.SendResend):
+		if msg.TaskID == "" {
+			break
+		}
+		j.task, j.wantAck = true, msg.Type != string(core.TypeTaskTurn)
+		j.prompt = msg.Body
+		ag.full[msg.ID] = msg.Body
+		if len(ag.full) > maxFull {
+			for k := range ag.full {
+				if k != msg.ID {
+					delete(ag.full, k)
+					break
+				}
+			}
+		}
+		ag.dropTaskLocked(msg.TaskID, "a new delegation of the task")
+	case string(core.SendAckRequest), string(core.SendCorrection), string(core.SendWrongID), string(core.SendClarification):
+		if msg.TaskID == "" {
+			break
+		}
+		j.task, j.wantAck = true, true
+		if full := ag.full[msg.ID]; full != "" && !strings.Contains(j.prompt, full) {
+			j.prompt += separator + full
+		}
+		ag.dropTaskLocked(msg.TaskID, "a later send of the delegation")
+	case string(core.SendCancel):
+		ag.dropDeliveryLocked(msg.ID, "cancelled")
+		return
+	case string(core.SendTimeoutNotice), string(core.SendExtension), string(core.SendOperationOutcome):
+		log.Info("notice for a tmux agent: not typed (it asks for no answer)", "subject", msg.Subject)
+		return
+	case string(core.SendFollowup):
+		if c := ag.cur; c != nil && c.msg.ID == msg.ID {
+			log.Info("follow-up while the agent works on it: not typed")
+			return
+		}
+	}
+	// A reminder replaces the earlier send of its message still waiting.
+	for i, q := range ag.queue {
+		if q.msg.ID == msg.ID && !q.task && !j.task {
+			ag.queue[i] = j
+			log.Info("a newer send replaces the one waiting for the pane")
+			ag.signal()
+			return
+		}
+	}
+	ag.queue = append(ag.queue, j)
+	log.Info("prompt queued for the pane", "queued", len(ag.queue))
+	ag.signal()
+}
+
+func (ag *agent) signal() {
+	select {
+	case ag.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dropTaskLocked drops the prompts of a task waiting, and interrupts its
+// turn running.
+func (ag *agent) dropTaskLocked(taskID, why string) {
+	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.task && j.msg.TaskID == taskID })
+	if c := ag.cur; c != nil && c.task && c.msg.TaskID == taskID && !c.quiet {
+		c.quiet = true
+		c.log.Info("the turn is stopped: " + why)
+	}
+}
+
+func (ag *agent) dropDeliveryLocked(id, why string) {
+	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.msg.ID == id })
+	if c := ag.cur; c != nil && c.msg.ID == id && !c.quiet {
+		c.quiet = true
+		c.log.Info("the turn is stopped: " + why)
+	}
+}
+
+// stopTask stops a task's turn (core.StopTurn).
+func (ag *agent) stopTask(taskID, reason string) {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	ag.dropTaskLocked(taskID, reason)
+	ag.signal()
+}
+
+func (ag *agent) snapshot() AgentState {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	s := AgentState{State: string(ag.state), Session: ag.session, Attach: ag.srv.Args("attach-session", "-t", "="+ag.session), Queued: len(ag.queue), Conversation: ag.conv}
+	s.Attach = append([]string{ag.srv.program()}, s.Attach...)
+	// Attaching needs no configuration file: the server is running.
+	s.Attach = slices.DeleteFunc(s.Attach, func(string) bool { return false })
+	if i := slices.Index(s.Attach, "-f"); i >= 0 {
+		s.Attach = slices.Delete(s.Attach, i, i+2)
+	}
+	switch {
+	case ag.hibernated:
+		s.State = "hibernating"
+	case !ag.started:
+		s.State = "not started"
+	}
+	if ag.cur != nil {
+		s.Working = ag.cur.msg.ID
+	}
+	return s
+}
+
+// withSubject is a message's text as the agent gets it.
+func withSubject(msg core.InboxMessage) string {
+	if strings.TrimSpace(msg.Subject) == "" {
+		return msg.Body
+	}
+	return msg.Subject + "\n\n" + msg.Body
+}
+
+// loop reads the pane and types into it until the adapter closes.
+func (ag *agent) loop() {
+	defer ag.a.wg.Done()
+	t := time.NewTicker(ag.a.opts.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ag.a.ctx.Done():
+			return
+		case <-t.C:
+		case <-ag.wake:
+		}
+		ag.opMu.Lock()
+		ag.step(ag.a.ctx)
+		ag.opMu.Unlock()
+	}
+}
+
+func (ag *agent) logger() *slog.Logger { return ag.a.log.With("agent", ag.cfg.Name) }
+
+// step reads the pane once and does what comes next. Called with opMu
+// held.
+func (ag *agent) step(ctx context.Context) {
+	ag.mu.Lock()
+	hib, started, cur, waiting := ag.hibernated, ag.started, ag.cur, len(ag.queue) > 0
+	ag.mu.Unlock()
+	if hib {
+		return
+	}
+	if !started {
+		if cur == nil && !waiting && !ag.sessionRuns(ctx) {
+			return // started on demand
+		}
+		if err := ag.start(ctx); err != nil {
+			ag.logger().Error("the agent's program could not start", "err", err)
+			ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
+			ag.mu.Lock()
+			if ag.cur == nil && len(ag.queue) > 0 {
+				// Nothing can be typed: the first prompt fails.
+				ag.cur = ag.queue[0]
+				ag.queue = ag.queue[1:]
+				ag.mu.Unlock()
+				ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
+			} else {
+				ag.mu.Unlock()
+			}
+			return
+		}
+	}
+	pane, err := ag.srv.Capture(ctx, ag.session)
+	if err != nil {
+		if errors.Is(err, ErrNoSession) {
+			ag.logger().Warn("the agent's tmux session is gone", "session", ag.session)
+			ag.mu.Lock()
+			ag.started, ag.state = false, ""
+			ag.mu.Unlock()
+			ag.failCurrent(ctx, -1, "the agent's tmux session "+ag.session+" ended while it worked", "")
+			return
+		}
+		if ctx.Err() == nil {
+			ag.logger().Warn("reading the pane failed", "err", err)
+		}
+		return
+	}
+	state, dialog := ag.style.Classify(pane.Screen)
+	if pane.Dead {
+		state = Dead
+	}
+	ag.mu.Lock()
+	ag.state = state
+	cur = ag.cur
+	if cur == nil && state == Ready && len(ag.queue) > 0 {
+		cur = ag.queue[0]
+		ag.queue = ag.queue[1:]
+		ag.cur = cur
+	}
+	ag.mu.Unlock()
+	switch state {
+	case Dead:
+		ag.dead(ctx, pane)
+		return
+	case Dialog:
+		ag.mu.Lock()
+		due := time.Since(ag.dialogAt) > 1500*time.Millisecond
+		if due {
+			ag.dialogAt = time.Now()
+		}
+		ag.mu.Unlock()
+		if due {
+			ag.logger().Info("answering the program's question", "question", dialog.Name, "keys", dialog.Keys)
+			_ = ag.srv.SendKeys(ctx, ag.session, dialog.Keys...)
+		}
+		return
+	}
+	if cur != nil {
+		ag.work(ctx, cur, pane, state)
+	}
+}
+
+// sessionRuns reports whether the session exists with a live program (a
+// session left by an earlier wilco, or the user's): then it is used as it
+// is.
+func (ag *agent) sessionRuns(ctx context.Context) bool {
+	if !ag.srv.HasSession(ctx, ag.session) {
+		return false
+	}
+	p, err := ag.srv.Capture(ctx, ag.session)
+	if err != nil || p.Dead {
+		return false
+	}
+	ag.mu.Lock()
+	ag.started = true
+	ag.mu.Unlock()
+	return true
+}
+
+// env is the program's environment beyond the server's: wilco's variables
+// for the agent, the preset's, then the agent's env.
+func (ag *agent) env() []string {
+	set := map[string]string{
+		"WILCO_AGENT":       ag.cfg.Name,
+		"WILCO_URL":         ag.a.opts.URL,
+		"WILCO_ADDR":        ag.a.opts.URL,
+		"WILCO_AGENT_TOKEN": ag.cfg.Token,
+		"PWD":               ag.a.opts.Dir,
+	}
+	if ag.preset != nil {
+		for k, v := range ag.preset.Env {
+			if _, ok := ag.cfg.Env[k]; !ok {
+				set[k] = v
+			}
+		}
+	}
+	maps.Copy(set, ag.cfg.Env)
+	out := make([]string, 0, len(set))
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// argv is the program's command line: the preset's, with the conversation
+// to start or resume.
+func (ag *agent) argv(resume bool, conv string) (argv []string, newConv string) {
+	if ag.preset == nil {
+		return slices.Clone(ag.cfg.Command), ""
+	}
+	p := ag.preset
+	prog, extra := p.Program, []string(nil)
+	if len(ag.cfg.Command) > 0 {
+		prog, extra = ag.cfg.Command[0], ag.cfg.Command[1:]
+	}
+	var sess []string
+	switch {
+	case resume && p.Resume != nil:
+		sess, newConv = p.Resume(conv), conv
+	case p.NewSession != nil:
+		newConv = newSessionID()
+		sess = p.NewSession(newConv)
+	}
+	argv = []string{prog}
+	if p.ResumeFirst && resume {
+		argv = append(argv, sess...)
+		sess = nil
+	}
+	argv = append(argv, p.Args...)
+	argv = append(argv, extra...)
+	return append(argv, sess...), newConv
+}
+
+// start starts the program: in a new session wilco makes, or in the pane
+// of the configured session (whose program exited, or was never started
+// by wilco).
+func (ag *agent) start(ctx context.Context) error {
+	ag.mu.Lock()
+	resume, conv := ag.resume, ag.conv
+	ag.mu.Unlock()
+	argv, newConv := ag.argv(resume, conv)
+	if len(argv) == 0 {
+		return errors.New("no command to run")
+	}
+	w, h := ag.cfg.Width, ag.cfg.Height
+	if w <= 0 {
+		w = DefaultWidth
+	}
+	if h <= 0 {
+		h = DefaultHeight
+	}
+	var err error
+	if ag.srv.HasSession(ctx, ag.session) {
+		err = ag.srv.Respawn(ctx, ag.session, ag.a.opts.Dir, ag.env(), argv, true)
+	} else {
+		err = ag.srv.NewSession(ctx, ag.session, ag.a.opts.Dir, ag.env(), argv, w, h)
+	}
+	if err != nil {
+		return err
+	}
+	ag.logger().Info("the agent's program started in tmux", "session", ag.session, "command", argv, "resumed", resume)
+	ag.mu.Lock()
+	ag.started, ag.resume = true, false
+	if newConv != "" {
+		ag.conv = newConv
+	}
+	ag.mu.Unlock()
+	return nil
+}
+
+// dead ends the work of a pane whose program exited: the turn it worked
+// on fails with the pane's last lines. The next prompt starts it again.
+func (ag *agent) dead(ctx context.Context, pane Pane) {
+	tail := pane.Screen.Tail(15)
+	ag.mu.Lock()
+	cur := ag.cur
+	wasStarted := ag.started
+	ag.started = false
+	ag.mu.Unlock()
+	if wasStarted {
+		ag.logger().Warn("the agent's program exited", "status", pane.ExitStatus, "last_lines", tail)
+	}
+	if cur == nil {
+		return
+	}
+	msg := fmt.Sprintf("the agent's program exited (status %d) in its tmux pane; its last lines:\n%s", pane.ExitStatus, tail)
+	if pane.ExitStatus < 0 {
+		msg = "the agent's program was killed in its tmux pane; its last lines:\n" + tail
+	}
+	code := pane.ExitStatus
+	if code == 0 {
+		code = -1 // an exit, even 0, in the middle of a turn is no success
+	}
+	ag.failCurrent(ctx, code, msg, tail)
+}
+
+// failCurrent ends the job being worked on with an error.
+func (ag *agent) failCurrent(ctx context.Context, code int, msg, output string) {
+	ag.mu.Lock()
+	j := ag.cur
+	ag.cur = nil
+	ag.mu.Unlock()
+	if j == nil {
+		return
+	}
+	if j.log == nil {
+		j.log = ag.logger().With("message", j.msg.ID, "task", j.msg.TaskID)
+	}
+	ag.appendLog(j, "--- wilco: "+msg)
+	j.close()
+	if j.quiet || !j.task {
+		j.log.Warn("the prompt ended with an error", "err", msg)
+		return
+	}
+	r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: code, Error: msg,
+		Output: tailText(strings.Join(append(j.text, output), "\n"), 8000)}
+	if !j.began.IsZero() {
+		r.Duration = time.Since(j.began)
+	}
+	ag.report(ctx, j, r)
+}
+
+func (j *job) close() {
+	if j.logf != nil {
+		j.logf.Close()
+		j.logf = nil
+	}
+	if j.transcript != nil {
+		j.transcript.Close()
+		j.transcript = nil
+	}
+}
+
+func (ag *agent) report(ctx context.Context, j *job, r core.TurnResult) {
+	if err := ag.a.opts.Report.EndTurn(context.WithoutCancel(ctx), r); err != nil {
+		j.log.Warn("the end of the turn was refused", "err", err)
+	}
+}
+
+// work does the next step of the job on the pane.
+func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
+	ag.mu.Lock()
+	quiet := j.quiet
+	ag.mu.Unlock()
+	if quiet && j.phase != phaseStopping {
+		if j.phase <= phaseLanding {
+			// Nothing was submitted: empty the input box, and go on.
+			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+			ag.finishJob(j)
+			return
+		}
+		j.log.Info("interrupting the agent")
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
+		j.phase, j.stopAt = phaseStopping, time.Now()
+		return
+	}
+	now := time.Now()
+	switch j.phase {
+	case phasePaste:
+		if j.pastes == 0 {
+			if err := ag.begin(j); err != nil {
+				ag.failCurrent(ctx, -1, err.Error(), "")
+				return
+			}
+			j.reader.Mark(ag.style.Content(pane.Screen), j.prompt)
+		}
+		if state != Ready && len(ag.keys.clear) > 0 {
+			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+		}
+		if err := ag.srv.Paste(ctx, ag.session, "wilco-"+pathSafe(ag.cfg.Name), j.prompt); err != nil {
+			j.log.Warn("pasting the prompt failed", "err", err)
+			return
+		}
+		j.pastes++
+		j.pastedAt = now
+		j.phase = phaseLanding
+	case phaseLanding:
+		if state != Ready {
+			// The prompt shows in the input box: submit it, by its own key.
+			if err := ag.srv.SendKeys(ctx, ag.session, ag.keys.submit); err != nil {
+				j.log.Warn("sending the submit key failed", "err", err)
+				return
+			}
+			j.submits++
+			j.submittedAt = now
+			j.phase = phaseConfirming
+			return
+		}
+		if now.Sub(j.pastedAt) < landWait {
+			return
+		}
+		if j.pastes < 3 {
+			j.log.Warn("the paste did not show in the input box: pasting again", "pastes", j.pastes)
+			j.phase = phasePaste
+			return
+		}
+		ag.undelivered(ctx, j, fmt.Sprintf("the prompt never showed in the input box of %s (pasted %d times; the pane still matches the ready pattern)", ag.session, j.pastes))
+	case phaseConfirming:
+		switch state {
+		case Busy, Permission, Ready:
+			// The prompt left the input box: the agent took it.
+			j.confirmed = now
+			j.phase = phaseWorking
+			j.lastChange = now
+			if j.submits > 1 {
+				j.log.Info("the prompt was submitted after the submit key was sent again", "submits", j.submits)
+			}
+			if f := ag.a.opts.OnSubmit; f != nil {
+				f(SubmitRecord{Agent: ag.cfg.Name, Message: j.msg.ID, Queued: j.queued, Pasted: j.pastedAt, Confirmed: now, Submits: j.submits, Pastes: j.pastes})
+			}
+			ag.appendLog(j, fmt.Sprintf("--- wilco: prompt submitted (submit key sent %d time(s)) %s", j.submits, now.UTC().Format(time.RFC3339)))
+			ag.watch(ctx, j, pane, state)
+			return
+		}
+		if now.Sub(j.submittedAt) < confirmWait {
+			return
+		}
+		if j.submits < ag.submitTries() {
+			j.log.Warn("the prompt is still in the input box: the submit key was lost; sending it again", "submits", j.submits)
+			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.submit)
+			j.submits++
+			j.submittedAt = now
+			return
+		}
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+		ag.undelivered(ctx, j, fmt.Sprintf("the prompt stayed in the input box of %s: the submit key (%s) was sent %d times and the agent never took it", ag.session, ag.keys.submit, j.submits))
+	case phaseWorking:
+		ag.watch(ctx, j, pane, state)
+	case phaseStopping:
+		switch {
+		case state == Ready:
+			ag.finishJob(j)
+		case state == Typing && len(ag.keys.clear) > 0:
+			// An interrupted prompt may be put back in the input box.
+			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+		case now.Sub(j.stopAt) > stopWait:
+			j.log.Warn("the agent did not come back ready after the interrupt; going on", "state", state)
+			ag.finishJob(j)
+		}
+	}
+}
+
+func (ag *agent) submitTries() int {
+	if ag.cfg.SubmitTries > 0 {
+		return ag.cfg.SubmitTries
+	}
+	return DefaultSubmitTries
+}
+
+func (ag *agent) settle() time.Duration {
+	if ag.cfg.Settle > 0 {
+		return ag.cfg.Settle
+	}
+	return DefaultSettle
+}
+
+// finishJob forgets the job being worked on.
+func (ag *agent) finishJob(j *job) {
+	j.close()
+	ag.mu.Lock()
+	if ag.cur == j {
+		ag.cur = nil
+	}
+	ag.mu.Unlock()
+	ag.signal()
+}
+
+// undelivered ends a job whose prompt the agent never took: a task's turn
+// ends (before its ACK: the core counts a failed delivery); a message is
+// left to its policy, which sends it again.
+func (ag *agent) undelivered(ctx context.Context, j *job, why string) {
+	j.log.Error("the prompt was not delivered", "why", why)
+	if j.task {
+		ag.failCurrent(ctx, -1, why, "")
+		return
+	}
+	ag.finishJob(j)
+}
+
+// begin prepares a job's run directory, log and transcript.
+func (ag *agent) begin(j *job) error {
+	j.log = ag.logger().With("message", j.msg.ID, "type", j.msg.Type, "task", j.msg.TaskID, "send", j.msg.Attempt)
+	j.began = time.Now()
+	if j.task {
+		j.runDir = ag.a.RunDir(j.msg.TaskID, j.msg.TaskAttempt)
+	} else {
+		j.runDir = ag.a.messageDir(j.msg)
+	}
+	if err := os.MkdirAll(j.runDir, 0o755); err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(j.runDir, execadapter.PromptFileName), []byte(j.prompt), 0o644); err != nil {
+		return fmt.Errorf("write the prompt: %w", err)
+	}
+	if j.task {
+		if full := ag.fullPrompt(j.msg.ID); full != "" {
+			_ = os.WriteFile(filepath.Join(j.runDir, execadapter.DelegationFileName), []byte(full), 0o644)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(j.runDir, execadapter.LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("agent log: %w", err)
+	}
+	j.logf = f
+	j.transcript = execadapter.OpenTranscript(filepath.Join(j.runDir, execadapter.TranscriptFileName))
+	j.transcript.Add(execadapter.Entry{Kind: "prompt", Text: j.prompt})
+	if j.scanner == nil {
+		j.scanner = execadapter.NewScanner(j.wantAck)
+	}
+	ag.appendLog(j, fmt.Sprintf("--- wilco: %s for %s, send %d (%s), typed into tmux session %s, %s",
+		firstOf(j.msg.TaskID, j.msg.ID), ag.cfg.Name, j.msg.Attempt, j.msg.Type, ag.session, time.Now().UTC().Format(time.RFC3339)))
+	return nil
+}
+
+func (ag *agent) fullPrompt(id string) string {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.full[id]
+}
+
+func (ag *agent) appendLog(j *job, line string) {
+	if j.logf != nil {
+		_, _ = j.logf.WriteString(line + "\n")
+	}
+}
+
+// watch follows the agent working on a prompt: reads what it writes (the
+// ACK, checkpoints, tool calls), answers its permission questions, and
+// ends the turn when it is ready again, stalls, dies or runs out of time.
+func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
+	now := time.Now()
+	content := ag.style.Content(pane.Screen)
+	key := contentKey(content)
+	stable := key == j.lastKey
+	if !stable {
+		j.lastKey, j.lastChange = key, now
+	}
+	if stable || state == Ready {
+		ag.read(ctx, j, content)
+		if j.quiet {
+			return
+		}
+		if now.Sub(j.lastChange) >= time.Second {
+			j.scanner.Settle()
+			ag.sendAck(ctx, j)
+			if j.quiet {
+				return
+			}
+		}
+	}
+	switch state {
+	case Busy:
+		j.busySeen = true
+		j.readySince = time.Time{}
+	case Permission:
+		j.readySince = time.Time{}
+		ag.permission(ctx, j, pane)
+	case Ready:
+		if j.readySince.IsZero() {
+			j.readySince = now
+		}
+		if now.Sub(j.readySince) >= ag.settle() && stable {
+			ag.endTurn(ctx, j)
+			return
+		}
+	default:
+		j.readySince = time.Time{}
+	}
+	if idle := ag.cfg.IdleTimeout; idle > 0 && now.Sub(j.lastChange) > idle {
+		ag.stall(ctx, j, fmt.Sprintf("the pane showed nothing new for %s (idle_timeout): the agent was stopped", idle))
+		return
+	}
+	if to := ag.cfg.Timeout; to > 0 && now.Sub(j.confirmed) > to {
+		ag.stall(ctx, j, fmt.Sprintf("the turn took more than %s (timeout): the agent was stopped", to))
+	}
+}
+
+// contentKey is the conversation's text, to tell whether it changed.
+func contentKey(content []Line) string {
+	var b strings.Builder
+	for _, l := range content {
+		b.WriteString(l.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// read takes the turn's new lines: the agent log, the transcript, the
+// scanner, the tool calls.
+func (ag *agent) read(ctx context.Context, j *job, content []Line) {
+	lines := j.reader.Next(content)
+	if len(lines) == 0 {
+		return
+	}
+	j.text = append(j.text, lines...)
+	for _, l := range lines {
+		ag.appendLog(j, l)
+		j.scanner.Line(l)
+	}
+	j.transcript.Add(execadapter.Entry{Kind: "text", Text: strings.Join(lines, "\n")})
+	if j.task && ag.style.Tool != nil {
+		for _, l := range lines {
+			if m := toolCall.FindStringSubmatch(l); m != nil && ag.style.Tool.MatchString(ag.replyMarker()+l) {
+				text := execadapter.DescribeTool(m[1], m[2])
+				if text != j.activity {
+					j.activity = text
+					if ar, ok := ag.a.opts.Report.(ActivityReporter); ok {
+						_ = ar.Activity(context.WithoutCancel(ctx), j.msg.TaskID, j.msg.TaskAttempt, text)
+					}
+				}
+			}
+		}
+	}
+	ag.sendAck(ctx, j)
+}
+
+// toolCall is a tool call as TUIs show it: "Write(/repo/file.txt)".
+var toolCall = regexp.MustCompile(`^([A-Za-z][\w.-]*)\((.*)\)\s*$`)
+
+func (ag *agent) replyMarker() string {
+	if len(ag.style.ReplyMarkers) > 0 {
+		return ag.style.ReplyMarkers[0]
+	}
+	return ""
+}
+
+// sendAck hands the core the turn's ACK and checkpoints. An ACK that does
+// not let work begin stops the turn: the core sends what comes next.
+func (ag *agent) sendAck(ctx context.Context, j *job) {
+	ackText, progress := j.scanner.Take()
+	for _, p := range progress {
+		if j.task {
+			if _, err := ag.a.opts.Report.Reply(context.WithoutCancel(ctx), core.ReplyInput{Agent: ag.cfg.Name, InReplyTo: j.msg.ID, Text: p}); err != nil {
+				j.log.Warn("a checkpoint was refused", "err", err)
+			}
+		}
+	}
+	if ackText == "" || !j.task || j.ackSent {
+		return
+	}
+	j.ackSent = true
+	in, err := ag.a.opts.Report.Reply(context.WithoutCancel(ctx), core.ReplyInput{Agent: ag.cfg.Name, InReplyTo: j.msg.ID, Text: ackText})
+	switch {
+	case err != nil:
+		j.log.Warn("the agent's acknowledgment was refused: the turn stops", "err", err)
+	case !slices.Contains(in.Acknowledged, j.msg.ID):
+		j.log.Info("the acknowledgment does not let work begin: the turn stops", "status", in.Status, "action", in.Action)
+	default:
+		j.log.Info("acknowledged", "status", in.Status)
+		return
+	}
+	ag.mu.Lock()
+	j.quiet = true
+	ag.mu.Unlock()
+}
+
+// permission answers a permission question by the agent's allow list, or
+// leaves it to the user; either way it is reported, once per question.
+func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
+	text := ag.style.PermissionText(pane.Screen)
+	if text == j.permission {
+		return
+	}
+	j.permission = text
+	tool := ag.style.ToolOf(pane.Screen)
+	answer := ""
+	if len(ag.allow) > 0 {
+		answer = "denied"
+		for _, re := range ag.allow {
+			if tool != "" && re.MatchString(tool) || re.MatchString(text) {
+				answer = "allowed"
+				break
+			}
+		}
+	}
+	j.log.Info("the agent asks for permission", "tool", tool, "answer", answer)
+	ag.appendLog(j, "--- wilco: permission asked ("+firstOf(answer, "waiting for the user")+"): "+firstLine(text))
+	if pr, ok := ag.a.opts.Report.(PermissionReporter); ok {
+		_ = pr.Permission(context.WithoutCancel(ctx), PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
+	}
+	switch answer {
+	case "allowed":
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.approve...)
+	case "denied":
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.deny...)
+	}
+}
+
+// stall stops a turn that stalled or ran out of time, and reports it.
+func (ag *agent) stall(ctx context.Context, j *job, why string) {
+	j.log.Warn("stopping the agent", "why", why)
+	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
+	ag.appendLog(j, "--- wilco: "+why)
+	if j.task && !j.quiet {
+		r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: -1, TimedOut: true,
+			Error: why, Output: tailText(strings.Join(j.text, "\n"), 8000), Duration: time.Since(j.began)}
+		ag.report(ctx, j, r)
+	}
+	ag.mu.Lock()
+	j.quiet = true
+	ag.mu.Unlock()
+	j.phase, j.stopAt = phaseStopping, time.Now()
+}
+
+// endTurn reports a turn the agent finished: it is ready again.
+func (ag *agent) endTurn(ctx context.Context, j *job) {
+	j.scanner.Settle()
+	ag.sendAck(ctx, j)
+	text := strings.Join(j.text, "\n")
+	ag.appendLog(j, fmt.Sprintf("--- wilco: the agent is ready again: turn over %s", time.Now().UTC().Format(time.RFC3339)))
+	ag.finishJob(j)
+	if j.quiet {
+		return
+	}
+	if !j.task {
+		if strings.TrimSpace(text) == "" {
+			j.log.Warn("message not answered: the agent wrote nothing")
+			return
+		}
+		if _, err := ag.a.opts.Report.Reply(context.WithoutCancel(ctx), core.ReplyInput{Agent: ag.cfg.Name, InReplyTo: j.msg.ID, Text: text}); err != nil {
+			j.log.Warn("the agent's answer was refused", "err", err)
+		}
+		return
+	}
+	r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: 0,
+		Output: tailText(text, 8000), Summary: lastLines(text, 20), Duration: time.Since(j.began)}
+	if c := execadapter.LastCompletion(text, j.msg.TaskID); c != nil {
+		r.Status = c.Complete
+		if c.Summary != "" {
+			r.Summary = c.Summary
+		}
+		r.Reason, r.Error = c.Reason, c.Error
+		r.Files = slices.Clone(c.FilesModified)
+	}
+	ag.report(ctx, j, r)
+}
+
+func tailText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

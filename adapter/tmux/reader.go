@@ -1,0 +1,212 @@
+package tmux
+
+import (
+	"regexp"
+	"strings"
+)
+
+// anchorLines is how many of the last lines before a turn mark where the
+// turn begins.
+const anchorLines = 6
+
+// Reader reads a turn of the conversation a pane shows, each line once.
+//
+// Mark starts a turn: the lines the pane shows then are the past. Next,
+// given the conversation the pane shows now (Style.Content), returns the
+// lines of the turn that it did not return before. The turn begins after
+// the last lines seen at Mark (found again even when they moved: the
+// program scrolled, redrew or cleared its screen); the echo of the prompt
+// at its start is skipped; what was returned is not returned again, even
+// when the screen is redrawn around it.
+//
+// A Reader is pure: it reads what it is given and keeps only text.
+type Reader struct {
+	anchor  []string // the last non-blank lines before the turn
+	prompt  string   // the prompt of the turn, its words joined by one space
+	emitted []string // the turn's lines returned so far
+}
+
+// Mark starts a turn after the conversation content; prompt is what is
+// about to be sent (its echo is not the agent's).
+func (r *Reader) Mark(content []Line, prompt string) {
+	r.anchor = r.anchor[:0]
+	for i := len(content) - 1; i >= 0 && len(r.anchor) < anchorLines; i-- {
+		if t := strings.TrimSpace(content[i].Text); t != "" {
+			r.anchor = append(r.anchor, t)
+		}
+	}
+	for i, j := 0, len(r.anchor)-1; i < j; i, j = i+1, j-1 {
+		r.anchor[i], r.anchor[j] = r.anchor[j], r.anchor[i]
+	}
+	r.prompt = words(prompt)
+	r.emitted = nil
+}
+
+// Turn is every line of the turn returned so far.
+func (r *Reader) Turn() []string { return append([]string(nil), r.emitted...) }
+
+// Next returns the lines of the turn the content shows that were not
+// returned before.
+func (r *Reader) Next(content []Line) []string {
+	turn := r.turn(content)
+	n := len(r.emitted)
+	var fresh []string
+	switch {
+	case len(turn) >= n && equal(turn[:n], r.emitted):
+		fresh = turn[n:]
+	default:
+		// Redrawn: go on after the last line returned, where it is now.
+		last := ""
+		for i := n - 1; i >= 0; i-- {
+			if strings.TrimSpace(r.emitted[i]) != "" {
+				last = r.emitted[i]
+				break
+			}
+		}
+		at := -1
+		for i := len(turn) - 1; i >= 0 && last != ""; i-- {
+			if turn[i] == last {
+				at = i
+				break
+			}
+		}
+		switch {
+		case at >= 0:
+			fresh = turn[at+1:]
+		case len(turn) > n:
+			fresh = turn[n:]
+		}
+	}
+	fresh = append([]string(nil), fresh...)
+	r.emitted = append(r.emitted, fresh...)
+	return fresh
+}
+
+// turn is the turn's lines in content: after the anchor, without the
+// prompt's echo.
+func (r *Reader) turn(content []Line) []string {
+	start := r.start(content)
+	return r.skipEcho(content[start:])
+}
+
+// start is where the turn begins in content: after the last occurrence of
+// the anchor that the lines already returned follow; 0 when the anchor is
+// gone (a cleared screen).
+func (r *Reader) start(content []Line) int {
+	if len(r.anchor) == 0 {
+		return 0
+	}
+	var ends []int
+	k := 0 // anchor lines matched, skipping blank lines
+	for i := range content {
+		t := strings.TrimSpace(content[i].Text)
+		if t == "" {
+			continue
+		}
+		switch {
+		case t == r.anchor[k]:
+			k++
+		case t == r.anchor[0]:
+			k = 1
+		default:
+			k = 0
+		}
+		if k == len(r.anchor) {
+			ends = append(ends, i+1)
+			k = 0
+			// An anchor may overlap itself ("ok", "ok"): look again from
+			// its second line.
+			if len(r.anchor) > 1 {
+				for j := 1; j < len(r.anchor); j++ {
+					if prefixOf(r.anchor[j:], r.anchor) {
+						k = len(r.anchor) - j
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(ends) == 0 {
+		return 0
+	}
+	for i := len(ends) - 1; i >= 0; i-- {
+		turn := r.skipEcho(content[ends[i]:])
+		if len(turn) >= len(r.emitted) && equal(turn[:len(r.emitted)], r.emitted) {
+			return ends[i]
+		}
+	}
+	return ends[len(ends)-1]
+}
+
+func prefixOf(a, b []string) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	return equal(a, b[:len(a)])
+}
+
+// pastedMarker is how TUIs show a long paste in their input box and echo.
+var pastedMarker = regexp.MustCompile(`^\[Pasted text #\d+[^\]]*\]$|^…\s*\+\d+ lines`)
+
+// skipEcho drops the echo of the prompt at the start of a turn's lines:
+// leading blank lines, then, when the first line begins the prompt (or is
+// a program's note of a long paste), the lines that go on with it, in
+// order. A line the style marks as the agent's ends the echo.
+func (r *Reader) skipEcho(lines []Line) []string {
+	i := 0
+	for i < len(lines) && strings.TrimSpace(lines[i].Text) == "" {
+		i++
+	}
+	if i < len(lines) && !lines[i].Reply && r.prompt != "" {
+		pos := 0
+		first := true
+		gap := false // the echo skipped part of the prompt: the next line may come later in it
+		for i < len(lines) {
+			l := lines[i]
+			w := words(l.Text)
+			if l.Reply || (l.Echo && !first) {
+				break
+			}
+			if w == "" {
+				i++
+				continue
+			}
+			if pastedMarker.MatchString(w) {
+				i++
+				first, gap = false, true
+				continue
+			}
+			at := strings.Index(r.prompt[pos:], w)
+			if at < 0 || first && at != 0 || !first && !gap && at > 1 {
+				break
+			}
+			pos += at + len(w)
+			first, gap = false, false
+			i++
+		}
+	}
+	out := make([]string, 0, len(lines)-i)
+	for _, l := range lines[i:] {
+		out = append(out, l.Text)
+	}
+	// The blank lines that end what the screen shows are not read yet.
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// words is s with its runs of white space made one space.
+func words(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,392 @@
+package tmux
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Screen is one capture of a pane: the scrollback above the screen, and
+// the screen's rows, each as it reads (escape sequences stripped), and the
+// screen's rows without their faint text.
+type Screen struct {
+	History []string
+	Rows    []string
+	// Undimmed are Rows without the text drawn faint (placeholders).
+	Undimmed []string
+	Width    int
+}
+
+// ParseScreen reads the two parts of a capture (`capture-pane -p -e -J`
+// of the scrollback, then of the screen), each a text of lines. Trailing
+// blanks are trimmed from every line.
+func ParseScreen(history, screen string, width int) Screen {
+	s := Screen{Width: width}
+	for _, l := range splitLines(history) {
+		s.History = append(s.History, strings.TrimRight(StripANSI(l), " "))
+	}
+	for _, l := range splitLines(screen) {
+		text, undimmed := parseLine(l)
+		s.Rows = append(s.Rows, strings.TrimRight(text, " "))
+		s.Undimmed = append(s.Undimmed, strings.TrimRight(undimmed, " "))
+	}
+	for len(s.Rows) > 0 && s.Rows[len(s.Rows)-1] == "" {
+		s.Rows, s.Undimmed = s.Rows[:len(s.Rows)-1], s.Undimmed[:len(s.Undimmed)-1]
+	}
+	return s
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// Text is the screen's rows, one text.
+func (s Screen) Text() string { return strings.Join(s.Rows, "\n") }
+
+// Tail is the last n non-blank rows of the screen, one text.
+func (s Screen) Tail(n int) string {
+	var out []string
+	for i := len(s.Rows) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(s.Rows[i]) != "" {
+			out = append(out, s.Rows[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return strings.Join(out, "\n")
+}
+
+// State is what an agent's pane shows.
+type State string
+
+// Pane states.
+const (
+	// Ready: the input box is empty and the agent waits for input.
+	Ready State = "ready"
+	// Busy: the agent is working on a prompt.
+	Busy State = "busy"
+	// Permission: the agent asks for permission to use a tool.
+	Permission State = "permission"
+	// Dialog: a question of the program itself (trust this folder, use
+	// this API key…) that its preset answers.
+	Dialog State = "dialog"
+	// Typing: neither ready nor busy: the input box holds text (a prompt
+	// pasted and not submitted yet), or the program is starting.
+	Typing State = "typing"
+	// Dead: the program in the pane has exited.
+	Dead State = "dead"
+)
+
+// A Dialog question of a program, answered by keys.
+type DialogRule struct {
+	Name  string
+	Match *regexp.Regexp
+	Keys  []string
+}
+
+// Style is how an agent's screen is drawn: how to tell its state, and what
+// of it is decoration rather than the conversation.
+type Style struct {
+	// Ready, Busy and Permission tell the state. Ready is matched against
+	// the last non-blank row when ReadyLastLine is set, else against the
+	// screen's rows (without their faint text) in multi-line mode; Busy
+	// and Permission against the screen's rows.
+	Ready, Busy, Permission *regexp.Regexp
+	ReadyLastLine           bool
+	// Dialogs are the program's own questions and how to answer them.
+	Dialogs []DialogRule
+	// LiveRule, when set, is the character of the horizontal rule that
+	// opens the program's live region at the bottom of the screen (the
+	// input box, its status lines, a permission dialog): that region is
+	// not conversation. When it is not set, the last non-blank row is the
+	// live region (a prompt or a status line).
+	LiveRule rune
+	// Drop are decoration lines anywhere (spinners, hints, timings).
+	Drop []*regexp.Regexp
+	// EchoMarkers begin the echo of a prompt the program shows; ReplyMarkers
+	// begin the agent's own messages and tool calls. Both are taken off.
+	EchoMarkers, ReplyMarkers []string
+	// SidePanel: the program draws a panel on the right of the screen;
+	// it is cut off.
+	SidePanel bool
+	// Tool finds, in the rows above a permission prompt, the tool it asks
+	// for (its first group).
+	Tool *regexp.Regexp
+}
+
+// Classify tells the state a screen shows, and for a dialog, which one.
+func (st *Style) Classify(s Screen) (State, *DialogRule) {
+	text := s.Text()
+	for i := range st.Dialogs {
+		if st.Dialogs[i].Match.MatchString(text) {
+			return Dialog, &st.Dialogs[i]
+		}
+	}
+	if st.Permission != nil && st.Permission.MatchString(text) {
+		return Permission, nil
+	}
+	if st.Busy != nil && st.Busy.MatchString(text) {
+		return Busy, nil
+	}
+	if st.Ready != nil {
+		if st.ReadyLastLine {
+			for i := len(s.Undimmed) - 1; i >= 0; i-- {
+				if strings.TrimSpace(s.Rows[i]) == "" {
+					continue
+				}
+				if st.Ready.MatchString(s.Undimmed[i]) || st.Ready.MatchString(s.Rows[i]) {
+					return Ready, nil
+				}
+				break
+			}
+		} else if st.Ready.MatchString(strings.Join(s.Undimmed, "\n")) {
+			return Ready, nil
+		}
+	}
+	return Typing, nil
+}
+
+// Line is one line of the conversation a pane shows.
+type Line struct {
+	Text string
+	// Echo: the line begins the echo of a prompt; Reply: it begins one of
+	// the agent's messages (each as the style's markers say).
+	Echo, Reply bool
+}
+
+// Content is the conversation a screen shows, scrollback included: the
+// rows without the live region at the bottom, without decoration lines
+// and rules, without a side panel, without the markers that begin
+// messages and without box borders, each right-trimmed.
+func (st *Style) Content(s Screen) []Line {
+	rows := st.conversationRows(s)
+	cut := 0
+	if st.SidePanel {
+		cut = panelColumn(rows, s.Width)
+	}
+	out := make([]Line, 0, len(s.History)+len(rows))
+	add := func(raw string) {
+		if cut > 0 {
+			raw = cutColumn(raw, cut)
+		}
+		if isRule(raw) || st.dropped(raw) {
+			return
+		}
+		out = append(out, st.line(raw))
+	}
+	for _, l := range s.History {
+		add(l)
+	}
+	for _, l := range rows {
+		add(l)
+	}
+	return out
+}
+
+// conversationRows are the screen's rows above its live region.
+func (st *Style) conversationRows(s Screen) []string {
+	rows := s.Rows
+	if st.LiveRule != 0 {
+		if i := liveStart(rows, st.LiveRule, s.Width); i >= 0 {
+			return rows[:i]
+		}
+		return rows
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if strings.TrimSpace(rows[i]) != "" {
+			return rows[:i]
+		}
+	}
+	return rows
+}
+
+// liveStart finds the rule that opens the live region: the first row, in
+// the last rows of the screen, drawn across most of its width with the
+// rule character. -1 when there is none.
+func liveStart(rows []string, rule rune, width int) int {
+	const window = 40
+	from := max(0, len(rows)-window)
+	min := 20
+	if width > 0 {
+		min = width * 3 / 4
+	}
+	for i := from; i < len(rows); i++ {
+		t := strings.TrimSpace(rows[i])
+		if t == "" {
+			continue
+		}
+		n := 0
+		only := true
+		for _, r := range t {
+			if r == rule {
+				n++
+			} else {
+				only = false
+				break
+			}
+		}
+		if only && n >= min {
+			return i
+		}
+	}
+	return -1
+}
+
+func (st *Style) dropped(l string) bool {
+	for _, re := range st.Drop {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// boxChars are drawn by TUIs around and between their text.
+const boxChars = "─━═╌╍┄┅┈┉│┃║╎╏┆┇┊┋╭╮╯╰┌┐└┘├┤┬┴┼╹╻▀▄▔▁"
+
+// isRule reports whether a line is only box-drawing characters (at least
+// three) and spaces: a rule or a box's edge.
+func isRule(l string) bool {
+	n := 0
+	for _, r := range l {
+		switch {
+		case r == ' ':
+		case strings.ContainsRune(boxChars, r):
+			n++
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// line makes one row a line of the conversation: box borders and markers
+// taken off.
+func (st *Style) line(raw string) Line {
+	t := strings.TrimRight(raw, " ")
+	// A box's left and right edges: "│ text │", "┃  text".
+	trimmed := strings.TrimLeft(t, " ")
+	if r, size := utf8.DecodeRuneInString(trimmed); size > 0 && strings.ContainsRune("│┃║", r) {
+		t = strings.TrimLeft(trimmed[size:], " ")
+		if r2, size2 := utf8.DecodeLastRuneInString(t); size2 > 0 && strings.ContainsRune("│┃║", r2) {
+			t = strings.TrimRight(t[:len(t)-size2], " ")
+		}
+	}
+	l := Line{}
+	lead := strings.TrimLeft(t, " ")
+	for _, m := range st.ReplyMarkers {
+		if rest, ok := strings.CutPrefix(lead, m); ok {
+			l.Reply = true
+			t = rest
+			break
+		}
+	}
+	if !l.Reply {
+		for _, m := range st.EchoMarkers {
+			if rest, ok := strings.CutPrefix(lead, m); ok {
+				l.Echo = true
+				t = rest
+				break
+			}
+		}
+	}
+	l.Text = strings.TrimRight(t, " ")
+	return l
+}
+
+// panelColumn finds where a side panel begins: a column past the middle
+// of the screen where, in many rows, text starts after a wide gap. 0 when
+// there is none.
+func panelColumn(rows []string, width int) int {
+	if width <= 0 {
+		for _, r := range rows {
+			width = max(width, utf8.RuneCountInString(r))
+		}
+	}
+	counts := map[int]int{}
+	nonEmpty := 0
+	for _, r := range rows {
+		if strings.TrimSpace(r) == "" {
+			continue
+		}
+		nonEmpty++
+		col, gap := 0, 0
+		seen := map[int]bool{}
+		for _, c := range r {
+			if c == ' ' {
+				gap++
+			} else {
+				if gap >= 4 && col >= width*2/5 && !seen[col] {
+					counts[col]++
+					seen[col] = true
+				}
+				gap = 0
+			}
+			col++
+		}
+	}
+	best, n := 0, 0
+	for c, k := range counts {
+		if k > n || k == n && c < best {
+			best, n = c, k
+		}
+	}
+	if n >= 3 && n*4 >= nonEmpty {
+		return best
+	}
+	return 0
+}
+
+// cutColumn keeps the part of a row left of column col (in runes).
+func cutColumn(l string, col int) string {
+	i := 0
+	for j := range l {
+		if i == col {
+			return strings.TrimRight(l[:j], " ")
+		}
+		i++
+	}
+	return l
+}
+
+// ToolOf is the tool a permission prompt asks for, from the screen's rows
+// ("" when the style cannot tell).
+func (st *Style) ToolOf(s Screen) string {
+	if st.Tool == nil {
+		return ""
+	}
+	var last string
+	for _, m := range st.Tool.FindAllStringSubmatch(s.Text(), -1) {
+		if len(m) > 1 {
+			last = m[1]
+		}
+	}
+	return last
+}
+
+// PermissionText is the prompt a permission question shows: the screen's
+// rows from a few above the first row that matches the permission pattern,
+// to the end.
+func (st *Style) PermissionText(s Screen) string {
+	if st.Permission == nil {
+		return ""
+	}
+	loc := st.Permission.FindStringIndex(s.Text())
+	if loc == nil {
+		return ""
+	}
+	row := strings.Count(s.Text()[:loc[0]], "\n")
+	from := max(0, row-12)
+	var out []string
+	for _, r := range s.Rows[from:] {
+		if strings.TrimSpace(r) != "" && !isRule(r) {
+			out = append(out, strings.TrimSpace(r))
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,303 @@
+// Command tuiagent is a scripted interactive agent for wilco's tests of
+// tmux agents: it draws a prompt ("> "), reads keys in raw mode with
+// bracketed paste on, shows "working… (esc to interrupt)" while it works,
+// and answers what it is given the way an agent would — an [ACK], a file
+// written, "Status: complete", "ok" to an operation's request.
+//
+// The task's words steer it:
+//
+//	write FILE      write FILE ("attempt 1", or "fixed ID" on a retry)
+//	PERMISSION      ask "Allow write to FILE? (y/n)" before writing
+//	CRASH           exit with status 3 after a few lines
+//	IDLE            acknowledge, then go quiet without finishing
+//	BUSY=DURATION   work that long (default TUIAGENT_BUSY, else 300ms)
+//
+// Environment: TUIAGENT_SWALLOW=1 ignores the first Enter after every
+// paste; TUIAGENT_SWALLOW_RATE=0.3 ignores it with that probability
+// (TUIAGENT_SEED seeds it); TUIAGENT_OP_ANSWER is the answer to an
+// operation's request (default "ok"); TUIAGENT_LOG appends every prompt
+// received to that file.
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+func main() {
+	restore := rawMode()
+	defer restore()
+	signal.Ignore(syscall.SIGINT)
+	a := &agent{busyFor: 300 * time.Millisecond, opAnswer: "ok"}
+	if d, err := time.ParseDuration(os.Getenv("TUIAGENT_BUSY")); err == nil {
+		a.busyFor = d
+	}
+	if s := os.Getenv("TUIAGENT_OP_ANSWER"); s != "" {
+		a.opAnswer = s
+	}
+	a.swallow = os.Getenv("TUIAGENT_SWALLOW") == "1"
+	a.rate, _ = strconv.ParseFloat(os.Getenv("TUIAGENT_SWALLOW_RATE"), 64)
+	seed, _ := strconv.ParseInt(os.Getenv("TUIAGENT_SEED"), 10, 64)
+	a.rnd = rand.New(rand.NewSource(seed))
+	for i, arg := range os.Args[1:] {
+		if arg == "--resume" && i+2 < len(os.Args) {
+			fmt.Printf("resumed conversation %s\r\n", os.Args[i+2])
+		}
+	}
+	fmt.Print("\x1b[?2004h")
+	fmt.Print("tuiagent 1.0 — a scripted agent\r\n\r\n")
+	a.run()
+}
+
+type agent struct {
+	busyFor  time.Duration
+	opAnswer string
+	swallow  bool
+	rate     float64
+	rnd      *rand.Rand
+
+	input      []byte
+	pasted     bool // a paste landed since the last submit
+	swallowed  bool // the Enter after this paste was already ignored once
+	keys       chan byte
+	interrupt  chan struct{}
+	permission chan byte
+}
+
+func (a *agent) prompt() {
+	shown := string(a.input)
+	if i := strings.IndexByte(shown, '\n'); i >= 0 {
+		shown = shown[:i] + fmt.Sprintf(" [+%d lines]", strings.Count(string(a.input), "\n"))
+	}
+	fmt.Print("\r\x1b[K> " + shown)
+}
+
+func (a *agent) run() {
+	a.keys = make(chan byte, 4096)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if err != nil {
+				os.Exit(0)
+			}
+			for _, b := range buf[:n] {
+				a.keys <- b
+			}
+		}
+	}()
+	a.prompt()
+	for {
+		b := <-a.keys
+		switch b {
+		case 0x1b:
+			if seq := a.escape(); seq == "[200~" {
+				a.paste()
+			}
+		case '\r', '\n':
+			if len(a.input) == 0 {
+				continue
+			}
+			if a.pasted && !a.swallowed && (a.swallow || a.rate > 0 && a.rnd.Float64() < a.rate) {
+				a.swallowed = true
+				continue
+			}
+			text := string(a.input)
+			a.input, a.pasted, a.swallowed = nil, false, false
+			if strings.TrimSpace(text) == "/exit" {
+				fmt.Print("\r\x1b[Kbye\r\n")
+				os.Exit(0)
+			}
+			a.answer(text)
+			a.prompt()
+		case 0x15: // C-u
+			a.input = nil
+			a.prompt()
+		case 0x03: // C-c
+			fmt.Print("\r\x1b[Kbye\r\n")
+			os.Exit(130)
+		case 0x7f:
+			if len(a.input) > 0 {
+				a.input = a.input[:len(a.input)-1]
+			}
+			a.prompt()
+		default:
+			if b >= 0x20 {
+				a.input = append(a.input, b)
+				a.prompt()
+			}
+		}
+	}
+}
+
+// escape reads the rest of an escape sequence ("" for a lone Escape).
+func (a *agent) escape() string {
+	select {
+	case b := <-a.keys:
+		if b != '[' {
+			return string(b)
+		}
+		seq := "["
+		for {
+			c := <-a.keys
+			seq += string(c)
+			if c >= 0x40 && c <= 0x7e {
+				return seq
+			}
+		}
+	case <-time.After(30 * time.Millisecond):
+		return ""
+	}
+}
+
+// paste reads a bracketed paste into the input.
+func (a *agent) paste() {
+	var got []byte
+	for {
+		b := <-a.keys
+		got = append(got, b)
+		if strings.HasSuffix(string(got), "\x1b[201~") {
+			got = got[:len(got)-len("\x1b[201~")]
+			break
+		}
+	}
+	text := strings.ReplaceAll(string(got), "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	a.input = append(a.input, text...)
+	a.pasted, a.swallowed = true, false
+	a.prompt()
+}
+
+func say(lines ...string) {
+	fmt.Print("\r\x1b[K")
+	for _, l := range lines {
+		fmt.Print(l + "\r\n")
+	}
+}
+
+var (
+	ackRequest = regexp.MustCompile(`Reply with \[ACK\] (\S+) - RECEIVED`)
+	writeWord  = regexp.MustCompile(`(?i)\bwrite (?:the fix into )?([\w./-]+\.txt)`)
+	busyWord   = regexp.MustCompile(`BUSY=(\S+)`)
+)
+
+// answer works on one submitted prompt.
+func (a *agent) answer(text string) {
+	if path := os.Getenv("TUIAGENT_LOG"); path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "=== prompt\n%s\n", text)
+			f.Close()
+		}
+	}
+	// The echo of the prompt, as a plain program shows what it was given.
+	fmt.Print("\r\x1b[K")
+	for _, l := range strings.Split(text, "\n") {
+		fmt.Print(l + "\r\n")
+	}
+	busy := a.busyFor
+	if m := busyWord.FindStringSubmatch(text); m != nil {
+		if d, err := time.ParseDuration(m[1]); err == nil {
+			busy = d
+		}
+	}
+	if strings.Contains(text, `reply with "ok"`) || strings.Contains(text, "Reminder: Please reply") || strings.Contains(text, "reply 'ok'") {
+		if !a.work(busy / 3) {
+			return
+		}
+		say(a.opAnswer)
+		return
+	}
+	m := ackRequest.FindStringSubmatch(text)
+	if m == nil {
+		if !a.work(busy / 3) {
+			return
+		}
+		say("noted")
+		return
+	}
+	id := m[1]
+	say("", "[ACK] "+id+" - RECEIVED", "Understanding: will do the task as it is described", "")
+	if strings.Contains(text, "CRASH") {
+		say("starting the work", "panic: scripted crash", "goroutine 1 [running]:", "main.main()")
+		os.Exit(3)
+	}
+	if strings.Contains(text, "IDLE") {
+		fmt.Print("\r\x1b[Kthinking (esc to interrupt)")
+		for {
+			if b := <-a.keys; b == 0x1b {
+				say("interrupted")
+				return
+			}
+		}
+	}
+	if !a.work(busy) {
+		return
+	}
+	if w := writeWord.FindStringSubmatch(text); w != nil {
+		file := w[1]
+		content := "attempt 1\n"
+		if strings.Contains(text, "<retry_context") {
+			content = "fixed " + id + "\n"
+		}
+		if strings.Contains(text, "PERMISSION") {
+			fmt.Print("\r\x1b[KAllow write to " + file + "? (y/n) ")
+			if b := <-a.keys; b != 'y' && b != 'Y' {
+				say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
+				return
+			}
+			say("y")
+		}
+		if err := os.WriteFile(filepath.Clean(file), []byte(content), 0o644); err != nil {
+			say("could not write "+file+": "+err.Error(), "Status: failure")
+			return
+		}
+		say("Wrote "+file+".", "")
+	}
+	say("Status: complete", "Summary: did what the task asked")
+}
+
+// work shows the busy line for d; an Escape interrupts it (false).
+func (a *agent) work(d time.Duration) bool {
+	fmt.Print("\r\x1b[Kworking… (esc to interrupt)")
+	deadline := time.After(d)
+	for {
+		select {
+		case <-deadline:
+			fmt.Print("\r\x1b[K")
+			return true
+		case b := <-a.keys:
+			if b == 0x1b {
+				say("interrupted")
+				return false
+			}
+		}
+	}
+}
+
+// rawMode puts the terminal in raw mode (no echo, no line editing, no
+// signals from keys) and returns what restores it.
+func rawMode() func() {
+	var t syscall.Termios
+	fd := os.Stdin.Fd()
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
+		return func() {}
+	}
+	old := t
+	t.Iflag &^= syscall.IGNBRK | syscall.BRKINT | syscall.PARMRK | syscall.ISTRIP | syscall.INLCR | syscall.IGNCR | syscall.ICRNL | syscall.IXON
+	t.Oflag &^= syscall.OPOST
+	t.Lflag &^= syscall.ECHO | syscall.ECHONL | syscall.ICANON | syscall.ISIG | syscall.IEXTEN
+	t.Cflag &^= syscall.CSIZE | syscall.PARENB
+	t.Cflag |= syscall.CS8
+	t.Cc[syscall.VMIN], t.Cc[syscall.VTIME] = 1, 0
+	syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(&t)))
+	return func() { syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(&old))) }
+}

@@ -133,7 +133,7 @@ type AgentConfig struct {
 	Ready, Busy, Permission string
 	// Submit, Interrupt, Clear, Approve and Deny override the preset's
 	// keys (tmux key names).
-	Submit                           string
+	Submit                          string
 	Interrupt, Clear, Approve, Deny []string
 	// Allow lists the tools (patterns, matched against the tool and the
 	// question) whose permission questions are answered yes; with a list,

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"wilco/core"
 	execadapter "wilco/adapter/exec"
+	"wilco/core"
 )
 
 // separator goes between a later send's text and the full prompt.

@@ -203,7 +203,7 @@ var Presets = map[string]Preset{
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},
-		Env:     map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+		Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		Skills: func(env map[string]string) string {
 			return filepath.Join(home(env), ".gemini", "skills")
 		},
@@ -230,9 +230,9 @@ var Presets = map[string]Preset{
 		},
 		Style: Style{
 			Ready: mustRE(`(?m)^\s*┃\s+Build · `), Busy: mustRE(`esc interrupt`),
-			Permission: mustRE(`Permission required`),
-			Drop:       []*regexp.Regexp{mustRE(`^\s*▣\s`), mustRE(`^\s*⬝`)},
-			SidePanel:  true,
+			Permission:  mustRE(`Permission required`),
+			Drop:        []*regexp.Regexp{mustRE(`^\s*▣\s`), mustRE(`^\s*⬝`)},
+			SidePanel:   true,
 			EchoMarkers: []string{"┃ "},
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},

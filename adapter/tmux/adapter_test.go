@@ -212,3 +212,157 @@ func TestASwallowedSubmitKeyIsNoticedAndSentAgain(t *testing.T) {
 		t.Fatalf("turn: %+v", b.rec.turns[0])
 	}
 }
+
+func TestAPromptWaitsWhileTheAgentIsBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. BUSY=2s"))
+	first := <-b.submits
+	// While the agent works, a message comes: it waits for the pane.
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-2", Type: string(core.TypeConversation), Attempt: 1, Body: "How is it going?"})
+	var second SubmitRecord
+	select {
+	case second = <-b.submits:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the message was never typed")
+	}
+	b.rec.wait(t, "the answer to the message", 30*time.Second, func() bool {
+		for _, r := range b.rec.replies {
+			if r.InReplyTo == "M-2" {
+				return true
+			}
+		}
+		return false
+	})
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if len(b.rec.turns) != 1 {
+		t.Fatalf("turns: %+v", b.rec.turns)
+	}
+	// The message was pasted only once the task's turn was over (2s of work).
+	if second.Pasted.Sub(first.Confirmed) < 2*time.Second {
+		t.Fatalf("the message was typed %s after the task was submitted, while the agent was busy", second.Pasted.Sub(first.Confirmed))
+	}
+	for _, r := range b.rec.replies {
+		if r.InReplyTo == "M-2" && strings.TrimSpace(r.Text) != "noted" {
+			t.Fatalf("the answer read from the pane: %q", r.Text)
+		}
+	}
+}
+
+func TestAPermissionQuestionIsAnsweredByTheAllowList(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		allow  []string
+		answer string
+		file   string
+		status string
+	}{
+		{[]string{`write to file\.txt`}, "allowed", "attempt 1\n", "success"},
+		{[]string{`write to other\.txt`}, "denied", "", "blocked"},
+	} {
+		t.Run(c.answer, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, nil, func(cfg *AgentConfig) { cfg.Allow = c.allow })
+			b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. PERMISSION"))
+			b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+			b.rec.mu.Lock()
+			defer b.rec.mu.Unlock()
+			if len(b.rec.permissions) != 1 || b.rec.permissions[0].Answer != c.answer || !strings.Contains(b.rec.permissions[0].Text, "Allow write to file.txt?") {
+				t.Fatalf("permissions reported: %+v", b.rec.permissions)
+			}
+			got, _ := os.ReadFile(filepath.Join(b.dir, "file.txt"))
+			if string(got) != c.file || string(b.rec.turns[0].Status) != c.status {
+				t.Fatalf("file.txt = %q, turn %+v", got, b.rec.turns[0])
+			}
+		})
+	}
+}
+
+func TestAPermissionQuestionWithoutAPolicyWaitsForTheUser(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. PERMISSION"))
+	b.rec.wait(t, "the permission question", 30*time.Second, func() bool { return len(b.rec.permissions) == 1 })
+	if st, _ := b.adapter.State("tui"); st.State != string(Permission) {
+		t.Fatalf("the agent's state: %+v", st)
+	}
+	// The user answers in the pane (wilco attach): the turn goes on.
+	ag, _ := b.adapter.agent("tui")
+	if err := ag.srv.SendKeys(context.Background(), ag.session, "y"); err != nil {
+		t.Fatal(err)
+	}
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if b.rec.permissions[0].Answer != "" || b.rec.turns[0].Status != "success" {
+		t.Fatalf("permission %+v, turn %+v", b.rec.permissions, b.rec.turns)
+	}
+}
+
+func TestACrashIsAnExecutionErrorWithThePanesLastLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. CRASH"))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	tr := b.rec.turns[0]
+	if tr.ExitCode != 3 || !strings.Contains(tr.Error, "exited (status 3)") || !strings.Contains(tr.Error, "panic: scripted crash") {
+		t.Fatalf("turn: %+v", tr)
+	}
+	// The next prompt starts the program again.
+	b.adapter.Deliver("tui", delegation("M-2", "T-1", 2, "Please write file.txt for the user."))
+	b.rec.wait(t, "the second turn", 30*time.Second, func() bool { return len(b.rec.turns) == 2 })
+	if tr := b.rec.turns[1]; tr.ExitCode != 0 || tr.Status != "success" {
+		t.Fatalf("the turn after the crash: %+v", tr)
+	}
+}
+
+func TestAPaneThatShowsNothingNewForIdleTimeoutIsAStall(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, func(cfg *AgentConfig) { cfg.IdleTimeout = time.Second })
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. IDLE"))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	tr := b.rec.turns[0]
+	if !tr.TimedOut || !strings.Contains(tr.Error, "idle_timeout") {
+		t.Fatalf("turn: %+v", tr)
+	}
+	// The agent was interrupted: it takes the next prompt.
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-2", Type: string(core.TypeConversation), Attempt: 1, Body: "Still there?"})
+	b.rec.wait(t, "the answer", 30*time.Second, func() bool {
+		for _, r := range b.rec.replies {
+			if r.InReplyTo == "M-2" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestAnAckThatIsNotAcceptedStopsTheTurnAndReportsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.rec.refuse = true
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. BUSY=3s"))
+	b.rec.wait(t, "the ACK", 30*time.Second, func() bool { return len(b.rec.replies) == 1 })
+	// The core sends what comes next (a correction): the agent takes it.
+	corr := core.InboxMessage{ID: "M-1", Type: string(core.SendCorrection), TaskID: "T-1", TaskAttempt: 1, Attempt: 2, Body: "Your understanding misses the criteria."}
+	b.rec.mu.Lock()
+	b.rec.refuse = false
+	b.rec.mu.Unlock()
+	b.adapter.Deliver("tui", corr)
+	b.rec.wait(t, "the turn of the correction", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if len(b.rec.replies) != 2 || b.rec.turns[0].Status != "success" {
+		t.Fatalf("replies %+v, turns %+v", b.rec.replies, b.rec.turns)
+	}
+}
+
+func TestAnOperationRequestIsAnsweredFromThePane(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-9", Type: string(core.TypePreOperation), OperationID: "OP-1", Attempt: 1,
+		Subject: "[restart] Pending - Acknowledgment Required", Body: "I will restart you. Please finish your current work and reply with \"ok\" when ready."})
+	b.rec.wait(t, "the answer", 30*time.Second, func() bool { return len(b.rec.replies) == 1 })
+	if r := b.rec.replies[0]; r.InReplyTo != "M-9" || strings.TrimSpace(r.Text) != "ok" {
+		t.Fatalf("reply: %+v", r)
+	}
+}

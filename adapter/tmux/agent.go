@@ -21,6 +21,10 @@ import (
 // separator goes between a later send's text and the full prompt.
 const separator = "\n\n---\n\n"
 
+// quietSettle is how long a pane must show ready, after a prompt of which
+// it showed nothing, for the turn to be over.
+const quietSettle = 10 * time.Second
+
 // maxFull bounds the full prompts of delegations an agent keeps.
 const maxFull = 64
 
@@ -723,7 +727,13 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 		if j.readySince.IsZero() {
 			j.readySince = now
 		}
-		if now.Sub(j.readySince) >= ag.settle() && stable {
+		settle := ag.settle()
+		if !j.busySeen && len(j.text) == 0 {
+			// Nothing of the agent's work showed yet: some programs show
+			// ready for a while after they took a prompt.
+			settle = max(settle, quietSettle)
+		}
+		if now.Sub(j.readySince) >= settle && stable {
 			ag.endTurn(ctx, j)
 			return
 		}

@@ -8,7 +8,8 @@ import (
 // StripANSI returns a captured line as it reads on the screen: without its
 // escape sequences (CSI — colours, cursor moves —, OSC, DCS, APC, PM, SOS,
 // character set designations and the other two-byte ESC sequences, 8-bit
-// CSI included) and without control characters (a tab becomes a space).
+// CSI included) and without control characters (a tab or a no-break
+// space becomes a space).
 // Invalid UTF-8 is replaced by U+FFFD. It never panics.
 func StripANSI(s string) string {
 	text, _ := parseLine(s)
@@ -26,7 +27,7 @@ func Undim(s string) string {
 // parseLine reads one captured line: its text, and its text without the
 // runs drawn faint.
 func parseLine(s string) (text, undimmed string) {
-	if !strings.ContainsAny(s, "\x1b\u009b\t") && !hasControl(s) && utf8.ValidString(s) {
+	if !strings.ContainsAny(s, "\x1b\u009b\t\u00a0") && !hasControl(s) && utf8.ValidString(s) {
 		return s, s
 	}
 	var all, bright strings.Builder
@@ -51,7 +52,7 @@ func parseLine(s string) (text, undimmed string) {
 			n, d := csi(s[i+size:], dim)
 			dim = d
 			i += size + n
-		case r == '\t':
+		case r == '\t' || r == 0xa0: // a tab, a no-break space (after a prompt sign)
 			write(' ')
 			i += size
 		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:

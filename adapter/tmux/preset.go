@@ -85,7 +85,8 @@ func dirOr(env map[string]string, key, def string) string {
 var claudeDrop = []*regexp.Regexp{
 	mustRE(`^\s*[·✢✳✶✻✽*]\s+\S+…`),
 	mustRE(`^\s*✻\s+\S+ for \d`),
-	mustRE(`^\s{24,}\S`), // right-aligned hints: "◐ medium · /effort", "ctrl+g to edit in Vim"
+	mustRE(`^\s{16,}\S`), // right-aligned hints: "◐ medium · /effort", "ctrl+g to edit in Vim", "tmux focus-events off"
+	mustRE(`^\s*⎿\s+Tip: `),
 }
 
 // Presets are the interactive programs wilco knows. Each one's screen was
@@ -165,7 +166,8 @@ var Presets = map[string]Preset{
 				{Name: "trust the folder", Match: mustRE(`(?s)Trust this folder\?.*› 1\. Trust and continue`), Keys: []string{"Enter"}},
 				{Name: "keep the model", Match: mustRE(`› 1\. Try new model`), Keys: []string{"Down", "Enter"}},
 			},
-			Drop:        []*regexp.Regexp{mustRE(`^\s*Worked for \d`), mustRE(`^\s{24,}\S`)},
+			LiveFrom:    mustRE(`^›( |$)`),
+			Drop:        []*regexp.Regexp{mustRE(`^\s*Worked for \d`), mustRE(`^\s*• Working \(`), mustRE(`^\s{24,}\S`)},
 			EchoMarkers: []string{"› "}, ReplyMarkers: []string{"• "},
 			Tool: mustRE(`(?m)^•\s*(Ran|Edited|Read|Explored)\b`),
 		},
@@ -215,8 +217,8 @@ var Presets = map[string]Preset{
 	// opencode: a full-screen interface with a side panel (context,
 	// tokens, LSP) on the right; "esc interrupt" while it works. Its
 	// permission question says "Permission required" with "Allow once"
-	// first. Its markdown rendering drops the brackets of "[ACK]": the
-	// preset's MCP tools (wilco_ack) are the sure way for it to answer.
+	// first. Its markdown rendering was once seen to drop the brackets of
+	// "[ACK]".
 	//
 	// Skills: $XDG_CONFIG_HOME/opencode/skills/<name>/SKILL.md
 	// (~/.config by default); plugins: …/opencode/plugins/.

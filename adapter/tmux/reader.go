@@ -90,12 +90,21 @@ func (r *Reader) turn(content []Line) []string {
 }
 
 // start is where the turn begins in content: after the last occurrence of
-// the anchor that the lines already returned follow; 0 when the anchor is
-// gone (a cleared screen).
+// the anchor that the lines already returned follow. When the whole anchor
+// is not there (its last lines were a passing status), its first lines
+// are looked for; 0 when none is there (a cleared screen).
 func (r *Reader) start(content []Line) int {
-	if len(r.anchor) == 0 {
-		return 0
+	for n := len(r.anchor); n >= min(2, len(r.anchor)) && n > 0; n-- {
+		if at, ok := r.after(content, r.anchor[:n]); ok {
+			return at
+		}
 	}
+	return 0
+}
+
+// after finds where content goes on after the anchor's last occurrence
+// that the lines already returned follow (else its last occurrence).
+func (r *Reader) after(content []Line, anchor []string) (int, bool) {
 	var ends []int
 	k := 0 // anchor lines matched, skipping blank lines
 	for i := range content {
@@ -104,38 +113,36 @@ func (r *Reader) start(content []Line) int {
 			continue
 		}
 		switch {
-		case t == r.anchor[k]:
+		case t == anchor[k]:
 			k++
-		case t == r.anchor[0]:
+		case t == anchor[0]:
 			k = 1
 		default:
 			k = 0
 		}
-		if k == len(r.anchor) {
+		if k == len(anchor) {
 			ends = append(ends, i+1)
 			k = 0
 			// An anchor may overlap itself ("ok", "ok"): look again from
 			// its second line.
-			if len(r.anchor) > 1 {
-				for j := 1; j < len(r.anchor); j++ {
-					if prefixOf(r.anchor[j:], r.anchor) {
-						k = len(r.anchor) - j
-						break
-					}
+			for j := 1; j < len(anchor); j++ {
+				if prefixOf(anchor[j:], anchor) {
+					k = len(anchor) - j
+					break
 				}
 			}
 		}
 	}
 	if len(ends) == 0 {
-		return 0
+		return 0, false
 	}
 	for i := len(ends) - 1; i >= 0; i-- {
 		turn := r.skipEcho(content[ends[i]:])
 		if len(turn) >= len(r.emitted) && equal(turn[:len(r.emitted)], r.emitted) {
-			return ends[i]
+			return ends[i], true
 		}
 	}
-	return ends[len(ends)-1]
+	return ends[len(ends)-1], true
 }
 
 func prefixOf(a, b []string) bool {

@@ -106,6 +106,9 @@ type Style struct {
 	// not conversation. When it is not set, the last non-blank row is the
 	// live region (a prompt or a status line).
 	LiveRule rune
+	// LiveFrom, when set, opens the live region at the last row it
+	// matches (an input box drawn without a rule).
+	LiveFrom *regexp.Regexp
 	// Drop are decoration lines anywhere (spinners, hints, timings).
 	Drop []*regexp.Regexp
 	// EchoMarkers begin the echo of a prompt the program shows; ReplyMarkers
@@ -191,6 +194,14 @@ func (st *Style) Content(s Screen) []Line {
 // conversationRows are the screen's rows above its live region.
 func (st *Style) conversationRows(s Screen) []string {
 	rows := s.Rows
+	if st.LiveFrom != nil {
+		for i := len(rows) - 1; i >= 0; i-- {
+			if st.LiveFrom.MatchString(rows[i]) {
+				return rows[:i]
+			}
+		}
+		return rows
+	}
 	if st.LiveRule != 0 {
 		if i := liveStart(rows, st.LiveRule, s.Width); i >= 0 {
 			return rows[:i]
@@ -381,7 +392,13 @@ func (st *Style) PermissionText(s Screen) string {
 		return ""
 	}
 	row := strings.Count(s.Text()[:loc[0]], "\n")
-	from := max(0, row-12)
+	from := row
+	for n := 0; from > 0 && n < 8; {
+		from--
+		if strings.TrimSpace(s.Rows[from]) != "" && !isRule(s.Rows[from]) {
+			n++
+		}
+	}
 	var out []string
 	for _, r := range s.Rows[from:] {
 		if strings.TrimSpace(r) != "" && !isRule(r) {

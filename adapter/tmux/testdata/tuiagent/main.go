@@ -233,7 +233,7 @@ func (a *agent) answer(text string) {
 	if strings.Contains(text, "IDLE") {
 		fmt.Print("\r\x1b[Kthinking (esc to interrupt)")
 		for {
-			if b := <-a.keys; b == 0x1b {
+			if b := <-a.keys; b == 0x1b || b == 0x03 {
 				say("interrupted")
 				return
 			}
@@ -275,7 +275,7 @@ func (a *agent) work(d time.Duration) bool {
 			fmt.Print("\r\x1b[K")
 			return true
 		case b := <-a.keys:
-			if b == 0x1b {
+			if b == 0x1b || b == 0x03 {
 				say("interrupted")
 				return false
 			}

@@ -1,0 +1,86 @@
+package tmux
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// seedScreens adds the real programs' captures to a fuzz corpus.
+func seedScreens(f *testing.F, add func(string)) {
+	f.Helper()
+	names, _ := filepath.Glob(filepath.Join("testdata", "screens", "*.capture"))
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		add(string(b))
+	}
+}
+
+func FuzzStripANSI(f *testing.F) {
+	seedScreens(f, func(s string) {
+		for _, l := range strings.Split(s, "\n") {
+			f.Add(l)
+		}
+	})
+	f.Add("\x1b]8;;x\x1b\\y\x1b[2;3")
+	f.Fuzz(func(t *testing.T, in string) {
+		text, undimmed := parseLine(in)
+		for _, out := range []string{text, undimmed} {
+			if strings.ContainsAny(out, "\x1b\u009b") || hasControl(out) || !utf8.ValidString(out) {
+				t.Fatalf("parseLine(%q) left %q", in, out)
+			}
+		}
+		if len(undimmed) > len(text) {
+			t.Fatalf("undimmed %q is longer than the text %q", undimmed, text)
+		}
+		if again := StripANSI(text); again != text {
+			t.Fatalf("stripping twice changed %q to %q", text, again)
+		}
+	})
+}
+
+func FuzzContent(f *testing.F) {
+	seedScreens(f, func(s string) { f.Add(s, 120) })
+	f.Fuzz(func(t *testing.T, capture string, width int) {
+		history, screen, _ := strings.Cut(capture, captureMark+"\n")
+		s := ParseScreen(history, screen, width%400)
+		for _, name := range PresetNames() {
+			st := Presets[name].Style
+			st.Classify(s)
+			st.ToolOf(s)
+			st.PermissionText(s)
+			for _, l := range st.Content(s) {
+				if strings.ContainsAny(l.Text, "\x1b\n") {
+					t.Fatalf("%s: a line holds an escape or a newline: %q", name, l.Text)
+				}
+			}
+		}
+	})
+}
+
+// FuzzReader checks the read-once cursor: the same screen read again gives
+// nothing new, and what a turn read is what Next returned.
+func FuzzReader(f *testing.F) {
+	f.Add("a\nb\n", "a\nb\nc\nd\n", "b\nc\nd\ne\n", "c\nx")
+	f.Add("", "[ACK] T-1 - RECEIVED\nok\n", "ok\n[ACK] T-1 - RECEIVED\n", "[ACK] T-1 - RECEIVED")
+	f.Fuzz(func(t *testing.T, past, a, b, prompt string) {
+		var r Reader
+		r.Mark(lines(strings.Split(past, "\n")...), prompt)
+		var got []string
+		for _, screen := range []string{a, b} {
+			content := lines(strings.Split(screen, "\n")...)
+			got = append(got, r.Next(content)...)
+			if again := r.Next(content); len(again) != 0 {
+				t.Fatalf("the same screen read twice gave %q", again)
+			}
+		}
+		if turn := r.Turn(); strings.Join(turn, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("Turn %q differs from what Next returned %q", turn, got)
+		}
+	})
+}

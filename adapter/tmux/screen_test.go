@@ -1,0 +1,226 @@
+package tmux
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// loadScreen reads a capture of a real program's pane kept in
+// testdata/screens: "width=N", the scrollback, the capture mark, the
+// screen (each as `capture-pane -p -e -J` gives it).
+func loadScreen(t testing.TB, name string) Screen {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "screens", name+".capture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, _ := strings.Cut(string(b), "\n")
+	width, _ := strconv.Atoi(strings.TrimPrefix(head, "width="))
+	history, screen, ok := strings.Cut(rest, captureMark+"\n")
+	if !ok {
+		t.Fatalf("%s: no capture mark", name)
+	}
+	return ParseScreen(history, screen, width)
+}
+
+func texts(lines []Line) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, l.Text)
+	}
+	return out
+}
+
+func TestStripANSIRemovesEscapeSequencesAndKeepsTheText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want, undimmed string }{
+		{"\x1b[38;5;174m ▐\x1b[48;5;16m▛█\x1b[39m\x1b[49m   \x1b[1mClaude Code\x1b[0m", " ▐▛█   Claude Code", " ▐▛█   Claude Code"},
+		{"\x1b[1m›\x1b[0m\x1b[39m\x1b[49m \x1b[2mAsk Codex to do anything\x1b[0m\x1b[39m\x1b[49m", "› Ask Codex to do anything", "› "},
+		{"\x1b]8;;https://example.com\x07link\x1b]8;;\x07 and \x1b(Bbox", "link and box", "link and box"},
+		{"a\tb\x07c\x1b[Kd\x1b7e\u009b31mf", "a bcdef", "a bcdef"},
+		{"\x1b[2mdim\x1b[22m bright \x1b[2;38;2;1;2;3mdim again\x1b[m end", "dim bright dim again end", " bright  end"},
+		{"broken \x1b[", "broken ", "broken "},
+		{"bad utf8 \xff!", "bad utf8 \uFFFD!", "bad utf8 \uFFFD!"},
+	} {
+		if got := StripANSI(c.in); got != c.want {
+			t.Errorf("StripANSI(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := Undim(c.in); got != c.undimmed {
+			t.Errorf("Undim(%q) = %q, want %q", c.in, got, c.undimmed)
+		}
+	}
+}
+
+// The real programs' screens are told apart: ready, typing, busy, asking
+// for permission, asking their own startup questions.
+func TestTheRealProgramsScreensAreClassified(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		preset, screen string
+		want           State
+		dialog         string
+	}{
+		{PresetClaudeCode, "claude-trust", Dialog, "trust the folder"},
+		{PresetClaudeCode, "claude-apikey", Dialog, "use the API key"},
+		{PresetClaudeCode, "claude-ready-empty", Ready, ""},
+		{PresetClaudeCode, "claude-typing", Typing, ""},
+		{PresetClaudeCode, "claude-busy", Busy, ""},
+		{PresetClaudeCode, "claude-permission", Permission, ""},
+		{PresetClaudeCode, "claude-done", Ready, ""},
+		{PresetClaudeCode, "claude-narrow", Ready, ""},
+		{PresetCodex, "cx-ready", Ready, ""},
+		{PresetCodex, "cx-typing", Typing, ""},
+		{PresetCodex, "cx-busy", Busy, ""},
+		{PresetCodex, "cx-done", Ready, ""},
+		{PresetGemini, "gm-ready", Ready, ""},
+		{PresetGemini, "gm-typing", Typing, ""},
+		{PresetGemini, "gm-busy", Busy, ""},
+		{PresetGemini, "gm-done", Ready, ""},
+		{PresetOpencode, "oc-typing", Ready, ""}, // its input box does not tell: its paste is confirmed by the busy line
+		{PresetOpencode, "oc-busy", Ready, ""}, // seconds after its submit it shows nothing of its work yet
+		{PresetOpencode, "oc-done", Busy, ""},
+	} {
+		st := Presets[c.preset].Style
+		got, d := st.Classify(loadScreen(t, c.screen))
+		name := ""
+		if d != nil {
+			name = d.Name
+		}
+		if got != c.want || name != c.dialog {
+			t.Errorf("%s: %s (%q), want %s (%q)", c.screen, got, name, c.want, c.dialog)
+		}
+	}
+}
+
+func TestAPermissionQuestionNamesItsToolAndItsText(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetClaudeCode].Style
+	s := loadScreen(t, "claude-permission")
+	if tool := st.ToolOf(s); tool != "Write" {
+		t.Fatalf("tool = %q", tool)
+	}
+	if text := st.PermissionText(s); !strings.Contains(text, "Do you want to create file.txt?") || !strings.Contains(text, "Write(/tmp/explore/file.txt)") {
+		t.Fatalf("text:\n%s", text)
+	}
+}
+
+// Claude Code's screen is read as its conversation: the prompt's echo and
+// the model's messages without their markers, and nothing of the input
+// box, the status line, the spinner or the hints.
+func TestClaudeCodesConversationIsReadWithoutItsDecoration(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetClaudeCode].Style
+	content := st.Content(loadScreen(t, "claude-done"))
+	got := strings.Join(texts(content), "\n")
+	for _, want := range []string{"[ACK] T-1 - RECEIVED", "  Understanding: Will write the fix into file.txt", "Write(/tmp/explore/file.txt)", "Status: complete"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the conversation lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"accept edits on", "❯", "────", "Worked for", "Baked for", "/effort", "esc to interrupt"} {
+		if strings.Contains(got, not) {
+			t.Errorf("the conversation holds decoration %q:\n%s", not, got)
+		}
+	}
+	i := slices.IndexFunc(content, func(l Line) bool { return strings.HasPrefix(l.Text, "[ACK]") })
+	if i < 0 || !content[i].Reply {
+		t.Fatalf("the ACK line is not marked as the agent's: %+v", content)
+	}
+}
+
+// opencode draws a side panel (context, tokens, LSP) beside the
+// conversation: it is cut off.
+func TestASidePanelIsCutOff(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetOpencode].Style
+	got := strings.Join(texts(st.Content(loadScreen(t, "oc-done"))), "\n")
+	if !strings.Contains(got, "[ACK] T-1 - RECEIVED") || !strings.Contains(got, "Understanding: Will write the fix into file.txt") {
+		t.Fatalf("the conversation:\n%s", got)
+	}
+	for _, not := range []string{"LSPs are disabled", "Context", "tokens", "$0.00 spent"} {
+		if strings.Contains(got, not) {
+			t.Errorf("the side panel's %q is read:\n%s", not, got)
+		}
+	}
+}
+
+// A turn of the real Claude Code read screen by screen — busy, asking
+// permission, working, done, then redrawn narrower —: each line of the
+// agent once, the echo of the prompt never.
+func TestATurnIsReadOnceFromTheRealScreens(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetClaudeCode].Style
+	prompt := "Task T-1: SLOW and WRITE the fix into file.txt\nACKNOWLEDGMENT REQUIRED: Reply with [ACK] T-1 - RECEIVED\nThird line."
+	var r Reader
+	r.Mark(st.Content(loadScreen(t, "claude-ready-empty")), prompt)
+	var all []string
+	for _, name := range []string{"claude-busy", "claude-permission", "claude-working", "claude-done", "claude-narrow", "claude-done"} {
+		all = append(all, r.Next(st.Content(loadScreen(t, name)))...)
+	}
+	got := strings.Join(all, "\n")
+	for _, want := range []string{"[ACK] T-1 - RECEIVED", "Understanding: Will write the fix into file.txt", "Write(/tmp/explore/file.txt)", "Wrote 1 line", "Status: complete"} {
+		if strings.Count(got, want) != 1 {
+			t.Errorf("%q read %d times:\n%s", want, strings.Count(got, want), got)
+		}
+	}
+	if strings.Contains(got, "ACKNOWLEDGMENT REQUIRED") || strings.Contains(got, "Third line.") || strings.Contains(got, "Claude Code v2") {
+		t.Fatalf("the echo of the prompt, or the past, was read:\n%s", got)
+	}
+}
+
+func lines(ss ...string) []Line {
+	var out []Line
+	for _, s := range ss {
+		out = append(out, Line{Text: s})
+	}
+	return out
+}
+
+func TestTheReaderReadsEachLineOnceAsTheScreenGrowsScrollsAndIsRedrawn(t *testing.T) {
+	t.Parallel()
+	var r Reader
+	past := lines("> earlier", "ok", "", "a status that goes away")
+	r.Mark(past, "do the thing\nnow")
+	steps := []struct {
+		content []Line
+		want    []string
+	}{
+		// The echo of the prompt first: skipped.
+		{lines("> earlier", "ok", "do the thing", "now"), nil},
+		{lines("> earlier", "ok", "do the thing", "now", "[ACK] T-1 - RECEIVED"), []string{"[ACK] T-1 - RECEIVED"}},
+		{lines("> earlier", "ok", "do the thing", "now", "[ACK] T-1 - RECEIVED", "ok"), []string{"ok"}},
+		// Scrolled: the past is gone from the top.
+		{lines("ok", "do the thing", "now", "[ACK] T-1 - RECEIVED", "ok", "done"), []string{"done"}},
+		// Redrawn from scratch (the screen cleared): nothing read twice.
+		{lines("[ACK] T-1 - RECEIVED", "ok", "done", "Status: complete"), []string{"Status: complete"}},
+	}
+	for i, s := range steps {
+		got := r.Next(s.content)
+		if !slices.Equal(got, s.want) {
+			t.Fatalf("step %d: got %q, want %q (turn %q)", i, got, s.want, r.Turn())
+		}
+	}
+}
+
+// An agent's line that the prompt also holds — its ACK line is in the
+// prompt's request for it — is not taken for the echo.
+func TestTheAgentsLinesThatThePromptHoldsAreNotTakenForItsEcho(t *testing.T) {
+	t.Parallel()
+	var r Reader
+	prompt := "Task T-1\nACKNOWLEDGMENT REQUIRED: Reply with [ACK] T-1 - RECEIVED"
+	r.Mark(nil, prompt)
+	got := r.Next(lines("[ACK] T-1 - RECEIVED", "Understanding: do it"))
+	if !slices.Equal(got, []string{"[ACK] T-1 - RECEIVED", "Understanding: do it"}) {
+		t.Fatalf("got %q", got)
+	}
+	var r2 Reader
+	r2.Mark(nil, prompt)
+	got = r2.Next(lines("Task T-1", "ACKNOWLEDGMENT REQUIRED: Reply with [ACK] T-1 - RECEIVED", "[ACK] T-1 - RECEIVED", "Understanding: do it"))
+	if !slices.Equal(got, []string{"[ACK] T-1 - RECEIVED", "Understanding: do it"}) {
+		t.Fatalf("after the echo, got %q", got)
+	}
+}

@@ -81,7 +81,7 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetGemini, "gm-busy", Busy, ""},
 		{PresetGemini, "gm-done", Ready, ""},
 		{PresetOpencode, "oc-typing", Ready, ""}, // its input box does not tell: its paste is confirmed by the busy line
-		{PresetOpencode, "oc-busy", Ready, ""}, // seconds after its submit it shows nothing of its work yet
+		{PresetOpencode, "oc-busy", Ready, ""},   // seconds after its submit it shows nothing of its work yet
 		{PresetOpencode, "oc-done", Busy, ""},
 	} {
 		st := Presets[c.preset].Style

@@ -32,6 +32,8 @@ const (
 // Adapters, presets and modes the configuration accepts.
 var (
 	Adapters   = []string{"exec", "mailbox", "tmux"}
+	// TmuxPresets are the interactive programs tmux agents may name.
+	TmuxPresets = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Prompts    = []string{"stdin", "arg", "file"}
 	Handshakes = []string{"inline", "session", "none"}
@@ -81,6 +83,32 @@ type Agent struct {
 	// counts as stalled. Zero: no limit.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// Tmux holds a tmux agent's settings (nil: the preset's, or none).
+	Tmux *Tmux
+}
+
+// Tmux is the tmux block of a tmux agent: its session, how its pane shows
+// its state, and its keys.
+type Tmux struct {
+	// Session is an existing session to use (never killed by wilco);
+	// Socket its tmux server's socket.
+	Session string
+	Socket  string
+	// Ready, Busy and Permission are regular expressions (RE2) on the pane.
+	Ready, Busy, Permission string
+	// Submit is the key that submits; Interrupt, Clear, Approve and Deny
+	// are key sequences (tmux key names).
+	Submit                           string
+	Interrupt, Clear, Approve, Deny []string
+	// Allow lists the tools whose permission questions are answered yes
+	// (the others no).
+	Allow []string
+	// Width and Height size a session wilco makes.
+	Width, Height int
+	// Settle is how long the pane must show ready for a turn to be over.
+	Settle time.Duration
+	// SubmitTries bounds the sends of the submit key for one prompt.
+	SubmitTries int
 }
 
 // Spec is what the core registers of the agent.
@@ -181,9 +209,10 @@ func Path(flag string) string {
 	return DefaultFile
 }
 
-// execSettings is what an exec agent created through the API keeps in the
-// store (core.Agent.Settings), so that it runs again after a restart.
-type execSettings struct {
+// agentSettings is what an exec or tmux agent created through the API keeps
+// in the store (core.Agent.Settings), so that it runs again after a
+// restart.
+type agentSettings struct {
 	Preset      string            `json:"preset,omitempty"`
 	Command     []string          `json:"command,omitempty"`
 	Prompt      string            `json:"prompt,omitempty"`
@@ -191,20 +220,47 @@ type execSettings struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Timeout     string            `json:"timeout,omitempty"`
 	IdleTimeout string            `json:"idle_timeout,omitempty"`
+	Tmux        *tmuxSettings     `json:"tmux,omitempty"`
 }
 
-// Settings encodes the agent's adapter settings (exec agents; nil for
-// others).
+type tmuxSettings struct {
+	Session     string   `json:"session,omitempty"`
+	Socket      string   `json:"socket,omitempty"`
+	Ready       string   `json:"ready,omitempty"`
+	Busy        string   `json:"busy,omitempty"`
+	Permission  string   `json:"permission,omitempty"`
+	Submit      string   `json:"submit,omitempty"`
+	Interrupt   []string `json:"interrupt,omitempty"`
+	Clear       []string `json:"clear,omitempty"`
+	Approve     []string `json:"approve,omitempty"`
+	Deny        []string `json:"deny,omitempty"`
+	Allow       []string `json:"allow,omitempty"`
+	Width       int      `json:"width,omitempty"`
+	Height      int      `json:"height,omitempty"`
+	Settle      string   `json:"settle,omitempty"`
+	SubmitTries int      `json:"submit_tries,omitempty"`
+}
+
+// Settings encodes the agent's adapter settings (exec and tmux agents; nil
+// for others).
 func (a Agent) Settings() []byte {
-	if a.Adapter != "exec" {
+	if a.Adapter != "exec" && a.Adapter != "tmux" {
 		return nil
 	}
-	s := execSettings{Preset: a.Preset, Command: a.Command, Prompt: a.Prompt, Handshake: a.Handshake, Env: a.Env}
+	s := agentSettings{Preset: a.Preset, Command: a.Command, Prompt: a.Prompt, Handshake: a.Handshake, Env: a.Env}
 	if a.Timeout > 0 {
 		s.Timeout = a.Timeout.String()
 	}
 	if a.IdleTimeout > 0 {
 		s.IdleTimeout = a.IdleTimeout.String()
+	}
+	if t := a.Tmux; t != nil {
+		s.Tmux = &tmuxSettings{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
+			Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
+			Width: t.Width, Height: t.Height, SubmitTries: t.SubmitTries}
+		if t.Settle > 0 {
+			s.Tmux.Settle = t.Settle.String()
+		}
 	}
 	b, _ := json.Marshal(s)
 	return b
@@ -217,7 +273,7 @@ func AgentFromSettings(name, adapter string, capabilities []string, settings []b
 	if len(settings) == 0 {
 		return a, nil
 	}
-	var s execSettings
+	var s agentSettings
 	if err := json.Unmarshal(settings, &s); err != nil {
 		return a, fmt.Errorf("agent %s: settings: %w", name, err)
 	}
@@ -231,6 +287,16 @@ func AgentFromSettings(name, adapter string, capabilities []string, settings []b
 	if s.IdleTimeout != "" {
 		if a.IdleTimeout, err = time.ParseDuration(s.IdleTimeout); err != nil {
 			return a, fmt.Errorf("agent %s: idle_timeout: %w", name, err)
+		}
+	}
+	if t := s.Tmux; t != nil {
+		a.Tmux = &Tmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
+			Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
+			Width: t.Width, Height: t.Height, SubmitTries: t.SubmitTries}
+		if t.Settle != "" {
+			if a.Tmux.Settle, err = time.ParseDuration(t.Settle); err != nil {
+				return a, fmt.Errorf("agent %s: tmux.settle: %w", name, err)
+			}
 		}
 	}
 	return a, nil

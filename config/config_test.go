@@ -24,6 +24,10 @@ func TestLoadReferenceExample(t *testing.T) {
 		{Name: "claude", Adapter: "exec", Preset: "claude-code", Command: []string{"claude"}, Prompt: "stdin", Handshake: "inline",
 			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
+		{Name: "tui", Adapter: "tmux", Command: []string{"python3", "my_agent.py"}, Tmux: &Tmux{Session: "wilco-tui", Socket: "/tmp/tmux-1000/default",
+			Ready: "^> $", Busy: "working", Permission: `Allow\?`, Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
+			Approve: []string{"y", "Enter"}, Deny: []string{"n", "Enter"}, Allow: []string{"Write", "Edit"}, Width: 200, Height: 50,
+			Settle: 1500 * time.Millisecond, SubmitTries: 3}},
 	}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
@@ -81,7 +85,9 @@ func TestParseGood(t *testing.T) {
 			}
 		}},
 		{"exec preset without command", "agents: [{name: c, adapter: exec, preset: codex, handshake: session}]", nil},
-		{"tmux with command and env", "agents: [{name: t, adapter: tmux, command: [claude], env: {A: b}, timeout: 1h}]", nil},
+		{"tmux with a preset and env", "agents: [{name: t, adapter: tmux, preset: claude-code, env: {A: b}, timeout: 1h}]", nil},
+		{"tmux with a command and its keys", "agents: [{name: t, adapter: tmux, command: [python3, a.py], tmux: {ready: '^> $', busy: working, permission: 'Allow\\?', submit: C-m, interrupt: Escape, approve: [y, Enter], allow: [Write, 'Bash\\(go test']}}]", nil},
+		{"tmux attached to a session", "agents: [{name: t, adapter: tmux, tmux: {session: wilco-tui, socket: /tmp/s.sock, ready: '^> $'}}]", nil},
 		{"short ack timeouts", "agents: [{name: a, adapter: mailbox}]\npolicy:\n  ack: {timeouts: [200ms, 200ms], backoff: {base: 50ms, max: 100ms}}\n", func(t *testing.T, c *Config) {
 			p := c.Policies().Ack
 			if !reflect.DeepEqual(p.Timeouts, []time.Duration{200 * time.Millisecond, 200 * time.Millisecond}) || p.BackoffBase != 50*time.Millisecond {
@@ -109,8 +115,12 @@ func TestParseGood(t *testing.T) {
 		}},
 		{"listen any port", "listen: \"[::1]:0\"\nagents: [{name: a, adapter: mailbox}]", nil},
 	}
-	tests[6].yaml = "agents:\n  - {name: a, adapter: mailbox, capabilities: &caps [go, rust]}\n  - {name: b, adapter: mailbox, capabilities: *caps}\n"
-	tests[6].check = func(t *testing.T, c *Config) {
+	i := 0
+	for i < len(tests) && tests[i].name != "anchors and aliases" {
+		i++
+	}
+	tests[i].yaml = "agents:\n  - {name: a, adapter: mailbox, capabilities: &caps [go, rust]}\n  - {name: b, adapter: mailbox, capabilities: *caps}\n"
+	tests[i].check = func(t *testing.T, c *Config) {
 		if !reflect.DeepEqual(c.Agents[1].Capabilities, []string{"go", "rust"}) {
 			t.Errorf("alias: %v", c.Agents[1].Capabilities)
 		}
@@ -162,10 +172,15 @@ func TestParseBad(t *testing.T) {
 		{"bad handshake", "agents:\n  - {name: a, adapter: exec, command: [a], handshake: twice}\n", []string{`agents[0].handshake: must be one of inline, session, none, got "twice"`}},
 		{"session without preset", "agents:\n  - {name: a, adapter: exec, command: [a], handshake: session}\n", []string{"wilco.yaml:2: agents[0].handshake: session needs a preset"}},
 		{"mailbox with exec fields", "agents:\n  - name: a\n    adapter: mailbox\n    preset: codex\n    command: [x]\n", []string{
-			"wilco.yaml:4: agents[0].preset: applies to adapter exec only",
+			"wilco.yaml:4: agents[0].preset: applies to adapters exec and tmux only",
 			"wilco.yaml:5: agents[0].command: applies to adapter exec and tmux only",
 		}},
-		{"tmux with prompt", "agents:\n  - {name: a, adapter: tmux, prompt: arg}\n", []string{"agents[0].prompt: applies to adapter exec only"}},
+		{"tmux with prompt", "agents:\n  - {name: a, adapter: tmux, preset: codex, prompt: arg}\n", []string{"agents[0].prompt: applies to adapter exec only"}},
+		{"tmux without ready", "agents:\n  - {name: a, adapter: tmux, command: [a]}\n", []string{"wilco.yaml:2: agents[0].tmux: tmux.ready is required without a preset"}},
+		{"tmux without command", "agents:\n  - {name: a, adapter: tmux, tmux: {ready: x}}\n", []string{"agents[0].command: required for adapter tmux without a preset or a tmux.session"}},
+		{"tmux bad pattern", "agents:\n  - name: a\n    adapter: tmux\n    command: [a]\n    tmux:\n      ready: '^> ('\n", []string{"wilco.yaml:6: agents[0].tmux.ready: not a regular expression"}},
+		{"tmux bad allow", "agents:\n  - name: a\n    adapter: tmux\n    preset: claude-code\n    tmux: {allow: [ok, '(']}\n", []string{"agents[0].tmux.allow[1]: not a regular expression"}},
+		{"tmux block on exec", "agents:\n  - {name: a, adapter: exec, command: [a], tmux: {ready: x}}\n", []string{"agents[0].tmux: applies to adapter tmux only"}},
 		{"command not a list", "agents:\n  - {name: a, adapter: exec, command: claude}\n", []string{`agents[0].command: must be a list such as [a, b], got "claude"`}},
 		{"bad env name", "agents:\n  - name: a\n    adapter: exec\n    command: [a]\n    env: {\"1X\": y}\n", []string{"wilco.yaml:5: agents[0].env.1X: not a valid environment variable name"}},
 		{"bad capability", "agents:\n  - {name: a, adapter: mailbox, capabilities: [go, \"c++\"]}\n", []string{`agents[0].capabilities[1]: "c++": use 1 to 64`}},

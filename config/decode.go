@@ -494,6 +494,7 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			"capabilities": track("capabilities", func(n *yaml.Node, k string) { d.capabilities(n, k, &a.Capabilities) }),
 			"timeout":      track("timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.Timeout, true) }),
 			"idle_timeout": track("idle_timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.IdleTimeout, true) }),
+			"tmux":         track("tmux", func(n *yaml.Node, k string) { d.tmux(n, k, &a.Tmux) }),
 			"env": track("env", func(n *yaml.Node, k string) {
 				if n.Kind != yaml.MappingNode {
 					d.fail(n, k, "must be a mapping of NAME: value, got %s", describe(n))
@@ -579,7 +580,10 @@ func (a *Agent) check(present []string) []problem {
 		add("adapter", "required: one of %s", strings.Join(Adapters, ", "))
 		return out
 	}
-	execOnly := []string{"preset", "prompt", "handshake"}
+	execOnly := []string{"prompt", "handshake"}
+	if has("tmux") && a.Adapter != "tmux" {
+		add("tmux", "applies to adapter tmux only")
+	}
 	switch a.Adapter {
 	case "exec":
 		if a.Preset == "" && len(a.Command) == 0 {
@@ -600,6 +604,9 @@ func (a *Agent) check(present []string) []problem {
 				add(f, "applies to adapter exec only; a mailbox agent polls wilco over HTTP")
 			}
 		}
+		if has("preset") {
+			add("preset", "applies to adapters exec and tmux only; a mailbox agent polls wilco over HTTP")
+		}
 		for _, f := range []string{"command", "env", "timeout", "idle_timeout"} {
 			if has(f) {
 				add(f, "applies to adapter exec and tmux only; a mailbox agent polls wilco over HTTP")
@@ -608,8 +615,15 @@ func (a *Agent) check(present []string) []problem {
 	case "tmux":
 		for _, f := range execOnly {
 			if has(f) {
-				add(f, "applies to adapter exec only")
+				add(f, "applies to adapter exec only: a tmux agent gets its prompt pasted into its pane, and acknowledges in it")
 			}
+		}
+		session := a.Tmux != nil && a.Tmux.Session != ""
+		if a.Preset == "" && len(a.Command) == 0 && !session {
+			add("command", "required for adapter tmux without a preset or a tmux.session: what the pane runs, such as [python3, my_agent.py]")
+		}
+		if a.Preset == "" && (a.Tmux == nil || a.Tmux.Ready == "") {
+			add("tmux", "tmux.ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'")
 		}
 	}
 	if a.Timeout > 0 && a.IdleTimeout > a.Timeout {
@@ -805,4 +819,60 @@ func (d *decoder) lineOf(key string) int {
 		}
 	}
 	return 0
+}
+
+// tmux reads a tmux agent's block.
+func (d *decoder) tmux(n *yaml.Node, key string, to **Tmux) {
+	t := &Tmux{}
+	regex := func(to *string) func(*yaml.Node, string) {
+		return func(n *yaml.Node, k string) {
+			d.str(n, k, to)
+			if _, err := regexp.Compile(*to); err != nil {
+				d.fail(n, k, "not a regular expression: %v", err)
+			}
+		}
+	}
+	d.mapping(n, key, map[string]func(*yaml.Node, string){
+		"session":      func(n *yaml.Node, k string) { d.str(n, k, &t.Session) },
+		"socket":       func(n *yaml.Node, k string) { d.str(n, k, &t.Socket) },
+		"ready":        regex(&t.Ready),
+		"busy":         regex(&t.Busy),
+		"permission":   regex(&t.Permission),
+		"submit":       func(n *yaml.Node, k string) { d.str(n, k, &t.Submit) },
+		"interrupt":    func(n *yaml.Node, k string) { d.keys(n, k, &t.Interrupt) },
+		"clear":        func(n *yaml.Node, k string) { d.keys(n, k, &t.Clear) },
+		"approve":      func(n *yaml.Node, k string) { d.keys(n, k, &t.Approve) },
+		"deny":         func(n *yaml.Node, k string) { d.keys(n, k, &t.Deny) },
+		"width":        func(n *yaml.Node, k string) { nonNegative(d, n, k, &t.Width) },
+		"height":       func(n *yaml.Node, k string) { nonNegative(d, n, k, &t.Height) },
+		"settle":       func(n *yaml.Node, k string) { d.duration(n, k, &t.Settle, true) },
+		"submit_tries": func(n *yaml.Node, k string) { nonNegative(d, n, k, &t.SubmitTries) },
+		"allow": func(n *yaml.Node, k string) {
+			before := len(d.errs)
+			d.strings(n, k, &t.Allow)
+			if len(d.errs) != before {
+				return
+			}
+			for i, a := range t.Allow {
+				if _, err := regexp.Compile(a); err != nil {
+					d.fail(resolve(n.Content[i]), fmt.Sprintf("%s[%d]", k, i), "not a regular expression: %v", err)
+				}
+			}
+		},
+	})
+	*to = t
+}
+
+// keys reads a key or a list of keys (tmux key names: Enter, C-m, Escape…).
+func (d *decoder) keys(n *yaml.Node, key string, to *[]string) {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode {
+		if n.Value == "" {
+			d.fail(n, key, "must not be empty")
+			return
+		}
+		*to = []string{n.Value}
+		return
+	}
+	d.strings(n, key, to)
 }

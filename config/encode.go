@@ -59,6 +59,11 @@ func (c *Config) Encode() ([]byte, error) {
 		if a.Adapter == "exec" {
 			fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
 		}
+		if t := a.Tmux; t != nil && a.Adapter == "tmux" {
+			fa.Tmux = &fileTmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
+				Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
+				Width: t.Width, Height: t.Height, Settle: dur(t.Settle), SubmitTries: t.SubmitTries}
+		}
 		f.Agents = append(f.Agents, fa)
 	}
 	if len(c.Verify.Steps) > 0 {
@@ -139,6 +144,24 @@ type (
 		Capabilities []string          `yaml:"capabilities,omitempty,flow"`
 		Timeout      string            `yaml:"timeout,omitempty"`
 		IdleTimeout  string            `yaml:"idle_timeout,omitempty"`
+		Tmux         *fileTmux         `yaml:"tmux,omitempty"`
+	}
+	fileTmux struct {
+		Session     string   `yaml:"session,omitempty"`
+		Socket      string   `yaml:"socket,omitempty"`
+		Ready       string   `yaml:"ready,omitempty"`
+		Busy        string   `yaml:"busy,omitempty"`
+		Permission  string   `yaml:"permission,omitempty"`
+		Submit      string   `yaml:"submit,omitempty"`
+		Interrupt   []string `yaml:"interrupt,omitempty,flow"`
+		Clear       []string `yaml:"clear,omitempty,flow"`
+		Approve     []string `yaml:"approve,omitempty,flow"`
+		Deny        []string `yaml:"deny,omitempty,flow"`
+		Allow       []string `yaml:"allow,omitempty,flow"`
+		Width       int      `yaml:"width,omitempty"`
+		Height      int      `yaml:"height,omitempty"`
+		Settle      string   `yaml:"settle,omitempty"`
+		SubmitTries int      `yaml:"submit_tries,omitempty"`
 	}
 	fileVerify struct {
 		Steps []fileStep `yaml:"steps"`

@@ -31,12 +31,12 @@ const (
 
 // Adapters, presets and modes the configuration accepts.
 var (
-	Adapters   = []string{"exec", "mailbox", "tmux"}
+	Adapters = []string{"exec", "mailbox", "tmux"}
 	// TmuxPresets are the interactive programs tmux agents may name.
 	TmuxPresets = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
-	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
-	Prompts    = []string{"stdin", "arg", "file"}
-	Handshakes = []string{"inline", "session", "none"}
+	Presets     = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
+	Prompts     = []string{"stdin", "arg", "file"}
+	Handshakes  = []string{"inline", "session", "none"}
 )
 
 // Config is the whole of wilco.yaml.
@@ -98,7 +98,7 @@ type Tmux struct {
 	Ready, Busy, Permission string
 	// Submit is the key that submits; Interrupt, Clear, Approve and Deny
 	// are key sequences (tmux key names).
-	Submit                           string
+	Submit                          string
 	Interrupt, Clear, Approve, Deny []string
 	// Allow lists the tools whose permission questions are answered yes
 	// (the others no).

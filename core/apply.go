@@ -67,7 +67,13 @@ func (s *State) applyEvent(ev Event) {
 	case AgentStatusChanged:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Status = e.To
+			if e.Conversation != "" {
+				a.Conversation = e.Conversation
+			}
 		}
+
+	case AgentPermission:
+		// On record only: a milestone of the task says it.
 
 	case AgentTokenSet:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
@@ -189,7 +195,7 @@ func (s *State) applyEvent(ev Event) {
 		o := e.Operation
 		o.Agents, o.Deliveries, o.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
 		o.Policy.Reminders = slices.Clone(o.Policy.Reminders)
-		o.CreatedAt, o.Version = now, seq
+		o.CreatedAt, o.Version, o.StartSeq = now, seq, seq
 		s.operations[o.ID] = &o
 		s.touch(KindOperation, o.ID)
 
@@ -224,11 +230,14 @@ func (s *State) applyEvent(ev Event) {
 			o.ExitCode = &c
 			o.Output = e.Output
 		}
+		if len(e.Results) > 0 {
+			o.Results = slices.Clone(e.Results)
+		}
 		if e.To.Terminal() {
 			o.FinishedAt = now
 		}
 		if e.To == OpProceeding {
-			s.effect(RunOperation{ID: o.ID, Command: slices.Clone(o.Command)})
+			s.effect(s.runOperation(o))
 		}
 
 	default:

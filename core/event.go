@@ -30,6 +30,7 @@ const (
 	TypeAgentCycle           = "agent.cycle"
 	TypeAgentToken           = "agent.token"
 	TypeAgentRemoved         = "agent.removed"
+	TypeAgentPermission      = "agent.permission"
 	TypeDeliveryQueued       = "delivery.queued"
 	TypeDeliverySent         = "delivery.sent"
 	TypeDeliveryRetried      = "delivery.retried"
@@ -73,6 +74,18 @@ type AgentStatusChanged struct {
 	From   AgentStatus `json:"from"`
 	To     AgentStatus `json:"to"`
 	Reason string      `json:"reason"`
+	// Conversation is kept with a hibernation: the conversation to resume.
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// AgentPermission records a permission question an agent asked in its
+// pane (a tool it wants to use), and how it was answered: "allowed" or
+// "denied" by its allow list, or "" when it waits for the user.
+type AgentPermission struct {
+	TaskID string `json:"task_id,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Text   string `json:"text"`
+	Answer string `json:"answer,omitempty"`
 }
 
 // AgentTokenSet records the hash of an agent's new token; the previous one
@@ -243,6 +256,8 @@ type OperationStateChanged struct {
 	ProceededAnyway bool           `json:"proceeded_anyway,omitempty"`
 	ExitCode        *int           `json:"exit_code,omitempty"`
 	Output          string         `json:"output,omitempty"`
+	// Results say what an operation on agents did to each.
+	Results []OperationResult `json:"results,omitempty"`
 }
 
 func (PoliciesSet) EventType() string           { return TypePoliciesSet }
@@ -251,6 +266,7 @@ func (AgentStatusChanged) EventType() string    { return TypeAgentStatus }
 func (AgentTokenSet) EventType() string         { return TypeAgentToken }
 func (AgentRemoved) EventType() string          { return TypeAgentRemoved }
 func (AgentCycle) EventType() string            { return TypeAgentCycle }
+func (AgentPermission) EventType() string       { return TypeAgentPermission }
 func (DeliveryQueued) EventType() string        { return TypeDeliveryQueued }
 func (DeliverySent) EventType() string          { return TypeDeliverySent }
 func (DeliveryRetried) EventType() string       { return TypeDeliveryRetried }
@@ -286,6 +302,7 @@ func init() {
 	register[AgentTokenSet]()
 	register[AgentRemoved]()
 	register[AgentCycle]()
+	register[AgentPermission]()
 	register[DeliveryQueued]()
 	register[DeliverySent]()
 	register[DeliveryRetried]()

@@ -48,6 +48,9 @@ type Agent struct {
 	Removed bool `json:"removed,omitempty"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
+	// Conversation is the agent program's conversation id kept when an
+	// operation hibernated it, to resume at its wake.
+	Conversation string `json:"conversation,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.
 	Pending []string `json:"pending,omitempty"`
 	// Unacked are instructions sent and not yet acknowledged, oldest first.
@@ -372,7 +375,16 @@ type Operation struct {
 	Message    string          `json:"message"`
 	Policy     OperationPolicy `json:"policy"`
 	Command    []string        `json:"command,omitempty"`
-	State      OperationState  `json:"state"`
+	// Target is what an install operation installs (a path).
+	Target string         `json:"target,omitempty"`
+	State  OperationState `json:"state"`
+	// StartSeq is the seq of the event that started the operation: its
+	// log is the events from there.
+	StartSeq uint64 `json:"start_seq,omitempty"`
+	// Results say what was done to each agent once the operation
+	// proceeded (an operation on agents: hibernate, wake, restart,
+	// install-skill, install-plugin, maintenance).
+	Results []OperationResult `json:"results,omitempty"`
 
 	RemindersSent   int       `json:"reminders_sent"`
 	TimeoutOccurred bool      `json:"timeout_occurred"`
@@ -382,6 +394,20 @@ type Operation struct {
 	Output          string    `json:"output,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 	FinishedAt      time.Time `json:"finished_at,omitzero"`
+}
+
+// OperationResult is what an operation did to one agent.
+type OperationResult struct {
+	Agent string `json:"agent"`
+	// Done: the agent's part succeeded; Action says what was done, Error
+	// why it failed.
+	Done   bool   `json:"done"`
+	Action string `json:"action,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Status is the agent's status after the operation ("" : unchanged).
+	Status AgentStatus `json:"status,omitempty"`
+	// Conversation is the conversation id kept at a hibernation.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // Terminal reports whether the state is an end.

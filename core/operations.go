@@ -2,12 +2,36 @@ package core
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"wilco/ack"
 )
+
+// Operations on agents: after the "ok" round wilco performs them on each
+// agent itself (seed 003: hibernate, wake, restart, install a skill or a
+// plugin, maintenance). Any other operation runs its command, if any.
+const (
+	OpHibernate     = "hibernate"
+	OpWake          = "wake"
+	OpRestart       = "restart"
+	OpInstallSkill  = "install-skill"
+	OpInstallPlugin = "install-plugin"
+	OpMaintenance   = "maintenance"
+)
+
+// AgentOperation reports whether name is an operation wilco performs on
+// the agents themselves.
+func AgentOperation(name string) bool {
+	switch name {
+	case OpHibernate, OpWake, OpRestart, OpInstallSkill, OpInstallPlugin, OpMaintenance:
+		return true
+	}
+	return false
+}
 
 // OperationRequest asks for a pre-operation acknowledgment.
 type OperationRequest struct {
@@ -15,6 +39,8 @@ type OperationRequest struct {
 	Agents  []string
 	Message string
 	Command []string
+	// Target is what an install operation installs: a path.
+	Target string
 	// Policy overrides the configured operation policy when set.
 	Policy *OperationPolicy
 }
@@ -40,6 +66,26 @@ func (s *State) StartOperation(now time.Time, req OperationRequest) (Operation, 
 			return Operation{}, invalidf("agents[%d]: %q is named twice", i, n)
 		}
 	}
+	switch req.Name {
+	case OpInstallSkill, OpInstallPlugin:
+		if req.Target == "" {
+			return Operation{}, invalidf("%s needs the path of what it installs (target)", req.Name)
+		}
+		if len(req.Command) > 0 {
+			return Operation{}, invalidf("%s takes no command: wilco installs %s itself", req.Name, req.Target)
+		}
+	case OpMaintenance:
+		if len(req.Command) == 0 {
+			return Operation{}, invalidf("maintenance needs a command: it runs while the agents are hibernated")
+		}
+	case OpHibernate, OpWake, OpRestart:
+		if len(req.Command) > 0 {
+			return Operation{}, invalidf("%s takes no command: wilco performs it on the agents", req.Name)
+		}
+	}
+	if req.Target != "" && req.Name != OpInstallSkill && req.Name != OpInstallPlugin {
+		return Operation{}, invalidf("target: only install-skill and install-plugin take one")
+	}
 	p := s.policies.Operation
 	if req.Policy != nil {
 		p = *req.Policy
@@ -52,7 +98,7 @@ func (s *State) StartOperation(now time.Time, req OperationRequest) (Operation, 
 	}
 	o := Operation{
 		ID: s.nextID("OP"), Name: req.Name, Agents: slices.Clone(req.Agents), Message: req.Message,
-		Policy: p, Command: slices.Clone(req.Command), State: OpWaiting,
+		Policy: p, Command: slices.Clone(req.Command), Target: req.Target, State: OpWaiting,
 	}
 	base := s.counters["M"]
 	for i := range req.Agents {
@@ -78,11 +124,44 @@ func (s *State) StartOperation(now time.Time, req OperationRequest) (Operation, 
 func operationRequestText(o Operation) string {
 	what := o.Message
 	if what == "" {
-		what = "perform " + o.Name
+		what = operationWhat(o)
 	}
 	return fmt.Sprintf("I will %s. Please finish your current work and reply with \"ok\" when ready. I will wait up to %s.\n"+
 		"- Reply \"ok\" to proceed.\n- Reply \"wait\" for more time (up to %s more, once).\n- Reply \"cancel\" to abort the operation.",
 		what, seconds(o.Policy.Timeout), seconds(o.Policy.Extension))
+}
+
+// operationWhat says what an operation will do, for its request.
+func operationWhat(o Operation) string {
+	switch o.Name {
+	case OpHibernate:
+		return "hibernate you (stop your program, keeping your conversation to resume)"
+	case OpWake:
+		return "wake you (start your program again, resuming your conversation)"
+	case OpRestart:
+		return "restart you (stop your program and start it again, resuming your conversation and your task)"
+	case OpInstallSkill:
+		return "install the skill " + path.Base(o.Target) + " (you will be hibernated, then woken with it)"
+	case OpInstallPlugin:
+		return "install the plugin " + path.Base(o.Target) + " (you will be hibernated, then woken with it)"
+	case OpMaintenance:
+		return "run maintenance (" + strings.Join(o.Command, " ") + ") while you are hibernated"
+	}
+	return "perform " + o.Name
+}
+
+// runOperation is the effect that performs a proceeding operation.
+func (s *State) runOperation(o *Operation) RunOperation {
+	e := RunOperation{ID: o.ID, Name: o.Name, Agents: slices.Clone(o.Agents), Target: o.Target, Command: slices.Clone(o.Command)}
+	for _, n := range o.Agents {
+		if a := s.agents[n]; a != nil && a.Conversation != "" {
+			if e.Conversations == nil {
+				e.Conversations = map[string]string{}
+			}
+			e.Conversations[n] = a.Conversation
+		}
+	}
+	return e
 }
 
 func seconds(d time.Duration) string {
@@ -268,7 +347,7 @@ func (s *State) resolve(now time.Time, o *Operation) {
 
 func (s *State) proceed(now time.Time, o *Operation, ch OperationStateChanged) {
 	s.emit(now, "", "", ch)
-	if len(o.Command) == 0 {
+	if len(o.Command) == 0 && !AgentOperation(o.Name) {
 		zero := 0
 		s.emit(now, "", "", OperationStateChanged{ID: o.ID, From: OpProceeding, To: OpDone, Reason: "no command to run", ExitCode: &zero})
 		s.outcome(now, o, fmt.Sprintf("%s is done.", o.Name))
@@ -277,6 +356,14 @@ func (s *State) proceed(now time.Time, o *Operation, ch OperationStateChanged) {
 
 // FinishOperation records the end of a proceeding operation's command.
 func (s *State) FinishOperation(now time.Time, id string, exitCode int, output string) (Operation, error) {
+	return s.FinishAgentOperation(now, id, nil, exitCode, output)
+}
+
+// FinishAgentOperation records the end of a proceeding operation: what it
+// did to each agent (their new status, a hibernated agent's conversation)
+// and its command's exit status. It is done when every agent's part and
+// the command succeeded, else failed.
+func (s *State) FinishAgentOperation(now time.Time, id string, results []OperationResult, exitCode int, output string) (Operation, error) {
 	now = norm(now)
 	o, ok := s.operations[id]
 	if !ok {
@@ -285,18 +372,88 @@ func (s *State) FinishOperation(now time.Time, id string, exitCode int, output s
 	if o.State != OpProceeding {
 		return Operation{}, conflictf("operation %s is %s, not proceeding", o.ID, o.State)
 	}
+	for i, r := range results {
+		if !slices.Contains(o.Agents, r.Agent) {
+			return Operation{}, invalidf("results[%d]: %q is not an agent of %s", i, r.Agent, o.ID)
+		}
+		if r.Status != "" && !r.Status.Valid() {
+			return Operation{}, invalidf("results[%d]: status %q", i, r.Status)
+		}
+	}
 	to := OpDone
 	if exitCode != 0 {
+		to = OpFailed
+	}
+	failed := 0
+	for _, r := range results {
+		if !r.Done {
+			failed++
+		}
+		a := s.agents[r.Agent]
+		if a == nil || r.Status == "" || a.Status == r.Status && r.Conversation == "" {
+			continue
+		}
+		s.emit(now, "", a.Name, AgentStatusChanged{From: a.Status, To: r.Status, Reason: fmt.Sprintf("%s %s: %s", o.ID, o.Name, firstOf(r.Action, r.Error)),
+			Conversation: r.Conversation})
+	}
+	if failed > 0 {
 		to = OpFailed
 	}
 	const maxOutput = 64 << 10
 	if len(output) > maxOutput {
 		output = output[len(output)-maxOutput:]
 	}
+	reason := fmt.Sprintf("command exited with status %d", exitCode)
+	switch {
+	case AgentOperation(o.Name) && failed > 0:
+		reason = fmt.Sprintf("%d of %d agents failed", failed, len(results))
+	case AgentOperation(o.Name) && len(o.Command) == 0:
+		reason = fmt.Sprintf("performed on %d agents", len(results))
+	case AgentOperation(o.Name):
+		reason = fmt.Sprintf("performed on %d agents; command exited with status %d", len(results), exitCode)
+	}
 	s.emit(now, "", "", OperationStateChanged{ID: o.ID, From: o.State, To: to, ExitCode: &exitCode, Output: output,
-		Reason: fmt.Sprintf("command exited with status %d", exitCode)})
-	s.outcome(now, o, fmt.Sprintf("%s is %s (exit status %d).", o.Name, to, exitCode))
+		Reason: reason, Results: slices.Clone(results)})
+	text := fmt.Sprintf("%s is %s (exit status %d).", o.Name, to, exitCode)
+	if AgentOperation(o.Name) {
+		text = fmt.Sprintf("%s is %s: %s.", o.Name, to, reason)
+	}
+	s.outcome(now, o, text)
 	return o.copy(), nil
+}
+
+// NotePermission records a permission question an agent asked (a tool it
+// wants), and how its allow list answered it (allowed, denied, or "":
+// waiting for the user); the task it works on gets it as its milestone.
+func (s *State) NotePermission(now time.Time, agent, taskID string, attempt int, tool, text, answer string) error {
+	now = norm(now)
+	if _, ok := s.agents[agent]; !ok {
+		return notFoundf("no agent %q", agent)
+	}
+	const maxText = 2000
+	if len(text) > maxText {
+		text = text[:maxText] + "…"
+	}
+	s.emit(now, taskID, agent, AgentPermission{TaskID: taskID, Tool: tool, Text: text, Answer: answer})
+	t := s.tasks[taskID]
+	if t == nil || t.Attempt != attempt || t.State != Running && t.State != AwaitingAck {
+		return nil
+	}
+	what := firstOf(tool, "a tool")
+	var m string
+	switch answer {
+	case "allowed":
+		m = "Permission for " + what + ": allowed by the allow list"
+	case "denied":
+		m = "Permission for " + what + ": denied (not in the allow list)"
+	default:
+		m = "Waiting for permission: " + what + " (answer in the agent's pane: wilco attach " + agent + ")"
+	}
+	if len(m) > 120 {
+		m = m[:119] + "…"
+	}
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: m})
+	return nil
 }
 
 // RunningOperations lists operations that were proceeding: after a restart

@@ -56,7 +56,7 @@ func TestRemindersOkProceeds(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.agent("a", "mailbox")
-	o, err := b.c.StartOperation(b.now, OperationRequest{Name: "restart", Agents: []string{"a"}, Command: []string{"true"}})
+	o, err := b.c.StartOperation(b.now, OperationRequest{Name: "deploy", Agents: []string{"a"}, Command: []string{"true"}})
 	b.ok(err)
 	b.advance(25 * time.Second)
 	in := reply(b, "a", "", "ok")
@@ -92,7 +92,7 @@ func TestRemindersReplyForms(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.agent("a", "mailbox")
-			o := startOp(b, "restart", "a")
+			o := startOp(b, "deploy", "a")
 			reply(b, "a", "", text)
 			if got := b.op(o.ID).State; got != want {
 				t.Fatalf("%q → %s, want %s", text, got, want)
@@ -132,7 +132,7 @@ func TestRemindersOtherTextIsLoggedWhileWaiting(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.agent("a", "mailbox")
-	o := startOp(b, "restart", "a")
+	o := startOp(b, "deploy", "a")
 	in := reply(b, "a", "", "I am on step 3 of the migration")
 	if in.Status != "info" || b.op(o.ID).State != OpWaiting {
 		t.Fatalf("%+v", in)
@@ -165,7 +165,7 @@ func TestRemindersTimeoutAbortsWhenConfigured(t *testing.T) {
 	b.agent("a", "exec")
 	p := DefaultOperationPolicy()
 	p.ProceedOnTimeout = false
-	o, err := b.c.StartOperation(b.now, OperationRequest{Name: "restart", Agents: []string{"a"}, Policy: &p})
+	o, err := b.c.StartOperation(b.now, OperationRequest{Name: "deploy", Agents: []string{"a"}, Policy: &p})
 	b.ok(err)
 	b.advance(2 * time.Minute)
 	if got := b.op(o.ID); got.State != OpAborted || !got.TimeoutOccurred || got.ProceededAnyway {

@@ -32,11 +32,19 @@ type ArmTimer struct {
 	At  time.Time
 }
 
-// RunOperation asks the runtime to run an operation's command now and to
+// RunOperation asks the runtime to perform an operation now — on its
+// agents for the operations on agents (hibernate, wake, restart,
+// install-skill, install-plugin, maintenance), else its command — and to
 // report its end with FinishOperation.
 type RunOperation struct {
 	ID      string
+	Name    string
+	Agents  []string
+	Target  string
 	Command []string
+	// Conversations are the conversation ids kept for the agents when
+	// they were hibernated (a wake resumes them).
+	Conversations map[string]string
 }
 
 func (Deliver) isEffect()      {}
@@ -387,6 +395,7 @@ func (o *Operation) copy() Operation {
 	c := *o
 	c.Agents, c.Deliveries, c.Command = slices.Clone(o.Agents), slices.Clone(o.Deliveries), slices.Clone(o.Command)
 	c.Policy.Reminders = slices.Clone(o.Policy.Reminders)
+	c.Results = slices.Clone(o.Results)
 	return c
 }
 

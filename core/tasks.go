@@ -209,8 +209,8 @@ func (s *State) schedule(now time.Time) {
 }
 
 // pickTaskAgent chooses who works on a task: the agent asked for, else the
-// one it had, else the first available agent by name (exec agents first
-// for a dry run, which needs one).
+// one it had, else the first available agent by name (a dry run needs an
+// agent wilco starts in its worktree: not a mailbox or tmux one).
 func (s *State) pickTaskAgent(t *Task) string {
 	if t.RequestedAgent != "" {
 		if a := s.agents[t.RequestedAgent]; a == nil || a.Removed {
@@ -231,7 +231,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if a.Removed || t.DryRun && a.Pull {
+		if a.Removed || t.DryRun && (a.Pull || a.Adapter == "tmux") {
 			continue
 		}
 		if fallback == "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	execadapter "wilco/adapter/exec"
+	tmuxadapter "wilco/adapter/tmux"
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
@@ -86,6 +87,8 @@ type Daemon struct {
 	eff  *effector
 	disp *dispatch.Dispatcher
 
+	// dir is the state directory.
+	dir        string
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent
 	addrFile   string
@@ -192,7 +195,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		}
 	}()
 
-	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock}
+	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock, dir: dir}
 	dbPath := cfg.Store
 	switch {
 	case dbPath == "":
@@ -218,17 +221,25 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	d.eff = newEffector(log, opts.Deliver)
 	runs, logs := filepath.Join(dir, "runs"), filepath.Join(dir, "logs")
 	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(), MCP: mcpCommand(),
-		Logger: log.With("component", "dispatch")}); err != nil {
+		StateDir: dir, Logger: log.With("component", "dispatch")}); err != nil {
 		return nil, err
 	}
+	d.eff.perform = d.disp.PerformOperation
 	tokens := map[string]string{}
 	for _, a := range cfg.Agents {
-		if a.Adapter != "exec" {
-			continue
-		}
-		tokens[a.Name] = server.NewToken()
-		if err = d.addExec(a, tokens[a.Name]); err != nil {
-			return nil, err
+		switch a.Adapter {
+		case "exec":
+			tokens[a.Name] = server.NewToken()
+			if err = d.addExec(a, tokens[a.Name]); err != nil {
+				return nil, err
+			}
+		case "tmux":
+			if tokens[a.Name], err = tmuxToken(dir, a.Name); err != nil {
+				return nil, err
+			}
+			if err = d.addTmux(a, tokens[a.Name]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
@@ -256,17 +267,32 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: runs, LogsDir: logs, EditedSince: d.disp.EditedSince,
 		AgentAdded: func(a config.Agent, token string) {
-			if a.Adapter == "exec" {
-				if err := d.addExec(a, token); err != nil {
-					log.Error("the new agent cannot run", "agent", a.Name, "err", err)
+			var err error
+			switch a.Adapter {
+			case "exec":
+				err = d.addExec(a, token)
+			case "tmux":
+				if err = saveTmuxToken(dir, a.Name, token); err == nil {
+					err = d.addTmux(a, token)
 				}
 			}
+			if err != nil {
+				log.Error("the new agent cannot run", "agent", a.Name, "err", err)
+			}
+		},
+		PaneState: func(name string) (server.PaneView, bool) {
+			st, ok := d.disp.Tmux().State(name)
+			return server.PaneView{State: st.State, Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working, Conversation: st.Conversation}, ok
 		},
 		TokenRotated: func(name, token string) {
 			d.execMu.Lock()
 			a, ok := d.execAgents[name]
 			d.execMu.Unlock()
-			if ok {
+			switch {
+			case ok && a.Adapter == "tmux":
+				_ = saveTmuxToken(dir, name, token)
+				_ = d.addTmux(a, token)
+			case ok:
 				_ = d.addExec(a, token)
 			}
 		},
@@ -484,7 +510,7 @@ type effects struct {
 }
 
 func (e effects) Deliver(agent string, msg core.InboxMessage) {
-	if e.disp.Exec().Has(agent) {
+	if e.disp.Has(agent) {
 		e.disp.Deliver(agent, msg)
 		return
 	}
@@ -513,13 +539,53 @@ func (d *Daemon) addExec(a config.Agent, token string) error {
 	return nil
 }
 
+// addTmux lets the tmux adapter run an agent (again, with a new token).
+func (d *Daemon) addTmux(a config.Agent, token string) error {
+	c := tmuxadapter.AgentConfig{Name: a.Name, Preset: a.Preset, Command: a.Command, Env: a.Env, Timeout: a.Timeout, IdleTimeout: a.IdleTimeout, Token: token}
+	if t := a.Tmux; t != nil {
+		c.Session, c.Socket, c.Ready, c.Busy, c.Permission = t.Session, t.Socket, t.Ready, t.Busy, t.Permission
+		c.Submit, c.Interrupt, c.Clear, c.Approve, c.Deny, c.Allow = t.Submit, t.Interrupt, t.Clear, t.Approve, t.Deny, t.Allow
+		c.Width, c.Height, c.Settle, c.SubmitTries = t.Width, t.Height, t.Settle, t.SubmitTries
+	}
+	if err := d.disp.Tmux().Add(c); err != nil {
+		return fmt.Errorf("daemon: agent %s: %w", a.Name, err)
+	}
+	if err := tmuxadapter.Available(""); err != nil {
+		d.log.Warn("tmux is not installed: the agent's prompts wait until it is (apt-get install tmux)", "agent", a.Name, "err", err)
+	}
+	d.execMu.Lock()
+	d.execAgents[a.Name] = a
+	d.execMu.Unlock()
+	return nil
+}
+
+// tmuxToken is a tmux agent's token: its session outlives wilco and keeps
+// the token it started with (WILCO_AGENT_TOKEN), so the token is kept in
+// the state directory (mode 0600) and used again at the next start.
+func tmuxToken(dir, agent string) (string, error) {
+	path := filepath.Join(dir, "tmux", agent+".token")
+	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b)), nil
+	}
+	tok := server.NewToken()
+	return tok, saveTmuxToken(dir, agent, tok)
+}
+
+func saveTmuxToken(dir, agent, token string) error {
+	path := filepath.Join(dir, "tmux", agent+".token")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(token+"\n"), 0o600)
+}
+
 // restoreAPIAgents runs again the exec agents created through the API (not
 // in wilco.yaml), from the settings the store kept, each with a new token.
 func (d *Daemon) restoreAPIAgents(ctx context.Context, cfg *config.Config) error {
 	var agents []core.Agent
 	d.Runtime.Read(func(c *core.State) { agents = c.Agents() })
 	for _, ag := range agents {
-		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Adapter != "exec" {
+		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Adapter != "exec" && ag.Adapter != "tmux" {
 			continue
 		}
 		a, err := config.AgentFromSettings(ag.Name, ag.Adapter, ag.Capabilities, ag.Settings)
@@ -528,12 +594,21 @@ func (d *Daemon) restoreAPIAgents(ctx context.Context, cfg *config.Config) error
 			continue
 		}
 		token := server.NewToken()
+		if ag.Adapter == "tmux" {
+			if token, err = tmuxToken(d.dir, ag.Name); err != nil {
+				return err
+			}
+		}
 		if _, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 			return nil, c.SetAgentToken(now, ag.Name, server.TokenHash(token))
 		}); err != nil {
 			return err
 		}
-		if err := d.addExec(a, token); err != nil {
+		add := d.addExec
+		if ag.Adapter == "tmux" {
+			add = d.addTmux
+		}
+		if err := add(a, token); err != nil {
 			d.log.Error("an agent created through the API cannot run", "agent", ag.Name, "err", err)
 		}
 	}

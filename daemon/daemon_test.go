@@ -247,7 +247,7 @@ func TestOperationCommandRunsAfterOK(t *testing.T) {
 	d := b.start(b.opts())
 	_, created := call(t, d, "POST", "/v1/agents", d.Token, map[string]any{"name": "alpha", "adapter": "mailbox"})
 	tok := created["token"].(string)
-	st, op := call(t, d, "POST", "/v1/operations", d.Token, map[string]any{"operation": "restart", "agents": []string{"alpha"},
+	st, op := call(t, d, "POST", "/v1/operations", d.Token, map[string]any{"operation": "rotate-logs", "agents": []string{"alpha"},
 		"command": []string{"sh", "-c", "echo restarting $WILCO_OPERATION_ID; exit 3"}})
 	if st != 201 {
 		t.Fatalf("start: %d %v", st, op)

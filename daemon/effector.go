@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/dispatch"
 	"wilco/runtime"
 )
 
@@ -23,6 +24,8 @@ type effector struct {
 	log     *slog.Logger
 	rt      *runtime.Runtime
 	deliver func(agent string, msg core.InboxMessage)
+	// perform performs the operations on agents (the dispatcher's).
+	perform func(ctx context.Context, op core.RunOperation, run dispatch.RunCommand) ([]core.OperationResult, int, string)
 	warned  sync.Map
 
 	ctx    context.Context
@@ -48,25 +51,34 @@ func (e *effector) Deliver(agent string, msg core.InboxMessage) {
 	}
 }
 
-// RunOperation runs an operation's command in the background and reports
-// its end with core.FinishOperation.
-func (e *effector) RunOperation(id string, command []string) {
+// RunOperation performs a proceeding operation in the background — on
+// its agents through perform (hibernate, wake, restart, installs,
+// maintenance), else its command — and reports its end with
+// core.FinishAgentOperation.
+func (e *effector) RunOperation(op core.RunOperation) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		e.log.Warn("operation not started: wilco is stopping; it is settled at the next start", "operation", id)
+		e.log.Warn("operation not started: wilco is stopping; it is settled at the next start", "operation", op.ID)
 		return
 	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		code, out := run(e.ctx, id, command)
-		e.log.Info("operation command ended", "operation", id, "exit_code", code)
+		var results []core.OperationResult
+		var code int
+		var out string
+		if core.AgentOperation(op.Name) && e.perform != nil {
+			results, code, out = e.perform(e.ctx, op, run)
+		} else {
+			code, out = run(e.ctx, op.ID, op.Command)
+		}
+		e.log.Info("operation ended", "operation", op.ID, "name", op.Name, "exit_code", code)
 		_, err := e.rt.Do(context.Background(), func(c *core.State, now time.Time) (any, error) {
-			return c.FinishOperation(now, id, code, out)
+			return c.FinishAgentOperation(now, op.ID, results, code, out)
 		})
 		if err != nil {
-			e.log.Error("recording the end of an operation failed", "operation", id, "err", err)
+			e.log.Error("recording the end of an operation failed", "operation", op.ID, "err", err)
 		}
 	}()
 }

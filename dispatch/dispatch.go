@@ -18,6 +18,7 @@ import (
 	"time"
 
 	execadapter "wilco/adapter/exec"
+	tmuxadapter "wilco/adapter/tmux"
 	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/runtime"
@@ -37,6 +38,7 @@ type Dispatcher struct {
 	ws      *workspace.Workspace
 	verify  *verify.Runner
 	exec    *execadapter.Adapter
+	tmux    *tmuxadapter.Adapter
 	runsDir string
 
 	mu sync.Mutex
@@ -73,8 +75,12 @@ type Options struct {
 	URL string
 	// MCP is the command line of wilco's MCP server for agents (see the
 	// exec adapter's Options.MCP).
-	MCP    []string
-	Logger *slog.Logger
+	MCP []string
+	// StateDir is where wilco's own tmux server keeps its socket (default
+	// <Dir>/.wilco); Tmux the tmux program (default tmux on the PATH).
+	StateDir string
+	Tmux     string
+	Logger   *slog.Logger
 }
 
 // New makes a dispatcher for the repository at opts.Dir. The exec adapter
@@ -110,12 +116,24 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.exec = ex
+	tm, err := tmuxadapter.New(tmuxadapter.Options{Dir: dir, RunsDir: runs, StateDir: opts.StateDir, URL: opts.URL, Program: opts.Tmux, Report: d, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	d.tmux = tm
 	d.loop.Go(d.deliverLoop)
 	return d, nil
 }
 
 // Exec is the exec adapter, to add agents to.
 func (d *Dispatcher) Exec() *execadapter.Adapter { return d.exec }
+
+// Tmux is the tmux adapter, to add agents to.
+func (d *Dispatcher) Tmux() *tmuxadapter.Adapter { return d.tmux }
+
+// Has reports whether an adapter of the dispatcher delivers to agent
+// (exec and tmux agents).
+func (d *Dispatcher) Has(agent string) bool { return d.exec.Has(agent) || d.tmux.Has(agent) }
 
 // RunsDir is where run logs and diffs live.
 func (d *Dispatcher) RunsDir() string { return d.runsDir }
@@ -161,8 +179,8 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 	return v, err
 }
 
-// Deliver hands a message to an exec agent. The caller routes only exec
-// agents' messages here (Exec().Has); others go to their own adapter.
+// Deliver hands a message to an exec or tmux agent. The caller routes only
+// their messages here (Has); others go to their own adapter.
 //
 // It only queues the message: the runtime calls it from its loop, and a
 // task's first send records the working tree's baseline first (git status
@@ -238,11 +256,16 @@ func (d *Dispatcher) deliverLoop() {
 				close(o.done)
 			case o.stop != nil:
 				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
+				d.tmux.StopTurn(o.stop.TaskID, o.stop.Reason)
 			default:
 				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun {
 					d.recordBaseline(d.ctx, m.TaskID)
 				}
-				d.exec.Deliver(o.agent, m)
+				if d.tmux.Has(o.agent) {
+					d.tmux.Deliver(o.agent, m)
+				} else {
+					d.exec.Deliver(o.agent, m)
+				}
 			}
 		}
 	}
@@ -539,20 +562,39 @@ func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, t
 	return err
 }
 
+// Permission is the tmux adapter's report of a permission question an
+// agent asked in its pane.
+func (d *Dispatcher) Permission(ctx context.Context, p tmuxadapter.PermissionAsked) error {
+	_, err := d.submit(ctx, "permission", func(c *core.State, now time.Time) (any, error) {
+		return nil, c.NotePermission(now, p.Agent, p.TaskID, p.Attempt, p.Tool, p.Text, p.Answer)
+	})
+	return err
+}
+
 // Recover settles what a restart interrupted: turns that died with the
-// server count as execution errors; verifications and applies run again.
+// server count as execution errors; verifications and applies run again;
+// the turns of tmux agents, whose sessions outlived the server, are
+// followed again.
 func (d *Dispatcher) Recover(ctx context.Context) error {
 	if n := d.exec.KillOrphans(); n > 0 {
 		d.log.Warn("stopped agents a previous wilco left running", "count", n)
 	}
 	live := map[string]bool{} // worktree names of dry runs not ended
+	var adopt []core.Task
 	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
 		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
 			live[workspace.WorktreeName(t.ID)] = true
 		}
+		adopt = c.Tasks(func(t *core.Task) bool {
+			return t.State == core.Running && t.Phase == core.Executing && d.tmux.Has(t.Agent)
+		})
 		return nil, nil
 	})
+	for _, t := range adopt {
+		d.log.Info("following again the turn of a tmux agent that outlived wilco", "task", t.ID, "agent", t.Agent)
+		d.tmux.Resume(t.Agent, core.InboxMessage{ID: t.Delivery, Type: string(core.TypeDelegation), TaskID: t.ID, TaskAttempt: t.Attempt})
+	}
 	if err != nil || d.ws == nil {
 		return err
 	}
@@ -571,7 +613,7 @@ func (d *Dispatcher) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
-	err := d.exec.Close()
+	err := errors.Join(d.exec.Close(), d.tmux.Close())
 	d.cancel()
 	d.wg.Wait()
 	d.loop.Wait()

@@ -350,7 +350,7 @@ type recorder struct {
 }
 
 func (r *recorder) Deliver(string, core.InboxMessage) {}
-func (r *recorder) RunOperation(string, []string)     {}
+func (r *recorder) RunOperation(core.RunOperation)    {}
 func (r *recorder) Perform(e core.Effect) {
 	r.mu.Lock()
 	r.effects = append(r.effects, e)

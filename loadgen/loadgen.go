@@ -152,7 +152,7 @@ func (a *agents) Deliver(agent string, m core.InboxMessage) {
 	}
 }
 
-func (a *agents) RunOperation(string, []string) {}
+func (a *agents) RunOperation(core.RunOperation) {}
 
 func (a *agents) run(ctx context.Context, q *queue) {
 	defer a.wg.Done()

@@ -30,9 +30,10 @@ type Clock interface {
 type Effector interface {
 	// Deliver hands a message to a push agent.
 	Deliver(agent string, msg core.InboxMessage)
-	// RunOperation runs an operation's command and reports its end with
-	// core.FinishOperation through the runtime.
-	RunOperation(id string, command []string)
+	// RunOperation performs a proceeding operation (on its agents, or its
+	// command) and reports its end with core.FinishOperation or
+	// core.FinishAgentOperation through the runtime.
+	RunOperation(op core.RunOperation)
 }
 
 // Performer is an Effector that also performs the task effects
@@ -935,7 +936,7 @@ func (r *Runtime) perform(effects []core.Effect) {
 			}
 		case core.RunOperation:
 			if r.cfg.Effector != nil {
-				r.cfg.Effector.RunOperation(e.ID, e.Command)
+				r.cfg.Effector.RunOperation(e)
 			}
 		default:
 			if p, ok := r.cfg.Effector.(Performer); ok {

@@ -65,7 +65,7 @@ func (e *effector) Deliver(agent string, m core.InboxMessage) {
 	e.delivered = append(e.delivered, m)
 	e.durableAt = append(e.durableAt, e.st.durable())
 }
-func (e *effector) RunOperation(string, []string) {}
+func (e *effector) RunOperation(core.RunOperation) {}
 
 type testBundle struct {
 	t     *testing.T

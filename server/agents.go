@@ -19,6 +19,27 @@ type createAgentRequest struct {
 	Env          map[string]string `json:"env"`
 	Timeout      string            `json:"timeout"`
 	IdleTimeout  string            `json:"idle_timeout"`
+	Tmux         *tmuxRequest      `json:"tmux"`
+}
+
+// tmuxRequest is the tmux block of a tmux agent (wilco.yaml's
+// agents[].tmux).
+type tmuxRequest struct {
+	Session     string   `json:"session"`
+	Socket      string   `json:"socket"`
+	Ready       string   `json:"ready"`
+	Busy        string   `json:"busy"`
+	Permission  string   `json:"permission"`
+	Submit      string   `json:"submit"`
+	Interrupt   []string `json:"interrupt"`
+	Clear       []string `json:"clear"`
+	Approve     []string `json:"approve"`
+	Deny        []string `json:"deny"`
+	Allow       []string `json:"allow"`
+	Width       int      `json:"width"`
+	Height      int      `json:"height"`
+	Settle      string   `json:"settle"`
+	SubmitTries int      `json:"submit_tries"`
 }
 
 type createAgentResponse struct {
@@ -96,7 +117,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	var present []string
 	for f, set := range map[string]bool{
 		"preset": req.Preset != "", "command": req.Command != nil, "prompt": req.Prompt != "", "handshake": req.Handshake != "",
-		"env": req.Env != nil, "timeout": req.Timeout != "", "idle_timeout": req.IdleTimeout != "",
+		"env": req.Env != nil, "timeout": req.Timeout != "", "idle_timeout": req.IdleTimeout != "", "tmux": req.Tmux != nil,
 	} {
 		if set {
 			present = append(present, f)
@@ -111,6 +132,16 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.IdleTimeout != "" {
 		if a.IdleTimeout, err = duration("idle_timeout", req.IdleTimeout); err != nil {
 			return err
+		}
+	}
+	if t := req.Tmux; t != nil {
+		a.Tmux = &config.Tmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
+			Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
+			Width: t.Width, Height: t.Height, SubmitTries: t.SubmitTries}
+		if t.Settle != "" {
+			if a.Tmux.Settle, err = duration("tmux.settle", t.Settle); err != nil {
+				return err
+			}
 		}
 	}
 	if req.Name == s.orch {

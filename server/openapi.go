@@ -234,7 +234,11 @@ func componentSchemas() map[string]any {
 		"Agent": obj([]string{"name", "adapter", "capabilities", "status"}, map[string]any{
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
-			"from_config": boolean, "removed": boolean,
+			"from_config": boolean, "removed": boolean, "conversation": typ("string", "The conversation a hibernated agent resumes at its wake."),
+			"pane": obj([]string{"state", "session", "attach", "queued"}, map[string]any{
+				"state":   enum("ready", "busy", "permission", "dialog", "typing", "dead", "not started", "hibernating"),
+				"session": str, "attach": strs, "queued": integer, "working": str, "conversation": str,
+			}),
 		}),
 		"AgentList": obj([]string{"agents", "next"}, map[string]any{"agents": arr(ref("Agent")),
 			"next": obj([]string{"agent", "why"}, map[string]any{"agent": typ("string", "The agent the next task that names none goes to (\"\" when none is in service)."), "why": str})}),
@@ -243,6 +247,11 @@ func componentSchemas() map[string]any {
 			"preset": enum("claude-code", "codex", "gemini", "aider", "opencode"), "command": strs,
 			"prompt": enum("stdin", "arg", "file"), "handshake": enum("inline", "session", "none"),
 			"env": map[string]any{"type": "object", "additionalProperties": str}, "timeout": dur, "idle_timeout": dur,
+			"tmux": obj(nil, map[string]any{
+				"session": str, "socket": str, "ready": str, "busy": str, "permission": str, "submit": str,
+				"interrupt": strs, "clear": strs, "approve": strs, "deny": strs, "allow": strs,
+				"width": integer, "height": integer, "settle": dur, "submit_tries": integer,
+			}),
 		}),
 		"CreatedAgent": obj([]string{"agent", "token"}, map[string]any{"agent": ref("Agent"), "token": typ("string", "The agent's token; shown once.")}),
 		"Token":        obj([]string{"token"}, map[string]any{"token": str}),
@@ -287,7 +296,9 @@ func componentSchemas() map[string]any {
 		"StartOperation": obj([]string{"operation", "agents"}, map[string]any{
 			"operation": str, "agents": strs, "message": str, "timeout": dur, "reminders": arr(dur), "extension": dur,
 			"proceed_on_timeout": boolean, "quorum": typ("string", "all, majority or a number"), "command": strs,
+			"target": typ("string", "install-skill and install-plugin: the path of what is installed"),
 		}),
+		"OperationList": obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
 		"Operation": obj([]string{"id", "operation", "state", "agents", "reminders_sent", "acknowledgment_received", "timeout_occurred", "proceeded_anyway", "created_at", "finished_at"}, map[string]any{
 			"id": str, "operation": str, "state": enum("waiting", "proceeding", "done", "cancelled", "aborted", "failed"),
 			"message": str, "command": strs,
@@ -297,7 +308,13 @@ func componentSchemas() map[string]any {
 			"reminders_sent": integer, "acknowledgment_received": boolean, "timeout_occurred": boolean,
 			"proceeded_anyway": boolean, "reason": str, "exit_code": nullable("integer"), "output": str,
 			"timeout": dur, "reminders": arr(dur), "extension": dur, "proceed_on_timeout": boolean, "quorum": str,
-			"created_at": dateTime, "finished_at": nullTime,
+			"created_at": dateTime, "finished_at": nullTime, "target": str,
+			"results": arr(obj([]string{"agent", "done"}, map[string]any{
+				"agent": str, "done": boolean, "action": str, "error": str, "status": agentStatus, "conversation": str,
+			})),
+			"log": arr(obj([]string{"seq", "time", "type", "text"}, map[string]any{
+				"seq": integer, "time": dateTime, "type": str, "agent": str, "text": str,
+			})),
 		}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"wilco/core"
+	"wilco/store"
 )
 
 type operationRequest struct {
@@ -18,6 +22,7 @@ type operationRequest struct {
 	ProceedOnTimeout *bool     `json:"proceed_on_timeout"`
 	Quorum           *string   `json:"quorum"`
 	Command          []string  `json:"command"`
+	Target           string    `json:"target"`
 }
 
 // policy returns the configured operation policy with the request's
@@ -67,7 +72,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request) error {
 			return OperationView{}, err
 		}
 		o, err := c.StartOperation(now, core.OperationRequest{
-			Name: req.Operation, Agents: req.Agents, Message: req.Message, Command: req.Command, Policy: &p,
+			Name: req.Operation, Agents: req.Agents, Message: req.Message, Command: req.Command, Target: req.Target, Policy: &p,
 		})
 		if err != nil {
 			return OperationView{}, err
@@ -98,8 +103,207 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return notFoundf("no operation %q", id)
 	}
+	log, err := s.operationLog(r.Context(), v)
+	if err != nil {
+		return err
+	}
+	v.Log = log
 	WriteJSON(w, http.StatusOK, v)
 	return nil
+}
+
+// maxOperations bounds a listing of operations.
+const maxOperations = 1000
+
+func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "state", "agent", "limit"); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	state := core.OperationState(q.Get("state"))
+	switch state {
+	case "", core.OpWaiting, core.OpProceeding, core.OpDone, core.OpCancelled, core.OpAborted, core.OpFailed:
+	default:
+		return invalidf("state %q: must be waiting, proceeding, done, cancelled, aborted or failed", state)
+	}
+	limit, err := uintParam(r, "limit", 100)
+	if err != nil {
+		return err
+	}
+	if limit == 0 || limit > maxOperations {
+		return invalidf("limit: from 1 to %d, got %d", maxOperations, limit)
+	}
+	agent := q.Get("agent")
+	out := []OperationView{}
+	s.read(func(c *core.State) {
+		ops := c.Operations(func(o *core.Operation) bool {
+			return (state == "" || o.State == state) && (agent == "" || slices.Contains(o.Agents, agent))
+		})
+		for i := len(ops) - 1; i >= 0 && len(out) < int(limit); i-- {
+			out = append(out, operationView(ops[i], c))
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
+	return nil
+}
+
+// maxLogEvents bounds the events read for one operation's log.
+const maxLogEvents = 5000
+
+// operationLog is an operation's round, from the events of the log: its
+// start, each agent's request, reminders, answers and notices, its
+// changes of state, and what it did to each agent.
+func (s *Server) operationLog(ctx context.Context, v OperationView) ([]OperationLogEntry, error) {
+	var start, last uint64
+	var deliveries []string
+	s.read(func(c *core.State) {
+		if o, ok := c.Operation(v.ID); ok {
+			start, last, deliveries = o.StartSeq, o.Version, o.Deliveries
+		}
+	})
+	if start == 0 {
+		return nil, nil
+	}
+	limit := int(min(last-start+1, maxLogEvents))
+	evs, err := s.st.Events(ctx, store.Filter{After: start - 1, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	agentOf := map[string]string{}
+	for i, d := range deliveries {
+		if i < len(v.Agents) {
+			agentOf[d] = v.Agents[i].Name
+		}
+	}
+	var out []OperationLogEntry
+	for _, ev := range evs {
+		data, err := core.DecodeEventData(ev.Type, ev.Data)
+		if err != nil {
+			continue
+		}
+		e := OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, Agent: ev.Agent}
+		switch d := data.(type) {
+		case core.OperationStarted:
+			if d.Operation.ID != v.ID {
+				continue
+			}
+			e.Text = fmt.Sprintf("%s asks %s for \"ok\" (timeout %s, reminders at %s)", d.Operation.Name, strings.Join(d.Operation.Agents, ", "),
+				d.Operation.Policy.Timeout, durations(d.Operation.Policy.Reminders))
+		case core.DeliverySent:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = "request sent: " + firstLine(d.Message.Body)
+		case core.DeliveryRetried:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = "reminder sent: " + firstLine(d.Body)
+		case core.DeliveryNotice:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = d.Subject + ": " + firstLine(d.Body)
+		case core.OperationReminder:
+			if d.ID != v.ID {
+				continue
+			}
+			e.Text = fmt.Sprintf("reminder %d (%s): %s remaining", d.Number, d.Tone, d.Remaining.Round(time.Second))
+		case core.OperationReply:
+			if d.ID != v.ID {
+				continue
+			}
+			e.Text = "answered " + d.Answer
+			if t := firstLine(d.Text); t != "" && t != d.Answer {
+				e.Text += ": " + t
+			}
+		case core.DeliveryAcknowledged:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = "acknowledged"
+		case core.DeliveryFailed:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = "no answer: " + d.Reason
+		case core.DeliveryCancelled:
+			if _, ok := agentOf[d.ID]; !ok {
+				continue
+			}
+			e.Text = "request cancelled: " + d.Reason
+		case core.OperationStateChanged:
+			if d.ID != v.ID {
+				continue
+			}
+			e.Text = fmt.Sprintf("%s → %s", d.From, d.To)
+			if d.Reason != "" {
+				e.Text += ": " + d.Reason
+			}
+			out = append(out, e)
+			for _, r := range d.Results {
+				text := "done: " + r.Action
+				if !r.Done {
+					text = "failed: " + strings.Join(nonEmpty(r.Error, r.Action), "; ")
+				}
+				out = append(out, OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: "operation.result", Agent: r.Agent, Text: text})
+			}
+			continue
+		case core.AgentStatusChanged:
+			if !strings.HasPrefix(d.Reason, v.ID+" ") {
+				continue
+			}
+			e.Text = fmt.Sprintf("status %s → %s", d.From, d.To)
+		default:
+			continue
+		}
+		if e.Agent == "" {
+			e.Agent = agentOfEvent(data, agentOf)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func agentOfEvent(data core.EventData, agentOf map[string]string) string {
+	switch d := data.(type) {
+	case core.DeliverySent:
+		return agentOf[d.ID]
+	case core.DeliveryRetried:
+		return agentOf[d.ID]
+	case core.DeliveryNotice:
+		return agentOf[d.ID]
+	}
+	return ""
+}
+
+func durations(ds []time.Duration) string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:199] + "…"
+	}
+	return s
 }
 
 func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {

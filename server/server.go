@@ -67,6 +67,8 @@ type Options struct {
 	// agent's new token.
 	AgentAdded   func(a config.Agent, token string)
 	TokenRotated func(name, token string)
+	// PaneState, when set, says what a tmux agent's pane shows.
+	PaneState func(name string) (PaneView, bool)
 	// RunsDir holds verification runs and dry-run diffs (default
 	// .wilco/runs); LogsDir holds retry.log and retry.jsonl (default
 	// .wilco/logs).

@@ -30,14 +30,38 @@ type AgentView struct {
 	// out of service (no more work, its token refused).
 	FromConfig bool `json:"from_config"`
 	Removed    bool `json:"removed"`
+	// Conversation is the conversation a hibernated agent resumes at its
+	// wake.
+	Conversation string `json:"conversation,omitempty"`
+	// Pane is what a tmux agent's pane shows.
+	Pane *PaneView `json:"pane,omitempty"`
+}
+
+// PaneView is what a tmux agent's pane shows: its state (ready, busy,
+// permission, dialog, typing, dead, not started, hibernating), its
+// session and the command that attaches to it, the prompts waiting for
+// it, the message it works on.
+type PaneView struct {
+	State        string   `json:"state"`
+	Session      string   `json:"session"`
+	Attach       []string `json:"attach"`
+	Queued       int      `json:"queued"`
+	Working      string   `json:"working,omitempty"`
+	Conversation string   `json:"conversation,omitempty"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
-	return AgentView{
+	v := AgentView{
 		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
-		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed,
+		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed, Conversation: a.Conversation,
 	}
+	if f := s.opts.PaneState; f != nil && a.Adapter == "tmux" {
+		if p, ok := f(a.Name); ok {
+			v.Pane = &p
+		}
+	}
+	return v
 }
 
 // MessageView is a delivery as the API shows it.
@@ -125,6 +149,24 @@ type OperationView struct {
 	Quorum                 core.Quorum          `json:"quorum"`
 	CreatedAt              time.Time            `json:"created_at"`
 	FinishedAt             *time.Time           `json:"finished_at"`
+	// Target is what an install operation installs.
+	Target string `json:"target,omitempty"`
+	// Results say what an operation on agents did to each of them.
+	Results []core.OperationResult `json:"results,omitempty"`
+	// Log is the operation's round, step by step (GET
+	// /v1/operations/{id} only).
+	Log []OperationLogEntry `json:"log,omitempty"`
+}
+
+// OperationLogEntry is one step of an operation's round: the request, a
+// reminder, an answer, a notice, a change of state, what was done to an
+// agent.
+type OperationLogEntry struct {
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Type  string    `json:"type"`
+	Agent string    `json:"agent,omitempty"`
+	Text  string    `json:"text"`
 }
 
 // OperationAgentView is one agent's part in an operation.
@@ -146,6 +188,7 @@ func operationView(o core.Operation, c *core.State) OperationView {
 		Reason: o.Reason, ExitCode: o.ExitCode, Output: o.Output, CreatedAt: o.CreatedAt, FinishedAt: timePtr(o.FinishedAt),
 		Timeout: o.Policy.Timeout.String(), Extension: o.Policy.Extension.String(),
 		ProceedOnTimeout: o.Policy.ProceedOnTimeout, Quorum: o.Policy.Quorum, Reminders: []string{},
+		Target: o.Target, Results: o.Results,
 	}
 	for _, r := range o.Policy.Reminders {
 		v.Reminders = append(v.Reminders, r.String())

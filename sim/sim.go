@@ -656,8 +656,8 @@ func (w *world) report() Report {
 type effector world
 
 func (e *effector) Deliver(agent string, m core.InboxMessage) { (*world)(e).deliver(agent, m) }
-func (e *effector) RunOperation(id string, command []string) {
-	(*world)(e).runOperation(id, command)
+func (e *effector) RunOperation(op core.RunOperation) {
+	(*world)(e).runOperation(op.ID, op.Command)
 }
 
 func (w *world) deliver(name string, m core.InboxMessage) {

@@ -207,6 +207,14 @@ func (a *Adapter) Add(c AgentConfig) error {
 	return nil
 }
 
+// Config returns an exec agent's configuration.
+func (a *Adapter) Config(agent string) (AgentConfig, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.agents[agent]
+	return c, ok
+}
+
 // Has reports whether agent is an exec agent of this adapter.
 func (a *Adapter) Has(agent string) bool {
 	a.mu.Lock()

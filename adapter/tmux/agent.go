@@ -79,8 +79,10 @@ type job struct {
 	queued  time.Time
 	quiet   bool // stopped: nothing more is reported
 	// continued: the job was suspended (hibernate, restart) and its prompt
-	// is now the note to go on.
-	continued bool
+	// is now the note to go on. suspended: its agent is hibernated.
+	continued, suspended bool
+	// adopted: a turn that ran when wilco last stopped, followed again.
+	adopted bool
 
 	phase       phase
 	log         *slog.Logger
@@ -523,8 +525,26 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 		return
 	}
 	now := time.Now()
+	if j.suspended {
+		return
+	}
 	switch j.phase {
 	case phasePaste:
+		if j.adopted {
+			// A turn that outlived wilco: read on from what shows now.
+			if err := ag.begin(j); err != nil {
+				ag.failCurrent(ctx, -1, err.Error(), "")
+				return
+			}
+			j.reader.Mark(ag.style.Content(pane.Screen), "")
+			j.adopted = false
+			j.phase, j.confirmed, j.lastChange = phaseWorking, now, now
+			ag.appendLog(j, "--- wilco: started again while the agent worked: following its turn from here")
+			return
+		}
+		if j.pastes == 0 && state != Ready {
+			return // a prompt waits until the pane is ready
+		}
 		if j.pastes == 0 {
 			if err := ag.begin(j); err != nil {
 				ag.failCurrent(ctx, -1, err.Error(), "")
@@ -648,7 +668,9 @@ func (ag *agent) undelivered(ctx context.Context, j *job, why string) {
 // begin prepares a job's run directory, log and transcript.
 func (ag *agent) begin(j *job) error {
 	j.log = ag.logger().With("message", j.msg.ID, "type", j.msg.Type, "task", j.msg.TaskID, "send", j.msg.Attempt)
-	j.began = time.Now()
+	if j.began.IsZero() {
+		j.began = time.Now()
+	}
 	if j.task {
 		j.runDir = ag.a.RunDir(j.msg.TaskID, j.msg.TaskAttempt)
 	} else {

@@ -98,7 +98,7 @@ func TestAckErrorWhileClarifyingLeavesNoTimerArmed(t *testing.T) {
 type deliveries struct{ ids []string }
 
 func (d *deliveries) Deliver(_ string, m core.InboxMessage) { d.ids = append(d.ids, m.ID) }
-func (d *deliveries) RunOperation(core.RunOperation)         {}
+func (d *deliveries) RunOperation(core.RunOperation)        {}
 
 // TestSendLostInCrashIsSentAgain: the recovery rule "A
 // send that may or may not have left is sent again (at least once)". When

@@ -3,7 +3,29 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 )
+
+// Operations lists operations, newest first: GET /v1/operations (state and
+// agent filter when set; limit 0: the server's default).
+func (c *Client) Operations(ctx context.Context, state, agent string, limit int) ([]Operation, error) {
+	q := url.Values{}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if agent != "" {
+		q.Set("agent", agent)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Operations []Operation `json:"operations"`
+	}
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/operations", query: q}, &out)
+	return out.Operations, err
+}
 
 // StartOperation asks the agents for their "ok" before an operation:
 // POST /v1/operations.

@@ -61,6 +61,22 @@ type Agent struct {
 	// out of service.
 	FromConfig bool `json:"from_config,omitempty"`
 	Removed    bool `json:"removed,omitempty"`
+	// Conversation is what a hibernated agent resumes at its wake.
+	Conversation string `json:"conversation,omitempty"`
+	// Pane is what a tmux agent's pane shows.
+	Pane *Pane `json:"pane,omitempty"`
+}
+
+// Pane is what a tmux agent's pane shows: State is ready, busy,
+// permission, dialog, typing, dead, not started or hibernating; Attach is
+// the command that opens its session.
+type Pane struct {
+	State        string   `json:"state"`
+	Session      string   `json:"session"`
+	Attach       []string `json:"attach"`
+	Queued       int      `json:"queued"`
+	Working      string   `json:"working,omitempty"`
+	Conversation string   `json:"conversation,omitempty"`
 }
 
 // NextAgent says where the next task that names no agent would go, and why.
@@ -264,6 +280,8 @@ type OperationRequest struct {
 	// Quorum is "all", "any", "majority" or a number of agents.
 	Quorum  string   `json:"quorum,omitempty"`
 	Command []string `json:"command,omitempty"`
+	// Target is what install-skill and install-plugin install: a path.
+	Target string `json:"target,omitempty"`
 }
 
 // Operation states.
@@ -297,26 +315,48 @@ type OperationAgent struct {
 
 // Operation is a pre-operation acknowledgment and its outcome.
 type Operation struct {
-	ID                     string           `json:"id"`
-	Operation              string           `json:"operation"`
-	State                  string           `json:"state"`
-	Agents                 []OperationAgent `json:"agents"`
-	RemindersSent          int              `json:"reminders_sent"`
-	AcknowledgmentReceived bool             `json:"acknowledgment_received"`
-	TimeoutOccurred        bool             `json:"timeout_occurred"`
-	ProceededAnyway        bool             `json:"proceeded_anyway"`
-	CreatedAt              time.Time        `json:"created_at"`
-	FinishedAt             *time.Time       `json:"finished_at"`
-	Reason                 string           `json:"reason,omitempty"`
-	ExitCode               *int             `json:"exit_code,omitempty"`
-	Output                 string           `json:"output,omitempty"`
-	Message                string           `json:"message,omitempty"`
-	Command                []string         `json:"command,omitempty"`
-	Timeout                string           `json:"timeout,omitempty"`
-	Reminders              []string         `json:"reminders,omitempty"`
-	Extension              string           `json:"extension,omitempty"`
-	ProceedOnTimeout       *bool            `json:"proceed_on_timeout,omitempty"`
-	Quorum                 string           `json:"quorum,omitempty"`
+	ID                     string              `json:"id"`
+	Operation              string              `json:"operation"`
+	State                  string              `json:"state"`
+	Agents                 []OperationAgent    `json:"agents"`
+	RemindersSent          int                 `json:"reminders_sent"`
+	AcknowledgmentReceived bool                `json:"acknowledgment_received"`
+	TimeoutOccurred        bool                `json:"timeout_occurred"`
+	ProceededAnyway        bool                `json:"proceeded_anyway"`
+	CreatedAt              time.Time           `json:"created_at"`
+	FinishedAt             *time.Time          `json:"finished_at"`
+	Reason                 string              `json:"reason,omitempty"`
+	ExitCode               *int                `json:"exit_code,omitempty"`
+	Output                 string              `json:"output,omitempty"`
+	Message                string              `json:"message,omitempty"`
+	Command                []string            `json:"command,omitempty"`
+	Timeout                string              `json:"timeout,omitempty"`
+	Reminders              []string            `json:"reminders,omitempty"`
+	Extension              string              `json:"extension,omitempty"`
+	ProceedOnTimeout       *bool               `json:"proceed_on_timeout,omitempty"`
+	Quorum                 string              `json:"quorum,omitempty"`
+	Target                 string              `json:"target,omitempty"`
+	Results                []OperationResult   `json:"results,omitempty"`
+	Log                    []OperationLogEntry `json:"log,omitempty"`
+}
+
+// OperationResult is what an operation on agents did to one agent.
+type OperationResult struct {
+	Agent        string `json:"agent"`
+	Done         bool   `json:"done"`
+	Action       string `json:"action,omitempty"`
+	Error        string `json:"error,omitempty"`
+	Status       string `json:"status,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+}
+
+// OperationLogEntry is one step of an operation's round.
+type OperationLogEntry struct {
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Type  string    `json:"type"`
+	Agent string    `json:"agent,omitempty"`
+	Text  string    `json:"text"`
 }
 
 // Task states.

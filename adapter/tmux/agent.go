@@ -145,7 +145,14 @@ func (ag *agent) deliver(msg core.InboxMessage, log *slog.Logger) {
 	case string(core.SendCancel):
 		ag.dropDeliveryLocked(msg.ID, "cancelled")
 		return
-	case string(core.SendTimeoutNotice), string(core.SendExtension), string(core.SendOperationOutcome):
+	case string(core.SendTimeoutNotice), string(core.SendOperationOutcome):
+		// The request it ends may still wait for the pane: it is not
+		// typed any more.
+		before := len(ag.queue)
+		ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.msg.ID == msg.ID })
+		log.Info("notice for a tmux agent: not typed (it asks for no answer)", "subject", msg.Subject, "dropped", before-len(ag.queue))
+		return
+	case string(core.SendExtension):
 		log.Info("notice for a tmux agent: not typed (it asks for no answer)", "subject", msg.Subject)
 		return
 	case string(core.SendFollowup):

@@ -46,6 +46,9 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 		if a.Removed {
 			status = "removed"
 		}
+		if a.Pane != nil {
+			status += ", pane " + a.Pane.State
+		}
 		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
 	})
 	if next.Why != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -10,6 +11,9 @@ import (
 )
 
 func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
+	if len(args) > 0 && args[0] == "log" {
+		return cmdOpLog(ctx, c, args[1:])
+	}
 	fs := c.flags(v)
 	var agents listFlag
 	fs.Var(&agents, "agent", "an agent that must answer \"ok\" (repeatable)")
@@ -21,15 +25,34 @@ func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 	abortOnTimeout := fs.Bool("abort-on-timeout", false, "abort when the time runs out instead of proceeding")
 	detach := fs.Bool("detach", false, "start the operation and return at once")
 	asJSON := fs.Bool("json", false, "print the API JSON of the final operation")
-	pos, command, code, ok := c.parse(v, fs, args, 1, 1)
+	pos, command, code, ok := c.parse(v, fs, args, 1, 2)
 	if !ok {
 		return code
 	}
 	if len(agents) == 0 {
 		return c.usageError(v, fs, "name at least one --agent")
 	}
+	install := pos[0] == "install-skill" || pos[0] == "install-plugin"
+	switch {
+	case install && len(pos) < 2:
+		return c.usageError(v, fs, "%s needs the PATH of what it installs", pos[0])
+	case !install && len(pos) > 1:
+		return c.usageError(v, fs, "too many arguments: %s (only install-skill and install-plugin take a PATH)", pos[1])
+	case pos[0] == "maintenance" && len(command) == 0:
+		return c.usageError(v, fs, "maintenance needs a command: wilco op maintenance --agent A -- COMMAND…")
+	}
 	req := client.OperationRequest{Operation: pos[0], Agents: agents, Message: *message, Quorum: *quorum, Command: command,
 		Timeout: client.Duration(*timeout), Extension: client.Duration(*extension)}
+	if install {
+		target, err := filepath.Abs(pos[1])
+		if err != nil {
+			return c.fail(err)
+		}
+		if !filepath.IsAbs(pos[1]) {
+			target = filepath.Join(c.wd, pos[1])
+		}
+		req.Target = target
+	}
 	if *reminders != "" {
 		for _, s := range strings.Split(*reminders, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -146,10 +169,96 @@ func (c *cli) printOperationOutcome(op *client.Operation) {
 		line += " (" + strings.Join(notes, "; ") + ")"
 	}
 	fmt.Fprintln(c.stdout, line)
+	for _, r := range op.Results {
+		if r.Done {
+			fmt.Fprintf(c.stdout, "  %s: %s\n", r.Agent, r.Action)
+		} else {
+			fmt.Fprintf(c.stdout, "  %s: FAILED: %s\n", r.Agent, strings.Join(nonEmpty(r.Error, r.Action), "; "))
+		}
+	}
 	if op.Output != "" {
 		fmt.Fprint(c.stdout, op.Output)
 		if !strings.HasSuffix(op.Output, "\n") {
 			fmt.Fprintln(c.stdout)
 		}
 	}
+}
+
+// cmdOpLog prints the operation log: the operations, newest first, or one
+// operation's round step by step.
+func cmdOpLog(ctx context.Context, c *cli, args []string) int {
+	v := &verb{name: "op log", args: "[ID] [--state S] [--agent A] [--limit N] [--json]", summary: "the operation log: operations newest first, or one operation's round step by step"}
+	fs := c.flags(v)
+	state := fs.String("state", "", "only operations in this state (waiting, proceeding, done, cancelled, aborted, failed)")
+	agent := fs.String("agent", "", "only operations on this agent")
+	limit := fs.Int("limit", 0, "at most this many (default the server's, 100)")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	if len(pos) == 1 {
+		op, err := cl.Operation(ctx, pos[0])
+		if err != nil {
+			return c.fail(err)
+		}
+		if *asJSON {
+			return c.printJSON(op)
+		}
+		what := op.Operation
+		if op.Target != "" {
+			what += " " + op.Target
+		}
+		if len(op.Command) > 0 {
+			what += " -- " + strings.Join(op.Command, " ")
+		}
+		names := make([]string, 0, len(op.Agents))
+		for _, a := range op.Agents {
+			names = append(names, a.Name)
+		}
+		fmt.Fprintf(c.stdout, "%s %s on %s: %s\n", op.ID, what, strings.Join(names, ", "), op.State)
+		for _, e := range op.Log {
+			who := ""
+			if e.Agent != "" {
+				who = e.Agent + ": "
+			}
+			fmt.Fprintf(c.stdout, "  %s  %s%s\n", e.Time.Local().Format("15:04:05"), who, e.Text)
+		}
+		return exitOK
+	}
+	ops, err := cl.Operations(ctx, *state, *agent, *limit)
+	if err != nil {
+		return c.fail(err)
+	}
+	return printList(c, *asJSON, "operations", ops, "no operations", "ID\tOPERATION\tAGENTS\tSTATE\tANSWERS\tCREATED\tRESULT", func(o client.Operation) string {
+		var names, answers []string
+		for _, a := range o.Agents {
+			names = append(names, a.Name)
+			r := "-"
+			if a.Response != nil {
+				r = *a.Response
+			}
+			answers = append(answers, a.Name+"="+r)
+		}
+		result := o.Reason
+		if result == "" {
+			result = "-"
+		}
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", o.ID, o.Operation, strings.Join(names, ","), o.State, strings.Join(answers, " "),
+			o.CreatedAt.Local().Format("2006-01-02 15:04:05"), result)
+	})
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

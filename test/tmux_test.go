@@ -1,0 +1,186 @@
+package test
+
+// Black-box tests of tmux agents: the real binary, real tmux (on a server
+// of the test's own), and a scripted interactive agent
+// (adapter/tmux/testdata/tuiagent) that draws a prompt, reads keys in raw
+// mode with bracketed paste, and answers as an agent would.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	tuiOnce sync.Once
+	tuiPath string
+	tuiErr  error
+)
+
+// tuiAgent builds the scripted interactive agent once per test binary.
+func tuiAgent(t testing.TB) string {
+	t.Helper()
+	tuiOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wilco-tuiagent-")
+		if err != nil {
+			tuiErr = err
+			return
+		}
+		tuiPath = filepath.Join(dir, "tuiagent")
+		root, _ := filepath.Abs("..")
+		cmd := exec.Command("go", "build", "-o", tuiPath, "./adapter/tmux/testdata/tuiagent")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tuiErr = fmt.Errorf("build the scripted agent: %v\n%s", err, out)
+		}
+	})
+	if tuiErr != nil {
+		t.Fatal(tuiErr)
+	}
+	return tuiPath
+}
+
+// needTmux skips a test when tmux cannot be run, saying why.
+func needTmux(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skipf("tmux is not installed (apt-get install tmux): %v", err)
+	}
+	return path
+}
+
+// endTmux ends the tmux server wilco started for the repository's agents
+// once the test is over (wilco leaves its agents' sessions running).
+func endTmux(t testing.TB, dir string) {
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "kill-server").Run()
+	})
+}
+
+// tuiAgentYAML is the wilco.yaml agent of the scripted interactive agent.
+func tuiAgentYAML(t testing.TB, env string, tmux string) string {
+	return fmt.Sprintf("  - name: tui\n    adapter: tmux\n    command: [%s]\n    env: {%s}\n    tmux: {ready: '^> ?$', busy: 'working…|thinking', permission: 'Allow .*\\? \\(y/n\\)', settle: 500ms%s}\n",
+		quoted(tuiAgent(t)), env, tmux)
+}
+
+// A task delegated to a tmux agent — whose first submit key is lost — is
+// pasted, resubmitted, acknowledged in the pane, worked (a real file
+// written), verified, failed, retried with the failure and verified.
+func TestATmuxAgentIsDeliveredAcknowledgedRetriedAndVerified(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "TUIAGENT_SWALLOW: \"1\"", "")+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt"})
+	got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 40))
+	}
+	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+		t.Fatal("the agent's fix is not in the repository")
+	}
+	// Each attempt's prompt was submitted twice: the first key was lost.
+	logs := readFile(t, filepath.Join(dir, ".wilco", "runs", "T-1-a1", "agent.log"))
+	mustContain(t, "T-1-a1/agent.log", logs, "prompt submitted (submit key sent 2 time(s))", "[ACK] T-1 - RECEIVED", "Status: complete")
+	mustContain(t, "the server's log", in.stderr.String(), "the submit key was lost; sending it again")
+	// The retry's prompt, as the agent received it, carried the failure.
+	tr := in.cli("transcript", "T-1", "--attempt", "2", "--full")
+	mustContain(t, "wilco transcript T-1 --attempt 2", tr, `<retry_context attempt="2"`, "file.txt is not fixed")
+	// wilco agents shows the pane's state; wilco attach opens its session.
+	mustContain(t, "wilco agents", in.cli("agents"), "tui", "tmux", "pane ready")
+	mustContain(t, "wilco attach --print", in.cli("attach", "tui", "--print"), "tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "attach-session", "=wilco-tui")
+}
+
+// A tmux agent whose program crashes in the middle of a turn: the attempt
+// fails as an execution error with the pane's last lines, and the retry
+// runs the program again.
+func TestATmuxAgentThatCrashesIsAnExecutionErrorWithThePanesLastLines(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep+"policy:\n  loop: {escalate_after: 1}\n")
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. CRASH"})
+	got := in.waitTask("T-1", 2*time.Minute, "escalated", "success", "stuck")
+	if got.State != "escalated" || len(got.Failures) != 1 || got.Failures[0].FailureType != "execution_error" ||
+		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "panic: scripted crash") || !strings.Contains(got.Failures[0].ExecutorOutput.Error, "exited (status 3)") {
+		t.Fatalf("the task:\n%s", got)
+	}
+}
+
+// Operations on a tmux agent, each after its "ok" round answered in the
+// agent's own pane: a restart while the agent works on a task (the
+// operation proceeds at its timeout; the task goes on and succeeds),
+// then hibernate (the program stops) and wake (it starts again and is
+// ready); the operation log shows each round.
+func TestOperationsOnATmuxAgentAskForOkThenRestartHibernateAndWakeIt(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+
+	// Busy on a task: the request waits for the pane (never typed into a
+	// busy agent), the timeout comes, the restart proceeds anyway.
+	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
+	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
+	r := wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "restart", "--agent", "tui", "--timeout", "2s", "--reminders", "1s")
+	if r.code != 0 || !strings.Contains(r.stdout, "OP-") || !strings.Contains(r.stdout, "restarted") {
+		t.Fatalf("wilco op restart: exit %d\n%s%s\nserver:\n%s", r.code, r.stdout, r.stderr, tail(in.stderr.String(), 30))
+	}
+	got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	if got.State != "success" {
+		t.Fatalf("the task after the restart:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+	}
+
+	// Ready: the agent answers "ok" in its pane, then is hibernated.
+	r = wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "hibernate", "--agent", "tui")
+	if r.code != 0 || !strings.Contains(r.stdout, "tui: ok") || !strings.Contains(r.stdout, "hibernated") {
+		t.Fatalf("wilco op hibernate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "wilco agents", in.cli("agents"), "hibernating, pane hibernating")
+	if exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "has-session", "-t", "=wilco-tui").Run() == nil {
+		t.Fatal("the hibernated agent's session still runs")
+	}
+	// Hibernated, it cannot answer: the wake proceeds at its timeout.
+	r = wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "wake", "--agent", "tui", "--timeout", "1s", "--reminders", "500ms")
+	if r.code != 0 || !strings.Contains(r.stdout, "woken") {
+		t.Fatalf("wilco op wake: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "wilco agents", in.cli("agents"), "available, pane ready")
+
+	// The operation log: every operation, and one's round step by step.
+	log := in.cli("op", "log")
+	mustContain(t, "wilco op log", log, "OP-1", "restart", "OP-2", "hibernate", "OP-3", "wake", "tui=ok")
+	round := in.cli("op", "log", "OP-2")
+	mustContain(t, "wilco op log OP-2", round, "hibernate asks tui", "request sent", "answered ok", "waiting → proceeding", "done: hibernated", "status available → hibernating")
+	first := in.cli("op", "log", "OP-1")
+	mustContain(t, "wilco op log OP-1", first, "reminder 1", "no answer: timeout", "proceeding anyway", "done: restarted")
+}
+
+// waitMilestone waits until the task's milestone contains want.
+func waitMilestone(t *testing.T, in *instance, id, want string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		var v struct{ Milestone string }
+		in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &v)
+		if strings.Contains(v.Milestone, want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("task %s never showed %q (last: %q)", id, want, v.Milestone)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

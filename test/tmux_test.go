@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -57,10 +59,24 @@ func needTmux(t testing.TB) string {
 }
 
 // endTmux ends the tmux server wilco started for the repository's agents
-// once the test is over (wilco leaves its agents' sessions running).
+// once the test is over (wilco leaves its agents' sessions running), and
+// waits for the programs in its panes to be gone.
 func endTmux(t testing.TB, dir string) {
 	t.Cleanup(func() {
-		_ = exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "kill-server").Run()
+		sock := filepath.Join(dir, ".wilco", "tmux.sock")
+		out, _ := exec.Command("tmux", "-S", sock, "list-panes", "-a", "-F", "#{pane_pid}").Output()
+		_ = exec.Command("tmux", "-S", sock, "kill-server").Run()
+		for _, f := range strings.Fields(string(out)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if syscall.Kill(pid, 0) != nil {
+					break
+				}
+			}
+		}
 	})
 }
 

@@ -106,6 +106,7 @@ type job struct {
 	permission  string // the question answered last
 	stopAt      time.Time
 	activity    string
+	lastScreen  Screen
 }
 
 // deliver queues a message (or acts on a cancel or a notice).
@@ -732,6 +733,7 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 	if !stable {
 		j.lastKey, j.lastChange = key, now
 	}
+	j.lastScreen = pane.Screen
 	if stable || state == Ready {
 		ag.read(ctx, j, content)
 		if j.quiet {
@@ -801,8 +803,12 @@ func (ag *agent) read(ctx context.Context, j *job, content []Line) {
 		j.scanner.Line(l)
 	}
 	j.transcript.Add(execadapter.Entry{Kind: "text", Text: strings.Join(lines, "\n")})
-	if j.task && ag.style.Tool != nil {
+	// The ACK first: what the agent does is its task's milestone only once
+	// the task runs.
+	ag.sendAck(ctx, j)
+	if j.task && ag.style.Tool != nil && !j.quiet {
 		for _, l := range lines {
+			l = strings.TrimSpace(l) // a blinking marker leaves its indent
 			if m := toolCall.FindStringSubmatch(l); m != nil && ag.style.Tool.MatchString(ag.replyMarker()+l) {
 				text := execadapter.DescribeTool(m[1], m[2])
 				if text != j.activity {
@@ -814,7 +820,6 @@ func (ag *agent) read(ctx context.Context, j *job, content []Line) {
 			}
 		}
 	}
-	ag.sendAck(ctx, j)
 }
 
 // toolCall is a tool call as TUIs show it: "Write(/repo/file.txt)".
@@ -910,6 +915,11 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 	j.scanner.Settle()
 	ag.sendAck(ctx, j)
 	text := strings.Join(j.text, "\n")
+	if j.wantAck && !j.ackSent && !j.quiet {
+		// What the pane showed says why no ACK was read.
+		ag.appendLog(j, "--- wilco: the turn ended without an acknowledgment read from the pane; its screen showed:\n"+
+			strings.Join(j.lastScreen.History, "\n")+"\n"+j.lastScreen.Text())
+	}
 	ag.appendLog(j, fmt.Sprintf("--- wilco: the agent is ready again: turn over %s", time.Now().UTC().Format(time.RFC3339)))
 	ag.finishJob(j)
 	if j.quiet {

@@ -87,6 +87,7 @@ var claudeDrop = []*regexp.Regexp{
 	mustRE(`^\s*✻\s+\S+ for \d`),
 	mustRE(`^\s{16,}\S`), // right-aligned hints: "◐ medium · /effort", "ctrl+g to edit in Vim", "tmux focus-events off"
 	mustRE(`^\s*⎿\s+Tip: `),
+	mustRE(`^\s*tmux focus-events off`),
 }
 
 // Presets are the interactive programs wilco knows. Each one's screen was
@@ -95,7 +96,8 @@ var claudeDrop = []*regexp.Regexp{
 var Presets = map[string]Preset{
 	// Claude Code: "❯ " opens its input box between two rules ("─"), its
 	// status line says "esc to interrupt" while it works, its messages
-	// begin with "● ", a tool's result with "⎿". A permission question
+	// begin with "● ", a tool's result with "⎿". Once a file changed it may
+	// show a side panel of the diff, right of a vertical rule ("│"). A permission question
 	// ("Do you want to create file.txt?") lists "❯ 1. Yes", "2. Yes, and
 	// always allow…", "3. No" (Esc cancels). At its first start in a folder
 	// it asks whether to trust it (default "No, exit") and whether to use
@@ -126,7 +128,7 @@ var Presets = map[string]Preset{
 				{Name: "use the API key", Match: mustRE(`(?s)Do you want to use this API key\?.*❯ No`), Keys: []string{"Up", "Enter"}},
 				{Name: "use the API key", Match: mustRE(`(?s)Do you want to use this API key\?.*❯ Yes`), Keys: []string{"Enter"}},
 			},
-			LiveRule: '─', Drop: claudeDrop,
+			LiveRule: '─', Drop: claudeDrop, SidePanel: true,
 			EchoMarkers: []string{"❯ "}, ReplyMarkers: []string{"● ", "⏺ ", "⎿ "},
 			Tool: mustRE(`(?m)^[●⏺]\s*([A-Za-z][\w.-]*)\(`),
 		},

@@ -16,13 +16,17 @@ const anchorLines = 6
 // lines of the turn that it did not return before. The turn begins after
 // the last lines seen at Mark (found again even when they moved: the
 // program scrolled, redrew or cleared its screen); the echo of the prompt
-// at its start is skipped; what was returned is not returned again, even
-// when the screen is redrawn around it.
+// at its start is skipped. What is new is what the turn as the pane shows
+// it now holds beyond the turn as it showed it last time (their longest
+// common subsequence): lines added anywhere, and lines the program
+// rewrote in place ("Reading file.txt" becoming "Read 1 file"), but never
+// a line that only moved.
 //
 // A Reader is pure: it reads what it is given and keeps only text.
 type Reader struct {
 	anchor  []string // the last non-blank lines before the turn
-	prompt  string   // the prompt of the turn, its words joined by one space
+	prompt  string   // the prompt of the turn, loosely normalised (see loose)
+	prev    []string // the turn as the pane showed it last
 	emitted []string // the turn's lines returned so far
 }
 
@@ -38,8 +42,8 @@ func (r *Reader) Mark(content []Line, prompt string) {
 	for i, j := 0, len(r.anchor)-1; i < j; i, j = i+1, j-1 {
 		r.anchor[i], r.anchor[j] = r.anchor[j], r.anchor[i]
 	}
-	r.prompt = words(prompt)
-	r.emitted = nil
+	r.prompt = loose(prompt)
+	r.prev, r.emitted = nil, nil
 }
 
 // Turn is every line of the turn returned so far.
@@ -49,37 +53,75 @@ func (r *Reader) Turn() []string { return append([]string(nil), r.emitted...) }
 // returned before.
 func (r *Reader) Next(content []Line) []string {
 	turn := r.turn(content)
-	n := len(r.emitted)
-	var fresh []string
-	switch {
-	case len(turn) >= n && equal(turn[:n], r.emitted):
-		fresh = turn[n:]
-	default:
-		// Redrawn: go on after the last line returned, where it is now.
-		last := ""
-		for i := n - 1; i >= 0; i-- {
-			if strings.TrimSpace(r.emitted[i]) != "" {
-				last = r.emitted[i]
-				break
-			}
-		}
-		at := -1
-		for i := len(turn) - 1; i >= 0 && last != ""; i-- {
-			if turn[i] == last {
-				at = i
-				break
-			}
-		}
-		switch {
-		case at >= 0:
-			fresh = turn[at+1:]
-		case len(turn) > n:
-			fresh = turn[n:]
-		}
-	}
-	fresh = append([]string(nil), fresh...)
+	fresh := added(r.prev, turn)
+	r.prev = turn
 	r.emitted = append(r.emitted, fresh...)
 	return fresh
+}
+
+// maxDiff bounds the work of one comparison (the lines that differ,
+// multiplied): past it, a line is new when the earlier turn did not hold
+// it as often.
+const maxDiff = 1 << 22
+
+// added returns the lines of b that are not in a longest common
+// subsequence of a and b, in order.
+func added(a, b []string) []string {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	am, bm := a[p:len(a)-s], b[p:len(b)-s]
+	if len(bm) == 0 {
+		return nil
+	}
+	if len(am) == 0 {
+		return append([]string(nil), bm...)
+	}
+	var out []string
+	if len(am)*len(bm) > maxDiff {
+		count := map[string]int{}
+		for _, l := range am {
+			count[l]++
+		}
+		for _, l := range bm {
+			if count[l] > 0 {
+				count[l]--
+				continue
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	// lcs[i][j]: the longest common subsequence of am[i:] and bm[j:].
+	w := len(bm) + 1
+	lcs := make([]int32, (len(am)+1)*w)
+	for i := len(am) - 1; i >= 0; i-- {
+		for j := len(bm) - 1; j >= 0; j-- {
+			if am[i] == bm[j] {
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+			} else {
+				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for j < len(bm) {
+		switch {
+		case i < len(am) && am[i] == bm[j]:
+			i, j = i+1, j+1
+		case i < len(am) && lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+			i++
+		default:
+			out = append(out, bm[j])
+			j++
+		}
+	}
+	return out
 }
 
 // turn is the turn's lines in content: after the anchor, without the
@@ -99,11 +141,37 @@ func (r *Reader) start(content []Line) int {
 			return at
 		}
 	}
+	// The anchor scrolled away: the turn begins where the turn seen last
+	// time began.
+	if len(r.prev) > 0 {
+		k := min(3, len(r.prev))
+		for i := len(content) - 1; i >= 0; i-- {
+			if strings.TrimSpace(content[i].Text) != strings.TrimSpace(r.prev[0]) || i+k > len(content) {
+				continue
+			}
+			match := true
+			for j := 1; j < k; j++ {
+				if content[i+j].Text != r.prev[j] {
+					match = false
+					break
+				}
+			}
+			if match {
+				return i
+			}
+		}
+	}
+	if len(r.anchor) == 1 {
+		if at, ok := r.after(content, r.anchor); ok {
+			return at
+		}
+	}
 	return 0
 }
 
 // after finds where content goes on after the anchor's last occurrence
-// that the lines already returned follow (else its last occurrence).
+// whose turn begins as the turn seen last time did (else its last
+// occurrence).
 func (r *Reader) after(content []Line, anchor []string) (int, bool) {
 	var ends []int
 	k := 0 // anchor lines matched, skipping blank lines
@@ -136,10 +204,11 @@ func (r *Reader) after(content []Line, anchor []string) (int, bool) {
 	if len(ends) == 0 {
 		return 0, false
 	}
-	for i := len(ends) - 1; i >= 0; i-- {
-		turn := r.skipEcho(content[ends[i]:])
-		if len(turn) >= len(r.emitted) && equal(turn[:len(r.emitted)], r.emitted) {
-			return ends[i], true
+	if len(r.prev) > 0 {
+		for i := len(ends) - 1; i >= 0; i-- {
+			if turn := r.skipEcho(content[ends[i]:]); len(turn) > 0 && turn[0] == r.prev[0] {
+				return ends[i], true
+			}
 		}
 	}
 	return ends[len(ends)-1], true
@@ -170,7 +239,7 @@ func (r *Reader) skipEcho(lines []Line) []string {
 		gap := false // the echo skipped part of the prompt: the next line may come later in it
 		for i < len(lines) {
 			l := lines[i]
-			w := words(l.Text)
+			w := loose(l.Text)
 			if l.Reply || (l.Echo && !first) {
 				break
 			}
@@ -178,7 +247,7 @@ func (r *Reader) skipEcho(lines []Line) []string {
 				i++
 				continue
 			}
-			if pastedMarker.MatchString(w) {
+			if pastedMarker.MatchString(words(l.Text)) {
 				i++
 				first, gap = false, true
 				continue
@@ -205,6 +274,19 @@ func (r *Reader) skipEcho(lines []Line) []string {
 
 // words is s with its runs of white space made one space.
 func words(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// loose is s as a TUI may show it: without the markdown marks it renders
+// ("## Task" shows as "Task", "**bold**" as "bold"), its runs of white
+// space made one space.
+func loose(s string) string {
+	return words(strings.Map(func(r rune) rune {
+		switch r {
+		case '#', '*', '_', '`', '>':
+			return ' '
+		}
+		return r
+	}, s))
+}
 
 func equal(a, b []string) bool {
 	if len(a) != len(b) {

@@ -168,14 +168,18 @@ type Line struct {
 // messages and without box borders, each right-trimmed.
 func (st *Style) Content(s Screen) []Line {
 	rows := st.conversationRows(s)
-	cut := 0
+	cut, sep := 0, false
 	if st.SidePanel {
-		cut = panelColumn(rows, s.Width)
+		if cut = separatorColumn(s.Rows, s.Width); cut > 0 {
+			sep = true
+		} else {
+			cut = panelColumn(rows, s.Width)
+		}
 	}
 	out := make([]Line, 0, len(s.History)+len(rows))
 	add := func(raw string) {
 		if cut > 0 {
-			raw = cutColumn(raw, cut)
+			raw = cutPanel(raw, cut, sep)
 		}
 		if isRule(raw) || st.dropped(raw) {
 			return
@@ -353,13 +357,55 @@ func panelColumn(rows []string, width int) int {
 	return 0
 }
 
-// cutColumn keeps the part of a row left of column col (in runes).
-func cutColumn(l string, col int) string {
-	i := 0
-	for j := range l {
-		if i == col {
-			return strings.TrimRight(l[:j], " ")
+// separatorColumn finds the column of a side panel's vertical rule: a
+// column past the first third of the screen holding a vertical bar in
+// most of the screen's rows. 0 when there is none.
+func separatorColumn(rows []string, width int) int {
+	counts := map[int]int{}
+	nonEmpty := 0
+	for _, r := range rows {
+		if strings.TrimSpace(r) == "" {
+			continue
 		}
+		nonEmpty++
+		col := 0
+		for _, c := range r {
+			if (c == '│' || c == '┃') && col > width/3 {
+				counts[col]++
+			}
+			col++
+		}
+	}
+	best, n := 0, 0
+	for c, k := range counts {
+		if k > n || k == n && c < best {
+			best, n = c, k
+		}
+	}
+	if n >= 8 && n*5 >= nonEmpty*3 {
+		return best
+	}
+	return 0
+}
+
+// cutPanel keeps the part of a row left of a side panel at column col (in
+// runes): with sep, only a row that holds the panel's rule there is cut;
+// else only a row with a gap of blanks before col (a row of the
+// conversation that runs through col is not the panel's).
+func cutPanel(l string, col int, sep bool) string {
+	i := 0
+	var prev1, prev2 rune
+	for j, c := range l {
+		if i == col {
+			switch {
+			case sep && (c == '│' || c == '┃'):
+				return strings.TrimRight(l[:j], " ")
+			case !sep && prev1 == ' ' && prev2 == ' ':
+				return strings.TrimRight(l[:j], " ")
+			}
+			return l
+		}
+		prev2, prev1 = prev1, c
 		i++
 	}
 	return l

@@ -148,6 +148,31 @@ func TestASidePanelIsCutOff(t *testing.T) {
 	}
 }
 
+// Claude Code shows the diff of a changed file in a side panel, right of
+// a vertical rule: it is cut off, and the turn after it is read alone.
+func TestClaudeCodesDiffPanelIsCutOff(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetClaudeCode].Style
+	content := st.Content(loadScreen(t, "claude-panel-1"))
+	got := strings.Join(texts(content), "\n")
+	for _, not := range []string{"│", "file changed", "/diff to close", "[ ask ]"} {
+		if strings.Contains(got, not) {
+			t.Fatalf("the panel's %q is read:\n%s", not, got)
+		}
+	}
+	var r Reader
+	r.Mark(st.Content(loadScreen(t, "claude-panel-0")), "Task T-1 round 1: write the fix into file.txt")
+	turn := strings.Join(r.Next(content), "\n")
+	for _, want := range []string{"[ACK] T-1 - RECEIVED", "Understanding: Will write the fix into file.txt", "Write(file.txt)", "Status: complete"} {
+		if strings.Count(turn, want) != 1 {
+			t.Errorf("%q read %d times:\n%s", want, strings.Count(turn, want), turn)
+		}
+	}
+	if strings.Contains(turn, "Added 1 line") || strings.Contains(turn, "round 0") || strings.Contains(turn, "round 1") {
+		t.Fatalf("the turn holds the past or the prompt's echo:\n%s", turn)
+	}
+}
+
 // A turn of the real Claude Code read screen by screen — busy, asking
 // permission, working, done, then redrawn narrower —: each line of the
 // agent once, the echo of the prompt never.

@@ -97,7 +97,7 @@ func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 		}
 	}
 	if !retried {
-		t.Fatalf("no request to the model carried the retry context and the failing check:\n%s", prompts(model))
+		t.Fatalf("no request to the model carried the retry context and the failing check:\n%s\nthe agent's logs:\n%s", prompts(model), agentLogs(t, dir))
 	}
 	// Both delegations were acknowledged from the pane.
 	var msgs struct {

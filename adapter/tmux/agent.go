@@ -21,6 +21,16 @@ import (
 // separator goes between a later send's text and the full prompt.
 const separator = "\n\n---\n\n"
 
+// stillFor is how long a ready pane must not change before a prompt is
+// typed into it; startupStill the same in the first startupWait after
+// the program started.
+const (
+	dialogWait   = 3 * time.Second
+	stillFor     = 300 * time.Millisecond
+	startupStill = 2 * time.Second
+	startupWait  = 30 * time.Second
+)
+
 // quietSettle is how long a pane must show ready, after a prompt of which
 // it showed nothing, for the turn to be over.
 const quietSettle = 10 * time.Second
@@ -58,6 +68,12 @@ type agent struct {
 	resume     bool   // the next start resumes conv
 	full       map[string]string
 	dialogAt   time.Time
+	// startedAt is when wilco last started the program; lastScreen is the
+	// pane's screen as last read, unchanged since screenSince (both are
+	// the loop's own).
+	startedAt   time.Time
+	lastScreen  string
+	screenSince time.Time
 }
 
 type phase int
@@ -307,10 +323,21 @@ func (ag *agent) step(ctx context.Context) {
 	if pane.Dead {
 		state = Dead
 	}
+	now := time.Now()
+	if text := pane.Screen.Text(); text != ag.lastScreen {
+		ag.lastScreen, ag.screenSince = text, now
+	}
+	// A prompt is typed only into a pane that has shown ready and still
+	// for a moment — longer after the program started, when it draws its
+	// input box before it takes input.
+	still := stillFor
+	if now.Sub(ag.startedAt) < startupWait {
+		still = startupStill
+	}
 	ag.mu.Lock()
 	ag.state = state
 	cur = ag.cur
-	if cur == nil && state == Ready && len(ag.queue) > 0 {
+	if cur == nil && state == Ready && len(ag.queue) > 0 && now.Sub(ag.screenSince) >= still {
 		cur = ag.queue[0]
 		ag.queue = ag.queue[1:]
 		ag.cur = cur
@@ -321,12 +348,17 @@ func (ag *agent) step(ctx context.Context) {
 		ag.dead(ctx, pane)
 		return
 	case Dialog:
+		// Answered once; again only if it still shows a while later (keys
+		// sent twice could answer the question that follows it).
 		ag.mu.Lock()
-		due := time.Since(ag.dialogAt) > 1500*time.Millisecond
+		due := time.Since(ag.dialogAt) > dialogWait
 		if due {
 			ag.dialogAt = time.Now()
 		}
 		ag.mu.Unlock()
+		// The program goes on starting after its question: a prompt waits
+		// as after a start.
+		ag.startedAt = now
 		if due {
 			ag.logger().Info("answering the program's question", "question", dialog.Name, "keys", dialog.Keys)
 			_ = ag.srv.SendKeys(ctx, ag.session, dialog.Keys...)
@@ -437,6 +469,7 @@ func (ag *agent) start(ctx context.Context) error {
 		return err
 	}
 	ag.logger().Info("the agent's program started in tmux", "session", ag.session, "command", argv, "resumed", resume)
+	ag.startedAt = time.Now()
 	ag.mu.Lock()
 	ag.started, ag.resume = true, false
 	if newConv != "" {
@@ -608,7 +641,9 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 			ag.watch(ctx, j, pane, state)
 			return
 		}
-		if now.Sub(j.submittedAt) < confirmWait {
+		// The key is sent again after 1s, then 2s, then 4s…: a program
+		// still busy starting takes it late.
+		if now.Sub(j.submittedAt) < confirmWait<<min(j.submits-1, 4) {
 			return
 		}
 		if j.submits < ag.submitTries() {
@@ -666,6 +701,7 @@ func (ag *agent) finishJob(j *job) {
 // left to its policy, which sends it again.
 func (ag *agent) undelivered(ctx context.Context, j *job, why string) {
 	j.log.Error("the prompt was not delivered", "why", why)
+	ag.appendLog(j, "--- wilco: "+why+"; the pane showed:\n"+ag.lastScreen)
 	if j.task {
 		ag.failCurrent(ctx, -1, why, "")
 		return

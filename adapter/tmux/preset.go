@@ -86,8 +86,9 @@ var claudeDrop = []*regexp.Regexp{
 	mustRE(`^\s*[·✢✳✶✻✽*]\s+\S+…`),
 	mustRE(`^\s*✻\s+\S+ for \d`),
 	mustRE(`^\s{16,}\S`), // right-aligned hints: "◐ medium · /effort", "ctrl+g to edit in Vim", "tmux focus-events off"
-	mustRE(`^\s*⎿\s+Tip: `),
 	mustRE(`^\s*tmux focus-events off`),
+	// The banner: its logo, version, model and billing line.
+	mustRE(`^\s*[▐▛▜▝▘▗▖▙▟█▀▄▌]`), mustRE(`^\s*Claude Code v\d`), mustRE(`· API Usage Billing|· Claude (Pro|Max|Team|Enterprise)`),
 }
 
 // Presets are the interactive programs wilco knows. Each one's screen was
@@ -120,7 +121,10 @@ var Presets = map[string]Preset{
 			return []string{"--resume", id}
 		},
 		Style: Style{
-			Ready: mustRE(`(?m)^❯\s*$`), Busy: mustRE(`esc to interrupt`),
+			// Busy: its status line says "esc to interrupt" — but not yet
+			// while a turn starts, when only its spinner ("✶ Whirring…")
+			// shows.
+			Ready: mustRE(`(?m)^❯\s*$`), Busy: mustRE(`esc to interrupt|(?m)^\s*[·✢✳✶✻✽*] \S+…`),
 			Permission: mustRE(`(?s)Do you want to [^\n]*\?.*❯ 1\. Yes`),
 			Dialogs: []DialogRule{
 				{Name: "trust the folder", Match: mustRE(`❯ No, exit`), Keys: []string{"Down", "Enter"}},
@@ -129,6 +133,7 @@ var Presets = map[string]Preset{
 				{Name: "use the API key", Match: mustRE(`(?s)Do you want to use this API key\?.*❯ Yes`), Keys: []string{"Enter"}},
 			},
 			LiveRule: '─', Drop: claudeDrop, SidePanel: true,
+			DropBlock:   []*regexp.Regexp{mustRE(`^\s*⎿\s+Tip: `)},
 			EchoMarkers: []string{"❯ "}, ReplyMarkers: []string{"● ", "⏺ ", "⎿ "},
 			Tool: mustRE(`(?m)^[●⏺]\s*([A-Za-z][\w.-]*)\(`),
 		},

@@ -109,8 +109,10 @@ type Style struct {
 	// LiveFrom, when set, opens the live region at the last row it
 	// matches (an input box drawn without a rule).
 	LiveFrom *regexp.Regexp
-	// Drop are decoration lines anywhere (spinners, hints, timings).
-	Drop []*regexp.Regexp
+	// Drop are decoration lines anywhere (spinners, hints, timings);
+	// DropBlock the same, with the lines indented under them (a hint
+	// wrapped on several lines).
+	Drop, DropBlock []*regexp.Regexp
 	// EchoMarkers begin the echo of a prompt the program shows; ReplyMarkers
 	// begin the agent's own messages and tool calls. Both are taken off.
 	EchoMarkers, ReplyMarkers []string
@@ -177,9 +179,20 @@ func (st *Style) Content(s Screen) []Line {
 		}
 	}
 	out := make([]Line, 0, len(s.History)+len(rows))
+	block := false // in a dropped block
 	add := func(raw string) {
 		if cut > 0 {
 			raw = cutPanel(raw, cut, sep)
+		}
+		if block && strings.HasPrefix(raw, "    ") && strings.TrimSpace(raw) != "" {
+			return
+		}
+		block = false
+		for _, re := range st.DropBlock {
+			if re.MatchString(raw) {
+				block = true
+				return
+			}
 		}
 		if isRule(raw) || st.dropped(raw) {
 			return

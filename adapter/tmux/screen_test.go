@@ -69,6 +69,7 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetClaudeCode, "claude-ready-empty", Ready, ""},
 		{PresetClaudeCode, "claude-typing", Typing, ""},
 		{PresetClaudeCode, "claude-busy", Busy, ""},
+		{PresetClaudeCode, "claude-starting", Busy, ""}, // a turn starts: its spinner shows, its status line does not say so yet
 		{PresetClaudeCode, "claude-permission", Permission, ""},
 		{PresetClaudeCode, "claude-done", Ready, ""},
 		{PresetClaudeCode, "claude-narrow", Ready, ""},

@@ -102,8 +102,23 @@ func (s Server) NewSession(ctx context.Context, session, dir string, env []strin
 	args = append(args, "--")
 	args = append(args, argv...)
 	args = append(args, ";", "set-option", "-w", "-t", target(session), "remain-on-exit", "on")
-	_, err := s.run(ctx, nil, args...)
+	var err error
+	for try := 0; try < 5; try++ {
+		// A server whose last session just ended exits: the command may
+		// reach it as it goes, and starts a new one when tried again.
+		if _, err = s.run(ctx, nil, args...); err == nil || !serverGone(err) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	return err
+}
+
+// serverGone reports whether err says the tmux server went away under the
+// command.
+func serverGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "server exited unexpectedly") || strings.Contains(msg, "lost server") || strings.Contains(msg, "no server running")
 }
 
 // Respawn runs argv again in a session's pane whose program exited (or,

@@ -22,8 +22,8 @@ import (
 const separator = "\n\n---\n\n"
 
 // stillFor is how long a ready pane must not change before a prompt is
-// typed into it; startupStill the same in the first startupWait after
-// the program started.
+// typed into it; startupStill the same for the first prompt after the
+// program started (within startupWait).
 const (
 	dialogWait   = 3 * time.Second
 	stillFor     = 300 * time.Millisecond
@@ -72,6 +72,7 @@ type agent struct {
 	// pane's screen as last read, unchanged since screenSince (both are
 	// the loop's own).
 	startedAt   time.Time
+	tookPrompt  bool // a prompt was confirmed since the program started
 	lastScreen  string
 	screenSince time.Time
 }
@@ -331,7 +332,7 @@ func (ag *agent) step(ctx context.Context) {
 	// for a moment — longer after the program started, when it draws its
 	// input box before it takes input.
 	still := stillFor
-	if now.Sub(ag.startedAt) < startupWait {
+	if !ag.tookPrompt && now.Sub(ag.startedAt) < startupWait {
 		still = startupStill
 	}
 	ag.mu.Lock()
@@ -358,7 +359,7 @@ func (ag *agent) step(ctx context.Context) {
 		ag.mu.Unlock()
 		// The program goes on starting after its question: a prompt waits
 		// as after a start.
-		ag.startedAt = now
+		ag.startedAt, ag.tookPrompt = now, false
 		if due {
 			ag.logger().Info("answering the program's question", "question", dialog.Name, "keys", dialog.Keys)
 			_ = ag.srv.SendKeys(ctx, ag.session, dialog.Keys...)
@@ -469,7 +470,7 @@ func (ag *agent) start(ctx context.Context) error {
 		return err
 	}
 	ag.logger().Info("the agent's program started in tmux", "session", ag.session, "command", argv, "resumed", resume)
-	ag.startedAt = time.Now()
+	ag.startedAt, ag.tookPrompt = time.Now(), false
 	ag.mu.Lock()
 	ag.started, ag.resume = true, false
 	if newConv != "" {
@@ -629,6 +630,7 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 		case Busy, Permission, Ready:
 			// The prompt left the input box: the agent took it.
 			j.confirmed = now
+			ag.tookPrompt = true
 			j.phase = phaseWorking
 			j.lastChange = now
 			if j.submits > 1 {

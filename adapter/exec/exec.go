@@ -502,5 +502,37 @@ func (t *turn) env(phase, promptFile, runDir string) []string {
 	if t.a.opts.URL != "" {
 		set["WILCO_ADDR"] = t.a.opts.URL
 	}
-	return envFor(os.Environ(), set, withPresetEnv(t.agent))
+	extra := withPresetEnv(t.agent)
+	maps.Copy(extra, t.a.mcpHome(t.agent))
+	return envFor(os.Environ(), set, extra)
+}
+
+// mcpHome returns the variables that point agent c's CLI at a home of
+// wilco's where its MCP server is registered (for a preset that reads MCP
+// servers only from its settings files), nil when there is none. A user who
+// set the variable keeps theirs.
+func (a *Adapter) mcpHome(c AgentConfig) map[string]string {
+	p := presets[c.Preset]
+	if p.mcpHome == nil || len(c.MCP) == 0 {
+		return nil
+	}
+	home := c.Env["HOME"]
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	dir := filepath.Join(a.runsDir, "homes", c.Name)
+	env, err := p.mcpHome(c.MCP, home, dir)
+	if err != nil {
+		a.log.Warn("wilco's MCP server is not registered with the agent", "agent", c.Name, "err", err)
+		return nil
+	}
+	for k := range env {
+		if _, set := c.Env[k]; set {
+			return nil
+		}
+		if _, set := os.LookupEnv(k); set {
+			return nil
+		}
+	}
+	return env
 }

@@ -159,6 +159,17 @@ const maxRateLimitedSends = 5
 // CLIs report it: a transient no change of the work fixes, but time does.
 var rateLimitRe = regexp.MustCompile(`(?i)rate_limit_error|overloaded_error|API Error: (?:429|529)\b|\b(?:429|529)\b.{0,30}(?:too many requests|overloaded|rate limit)|RESOURCE_EXHAUSTED|rate limit(?:ed)? (?:exceeded|reached)|too many requests`)
 
+// RateLimited reports whether an agent's output shows a rate-limited or
+// overloaded model API, and the line that shows it: the one place that
+// decides it, for a turn that ends before its ACK (the core sends the
+// delegation again) and for one that ends after it (the exec adapter goes
+// on with the same turn).
+func RateLimited(output string) (string, bool) { return rateLimited(output) }
+
+// MaxRateLimitedSends bounds how often a turn cut short by a rate-limited
+// model API is taken up again.
+const MaxRateLimitedSends = maxRateLimitedSends
+
 // rateLimited reports whether output shows a rate-limited or overloaded
 // model API, and the line that shows it.
 func rateLimited(output string) (string, bool) {

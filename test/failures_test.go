@@ -221,3 +221,19 @@ func TestRateLimitedAgentIsRetriedAfterABackoffWithoutSpendingAnAttempt(t *testi
 	}
 	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: trying again in 1s")
 }
+
+// An agent whose model API becomes rate limited after it acknowledged goes
+// on with the work after a backoff, in the same attempt: no attempt is
+// spent, no verify loop counted, and the task succeeds at attempt 1.
+func TestRateLimitedAfterTheAckTheWorkGoesOnAfterABackoffWithoutSpendingAnAttempt(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited_after_ack.sh", nil)+checkStep+
+		"policy:\n  ack: {backoff: {base: 1s, max: 2s}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 1 || len(got.Failures) != 0 || got.TotalVerifyLoops != 0 {
+		t.Fatalf("after a turn rate limited after its ACK:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 20))
+	}
+	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: going on in 1s")
+}

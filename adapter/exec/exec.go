@@ -80,6 +80,10 @@ type Options struct {
 	// KillGrace is the time between SIGTERM and SIGKILL (default
 	// DefaultKillGrace).
 	KillGrace time.Duration
+	// RateLimitWait is how long to wait before the n-th (1-based) time a
+	// turn's work, cut short by a rate-limited model API, goes on
+	// (default: 30s doubling up to 2m, the ack policy's default backoff).
+	RateLimitWait func(n int) time.Duration
 }
 
 // AgentConfig is one exec agent.
@@ -158,6 +162,11 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.RateLimitWait == nil {
+		opts.RateLimitWait = func(n int) time.Duration {
+			return min(30*time.Second<<(n-1), 2*time.Minute)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Adapter{

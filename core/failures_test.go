@@ -299,6 +299,52 @@ func TestATurnOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	}
 }
 
+func TestCrossingTheBudgetMidTurnStopsTheAgentAndEscalatesWithWhatWasSpent(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	p := DefaultPolicies()
+	p.Budget.Task = Budget{MaxTokens: 1000}
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	// Under the budget: nothing happens.
+	stopped, err := b.c.NoteSpend(b.now, tk.ID, 1, Usage{InputTokens: 600, OutputTokens: 100})
+	b.ok(err)
+	if stopped || b.task(tk.ID).State != Running {
+		t.Fatalf("under budget: stopped %v, %s", stopped, b.task(tk.ID).State)
+	}
+	// A spend of another attempt changes nothing.
+	stopped, err = b.c.NoteSpend(b.now, tk.ID, 2, Usage{InputTokens: 6000})
+	b.ok(err)
+	if stopped {
+		t.Fatal("another attempt's spend stopped the turn")
+	}
+	// Over it, while the turn runs: the agent is stopped, the turn's spend
+	// recorded, and the task escalated with it.
+	stopped, err = b.c.NoteSpend(b.now, tk.ID, 1, Usage{InputTokens: 900, OutputTokens: 200})
+	r := b.ok(err)
+	got := b.task(tk.ID)
+	if !stopped || got.State != Escalated || !strings.Contains(got.Escalation.Reason, "budget: task "+tk.ID+" used 1100 tokens") ||
+		got.Usage.InputTokens != 900 || got.Usage.OutputTokens != 200 {
+		t.Fatalf("over budget: stopped %v, %s %+v usage %+v", stopped, got.State, got.Escalation, got.Usage)
+	}
+	stop := false
+	for _, e := range r.Effects {
+		if s, ok := e.(StopTurn); ok && s.TaskID == tk.ID {
+			stop = true
+		}
+	}
+	if !stop {
+		t.Fatalf("the agent was not stopped: %+v", r.Effects)
+	}
+	// Its turn's end, when the stopped process reports one, is too late.
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: -1})
+	if err == nil {
+		t.Fatal("the end of the stopped turn was taken")
+	}
+	b.collect()
+}
+
 func TestALateAckOrCompletionOfAnEarlierAttemptNeverCounts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -249,7 +249,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 // recorded turn).
 func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	if why := s.overBudget(now, t); why != "" {
-		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return
 	}
 	agent := s.pickTaskAgent(t)
@@ -485,7 +485,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
 	if why := s.overBudget(now, t); why != "" {
-		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return t.copy(), nil
 	}
 	switch {

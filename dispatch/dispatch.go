@@ -542,6 +542,15 @@ func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, t
 	return err
 }
 
+// Spend checks what a task's running turn has spent so far against the
+// budget (the exec adapter's SpendReporter).
+func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error {
+	_, err := d.submit(ctx, "spend", func(c *core.State, now time.Time) (any, error) {
+		return c.NoteSpend(now, taskID, attempt, spent)
+	})
+	return err
+}
+
 // Recover settles what a restart interrupted: turns that died with the
 // server count as execution errors; verifications and applies run again.
 func (d *Dispatcher) Recover(ctx context.Context) error {

@@ -564,6 +564,44 @@ func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	}
 }
 
+// A budget crossed while the real Claude Code is still working: its model
+// keeps calling tools, each call's usage is in Claude Code's output as it
+// streams, and wilco stops the agent at the call that crosses
+// policy.budget.task.max_tokens — not when the turn ends — and escalates
+// with what was spent.
+func TestClaudeCodeIsStoppedMidTurnWhenItCrossesTheBudget(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	var dir string
+	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+		if turn.Step == 0 {
+			return modelserver.Reply{Text: "[ACK] T-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n",
+				Tool: &modelserver.ToolUse{Name: "Read", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt")}}}
+		}
+		if turn.Step < 60 {
+			// A model that never finishes: it reads the file again and again.
+			return modelserver.Reply{Text: fmt.Sprintf("Reading it once more (%d).", turn.Step),
+				Tool: &modelserver.ToolUse{Name: "Read", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt")}}}
+		}
+		return modelserver.Reply{Text: "Done."}
+	})
+	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep+
+		"policy:\n  budget: {task: {max_tokens: 700}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
+	calls := len(model.AgentRequests())
+	if got.State != "escalated" || got.Attempt != 1 || got.Escalation == nil ||
+		!strings.Contains(got.Escalation.Reason, "budget: task T-1 used") || !strings.Contains(got.Escalation.Reason, "over its max_tokens of 700") {
+		t.Fatalf("the task ended %s at attempt %d after %d model calls:\n%s\nserver:\n%s", got.State, got.Attempt, calls, got, tail(in.stderr.String(), 20))
+	}
+	// Each call costs 120 tokens: the agent was stopped at the sixth or so,
+	// long before the model would have finished (60).
+	if calls > 20 {
+		t.Fatalf("the agent went on for %d model calls after crossing the budget", calls)
+	}
+}
+
 // Claude Code acknowledges by calling wilco's MCP tool (registered by the
 // preset: wilco mcp), not in its text: the tool-call ACK passes the same
 // checks, the task goes on, and a completion reported by tool ends the

@@ -54,6 +54,13 @@ type ActivityReporter interface {
 	Activity(ctx context.Context, taskID string, attempt int, text string) error
 }
 
+// SpendReporter is told what a task's turn has spent so far while it runs
+// (what its CLI's output reported), so that a budget is enforced before the
+// turn ends; a Reporter may implement it.
+type SpendReporter interface {
+	Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error
+}
+
 // Options configures an Adapter.
 type Options struct {
 	// Dir is the repository: the working directory of every turn but a
@@ -388,11 +395,13 @@ type turn struct {
 	prev *turn // the turn this one replaces: it must be gone first
 	// transcript is the run's conversation file while the turn runs.
 	transcript *transcript
-	stop       chan struct{}
-	done       chan struct{}
-	quiet      bool // guarded by a.mu: stopped; report nothing
-	ended      bool // guarded by a.mu: reported
-	stopMu     sync.Once
+	// spentBefore is what the turn's ended processes spent.
+	spentBefore core.Usage
+	stop        chan struct{}
+	done        chan struct{}
+	quiet       bool // guarded by a.mu: stopped; report nothing
+	ended       bool // guarded by a.mu: reported
+	stopMu      sync.Once
 }
 
 func (a *Adapter) newTurn(cfg AgentConfig, msg core.InboxMessage) *turn {

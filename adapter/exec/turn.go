@@ -247,10 +247,12 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
 		onActivity: t.sendActivity,
+		onSpend:    t.sendSpend,
 		transcript: t.transcript,
 		pidFile:    filepath.Join(runDir, PidFileName),
 	}
 	res := run(spec)
+	t.spentBefore.Add(res.usage)
 	if res.startErr != nil {
 		_, _ = fmt.Fprintf(logf, "--- wilco: could not start %q: %v\n", inv.argv[0], res.startErr)
 	}
@@ -275,6 +277,20 @@ func (t *turn) sendAck(text string) bool {
 		return false
 	}
 	return true
+}
+
+// sendSpend tells the core what the turn has spent so far: what its
+// earlier processes spent and what the running one has.
+func (t *turn) sendSpend(running core.Usage) {
+	sr, ok := t.a.opts.Report.(SpendReporter)
+	if !ok || t.msg.TaskID == "" || t.isQuiet() {
+		return
+	}
+	spent := t.spentBefore
+	spent.Add(running)
+	if err := sr.Spend(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, spent); err != nil {
+		t.log.Debug("the spend was not checked", "err", err)
+	}
 }
 
 // sendProgress hands the core a checkpoint.

@@ -15,7 +15,43 @@ const (
 	// invalid (HTTP 400): the same request fails again however often it
 	// is retried.
 	EnvInvalidRequest = "invalid_request"
+	// EnvRefusedFlag: the agent's CLI refused a flag of its command line
+	// (a version newer than its preset knows, or an extra argument).
+	EnvRefusedFlag = "refused_flag"
+	// EnvUntrusted: the agent's CLI refuses to run in a folder it does
+	// not trust.
+	EnvUntrusted = "untrusted_folder"
 )
+
+var (
+	refusedFlagRe = regexp.MustCompile(`(?i)unexpected argument|unknown (?:option|flag|argument)|unrecognized (?:option|arguments?|subcommand)|invalid (?:option|flag)|no such option`)
+	untrustedRe   = regexp.MustCompile(`(?i)untrusted (?:folder|workspace|directory)|not (?:running )?in a trusted|not a trusted|trust (?:this|the) (?:folder|workspace)`)
+)
+
+// ClassifyStartup is ClassifyEnvironment for a turn that failed before the
+// agent acknowledged, with what a CLI that refuses to start says: a flag of
+// its command line it does not know, a folder it does not trust. Those are
+// read only there: once an agent works, its output quotes the commands it
+// runs, whose errors are the work's.
+func ClassifyStartup(exitCode int, output string) (EnvironmentProblem, bool) {
+	if p, ok := ClassifyEnvironment(exitCode, output); ok {
+		return p, true
+	}
+	if exitCode == 0 {
+		return EnvironmentProblem{}, false
+	}
+	if m := refusedFlagRe.FindString(output); m != "" {
+		return EnvironmentProblem{Kind: EnvRefusedFlag, Line: lineOf(output, m),
+			Cause: "the agent's CLI refuses a flag of its command line: " + lineOf(output, m),
+			Fix:   "its version may be newer than its preset knows (see docs/AGENTS.md, wilco agents check): remove or change the extra arguments in the agent's command in wilco.yaml; then answer retry"}, true
+	}
+	if m := untrustedRe.FindString(output); m != "" {
+		return EnvironmentProblem{Kind: EnvUntrusted, Line: lineOf(output, m),
+			Cause: "the agent's CLI refuses to run in a folder it does not trust: " + lineOf(output, m),
+			Fix:   "trust the repository in the CLI's own settings, or set its trust variable in the agent's env in wilco.yaml (Gemini CLI: GEMINI_CLI_TRUST_WORKSPACE=true); then answer retry"}, true
+	}
+	return EnvironmentProblem{}, false
+}
 
 // EnvironmentProblem is what ClassifyEnvironment found.
 type EnvironmentProblem struct {

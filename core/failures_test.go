@@ -236,8 +236,8 @@ func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
 	t.Parallel()
 	b := taskBundle(t)
 	tk := submit(b, TaskSpec{Description: "x"})
-	refused := TurnResult{TaskID: tk.ID, ExitCode: 2, Error: "the agent exited with status 2",
-		Output: "error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]"}
+	refused := TurnResult{TaskID: tk.ID, ExitCode: 134, Error: "the agent exited with status 134",
+		Output: "fatal error: out of memory allocating heap arena map\nruntime stack:\nruntime.throw"}
 	for i := 1; i <= 3; i++ {
 		r := refused
 		r.Attempt = b.task(tk.ID).Attempt
@@ -258,6 +258,39 @@ func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
 	}
 	if got := b.task(tk.ID); got.State == Escalated {
 		t.Fatalf("three different failures escalated: %+v", got.Escalation)
+	}
+}
+
+// A CLI that refuses a flag of its command line, or to run in a folder it
+// does not trust, before it acknowledged: no attempt can do better, the
+// task escalates at once naming the fix. Once the agent works, the same
+// words in its output are the work's (a command it ran refusing a flag).
+func TestARefusedFlagOrUntrustedFolderEscalatesAtOnceNamingTheFix(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ output, cause, fix string }{
+		{"error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]", "refuses a flag of its command line: error: unexpected argument '--full-auto' found", "remove or change the extra arguments"},
+		{"error: unknown option '--verbos'", "refuses a flag", "extra arguments"},
+		{"Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`…", "does not trust", "GEMINI_CLI_TRUST_WORKSPACE=true"},
+	} {
+		b := taskBundle(t)
+		tk := submit(b, TaskSpec{Description: "x"})
+		_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 2, Error: "the agent exited with status 2", Output: c.output})
+		b.ok(err)
+		got := b.task(tk.ID)
+		if got.State != Escalated || got.Attempt != 1 || !strings.Contains(got.Escalation.Reason, c.cause) || !strings.Contains(got.Escalation.Reason, c.fix) {
+			t.Fatalf("%q: %s attempt %d %+v", c.output, got.State, got.Attempt, got.Escalation)
+		}
+	}
+	// After the ACK, the agent's own commands' errors go through the debug
+	// loop.
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 1, Error: "the agent exited with status 1",
+		Output: "I ran the linter:\nerror: unknown option '--fix-all'\nI could not finish."})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State == Escalated || got.Attempt != 2 {
+		t.Fatalf("after the ACK: %s attempt %d %+v", got.State, got.Attempt, got.Escalation)
 	}
 }
 

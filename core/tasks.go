@@ -231,7 +231,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if a.Removed || t.DryRun && a.Pull {
+		if !s.takesTasks(a) || t.DryRun && a.Pull {
 			continue
 		}
 		if fallback == "" {
@@ -591,7 +591,9 @@ func runID(task string, attempt int) string {
 func (s *State) verify(now time.Time, t *Task) {
 	id := runID(t.ID, t.Attempt)
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, RunID: id, Milestone: MilestoneVerifying})
-	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries)})
+	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries),
+		Inspect: s.policies.Done.Tests != CheckOff || s.policies.Done.MaxFiles > 0 || s.policies.Done.MaxLines > 0 || s.policies.Review.Agent != "",
+		Diff:    s.policies.Review.Agent != ""})
 }
 
 // VerifyResult is the outcome of one verification run.
@@ -609,6 +611,9 @@ type VerifyResult struct {
 	// Checks is how many verify steps ran. A run that passed with none
 	// verified nothing: the task ends unverified, never success.
 	Checks int
+	// Inspection is the change, once the steps passed, when RunVerify
+	// asked for it.
+	Inspection *Inspection
 }
 
 // NoteActivity makes what the agent of a running attempt is doing (a tool
@@ -665,17 +670,17 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 		s.failure(now, t, f)
 		return t.copy(), nil
 	}
-	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: r.Checks == 0})
-	if r.Checks == 0 {
-		s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
-		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
-		s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
+	if r.Checks > 0 {
+		if !s.checkDone(now, t, r) {
+			s.succeed(now, t, r.RunID, r.Command, r.Files, r.Duration)
+		}
 		return t.copy(), nil
 	}
-	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: r.Duration.Milliseconds()})
-	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + r.RunID})
-	s.finish(now, t, Success, "verification passed in run "+r.RunID)
+	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
+	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: true})
+	s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
+	s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
 	return t.copy(), nil
 }
 
@@ -783,6 +788,11 @@ func (s *State) stuck(now time.Time, t *Task) {
 func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 	if t.DryRun {
 		s.effect(DiscardProposal{TaskID: t.ID})
+	}
+	if t.Review != nil {
+		if d := s.find(t.Review.Delivery); d != nil && !d.State.Terminal() {
+			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+		}
 	}
 	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})

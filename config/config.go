@@ -32,7 +32,7 @@ const (
 // Adapters, presets and modes the configuration accepts.
 var (
 	// Checks are what a definition-of-done check may do.
-	Checks = []string{string(core.CheckWarn), string(core.CheckBlock), string(core.CheckOff)}
+	Checks     = []string{string(core.CheckWarn), string(core.CheckBlock), string(core.CheckOff)}
 	Adapters   = []string{"exec", "mailbox", "tmux"}
 	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Prompts    = []string{"stdin", "arg", "file"}

@@ -21,8 +21,8 @@ import (
 	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/runtime"
-	"wilco/verify"
 	"wilco/untested"
+	"wilco/verify"
 	"wilco/workspace"
 )
 

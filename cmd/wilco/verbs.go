@@ -38,7 +38,7 @@ func init() {
 		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
 
 		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on verified success, 3 when no check ran", run: cmdRun},
-		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
+		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--package P] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
 
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
 		{name: "status", args: "[ID] [--detail] [--state S] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
@@ -63,6 +63,7 @@ func init() {
 		{name: "op", args: "OPERATION --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…]", group: "agents and messages", summary: `ask the agents for their "ok", then run the command`, run: cmdOp},
 
 		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
+		{name: "ask", args: `SCOUT "<question>"|- [--timeout D] [--json]`, group: "the agent's side", summary: "ask a scout from inside a task and print its answer (WILCO_AGENT_TOKEN)", run: cmdAsk},
 		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 

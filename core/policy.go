@@ -232,6 +232,9 @@ type Policies struct {
 	Operation  OperationPolicy `json:"operation"`
 	Loop       LoopPolicy      `json:"loop"`
 	Budget     BudgetPolicy    `json:"budget,omitempty"`
+	// Notify is who is notified of what (hooks by name: where they are is
+	// the shell's), and the notifications' retry policy.
+	Notify NotifyPolicy `json:"notify"`
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
@@ -287,7 +290,8 @@ func (b Budget) over(u Usage, what string) string {
 
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
-	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy()}
+	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
+		Notify: DefaultNotifyPolicy()}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -310,6 +314,9 @@ func (p Policies) Validate() error {
 		if b.MaxCostUSD < 0 || b.MaxTokens < 0 {
 			return policyError(key, "limits must not be negative")
 		}
+	}
+	if err := p.Notify.Validate(); err != nil {
+		return err
 	}
 	return p.Loop.Validate()
 }

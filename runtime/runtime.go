@@ -223,6 +223,11 @@ func (r *Runtime) recover(ctx context.Context) error {
 	for _, d := range r.core.Resends(resend) {
 		r.resends = append(r.resends, d)
 	}
+	// Notifications under way when wilco stopped may not have reached
+	// their hooks: their attempts are made again (at least once).
+	for _, n := range r.core.NotificationResends() {
+		r.resends = append(r.resends, n)
+	}
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())

@@ -373,7 +373,9 @@ func TestNotifyPolicyIsValidated(t *testing.T) {
 		{func(p *NotifyPolicy) { p.BackoffMax = p.BackoffBase / 2 }, "notify.retry.backoff.max"},
 		{func(p *NotifyPolicy) { p.Hooks = []NotifyHook{{Name: "a b"}} }, "notify.hooks[0].name"},
 		{func(p *NotifyPolicy) { p.Hooks = []NotifyHook{{Name: "a"}, {Name: "a"}} }, "notify.hooks[1].name"},
-		{func(p *NotifyPolicy) { p.Hooks = []NotifyHook{{Name: "a", Events: []NotifyEvent{"escalated", "exploded"}}} }, "notify.hooks[0].events[1]"},
+		{func(p *NotifyPolicy) {
+			p.Hooks = []NotifyHook{{Name: "a", Events: []NotifyEvent{"escalated", "exploded"}}}
+		}, "notify.hooks[0].events[1]"},
 	} {
 		p := DefaultNotifyPolicy()
 		c.p(&p)

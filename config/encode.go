@@ -44,6 +44,21 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
 		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Notify: fileNotify{
+			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
+			Retry: fileNotifyRetry{
+				MaxAttempts: c.Notify.Retry.MaxAttempts,
+				Backoff:     fileBackoff{Base: dur(c.Notify.Retry.BackoffBase), Max: dur(c.Notify.Retry.BackoffMax)},
+				Timeout:     dur(c.Notify.Retry.Timeout),
+			},
+		},
+	}
+	for _, w := range c.Notify.Webhooks {
+		fw := fileWebhook{Name: w.Name, URL: w.URL, Secret: w.Secret, Format: w.Format}
+		for _, e := range w.Events {
+			fw.Events = append(fw.Events, string(e))
+		}
+		f.Notify.Webhooks = append(f.Notify.Webhooks, fw)
 	}
 	for name, p := range c.Prices {
 		if f.Prices == nil {
@@ -118,6 +133,7 @@ type (
 		Verify       *fileVerify `yaml:"verify,omitempty"`
 		Policy       filePolicy  `yaml:"policy"`
 		Logs         fileLogs    `yaml:"logs"`
+		Notify       fileNotify  `yaml:"notify"`
 		Compat       fileCompat  `yaml:"compat"`
 		// Prices are the user's, by model or agent name, like an agent's
 		// env.
@@ -193,6 +209,24 @@ type (
 	fileLogs struct {
 		RetryLogRetention   string `yaml:"retry_log_retention"`
 		RetryJSONLRetention string `yaml:"retry_jsonl_retention"`
+	}
+	fileNotify struct {
+		Webhooks []fileWebhook   `yaml:"webhooks,omitempty"`
+		Desktop  bool            `yaml:"desktop"`
+		BaseURL  string          `yaml:"base_url,omitempty"`
+		Retry    fileNotifyRetry `yaml:"retry"`
+	}
+	fileWebhook struct {
+		Name   string   `yaml:"name"`
+		URL    string   `yaml:"url"`
+		Secret string   `yaml:"secret,omitempty"`
+		Events []string `yaml:"events,flow"`
+		Format string   `yaml:"format"`
+	}
+	fileNotifyRetry struct {
+		MaxAttempts int         `yaml:"max_attempts"`
+		Backoff     fileBackoff `yaml:"backoff"`
+		Timeout     string      `yaml:"timeout"`
 	}
 	fileCompat struct {
 		AIMaestro bool `yaml:"aimaestro"`

@@ -32,7 +32,7 @@ const (
 	// that has not answered in 10 s failed that attempt.
 	DefaultNotifyTimeout = 10 * time.Second
 	// DesktopHook is the name of the desktop notifications' hook.
-	DesktopHook = "desktop"
+	DesktopHook = core.DesktopHook
 )
 
 // Adapters, presets and modes the configuration accepts.

@@ -46,6 +46,10 @@ func DefaultNotifyEvents() []NotifyEvent {
 	return slices.DeleteFunc(NotifyEvents(), func(e NotifyEvent) bool { return e == NotifySuccess })
 }
 
+// DesktopHook is the name of the hook that shows notifications on the
+// desktop of wilco's machine.
+const DesktopHook = "desktop"
+
 // Valid reports whether e is one of the notify events.
 func (e NotifyEvent) Valid() bool { return slices.Contains(NotifyEvents(), e) }
 

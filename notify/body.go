@@ -68,9 +68,9 @@ func Link(base string, n core.Notification) string {
 	return base + "/"
 }
 
-// Summary says the notification in one line: "T-3 escalated: Add a flag —
-// 2 failed attempts".
-func Summary(n core.Notification) string {
+// Headline says what happened to what: "T-3 escalated", "agent codex is
+// unresponsive".
+func Headline(n core.Notification) string {
 	what := n.TaskID
 	switch {
 	case n.Event == core.NotifyOperation:
@@ -78,8 +78,14 @@ func Summary(n core.Notification) string {
 	case n.Event == core.NotifyUnresponsive:
 		what = "agent " + n.Agent
 	}
+	return what + " " + verb(n.Event)
+}
+
+// Summary says the notification in one line: "T-3 escalated: Add a flag —
+// 2 failed attempts".
+func Summary(n core.Notification) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", what, verb(n.Event))
+	b.WriteString(Headline(n))
 	if n.Subject != "" {
 		fmt.Fprintf(&b, ": %s", n.Subject)
 	}

@@ -243,7 +243,7 @@ func withoutURL(err error) string {
 // desktop shows a notification with notify-send; "" when it did.
 func (n *Notifier) desktop(ctx context.Context, e core.Notify) string {
 	no := e.Notification
-	title := "wilco: " + strings.SplitN(Summary(no), ":", 2)[0]
+	title := "wilco: " + Headline(no)
 	var body []string
 	if no.Subject != "" {
 		body = append(body, no.Subject)

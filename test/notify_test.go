@@ -50,9 +50,9 @@ type hookReceiver struct {
 	// release is closed when the mode changes: requests that hang end.
 	release chan struct{}
 	got     []hookRequest
-	byID   map[string]int
-	badSig []string
-	sigs   int
+	byID    map[string]int
+	badSig  []string
+	sigs    int
 }
 
 func newHookReceiver(t *testing.T, secret string, failFirst int) *hookReceiver {

@@ -401,6 +401,14 @@ func (r *Runtime) Start() {
 	go r.encodeLoop()
 	go r.commitLoop()
 	go r.run()
+	if len(r.resends) > 0 {
+		// The sends a restart hands over again go with the first turn: now,
+		// not when a command next comes.
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Submit queues fn; done (which may be nil) is called with its result once

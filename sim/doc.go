@@ -78,7 +78,7 @@
 //     attempt is made only once the notification is durable.
 //
 // Every path reached is counted (Report.Paths); a run of 5000 steps or
-// more fails if one of RequiredPaths was never reached. Beside the five
+// more fails if one of RequiredPaths was never reached. Beside these
 // rules, the checks hold the simulation to the rest of the design: a
 // reassignment goes to an available agent with the capabilities, never one
 // that had the delegation; "no other capable agent" is true when it is

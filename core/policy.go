@@ -261,7 +261,8 @@ type Budget struct {
 }
 
 // BudgetPolicy limits what one task, and all tasks of one (UTC) day, may
-// cost. A turn that ends over a limit escalates its task with what was
+// cost. A turn that crosses a limit is stopped as soon as its output
+// reports it, and its task escalates with what was
 // spent; no attempt starts while the day's limit is crossed.
 type BudgetPolicy struct {
 	Task Budget `json:"task,omitempty"`

@@ -249,7 +249,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 // recorded turn).
 func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	if why := s.overBudget(now, t); why != "" {
-		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return
 	}
 	agent := s.pickTaskAgent(t)
@@ -457,7 +457,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		if r.TimedOut {
 			typ = Timeout
 		}
-		s.failure(now, t, turnFailure(now, t, r, typ, msg))
+		s.failure(now, t, turnFailure(now, t, r, typ, msg, true))
 		return t.copy(), nil
 	}
 	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {
@@ -485,7 +485,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		s.emit(now, t.ID, d.To, DeliveryAcknowledged{ID: d.ID, By: "turn"})
 	}
 	if why := s.overBudget(now, t); why != "" {
-		s.escalateTask(now, t, "budget: "+why+". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort")
+		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return t.copy(), nil
 	}
 	switch {
@@ -507,7 +507,7 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		if r.Lost {
 			msg = "the agent's turn was lost: wilco stopped while it ran"
 		}
-		s.failure(now, t, turnFailure(now, t, r, typ, msg))
+		s.failure(now, t, turnFailure(now, t, r, typ, msg, false))
 		return t.copy(), nil
 	}
 	if t.DryRun {
@@ -523,14 +523,18 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 // failure (a missing program, no login or API key, a permission nobody
 // grants) escalates at once; anything else goes through the debug loop
 // as typ.
-func turnFailure(now time.Time, t *Task, r TurnResult, typ, msg string) FailureRecord {
+func turnFailure(now time.Time, t *Task, r TurnResult, typ, msg string, beforeAck bool) FailureRecord {
 	f := FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: typ,
 		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(r.Files), Error: msg},
 		Details:        tail(r.Output, 2000)}
 	if r.TimedOut || r.Lost {
 		return f
 	}
-	p, ok := ClassifyEnvironment(r.ExitCode, r.Error+"\n"+r.Reason+"\n"+r.Output)
+	classify := ClassifyEnvironment
+	if beforeAck {
+		classify = ClassifyStartup
+	}
+	p, ok := classify(r.ExitCode, r.Error+"\n"+r.Reason+"\n"+r.Output)
 	if !ok {
 		return f
 	}

@@ -30,13 +30,14 @@ type hookRequest struct {
 	attempt   int
 	signature string
 	body      []byte
-	status    int // what the receiver answered
+	status    int       // what the receiver answered
+	at        time.Time // when it came
 }
 
 // hookReceiver is a webhook: it records every request, checks its
 // signature with the hook's secret, and answers as its mode says.
 type hookReceiver struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	secret string
 
@@ -55,7 +56,7 @@ type hookReceiver struct {
 	sigs    int
 }
 
-func newHookReceiver(t *testing.T, secret string, failFirst int) *hookReceiver {
+func newHookReceiver(t testing.TB, secret string, failFirst int) *hookReceiver {
 	h := &hookReceiver{t: t, secret: secret, failFirst: failFirst, byID: map[string]int{}, release: make(chan struct{})}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
@@ -65,7 +66,7 @@ func newHookReceiver(t *testing.T, secret string, failFirst int) *hookReceiver {
 func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := hookRequest{id: r.Header.Get("X-Wilco-Notification"), event: r.Header.Get("X-Wilco-Event"),
-		signature: r.Header.Get("X-Wilco-Signature"), body: body}
+		signature: r.Header.Get("X-Wilco-Signature"), body: body, at: time.Now()}
 	req.attempt, _ = strconv.Atoi(r.Header.Get("X-Wilco-Attempt"))
 	h.mu.Lock()
 	if h.secret != "" {
@@ -131,6 +132,17 @@ func (h *hookReceiver) delivered() map[string]hookRequest {
 		}
 	}
 	return out
+}
+
+// find is the first request answered 200 whose body names the task.
+func (h *hookReceiver) find(task string) (hookRequest, bool) {
+	for _, r := range h.requests() {
+		var b webhookBody
+		if r.status == http.StatusOK && json.Unmarshal(r.body, &b) == nil && b.TaskID == task {
+			return r, true
+		}
+	}
+	return hookRequest{}, false
 }
 
 func (h *hookReceiver) checkSignatures() {

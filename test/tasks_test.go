@@ -61,7 +61,7 @@ func scriptPath(t testing.TB, name string) string {
 
 // execAgent is one wilco.yaml agent entry: `sh <script> <args>…`, the prompt
 // on stdin, handshake inline. env is KEY=VALUE pairs.
-func execAgent(t *testing.T, name, script string, args []string, env ...string) string {
+func execAgent(t testing.TB, name, script string, args []string, env ...string) string {
 	t.Helper()
 	cmd := []string{quoted("sh"), quoted(scriptPath(t, script))}
 	for _, a := range args {

@@ -90,7 +90,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 	hook, task := q.Get("hook"), q.Get("task")
 	out := []NotificationView{}
 	s.read(func(c *core.State) {
-		max := c.Policies().Notify.MaxAttempts
+		maxAttempts := c.Policies().Notify.MaxAttempts
 		for _, n := range c.Notifications(func(n *core.Notification) bool {
 			return (state == "" || string(n.State) == state) && (hook == "" || n.Hook == hook) &&
 				(task == "" || n.TaskID == task) && (event == "" || n.Event == event)
@@ -98,7 +98,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 			if len(out) == int(limit) {
 				break
 			}
-			out = append(out, notificationView(n, max))
+			out = append(out, notificationView(n, maxAttempts))
 		}
 	})
 	WriteJSON(w, http.StatusOK, map[string]any{"notifications": out})

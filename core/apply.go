@@ -59,7 +59,7 @@ func (s *State) applyEvent(ev Event) {
 			return
 		}
 		a.Version = seq
-		a.Removed, a.FromConfig = false, e.FromConfig
+		a.Removed, a.FromConfig, a.Role = false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
@@ -381,6 +381,43 @@ func (s *State) applyTask(ev Event) {
 	case TaskWarning:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Warnings = append(t.Warnings, e.Text)
+		}
+
+	case ScoutAsked:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Consultations = append(t.Consultations, e.Consultation)
+		}
+
+	case ScoutAnswered:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Answer, c.EndedAt = ConsultAnswered, e.Answer, now
+				}
+			}
+		}
+
+	case ScoutFailed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Error, c.EndedAt = ConsultFailed, e.Reason, now
+				}
+			}
+		}
+
+	case TaskReviewRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			r := e.Review
+			r.Files = slices.Clone(r.Files)
+			t.Review = &r
+		}
+
+	case TaskReviewed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Review != nil {
+			r := *t.Review
+			r.Verdict, r.Reasons, r.At = e.Verdict, e.Reasons, now
+			t.Review = &r
 		}
 
 	case PlanCreated:

@@ -235,6 +235,12 @@ type Policies struct {
 	// Notify is who is notified of what (hooks by name: where they are is
 	// the shell's), and the notifications' retry policy.
 	Notify NotifyPolicy `json:"notify"`
+	// Done is the definition of done's checks; Review names the reviewer.
+	Done   DonePolicy   `json:"done,omitzero"`
+	Review ReviewPolicy `json:"review,omitzero"`
+	// Package is the folder of a monorepo every task is scoped to, unless
+	// it names its own ("" for the whole repository).
+	Package string `json:"package,omitempty"`
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
@@ -292,7 +298,7 @@ func (b Budget) over(u Usage, what string) string {
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
 	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
-		Notify: DefaultNotifyPolicy()}
+		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -318,6 +324,15 @@ func (p Policies) Validate() error {
 	}
 	if err := p.Notify.Validate(); err != nil {
 		return err
+	}
+	if err := p.Done.Validate(); err != nil {
+		return err
+	}
+	if err := p.Review.Validate(); err != nil {
+		return err
+	}
+	if err := CheckPackage(p.Package); err != nil {
+		return policyError("package", "%v", err)
 	}
 	return p.Loop.Validate()
 }

@@ -30,11 +30,13 @@ type AgentView struct {
 	// out of service (no more work, its token refused).
 	FromConfig bool `json:"from_config"`
 	Removed    bool `json:"removed"`
+	// Role is "scout" for a read-only helper agents consult.
+	Role string `json:"role,omitempty"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
 	return AgentView{
-		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull,
+		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
 		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed,
 	}

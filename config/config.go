@@ -27,6 +27,12 @@ const (
 	// retry.log and retry.jsonl keep their lines: 7 days and 30 days.
 	DefaultRetryLogRetention   = 7 * 24 * time.Hour
 	DefaultRetryJSONLRetention = 30 * 24 * time.Hour
+
+	// DefaultNotifyTimeout bounds one attempt of a notification: a hook
+	// that has not answered in 10 s failed that attempt.
+	DefaultNotifyTimeout = 10 * time.Second
+	// DesktopHook is the name of the desktop notifications' hook.
+	DesktopHook = core.DesktopHook
 )
 
 // Adapters, presets and modes the configuration accepts.
@@ -37,6 +43,9 @@ var (
 	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Prompts    = []string{"stdin", "arg", "file"}
 	Handshakes = []string{"inline", "session", "none"}
+	// WebhookFormats are the bodies a webhook may get: wilco's JSON, or
+	// Slack's {"text": …}.
+	WebhookFormats = []string{"json", "slack"}
 )
 
 // Config is the whole of wilco.yaml.
@@ -55,6 +64,8 @@ type Config struct {
 	Policy       Policy
 	Logs         Logs
 	Compat       Compat
+	// Notify says who hears of what wilco needs (docs/NOTIFY.md).
+	Notify Notify
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or agent name.
 	Prices map[string]core.Price
@@ -145,6 +156,55 @@ type Compat struct {
 	AIMaestro bool
 }
 
+// Notify is the notify section: webhooks, desktop notifications, and how
+// hard wilco tries.
+type Notify struct {
+	Webhooks []Webhook
+	// Desktop shows notifications on this machine's desktop with
+	// notify-send.
+	Desktop bool
+	// BaseURL is what the links to the page in notifications start with;
+	// "": the server's own address.
+	BaseURL string
+	Retry   NotifyRetry
+}
+
+// Webhook is one HTTP endpoint notifications are POSTed to. URL and Secret
+// are as written: ${NAME} in them stands for the environment variable
+// (see Resolve).
+type Webhook struct {
+	// Name identifies the hook in the records; default: the URL's host.
+	Name   string
+	URL    string
+	Secret string
+	// Events are what the hook hears of; default core.DefaultNotifyEvents.
+	Events []core.NotifyEvent
+	// Format is json (wilco's body, signed) or slack ({"text": …}).
+	Format string
+}
+
+// NotifyRetry is the notifications' retry policy.
+type NotifyRetry struct {
+	MaxAttempts int
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+}
+
+// Hooks are the hooks the core notifies, by name: the webhooks, and the
+// desktop when it is on.
+func (n Notify) Hooks() []core.NotifyHook {
+	var out []core.NotifyHook
+	for _, w := range n.Webhooks {
+		out = append(out, core.NotifyHook{Name: w.Name, Events: slices.Clone(w.Events)})
+	}
+	if n.Desktop {
+		out = append(out, core.NotifyHook{Name: DesktopHook, Events: core.DefaultNotifyEvents()})
+	}
+	return out
+}
+
 // Default is the configuration with every default and no agent: what
 // `wilco init` starts from.
 func Default() *Config {
@@ -160,6 +220,10 @@ func Default() *Config {
 		},
 		Done: core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
 		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
+		Notify: Notify{Retry: NotifyRetry{
+			MaxAttempts: core.DefaultNotifyMaxAttempts, BackoffBase: core.DefaultNotifyBackoffBase,
+			BackoffMax: core.DefaultNotifyBackoffMax, Timeout: DefaultNotifyTimeout,
+		}},
 	}
 }
 
@@ -172,6 +236,8 @@ func (c *Config) Policies() core.Policies {
 	}
 	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
 	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
+	p.Notify = core.NotifyPolicy{Hooks: c.Notify.Hooks(), MaxAttempts: c.Notify.Retry.MaxAttempts,
+		BackoffBase: c.Notify.Retry.BackoffBase, BackoffMax: c.Notify.Retry.BackoffMax}
 	return p
 }
 

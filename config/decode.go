@@ -423,6 +423,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Prices[kn.Value] = p
 			}
 		},
+		"notify": func(n *yaml.Node, k string) { d.notify(n, k, c) },
 		"compat": func(n *yaml.Node, k string) {
 			d.mapping(n, k, map[string]func(*yaml.Node, string){
 				"aimaestro": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Compat.AIMaestro) },

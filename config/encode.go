@@ -46,9 +46,24 @@ func (c *Config) Encode() ([]byte, error) {
 		Compat:  fileCompat{AIMaestro: c.Compat.AIMaestro},
 		Done:    fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
 		Package: c.Package,
+		Notify: fileNotify{
+			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
+			Retry: fileNotifyRetry{
+				MaxAttempts: c.Notify.Retry.MaxAttempts,
+				Backoff:     fileBackoff{Base: dur(c.Notify.Retry.BackoffBase), Max: dur(c.Notify.Retry.BackoffMax)},
+				Timeout:     dur(c.Notify.Retry.Timeout),
+			},
+		},
 	}
 	if c.Review.Agent != "" {
 		f.Review = &fileReview{Agent: c.Review.Agent, Timeout: dur(c.Review.Timeout)}
+	}
+	for _, w := range c.Notify.Webhooks {
+		fw := fileWebhook{Name: w.Name, URL: w.URL, Secret: w.Secret, Format: w.Format}
+		for _, e := range w.Events {
+			fw.Events = append(fw.Events, string(e))
+		}
+		f.Notify.Webhooks = append(f.Notify.Webhooks, fw)
 	}
 	for name, p := range c.Prices {
 		if f.Prices == nil {
@@ -123,6 +138,7 @@ type (
 		Verify       *fileVerify `yaml:"verify,omitempty"`
 		Policy       filePolicy  `yaml:"policy"`
 		Logs         fileLogs    `yaml:"logs"`
+		Notify       fileNotify  `yaml:"notify"`
 		Compat       fileCompat  `yaml:"compat"`
 		// Prices are the user's, by model or agent name, like an agent's
 		// env.
@@ -213,6 +229,24 @@ type (
 	fileLogs struct {
 		RetryLogRetention   string `yaml:"retry_log_retention"`
 		RetryJSONLRetention string `yaml:"retry_jsonl_retention"`
+	}
+	fileNotify struct {
+		Webhooks []fileWebhook   `yaml:"webhooks,omitempty"`
+		Desktop  bool            `yaml:"desktop"`
+		BaseURL  string          `yaml:"base_url,omitempty"`
+		Retry    fileNotifyRetry `yaml:"retry"`
+	}
+	fileWebhook struct {
+		Name   string   `yaml:"name"`
+		URL    string   `yaml:"url"`
+		Secret string   `yaml:"secret,omitempty"`
+		Events []string `yaml:"events,flow"`
+		Format string   `yaml:"format"`
+	}
+	fileNotifyRetry struct {
+		MaxAttempts int         `yaml:"max_attempts"`
+		Backoff     fileBackoff `yaml:"backoff"`
+		Timeout     string      `yaml:"timeout"`
 	}
 	fileCompat struct {
 		AIMaestro bool `yaml:"aimaestro"`

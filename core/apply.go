@@ -430,6 +430,9 @@ func (s *State) applyTask(ev Event) {
 		s.plans[p.ID] = &p
 		s.touch(KindPlan, p.ID)
 
+	default:
+		s.applyNotification(ev)
+
 	case PlanStateChanged:
 		p := s.plans[e.ID]
 		if p == nil || p.Version >= seq {

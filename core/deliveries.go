@@ -324,6 +324,10 @@ func (s *State) notice(now time.Time, d *Delivery, kind SendKind, subject, body 
 // ignored.
 func (s *State) Fire(now time.Time, key string) error {
 	now = norm(now)
+	if n, ok := s.notifications[key]; ok {
+		s.fireNotification(now, n)
+		return nil
+	}
 	d, ok := s.findOK(key)
 	if !ok || d.TimerAt.IsZero() || now.Before(d.TimerAt) {
 		return nil

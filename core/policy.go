@@ -232,6 +232,9 @@ type Policies struct {
 	Operation  OperationPolicy `json:"operation"`
 	Loop       LoopPolicy      `json:"loop"`
 	Budget     BudgetPolicy    `json:"budget,omitempty"`
+	// Notify is who is notified of what (hooks by name: where they are is
+	// the shell's), and the notifications' retry policy.
+	Notify NotifyPolicy `json:"notify"`
 	// Done is the definition of done's checks; Review names the reviewer.
 	Done   DonePolicy   `json:"done,omitzero"`
 	Review ReviewPolicy `json:"review,omitzero"`
@@ -295,7 +298,7 @@ func (b Budget) over(u Usage, what string) string {
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
 	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
-		Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
+		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -318,6 +321,9 @@ func (p Policies) Validate() error {
 		if b.MaxCostUSD < 0 || b.MaxTokens < 0 {
 			return policyError(key, "limits must not be negative")
 		}
+	}
+	if err := p.Notify.Validate(); err != nil {
+		return err
 	}
 	if err := p.Done.Validate(); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/notify"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
@@ -85,6 +87,8 @@ type Daemon struct {
 	http *http.Server
 	eff  *effector
 	disp *dispatch.Dispatcher
+	// notifier makes the attempts of notifications.
+	notifier *notify.Notifier
 
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent
@@ -231,12 +235,16 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			return nil, err
 		}
 	}
+	if d.notifier, err = newNotifier(cfg, "http://"+ln.Addr().String(), log.With("component", "notify")); err != nil {
+		d.disp.Close()
+		return nil, err
+	}
 	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
 	if err := records.Prune(time.Now()); err != nil {
 		log.Warn("pruning the retry logs failed", "err", err)
 	}
 	if d.Runtime, err = runtime.Open(ctx, runtime.Config{
-		Store: d.st, Effector: effects{d.eff, d.disp}, Logger: log.With("component", "runtime"),
+		Store: d.st, Effector: effects{d.eff, d.disp, d.notifier}, Logger: log.With("component", "runtime"),
 		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
 	}); err != nil {
 		d.disp.Close()
@@ -244,10 +252,12 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	}
 	d.eff.rt = d.Runtime
 	d.disp.Bind(d.Runtime)
+	d.notifier.Bind(d.endNotification)
 	defer func() {
 		if err != nil {
 			d.disp.Close()
 			d.eff.close()
+			d.notifier.Close()
 			d.Runtime.Close()
 		}
 	}()
@@ -336,7 +346,13 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 // operations whose command was running when wilco last stopped.
 func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[string]string) error {
 	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
-		if err := c.Configure(now, cfg.Policies()); err != nil {
+		p := cfg.Policies()
+		if !d.notifier.Desktop() {
+			// Asked for, but notify-send is missing (the notifier warned):
+			// no desktop notification is made.
+			p.Notify.Hooks = slices.DeleteFunc(p.Notify.Hooks, func(h core.NotifyHook) bool { return h.Name == core.DesktopHook })
+		}
+		if err := c.Configure(now, p); err != nil {
 			return nil, fmt.Errorf("daemon: policies: %w", err)
 		}
 		for _, a := range cfg.Agents {
@@ -395,6 +411,7 @@ func (d *Daemon) Close() error {
 		<-d.served
 		errs = append(errs, d.disp.Close())
 		d.eff.close()
+		d.notifier.Close()
 		errs = append(errs, d.Runtime.Close(), d.st.Close())
 		if d.addrFile != "" {
 			_ = os.Remove(d.addrFile)
@@ -476,11 +493,12 @@ func adminToken(given, dir string) (string, error) {
 }
 
 // effects routes the runtime's effects: exec agents and task effects to
-// the dispatcher, operation commands and other push agents to the daemon's
-// effector.
+// the dispatcher, notifications to the notifier, operation commands and
+// other push agents to the daemon's effector.
 type effects struct {
 	*effector
-	disp *dispatch.Dispatcher
+	disp     *dispatch.Dispatcher
+	notifier *notify.Notifier
 }
 
 func (e effects) Deliver(agent string, msg core.InboxMessage) {
@@ -491,7 +509,43 @@ func (e effects) Deliver(agent string, msg core.InboxMessage) {
 	e.effector.Deliver(agent, msg)
 }
 
-func (e effects) Perform(x core.Effect) { e.disp.Perform(x) }
+func (e effects) Perform(x core.Effect) {
+	if n, ok := x.(core.Notify); ok {
+		e.notifier.Send(n)
+		return
+	}
+	e.disp.Perform(x)
+}
+
+// newNotifier makes the notifier of the configuration's webhooks and
+// desktop; links start with notify.base_url, else the server's URL.
+func newNotifier(cfg *config.Config, serverURL string, log *slog.Logger) (*notify.Notifier, error) {
+	o := notify.Options{Desktop: cfg.Notify.Desktop, BaseURL: cfg.Notify.BaseURL, Timeout: cfg.Notify.Retry.Timeout, Logger: log, UserAgent: "wilco"}
+	if o.BaseURL == "" {
+		o.BaseURL = serverURL
+	}
+	for _, w := range cfg.Notify.Webhooks {
+		u, secret, err := w.Resolve()
+		if err != nil {
+			return nil, fmt.Errorf("daemon: notify: %w", err)
+		}
+		o.Webhooks = append(o.Webhooks, notify.Webhook{Name: w.Name, URL: u, Secret: secret, Format: w.Format})
+	}
+	return notify.New(o), nil
+}
+
+// endNotification records how a notification's attempt went.
+func (d *Daemon) endNotification(r core.NotificationResult) {
+	d.Runtime.Submit(func(c *core.State, now time.Time) (any, error) {
+		return c.EndNotification(now, r)
+	}, func(_ any, err error) {
+		// A conflict is an attempt that is no longer the one under way (a
+		// duplicate after a restart): nothing to record.
+		if err != nil && core.CodeOf(err) != core.Conflict && !errors.Is(err, runtime.ErrClosed) {
+			d.log.Error("recording a notification's attempt failed", "notification", r.ID, "attempt", r.Attempt, "err", err)
+		}
+	})
+}
 
 func verifySteps(cfg *config.Config) []verify.Step {
 	out := make([]verify.Step, 0, len(cfg.Verify.Steps))

@@ -304,6 +304,16 @@ func componentSchemas() map[string]any {
 			"timeout": dur, "reminders": arr(dur), "extension": dur, "proceed_on_timeout": boolean, "quorum": str,
 			"created_at": dateTime, "finished_at": nullTime,
 		}),
+		"Notification": obj([]string{"id", "hook", "event", "task_id", "state", "attempts", "last_error", "last_status", "created_at", "delivered_at"}, map[string]any{
+			"id": str, "hook": str, "event": enum("escalated", "clarification", "blocked", "stuck", "unresponsive", "operation", "success", "failed"),
+			"task_id": typ("string", "The task the event is about (\"\" for an operation, or an agent without a task)."), "agent": str,
+			"operation_id": str, "subject": typ("string", "The task's first line (the operation's name)."),
+			"task_state": typ("string", "The state the event left the task in (the agent's status, the operation's state)."), "reason": str,
+			"state": enum("pending", "delivered", "failed"), "attempts": typ("integer", "Attempts that ended."), "max_attempts": integer,
+			"last_error": typ("string", "Why the last attempt failed (\"\" when none did)."), "last_status": nullable("integer"),
+			"created_at": dateTime, "last_attempt_at": nullTime, "next_attempt_at": nullTime, "delivered_at": nullTime, "failed_at": nullTime,
+		}),
+		"NotificationList": obj([]string{"notifications"}, map[string]any{"notifications": arr(ref("Notification"))}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),
 		}),

@@ -127,6 +127,8 @@ func TestOpenAPIEnumsAreGoValues(t *testing.T) {
 		{[]string{"Operation", "state"}, "core.OperationState", core["OperationState"]},
 		{[]string{"Task", "state"}, "core.TaskState", core["TaskState"]},
 		{[]string{"Plan", "state"}, "core.PlanState", core["PlanState"]},
+		{[]string{"Notification", "state"}, "core.NotificationState", core["NotificationState"]},
+		{[]string{"Notification", "event"}, "core.NotifyEvent", core["NotifyEvent"]},
 		{[]string{"FailureRecord", "failure_type"}, "core's failure types", core["Failure types."]},
 		{[]string{"Respond", "action"}, "core's responses", core["Responses to an escalated or blocked task."]},
 		{[]string{"Error", "error", "code"}, "server.Code", srv["Code"]},

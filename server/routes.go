@@ -72,6 +72,13 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "POST", Path: "/v1/operations/{id}/cancel", Auth: Admin, Summary: "Cancel a waiting operation.",
 			Examples: id("OP-1"), Request: "Reason", Handler: s.cancelOperation, Responses: map[int]string{200: "Operation"}},
 
+		{Method: "GET", Path: "/v1/notifications", Auth: Admin, Summary: "List the notifications to webhooks and the desktop, newest first, with how their delivery went (attempts, last status and error).",
+			Query: []Param{{"state", "string", "pending, delivered or failed"}, {"limit", "integer", "at most this many (default 100, at most 10000)"},
+				{"hook", "string", "only this hook's"}, {"task", "string", "only this task's"}, {"event", "string", "only this event's (escalated, clarification, blocked, stuck, unresponsive, operation, success, failed)"}},
+			Handler: s.listNotifications, Responses: map[int]string{200: "NotificationList"}},
+		{Method: "GET", Path: "/v1/notifications/{id}", Auth: Admin, Summary: "One notification.",
+			Examples: id("N-1"), Handler: s.getNotification, Responses: map[int]string{200: "Notification"}},
+
 		{Method: "GET", Path: "/v1/events", Auth: Admin, Summary: "The event log: a Server-Sent Events stream resumable with Last-Event-ID (or ?after=), or with follow=false one page of JSON.",
 			Query: []Param{{"follow", "boolean", "false: one page of JSON instead of a stream (default true)"}, {"after", "integer", "only events after this seq"},
 				{"limit", "integer", "page size with follow=false (default 1000, at most 10000)"}, {"task", "string", "only this task's events"}, {"agent", "string", "only this agent's events"}},

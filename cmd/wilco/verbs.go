@@ -68,6 +68,7 @@ func init() {
 		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
+		{name: "notify", args: "log [--state S] [--hook H] [--task ID] [--limit N] [--json]", group: "logs", summary: "the notifications to webhooks and the desktop, with their attempts, last status and last error", run: cmdNotify},
 		{name: "stats", args: "[--json]", group: "logs", summary: "retry summary: first-attempt success, retries, escalations, failure types", run: cmdStats},
 
 		{name: "demo", args: "", group: "other", summary: "a self-contained run on a sample repository with a scripted agent", run: func(ctx context.Context, c *cli, _ *verb, args []string) int {

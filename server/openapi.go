@@ -40,6 +40,8 @@ func (s *Server) OpenAPI() map[string]any {
 			"securitySchemes": map[string]any{
 				"admin": map[string]any{"type": "http", "scheme": "bearer", "description": "The admin token (.wilco/token or WILCO_TOKEN)."},
 				"agent": map[string]any{"type": "http", "scheme": "bearer", "description": "An agent's token (POST /v1/agents or /v1/agents/{name}/token)."},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": s.sessionCookieName(),
+					"description": "The page's session cookie (POST /v1/session), in place of the admin token; a state-changing request made with it carries the session's CSRF token in X-CSRF-Token."},
 			},
 		},
 	}
@@ -60,7 +62,7 @@ func operationDoc(rt Route) map[string]any {
 	}
 	switch rt.Auth {
 	case Admin:
-		op["security"] = []any{map[string]any{"admin": []string{}}}
+		op["security"] = []any{map[string]any{"admin": []string{}}, map[string]any{"session": []string{}}}
 	case AgentOnly:
 		op["security"] = []any{map[string]any{"agent": []string{}}}
 	case Loopback:
@@ -235,6 +237,10 @@ func componentSchemas() map[string]any {
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
 			"from_config": boolean, "removed": boolean,
+			"last_seen":    map[string]any{"type": []string{"string", "null"}, "format": "date-time", "description": "When wilco last heard from the agent: a poll, an answer, the end of its turn."},
+			"current_task": typ("string", "The task the agent holds now."), "finished_tasks": typ("integer", "The tasks it ended."),
+			"first_attempt_success": typ("integer", "Of finished_tasks, those that succeeded at the first attempt."),
+			"usage":                 ref("Usage"),
 		}),
 		"AgentList": obj([]string{"agents", "next"}, map[string]any{"agents": arr(ref("Agent")),
 			"next": obj([]string{"agent", "why"}, map[string]any{"agent": typ("string", "The agent the next task that names none goes to (\"\" when none is in service)."), "why": str})}),
@@ -299,6 +305,7 @@ func componentSchemas() map[string]any {
 			"timeout": dur, "reminders": arr(dur), "extension": dur, "proceed_on_timeout": boolean, "quorum": str,
 			"created_at": dateTime, "finished_at": nullTime,
 		}),
+		"OperationList": obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),
 		}),

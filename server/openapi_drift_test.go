@@ -126,6 +126,7 @@ func TestOpenAPIEnumsAreGoValues(t *testing.T) {
 		{[]string{"Agent", "status"}, "core.AgentStatus", core["AgentStatus"]},
 		{[]string{"Operation", "state"}, "core.OperationState", core["OperationState"]},
 		{[]string{"Task", "state"}, "core.TaskState", core["TaskState"]},
+		{[]string{"TaskBrief", "state"}, "core.TaskState", core["TaskState"]},
 		{[]string{"Plan", "state"}, "core.PlanState", core["PlanState"]},
 		{[]string{"FailureRecord", "failure_type"}, "core's failure types", core["Failure types."]},
 		{[]string{"Respond", "action"}, "core's responses", core["Responses to an escalated or blocked task."]},

@@ -90,10 +90,12 @@ type Server struct {
 	orch    string
 	admin   [32]byte
 	hasAdm  bool
-	log     *slog.Logger
-	reg     *prometheus.Registry
-	metrics *Metrics
-	opts    Options
+	// sessions are the page's logins; nil without an admin token.
+	sessions *sessions
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	metrics  *Metrics
+	opts     Options
 
 	mux    *http.ServeMux
 	routes []Route
@@ -147,6 +149,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.AdminToken != "" {
 		s.admin, s.hasAdm = hashToken(opts.AdminToken), true
+		s.sessions = newSessions(opts.AdminToken)
 	}
 	var err error
 	if s.metrics = opts.Metrics; s.metrics == nil {

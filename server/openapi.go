@@ -17,10 +17,11 @@ func (s *Server) OpenAPI() map[string]any {
 	paths := map[string]any{}
 	for _, rt := range s.routes {
 		maps.Copy(schemas, rt.Schemas)
-		item, _ := paths[rt.Path].(map[string]any)
+		path := DocPath(rt.Path)
+		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[rt.Path] = item
+			paths[path] = item
 		}
 		item[strings.ToLower(rt.Method)] = operationDoc(rt)
 	}
@@ -51,6 +52,10 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	WriteJSON(w, http.StatusOK, s.OpenAPI())
 	return nil
 }
+
+// DocPath is a route's path as the OpenAPI document writes it: the mux's
+// end-of-path mark "{$}" ("/{$}" is "/" and nothing under it) left out.
+func DocPath(p string) string { return strings.ReplaceAll(p, "{$}", "") }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -118,7 +123,7 @@ func operationDoc(rt Route) map[string]any {
 	if rt.Method == "POST" || rt.Method == "PATCH" {
 		errs = append(errs, 409, 413)
 	}
-	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" {
+	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" || rt.Path == "/{$}" {
 		errs = errs[2:]
 	}
 	errSchema := "Error"

@@ -78,6 +78,7 @@ func (s *Server) ownRoutes() []Route {
 	}
 	routes = append(routes, s.taskRoutes()...)
 	routes = append(routes, s.sessionRoutes()...)
+	routes = append(routes, s.pageRoutes()...)
 	if s.mailbox != nil {
 		routes = append(routes, s.maestroRoutes()...)
 	}

@@ -76,6 +76,9 @@ type Options struct {
 	// tree since a task's dry run started: apply refuses to write the
 	// diff over them.
 	EditedSince func(ctx context.Context, taskID string, files []string) ([]string, error)
+	// Page serves the page's files (package web) at / and /ui/; nil: those
+	// routes answer 404.
+	Page PageFiles
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route

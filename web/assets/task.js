@@ -348,10 +348,25 @@ function transcriptView(tr) {
     rc ? h('div', { class: 'retry-context' }, h('h3', null, 'Retry context sent with this attempt'), pre(rc, 'text')) : null,
     prompt ? h('details', { class: 'prompt' }, h('summary', null, 'The prompt sent (' + prompt.text.length + ' characters)'), pre(prompt.text, 'text')) : null,
     h('h3', null, 'Transcript'),
-    h('ol', { class: 'entries' }, entries.filter((e) => e !== prompt).map((e) => h('li', { class: 'entry ' + e.kind, dataset: { kind: e.kind } },
+    h('ol', { class: 'entries' }, merged(entries.filter((e) => e !== prompt)).map((e) => h('li', { class: 'entry ' + e.kind, dataset: { kind: e.kind } },
       h('span', { class: 'kind' }, e.kind === 'tool_call' ? 'tool call ' + (e.tool || '') : e.kind === 'tool_result' ? 'result' : e.kind),
       e.text ? pre(e.text, 'text') : null,
       e.input ? json(e.input) : null))));
+}
+
+// merged joins runs of text entries (an agent that writes plain lines has
+// one entry a line) into one.
+function merged(entries) {
+  const out = [];
+  for (const e of entries) {
+    const last = out[out.length - 1];
+    if (e.kind === 'text' && last && last.kind === 'text' && !last.input) {
+      out[out.length - 1] = { ...last, text: last.text + '\n' + e.text };
+    } else {
+      out.push(e);
+    }
+  }
+  return out;
 }
 
 // eventText says in a line what an event of a task is.

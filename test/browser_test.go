@@ -149,7 +149,10 @@ func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-func (b *browser) navigate(url string) { b.t.Helper(); b.do("navigate to "+url, chromedp.Navigate(url)) }
+func (b *browser) navigate(url string) {
+	b.t.Helper()
+	b.do("navigate to "+url, chromedp.Navigate(url))
+}
 
 // js quotes s as a JavaScript string.
 func js(s string) string {

@@ -107,7 +107,8 @@ func openBrowser(t testing.TB) *browser {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	if err := chromedp.Do(ctx); err != nil {
+	// The viewport of the screenshots.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("start chromium (%s): %v", bin, err)
 	}
 	exceptions := chromedp.Events(ctx, cdpruntime.ExceptionThrown)
@@ -213,10 +214,22 @@ func (b *browser) snapshot() string {
 	return "the page:\n" + text
 }
 
-// click clicks the element with the mouse, as a user does.
+// click clicks the element with the mouse, as a user does. A live
+// update may draw the element again between finding it and clicking it:
+// then it is found again.
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if try == 5 || !strings.Contains(err.Error(), "Could not find node") && !strings.Contains(err.Error(), "not attached") {
+			b.t.Fatalf("click %s: %v\n%s", sel, err, b.snapshot())
+		}
+	}
 }
 
 // typeIn types text into an input or textarea, key by key.

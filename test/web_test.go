@@ -37,6 +37,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 		execAgent(t, "escalator", "web.sh", []string{"fix"})+
 		execAgent(t, "proposer", "propose.sh", nil)+
 		execAgent(t, "scripter", "web.sh", []string{"markup"})+
+		execAgent(t, "asker", "clarify.sh", nil)+
 		"  - {name: remote, adapter: mailbox}\n"+
 		checkStep+"policy:\n  loop: {escalate_after: 2}\n")
 	in := serveRepo(t, dir)
@@ -99,7 +100,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.waitFor("attempt 2's retry context", `(document.querySelector('details[data-attempt="2"] .retry-context') || {}).textContent?.includes('<retry_context attempt="2"')`, 10*time.Second)
 	mustContain(t, "T-1's timeline", b.str(`document.getElementById('timeline').textContent`), "task.failure", "task.success", "queued → awaiting_ack")
 	mustContain(t, "T-1's summary", b.str(`document.getElementById('summary').textContent`), "Wrote the fix into file.txt.", "T-1-a2")
-	b.eval(`document.querySelector('details[data-attempt="2"]').open = false; document.getElementById('attempts').scrollIntoView()`, nil)
+	b.eval(`document.querySelector('details[data-attempt="2"]').open = false; window.scrollTo(0, 0)`, nil)
 	b.screenshot("task")
 
 	// An escalation answered with a fix from the page.
@@ -163,6 +164,15 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 		}
 	}
 
+	// The agent's questions, answered from the page.
+	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "asker"})
+	b.goTo("#/tasks/T-5")
+	b.waitFor("T-5's question on its page", `document.getElementById('answer-0') !== null`, 60*time.Second)
+	mustContain(t, "the question", b.str(`document.getElementById('needs-you').textContent`), "Which line goes into file.txt?")
+	b.typeIn("#answer-0", "fixed and the task id")
+	b.click("#clarify-send")
+	b.waitFor("T-5 to succeed after the answer", detailState+` === 'success'`, 60*time.Second)
+
 	// The other views, for the record (and the README).
 	in.must(201, in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "remote", "content": "Report the OS and the Go version"}))
 	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"remote"}, "message": "wilco restarts your session"}))
@@ -170,6 +180,26 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.waitFor("the agents", `document.querySelector('tr[data-agent="fixer"]') !== null`, 10*time.Second)
 	mustContain(t, "the agents view", b.str(`document.querySelector('tr[data-agent="fixer"]').textContent`), "exec", "0% (0 of 1)")
 	b.screenshot("agents")
+	// A new token from the page (two clicks: it cannot be undone), shown
+	// once; the old one stops working at once.
+	oldTok := in.rotate("remote")
+	b.click(`button[data-rotate="remote"]`)
+	b.click(`button[data-rotate="remote"]`)
+	b.waitFor("the new token", `(document.getElementById('new-token') || {}).value?.length > 20`, 10*time.Second)
+	agentTok := b.str(`document.getElementById('new-token').value`)
+	in.must(200, in.call("GET", "/v1/inbox", agentTok, nil))
+	if r := in.call("GET", "/v1/inbox", oldTok, nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("the old token after a new one from the page: %d", r.status)
+	}
+	// Removing an agent from the page.
+	b.click(`button[data-remove="asker"]`)
+	b.click(`button[data-remove="asker"]`)
+	b.waitFor("asker removed", `document.querySelector('tr[data-agent="asker"].removed') !== null`, 10*time.Second)
+	var asker struct{ Removed bool }
+	in.must(200, in.call("GET", "/v1/agents/asker", adminToken, nil), &asker)
+	if !asker.Removed {
+		t.Fatal("the agent removed from the page is not removed")
+	}
 	b.goTo("#/operations")
 	b.waitFor("the operation", `document.querySelector('[data-operation="OP-1"]') !== null`, 10*time.Second)
 	b.screenshot("operations")
@@ -179,8 +209,12 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.screenshot("numbers")
 	b.goTo("#/notifications")
 	b.waitFor("the notifications view", `document.getElementById('no-notifications') !== null || document.querySelector('table.notifications') !== null || document.querySelector('#notifications .empty') !== null`, 10*time.Second)
+	// Two tasks for an agent that never answers: one waits for its ACK,
+	// one is queued behind it.
+	in.submit(map[string]any{"description": "Add --json to the export command", "agent": "remote", "acceptance_criteria": []string{"the output is valid JSON"}})
+	in.submit(map[string]any{"description": "Document the export command's flags", "agent": "remote"})
 	b.goTo("#/tasks")
-	b.waitFor("the list", rowState("T-4")+` === 'success'`, 10*time.Second)
+	b.waitFor("the list", rowState("T-7")+` === 'queued' && `+rowState("T-6")+` === 'awaiting_ack'`, 10*time.Second)
 	b.screenshot("tasks")
 	if got := b.str("window.__sameDocument"); got != "yes" {
 		t.Fatalf("the page was reloaded (its mark is %q)", got)
@@ -188,7 +222,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	l := b.latency()
 	t.Logf("event → page, over %d events: received %s median, shown %s median (%d shown)", len(l.Received), ms(l.MedianReceived), ms(l.MedianRendered), len(l.Rendered))
 
-	webSecurity(t, in, b, link)
+	webSecurity(t, in, b, link, agentTok)
 	b.noExceptions()
 }
 
@@ -196,7 +230,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 // HttpOnly and SameSite=Strict, the API refuses a request without it or
 // with a wrong CSRF token, an agent's token does not log in, and a used
 // login link does not either.
-func webSecurity(t *testing.T, in *instance, b *browser, link string) {
+func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) {
 	t.Helper()
 	ctx := b.ctx
 	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{in.url}})
@@ -251,7 +285,6 @@ func webSecurity(t *testing.T, in *instance, b *browser, link string) {
 
 	// Logged out, the cookie stops working; an agent's token does not log
 	// in; the used link does not either; the admin token does.
-	agentTok := in.rotate("remote")
 	b.click("#logout")
 	b.waitFor("the login form", `document.getElementById('login-token') !== null`, 10*time.Second)
 	if r := in.call("GET", "/v1/tasks", "", nil, cookie...); r.status != http.StatusUnauthorized {

@@ -16,9 +16,14 @@ export function agentsView(root) {
   let agents = [];
   replace(root, h('div', { class: 'head' }, h('h1', null, 'Agents')), msg, tokenBox, next, list);
 
+  let drawn = '';
   const load = coalesce(async () => {
     const r = await api.get('/v1/agents');
     if (gone) return;
+    // Drawn again only when something changed.
+    const key = JSON.stringify(r);
+    if (key === drawn) return;
+    drawn = key;
     agents = r.agents;
     next.textContent = r.next && r.next.agent ? 'The next task that names no agent goes to ' + r.next.agent + ': ' + r.next.why + '.' : (r.next && r.next.why) || '';
     render();

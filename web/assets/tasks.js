@@ -38,6 +38,7 @@ export function tasksView(root, r) {
   let rows = [];
   let next = '';
   let gone = false;
+  let drawn = '';
 
   replace(root,
     h('div', { class: 'head' }, h('h1', null, 'Tasks'), summary),
@@ -55,6 +56,10 @@ export function tasksView(root, r) {
       view: 'brief', order: 'newest', limit: PAGE, cursor: cursors[pageIndex], state: filter.states.join(','),
     }));
     if (gone) return;
+    // Drawn again only when something changed.
+    const key = JSON.stringify(page) + '|' + pageIndex;
+    if (key === drawn) return;
+    drawn = key;
     rows = page.tasks;
     next = page.next;
     renderTabs(page.counts);

@@ -26,24 +26,37 @@ export async function act(button, msgEl, fn) {
   }
 }
 
+// armedUntil keeps which two-step buttons wait for their second click, by
+// key, so that a view drawn again by a live update keeps them armed.
+const armedUntil = new Map();
+const ARMED_MS = 4000;
+
 // confirmButton asks for a second click before doing something that cannot
 // be undone (no modal dialog: the page never blocks).
 export function confirmButton(label, confirmLabel, attrs, fn) {
-  let armed = false;
-  let timer = 0;
+  const key = confirmLabel + '|' + (attrs.id || JSON.stringify(attrs.dataset || {}));
   const b = h('button', { type: 'button', ...attrs }, label);
+  let timer = 0;
+  const show = (armed) => {
+    b.textContent = armed ? confirmLabel : label;
+    b.classList.toggle('armed', armed);
+  };
+  const arm = (until) => {
+    show(true);
+    clearTimeout(timer);
+    timer = setTimeout(() => { armedUntil.delete(key); show(false); }, until - Date.now());
+  };
+  if ((armedUntil.get(key) || 0) > Date.now()) arm(armedUntil.get(key));
   b.addEventListener('click', async () => {
-    if (!armed) {
-      armed = true;
-      b.textContent = confirmLabel;
-      b.classList.add('armed');
-      timer = setTimeout(() => { armed = false; b.textContent = label; b.classList.remove('armed'); }, 4000);
+    if (!((armedUntil.get(key) || 0) > Date.now())) {
+      const until = Date.now() + ARMED_MS;
+      armedUntil.set(key, until);
+      arm(until);
       return;
     }
     clearTimeout(timer);
-    armed = false;
-    b.textContent = label;
-    b.classList.remove('armed');
+    armedUntil.delete(key);
+    show(false);
     await fn(b);
   });
   return b;

@@ -198,12 +198,20 @@ func (s *State) pickAgent(d *Delivery) string {
 	slices.Sort(names)
 	for _, n := range names {
 		a := s.agents[n]
-		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) {
+		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) ||
+			d.Type == TypeDelegation && !s.takesTasks(a) {
 			continue
 		}
 		return n
 	}
 	return ""
+}
+
+// takesTasks reports whether tasks may go to the agent unasked: not a
+// removed agent, nor the reviewer (review.agent), which judges the work of
+// the others.
+func (s *State) takesTasks(a *Agent) bool {
+	return !a.Removed && a.Name != s.policies.Review.Agent
 }
 
 // openOf is the agent's open deliveries, in id order (the core decides

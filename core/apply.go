@@ -386,6 +386,20 @@ func (s *State) applyTask(ev Event) {
 			t.Warnings = append(t.Warnings, e.Text)
 		}
 
+	case TaskReviewRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			r := e.Review
+			r.Files = slices.Clone(r.Files)
+			t.Review = &r
+		}
+
+	case TaskReviewed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Review != nil {
+			r := *t.Review
+			r.Verdict, r.Reasons, r.At = e.Verdict, e.Reasons, now
+			t.Review = &r
+		}
+
 	case PlanCreated:
 		if p, ok := s.plans[e.Plan.ID]; ok && p.Version >= seq {
 			return

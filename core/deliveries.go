@@ -332,6 +332,8 @@ func (s *State) Fire(now time.Time, key string) error {
 	case d.State == Acknowledged && d.Queued:
 		s.followup(now, d)
 	case d.State != Sent:
+	case d.Type == TypeReview:
+		s.reviewTimedOut(now, d)
 	case d.Policy == PolicyBackoff:
 		s.backoffDue(now, d)
 		s.syncTask(now, d.TaskID)

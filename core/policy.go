@@ -232,6 +232,9 @@ type Policies struct {
 	Operation  OperationPolicy `json:"operation"`
 	Loop       LoopPolicy      `json:"loop"`
 	Budget     BudgetPolicy    `json:"budget,omitempty"`
+	// Done is the definition of done's checks; Review names the reviewer.
+	Done   DonePolicy   `json:"done,omitzero"`
+	Review ReviewPolicy `json:"review,omitzero"`
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
@@ -258,7 +261,8 @@ type Budget struct {
 }
 
 // BudgetPolicy limits what one task, and all tasks of one (UTC) day, may
-// cost. A turn that ends over a limit escalates its task with what was
+// cost. A turn that crosses a limit is stopped as soon as its output
+// reports it, and its task escalates with what was
 // spent; no attempt starts while the day's limit is crossed.
 type BudgetPolicy struct {
 	Task Budget `json:"task,omitempty"`
@@ -310,6 +314,12 @@ func (p Policies) Validate() error {
 		if b.MaxCostUSD < 0 || b.MaxTokens < 0 {
 			return policyError(key, "limits must not be negative")
 		}
+	}
+	if err := p.Done.Validate(); err != nil {
+		return err
+	}
+	if err := p.Review.Validate(); err != nil {
+		return err
 	}
 	return p.Loop.Validate()
 }

@@ -113,6 +113,12 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 			return Interpretation{}, err
 		}
 	}
+	if d == nil && strings.TrimSpace(in.Text) != "" {
+		d = s.openReviewTo(a.Name) // a reviewer's answer that names no message
+	}
+	if d != nil && d.Type == TypeReview {
+		return s.reviewAnswer(now, a, d, in.Text)
+	}
 	r, then, fromText, err := readReply(in)
 	if err != nil {
 		return Interpretation{}, err

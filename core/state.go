@@ -51,6 +51,10 @@ type RunVerify struct {
 	Attempt    int
 	RunID      string
 	Boundaries []string
+	// Inspect asks, once the steps passed, for the change's Inspection
+	// (the definition of done's checks); Diff, for its diff too (a
+	// reviewer reads it).
+	Inspect, Diff bool
 }
 
 // StopTurn asks the runtime to stop the agent working on a task (the

@@ -208,6 +208,8 @@ type Task struct {
 	Summary     *TaskSummary `json:"summary"`
 	StuckReport *StuckReport `json:"stuck_report"`
 	Proposal    *Proposal    `json:"proposal,omitempty"`
+	// Review is the last review of the task's change (see ReviewPolicy).
+	Review *Review `json:"review,omitempty"`
 	// Applying: a dry run's diff is to be applied when the task starts.
 	Applying bool `json:"applying,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.

@@ -228,7 +228,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	d.eff = newEffector(log, opts.Deliver)
 	runs, logs := filepath.Join(dir, "runs"), filepath.Join(dir, "logs")
 	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(), MCP: mcpCommand(),
-		Logger: log.With("component", "dispatch")}); err != nil {
+		RateLimitWait: cfg.Policies().Ack.Wait, Logger: log.With("component", "dispatch")}); err != nil {
 		return nil, err
 	}
 	tokens := map[string]string{}

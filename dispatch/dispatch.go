@@ -73,8 +73,11 @@ type Options struct {
 	URL string
 	// MCP is the command line of wilco's MCP server for agents (see the
 	// exec adapter's Options.MCP).
-	MCP    []string
-	Logger *slog.Logger
+	MCP []string
+	// RateLimitWait is the backoff before work a rate-limited model API
+	// cut short goes on (see the exec adapter's Options.RateLimitWait).
+	RateLimitWait func(n int) time.Duration
+	Logger        *slog.Logger
 }
 
 // New makes a dispatcher for the repository at opts.Dir. The exec adapter
@@ -99,7 +102,7 @@ func New(opts Options) (*Dispatcher, error) {
 	} else {
 		log.Warn("not a git work tree: dry runs, diffs and the files-changed summary are unavailable", "dir", dir, "err", err)
 	}
-	ex, err := execadapter.New(execadapter.Options{Dir: dir, RunsDir: runs, URL: opts.URL, MCP: opts.MCP, Report: d, Logger: log,
+	ex, err := execadapter.New(execadapter.Options{Dir: dir, RunsDir: runs, URL: opts.URL, MCP: opts.MCP, Report: d, Logger: log, RateLimitWait: opts.RateLimitWait,
 		Worktree: func(ctx context.Context, task string) (string, error) {
 			if d.ws == nil {
 				return "", errors.New("dry runs need a git work tree")
@@ -535,6 +538,15 @@ func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
 func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
 	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
 		return nil, c.NoteActivity(now, taskID, attempt, text)
+	})
+	return err
+}
+
+// Spend checks what a task's running turn has spent so far against the
+// budget (the exec adapter's SpendReporter).
+func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error {
+	_, err := d.submit(ctx, "spend", func(c *core.State, now time.Time) (any, error) {
+		return c.NoteSpend(now, taskID, attempt, spent)
 	})
 	return err
 }

@@ -262,7 +262,7 @@ func componentSchemas() map[string]any {
 			"capabilities": strs, "acceptance_criteria": strs, "description": str,
 		}),
 		"Message": obj([]string{"id", "from", "to", "type", "subject", "body", "state", "attempts", "created_at", "acknowledged_at"}, map[string]any{
-			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn"),
+			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review"),
 			"policy": enum("none", "cycles", "backoff", "reminders"), "subject": str, "body": str, "task_id": str,
 			"operation_id": str, "state": deliveryState, "attempts": integer, "answer": str, "understanding": str,
 			"questions": strs, "reason": str, "created_at": dateTime, "sent_at": nullTime, "acknowledged_at": nullTime,

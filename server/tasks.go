@@ -57,6 +57,9 @@ type TaskView struct {
 	// it; Usages per attempt.
 	Usage  core.Usage         `json:"usage"`
 	Usages []core.UsageRecord `json:"usages"`
+	// Review is the last review of the change, when a reviewer is
+	// configured.
+	Review *core.Review `json:"review,omitempty"`
 }
 
 // taskView renders a task; c gives its position and the agent's questions.
@@ -78,7 +81,7 @@ func taskViewAt(c *core.State, t core.Task, position int) TaskView {
 		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
 		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
 		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
-		Usage: t.Usage, Usages: t.Usages,
+		Usage: t.Usage, Usages: t.Usages, Review: t.Review,
 	}
 	if v.Usages == nil {
 		v.Usages = []core.UsageRecord{}
@@ -147,6 +150,9 @@ func taskSchemas() map[string]any {
 			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
 			"usage": ref("Usage"), "usages": arr(obj([]string{"attempt", "agent", "day", "usage"}, map[string]any{
 				"attempt": integer, "agent": str, "day": str, "usage": ref("Usage")})),
+			"review": obj([]string{"attempt", "reviewer", "delivery", "run_id"}, map[string]any{"attempt": integer, "reviewer": str,
+				"delivery": str, "run_id": str, "command": str, "files": strs, "verdict": enum("APPROVED", "REJECTED"), "reasons": str, "at": dateTime}),
+			"warnings": typ("array", "What the definition of done found and let pass, and other warnings."),
 		}),
 		"TaskList": obj([]string{"tasks", "next", "total", "counts"}, map[string]any{
 			"tasks": map[string]any{"type": "array", "items": map[string]any{"oneOf": []any{ref("Task"), ref("TaskBrief")}},

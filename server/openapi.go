@@ -123,6 +123,9 @@ func operationDoc(rt Route) map[string]any {
 	if rt.Method == "POST" || rt.Method == "PATCH" {
 		errs = append(errs, 409, 413)
 	}
+	if rt.Method == "POST" && rt.Path == "/v1/session" {
+		errs = append(errs, 401, 403) // an unknown code or token; an agent's token
+	}
 	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" || rt.Path == "/{$}" {
 		errs = errs[2:]
 	}

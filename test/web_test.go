@@ -300,3 +300,24 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 	b.click("#login button[type=submit]")
 	b.waitFor("the list after a login with the admin token", rowState("T-1")+` === 'success'`, 10*time.Second)
 }
+
+// `wilco web` prints a new one-time login link: it logs a browser in once,
+// as the one wilco serve printed did.
+func TestWilcoWebPrintsANewLoginLinkThatWorksOnce(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+checkStep)
+	in := serveRepo(t, dir)
+	printed := in.loginLink()
+	out := strings.TrimSpace(in.cli("web"))
+	base, code, ok := strings.Cut(out, "/#login=")
+	if !ok || base != in.url || strings.Contains(printed, code) {
+		t.Fatalf("wilco web printed %q (server %s, first link %s)", out, in.url, printed)
+	}
+	for _, want := range []int{201, 401} {
+		if r := in.call("POST", "/v1/session", "", map[string]any{"code": code}); r.status != want {
+			t.Fatalf("login with the link: %d %s, want %d", r.status, r.body, want)
+		}
+	}
+	_, printedCode, _ := strings.Cut(printed, "/#login=")
+	in.must(201, in.call("POST", "/v1/session", "", map[string]any{"code": printedCode}))
+}

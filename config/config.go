@@ -31,6 +31,8 @@ const (
 
 // Adapters, presets and modes the configuration accepts.
 var (
+	// Checks are what a definition-of-done check may do.
+	Checks     = []string{string(core.CheckWarn), string(core.CheckBlock), string(core.CheckOff)}
 	Adapters   = []string{"exec", "mailbox", "tmux"}
 	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Prompts    = []string{"stdin", "arg", "file"}
@@ -56,6 +58,12 @@ type Config struct {
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or agent name.
 	Prices map[string]core.Price
+	// Done is the definition of done's checks; Review names the reviewer.
+	Done   core.DonePolicy
+	Review core.ReviewPolicy
+	// Package scopes every task to one package of a monorepo (a folder of
+	// the repository), unless a task names its own.
+	Package string
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
@@ -81,11 +89,17 @@ type Agent struct {
 	// counts as stalled. Zero: no limit.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// Role is "" for an agent that takes tasks, or "scout": a read-only
+	// helper the agents working on tasks consult (wilco ask).
+	Role string
 }
+
+// Roles an agent may have.
+var Roles = []string{core.RoleScout}
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true, Role: a.Role}
 	if a.Adapter == "exec" {
 		spec.Handshake = a.Handshake
 	}
@@ -144,13 +158,15 @@ func Default() *Config {
 			Loop:        core.DefaultLoopPolicy(),
 			Operation:   core.DefaultOperationPolicy(),
 		},
+		Done: core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
 		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 	}
 }
 
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
-	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget}
+	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
+		Done: c.Done, Review: c.Review, Package: c.Package}
 	if len(c.Prices) > 0 {
 		p.Prices = maps.Clone(c.Prices)
 	}

@@ -23,8 +23,11 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Agents = []Agent{
 		{Name: "claude", Adapter: "exec", Preset: "claude-code", Command: []string{"claude"}, Prompt: "stdin", Handshake: "inline",
 			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+		{Name: "scout-1", Adapter: "exec", Command: []string{"claude", "-p"}, Prompt: "stdin", Handshake: "inline", Role: "scout"},
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
 	}
+	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
+	want.Package = "services/api"
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
 	if !reflect.DeepEqual(c, want) {
@@ -33,7 +36,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	if p := c.Policies(); !reflect.DeepEqual(p.Prices, want.Prices) {
 		t.Fatalf("prices %+v", p.Prices)
 	}
-	c.Prices = nil
+	c.Prices, c.Review, c.Package = nil, core.ReviewPolicy{}, ""
 	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
 		t.Fatalf("policies %+v, want the documented defaults", c.Policies())
 	}
@@ -142,7 +145,7 @@ func TestParseBad(t *testing.T) {
 		{"agents not a list", "agents: 3\n", []string{"wilco.yaml:1: agents: must be a list of agents"}},
 		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
-		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, listen"}},
+		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, listen"}},
 		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
 		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
 		{"version string", "version: one\n" + agent, []string{`wilco.yaml:1: version: must be an integer, got "one"`}},

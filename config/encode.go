@@ -43,7 +43,12 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryLogRetention:   dur(c.Logs.RetryLogRetention),
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
-		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Compat:  fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Done:    fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
+		Package: c.Package,
+	}
+	if c.Review.Agent != "" {
+		f.Review = &fileReview{Agent: c.Review.Agent, Timeout: dur(c.Review.Timeout)}
 	}
 	for name, p := range c.Prices {
 		if f.Prices == nil {
@@ -54,7 +59,7 @@ func (c *Config) Encode() ([]byte, error) {
 	for _, a := range c.Agents {
 		fa := fileAgent{
 			Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
-			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout),
+			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout), Role: a.Role,
 		}
 		if a.Adapter == "exec" {
 			fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
@@ -122,6 +127,20 @@ type (
 		// Prices are the user's, by model or agent name, like an agent's
 		// env.
 		Prices map[string]filePrice `yaml:"prices,omitempty"`
+		Done   fileDone             `yaml:"done"`
+		Review *fileReview          `yaml:"review,omitempty"`
+		// Package is "" in a repository that is not a monorepo.
+		Package string `yaml:"package,omitempty"`
+	}
+	fileDone struct {
+		MaxFiles int    `yaml:"max_files"`
+		MaxLines int    `yaml:"max_lines"`
+		Size     string `yaml:"size"`
+		Tests    string `yaml:"tests"`
+	}
+	fileReview struct {
+		Agent   string `yaml:"agent"`
+		Timeout string `yaml:"timeout,omitempty"`
 	}
 	filePrice struct {
 		InputPerMTok  float64 `yaml:"input_per_mtok"`
@@ -139,6 +158,7 @@ type (
 		Capabilities []string          `yaml:"capabilities,omitempty,flow"`
 		Timeout      string            `yaml:"timeout,omitempty"`
 		IdleTimeout  string            `yaml:"idle_timeout,omitempty"`
+		Role         string            `yaml:"role,omitempty"`
 	}
 	fileVerify struct {
 		Steps []fileStep `yaml:"steps"`

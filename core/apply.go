@@ -62,7 +62,7 @@ func (s *State) applyEvent(ev Event) {
 			return
 		}
 		a.Version = seq
-		a.Removed, a.FromConfig = false, e.FromConfig
+		a.Removed, a.FromConfig, a.Role = false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
@@ -386,6 +386,29 @@ func (s *State) applyTask(ev Event) {
 			t.Warnings = append(t.Warnings, e.Text)
 		}
 
+	case ScoutAsked:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Consultations = append(t.Consultations, e.Consultation)
+		}
+
+	case ScoutAnswered:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Answer, c.EndedAt = ConsultAnswered, e.Answer, now
+				}
+			}
+		}
+
+	case ScoutFailed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Error, c.EndedAt = ConsultFailed, e.Reason, now
+				}
+			}
+		}
+
 	case TaskReviewRequested:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			r := e.Review
@@ -437,12 +460,12 @@ func (s *State) taskAt(id string, seq uint64) *Task {
 
 // heardFrom names the agent an event shows to be alive ("" for none): it
 // polled its inbox, answered (an ACK, questions, a checkpoint or report, an
-// operation's "ok"), or its turn's process ran to its end. What wilco does
+// operation's "ok", a scout's answer), or its turn's process ran to its end. What wilco does
 // to an agent (a send, a reassignment, a status it sets) is not a sign of
 // the agent's life.
 func heardFrom(ev Event) string {
 	switch e := ev.Data.(type) {
-	case AgentCycle, AgentSeen, DeliveryClarifying, OperationReply:
+	case AgentCycle, AgentSeen, DeliveryClarifying, OperationReply, ScoutAnswered:
 		return ev.Agent
 	case DeliveryAcknowledged:
 		if e.By == "agent" {

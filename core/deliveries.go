@@ -334,6 +334,8 @@ func (s *State) Fire(now time.Time, key string) error {
 	case d.State != Sent:
 	case d.Type == TypeReview:
 		s.reviewTimedOut(now, d)
+	case d.Type == TypeScoutQuery:
+		s.scoutTimedOut(now, d)
 	case d.Policy == PolicyBackoff:
 		s.backoffDue(now, d)
 		s.syncTask(now, d.TaskID)

@@ -44,6 +44,8 @@ type Agent struct {
 	TokenHash string `json:"token_hash,omitempty"`
 	// FromConfig: the agent comes from wilco.yaml (see AgentSpec).
 	FromConfig bool `json:"from_config,omitempty"`
+	// Role is "" or RoleScout (see AgentSpec).
+	Role string `json:"role,omitempty"`
 	// Removed: the agent was taken out of service (see AgentRemoved).
 	Removed bool `json:"removed,omitempty"`
 	// LastSeen is when wilco last heard from the agent (see heardFrom).

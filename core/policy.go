@@ -235,6 +235,9 @@ type Policies struct {
 	// Done is the definition of done's checks; Review names the reviewer.
 	Done   DonePolicy   `json:"done,omitzero"`
 	Review ReviewPolicy `json:"review,omitzero"`
+	// Package is the folder of a monorepo every task is scoped to, unless
+	// it names its own ("" for the whole repository).
+	Package string `json:"package,omitempty"`
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
@@ -291,7 +294,8 @@ func (b Budget) over(u Usage, what string) string {
 
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
-	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy()}
+	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
+		Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -320,6 +324,9 @@ func (p Policies) Validate() error {
 	}
 	if err := p.Review.Validate(); err != nil {
 		return err
+	}
+	if err := CheckPackage(p.Package); err != nil {
+		return policyError("package", "%v", err)
 	}
 	return p.Loop.Validate()
 }

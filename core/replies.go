@@ -114,10 +114,16 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 		}
 	}
 	if d == nil && strings.TrimSpace(in.Text) != "" {
-		d = s.openReviewTo(a.Name) // a reviewer's answer that names no message
+		// A reviewer's or a scout's answer that names no message.
+		if d = s.openReviewTo(a.Name); d == nil {
+			d = s.openQuestionTo(a.Name)
+		}
 	}
-	if d != nil && d.Type == TypeReview {
+	switch {
+	case d != nil && d.Type == TypeReview:
 		return s.reviewAnswer(now, a, d, in.Text)
+	case d != nil && d.Type == TypeScoutQuery:
+		return s.scoutAnswer(now, a, d, in.Text)
 	}
 	r, then, fromText, err := readReply(in)
 	if err != nil {

@@ -122,8 +122,8 @@ type Review struct {
 
 // Phase and milestones of a review.
 const (
-	Reviewing         Phase = "reviewing"
-	MilestoneReviewing      = "Waiting for the reviewer..."
+	Reviewing          Phase = "reviewing"
+	MilestoneReviewing       = "Waiting for the reviewer..."
 )
 
 // TypeReview is the message that asks a reviewer for its verdict.

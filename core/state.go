@@ -51,6 +51,8 @@ type RunVerify struct {
 	Attempt    int
 	RunID      string
 	Boundaries []string
+	// Package is the monorepo package the task is scoped to ("" none).
+	Package string
 	// Inspect asks, once the steps passed, for the change's Inspection
 	// (the definition of done's checks); Diff, for its diff too (a
 	// reviewer reads it).

@@ -27,6 +27,9 @@ type TaskSpec struct {
 	DependsOn []string
 	Context   string
 	Resumed   string
+	// Package is the monorepo package the task is scoped to (default: the
+	// configuration's package).
+	Package string
 }
 
 // Task returns a copy of the task.
@@ -167,12 +170,19 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if s.inService() == 0 {
 		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
+	pkg := spec.Package
+	if pkg == "" {
+		pkg = s.policies.Package
+	}
+	if err := CheckPackage(pkg); err != nil {
+		return Task{}, invalidf("package: %v", err)
+	}
 	t := Task{
 		ID: spec.ID, Description: spec.Description,
 		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
-		State: Queued, Failures: []FailureRecord{},
+		State: Queued, Failures: []FailureRecord{}, Package: cleanPackage(pkg),
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
@@ -301,7 +311,7 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 // promptTask is the task as prompts render it.
 func promptTask(t *Task) prompt.Task {
 	return prompt.Task{ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals,
-		Boundaries: t.Boundaries, AcceptanceCriteria: t.AcceptanceCriteria, Context: t.Context}
+		Boundaries: t.Boundaries, AcceptanceCriteria: t.AcceptanceCriteria, Context: t.Context, Package: t.Package}
 }
 
 func promptFailures(t *Task) []prompt.Failure {
@@ -323,6 +333,7 @@ func promptFailures(t *Task) []prompt.Failure {
 // plan with every failure so far.
 func (s *State) taskPrompt(t *Task, kind string, attempt int) string {
 	task := promptTask(t)
+	task.Scouts = s.scoutNames()
 	if kind == "first" || len(t.Failures) == 0 && t.Intervention == "" {
 		return prompt.Render(task)
 	}
@@ -591,7 +602,7 @@ func runID(task string, attempt int) string {
 func (s *State) verify(now time.Time, t *Task) {
 	id := runID(t.ID, t.Attempt)
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, RunID: id, Milestone: MilestoneVerifying})
-	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries),
+	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries), Package: t.Package,
 		Inspect: s.policies.Done.Tests != CheckOff || s.policies.Done.MaxFiles > 0 || s.policies.Done.MaxLines > 0 || s.policies.Review.Agent != "",
 		Diff:    s.policies.Review.Agent != ""})
 }
@@ -792,6 +803,12 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 	if t.Review != nil {
 		if d := s.find(t.Review.Delivery); d != nil && !d.State.Terminal() {
 			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+		}
+	}
+	for _, c := range t.Consultations {
+		if d := s.find(c.ID); c.State == ConsultPending && d != nil && !d.State.Terminal() {
+			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+			s.emit(now, t.ID, d.To, ScoutFailed{ID: d.ID, Reason: "the task ended " + string(to)})
 		}
 	}
 	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {

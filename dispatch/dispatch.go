@@ -21,6 +21,7 @@ import (
 	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/runtime"
+	"wilco/untested"
 	"wilco/verify"
 	"wilco/workspace"
 )
@@ -428,9 +429,47 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 		return
 	}
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
+	var ins *core.Inspection
+	if res.Passed && e.Inspect && d.ws != nil {
+		ins = d.inspect(ctx, e)
+	}
 	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps)})
+		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
+			Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins})
 	})
+}
+
+// maxReviewDiff bounds the diff a reviewer is sent.
+const maxReviewDiff = 256 << 10
+
+// inspect reads what the definition of done checks of a task's change
+// whose verification passed: its files with their lines, the source files
+// changed without a test, and (for a reviewer) the diff.
+func (d *Dispatcher) inspect(ctx context.Context, e core.RunVerify) *core.Inspection {
+	files, err := d.changedByTask(ctx, e.TaskID, true)
+	if err != nil {
+		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+		return nil
+	}
+	ins := &core.Inspection{Files: files}
+	var live []string
+	for _, f := range files {
+		if f.Status != workspace.StatusDeleted && f.Status != "restored" {
+			live = append(live, f.Path)
+		}
+	}
+	ins.Untested = untested.Find(live, os.DirFS(d.ws.Root()))
+	if e.Diff {
+		diff, err := d.ws.DiffOf(ctx, workspace.Paths(files))
+		if err != nil {
+			d.log.Warn("the change's diff could not be made: the reviewer gets the file list only", "task", e.TaskID, "err", err)
+		}
+		if len(diff) > maxReviewDiff {
+			diff = append(diff[:maxReviewDiff:maxReviewDiff], fmt.Sprintf("\n… (the diff is cut here: %d bytes in all)\n", len(diff))...)
+		}
+		ins.Diff = string(diff)
+	}
+	return ins
 }
 
 // DiffPath is where the diff of a dry run's run id is kept.

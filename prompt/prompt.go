@@ -18,6 +18,10 @@ type Task struct {
 	// Context is extra material placed after the task (a resumed task's
 	// stuck report, a plan's dependency warnings).
 	Context string
+	// Package is the monorepo package the task is scoped to ("" none).
+	Package string
+	// Scouts are the read-only helpers the agent may consult.
+	Scouts []string
 }
 
 // Failure is one failed attempt, as the retry context shows it.
@@ -44,6 +48,14 @@ func Render(t Task) string {
 	section(&b, "Constraints (must be preserved; they never change)", t.Constraints)
 	section(&b, "Non-goals (do not do these)", t.NonGoals)
 	section(&b, "Boundaries (out of scope: do not change these files or modules)", t.Boundaries)
+	if t.Package != "" {
+		fmt.Fprintf(&b, "\n## Package\nThis task is scoped to the package %s/ of this repository: change files under %s/ only. "+
+			"A change that would need another package is a separate task: say so (Status: blocked) instead of making it.\n", t.Package, t.Package)
+	}
+	if len(t.Scouts) > 0 {
+		fmt.Fprintf(&b, "\n## Scouts\nRead-only helpers you may consult before you change anything: %s. "+
+			"Ask one with the command `wilco ask <scout> \"<question>\"` (or the wilco_ask tool); it prints the scout's answer.\n", strings.Join(t.Scouts, ", "))
+	}
 	if len(t.AcceptanceCriteria) > 0 {
 		b.WriteString("\n## Acceptance Criteria\n")
 		for _, c := range t.AcceptanceCriteria {

@@ -19,6 +19,7 @@ type createAgentRequest struct {
 	Env          map[string]string `json:"env"`
 	Timeout      string            `json:"timeout"`
 	IdleTimeout  string            `json:"idle_timeout"`
+	Role         string            `json:"role"`
 }
 
 type createAgentResponse struct {
@@ -98,7 +99,10 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	a := config.Agent{
 		Name: req.Name, Adapter: req.Adapter, Capabilities: req.Capabilities, Preset: req.Preset, Command: req.Command,
-		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env,
+		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env, Role: req.Role,
+	}
+	if req.Role != "" && req.Role != core.RoleScout {
+		return invalidf("role %q: must be scout, or nothing for an agent that takes tasks", req.Role)
 	}
 	var present []string
 	for f, set := range map[string]bool{

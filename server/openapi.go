@@ -244,7 +244,7 @@ func componentSchemas() map[string]any {
 		"Agent": obj([]string{"name", "adapter", "capabilities", "status"}, map[string]any{
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
-			"from_config": boolean, "removed": boolean,
+			"from_config": boolean, "removed": boolean, "role": typ("string", "scout: a read-only helper agents consult; it takes no task."),
 			"last_seen":    map[string]any{"type": []string{"string", "null"}, "format": "date-time", "description": "When wilco last heard from the agent: a poll, an answer, the end of its turn."},
 			"current_task": typ("string", "The task the agent holds now."), "finished_tasks": typ("integer", "The tasks it ended."),
 			"first_attempt_success": typ("integer", "Of finished_tasks, those that succeeded at the first attempt."),
@@ -257,7 +257,12 @@ func componentSchemas() map[string]any {
 			"preset": enum("claude-code", "codex", "gemini", "aider", "opencode"), "command": strs,
 			"prompt": enum("stdin", "arg", "file"), "handshake": enum("inline", "session", "none"),
 			"env": map[string]any{"type": "object", "additionalProperties": str}, "timeout": dur, "idle_timeout": dur,
+			"role": enum("scout"),
 		}),
+		"Ask": obj([]string{"scout", "question"}, map[string]any{"scout": str, "question": str}),
+		"Consultation": obj([]string{"id", "task_id", "from", "scout", "question", "state", "asked_at"}, map[string]any{
+			"id": str, "task_id": str, "attempt": integer, "from": str, "scout": str, "question": str,
+			"state": enum("pending", "answered", "failed"), "answer": str, "error": str, "asked_at": dateTime, "ended_at": dateTime}),
 		"CreatedAgent": obj([]string{"agent", "token"}, map[string]any{"agent": ref("Agent"), "token": typ("string", "The agent's token; shown once.")}),
 		"Token":        obj([]string{"token"}, map[string]any{"token": str}),
 		"SendMessage": obj([]string{"to", "body"}, map[string]any{
@@ -265,7 +270,7 @@ func componentSchemas() map[string]any {
 			"capabilities": strs, "acceptance_criteria": strs, "description": str,
 		}),
 		"Message": obj([]string{"id", "from", "to", "type", "subject", "body", "state", "attempts", "created_at", "acknowledged_at"}, map[string]any{
-			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review"),
+			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review", "scout_query"),
 			"policy": enum("none", "cycles", "backoff", "reminders"), "subject": str, "body": str, "task_id": str,
 			"operation_id": str, "state": deliveryState, "attempts": integer, "answer": str, "understanding": str,
 			"questions": strs, "reason": str, "created_at": dateTime, "sent_at": nullTime, "acknowledged_at": nullTime,

@@ -58,6 +58,11 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
 		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over HTTP (JSON-RPC 2.0, one message per POST, one JSON answer): acknowledge, clarify, checkpoint, complete — for the calling agent's task (or the X-Wilco-Task header's).",
 			Request: "MCPMessage", Handler: s.mcp, Responses: map[int]string{200: "MCPMessage"}},
+		{Method: "POST", Path: "/v1/ask", Auth: AgentOnly, Summary: "Ask a scout (a read-only helper agent) a question, from inside the calling agent's task; the answer comes back through GET /v1/ask/{id}.",
+			Request: "Ask", Handler: s.ask, Responses: map[int]string{201: "Consultation"}},
+		{Method: "GET", Path: "/v1/ask/{id}", Auth: AgentOnly, Summary: "A question to a scout and its answer, for the agent that asked it; long-polls up to wait while it is pending.",
+			Examples: id("M-7"), Query: []Param{{"wait", "string", "Go duration to wait while the question is pending (default 0, at most 5m)"}},
+			Handler: s.askResult, Responses: map[int]string{200: "Consultation"}},
 		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data. An agent may answer only what was sent to it.",
 			Request: "Reply", Handler: s.reply, Responses: map[int]string{202: "Interpreted"}},
 

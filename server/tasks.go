@@ -60,6 +60,10 @@ type TaskView struct {
 	// Review is the last review of the change, when a reviewer is
 	// configured.
 	Review *core.Review `json:"review,omitempty"`
+	// Package is the monorepo package the task is scoped to.
+	Package string `json:"package,omitempty"`
+	// Consultations are the questions asked of scouts, with their answers.
+	Consultations []core.Consultation `json:"consultations,omitempty"`
 }
 
 // taskView renders a task; c gives its position and the agent's questions.
@@ -81,7 +85,7 @@ func taskViewAt(c *core.State, t core.Task, position int) TaskView {
 		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
 		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
 		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
-		Usage: t.Usage, Usages: t.Usages, Review: t.Review,
+		Usage: t.Usage, Usages: t.Usages, Review: t.Review, Package: t.Package, Consultations: t.Consultations,
 	}
 	if v.Usages == nil {
 		v.Usages = []core.UsageRecord{}
@@ -114,18 +118,20 @@ type submitTaskRequest struct {
 	AcceptanceCriteria []string `json:"acceptance_criteria"`
 	DryRun             bool     `json:"dry_run"`
 	Agent              string   `json:"agent"`
+	Package            string   `json:"package"`
 }
 
 func (r submitTaskRequest) spec() core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
-		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent}
+		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package}
 }
 
 // taskSchemas are the OpenAPI component schemas of the task routes.
 func taskSchemas() map[string]any {
 	nullStr, nullObj := nullable("string"), nullable("object")
 	submit := map[string]any{"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs,
-		"acceptance_criteria": strs, "dry_run": boolean, "agent": str}
+		"acceptance_criteria": strs, "dry_run": boolean, "agent": str,
+		"package": typ("string", "The monorepo package (a folder) the task is scoped to; default: the configuration's package.")}
 	planTask := map[string]any{"depends_on": arr(integer)}
 	for k, v := range submit {
 		planTask[k] = v
@@ -152,7 +158,9 @@ func taskSchemas() map[string]any {
 				"attempt": integer, "agent": str, "day": str, "usage": ref("Usage")})),
 			"review": obj([]string{"attempt", "reviewer", "delivery", "run_id"}, map[string]any{"attempt": integer, "reviewer": str,
 				"delivery": str, "run_id": str, "command": str, "files": strs, "verdict": enum("APPROVED", "REJECTED"), "reasons": str, "at": dateTime}),
-			"warnings": typ("array", "What the definition of done found and let pass, and other warnings."),
+			"warnings":      typ("array", "What the definition of done found and let pass, and other warnings."),
+			"package":       str,
+			"consultations": arr(ref("Consultation")),
 		}),
 		"TaskList": obj([]string{"tasks", "next", "total", "counts"}, map[string]any{
 			"tasks": map[string]any{"type": "array", "items": map[string]any{"oneOf": []any{ref("Task"), ref("TaskBrief")}},

@@ -40,11 +40,13 @@ type AgentView struct {
 	FirstAttemptSuccess int    `json:"first_attempt_success"`
 	// Usage is what its turns cost, as its CLI reported it.
 	Usage core.Usage `json:"usage"`
+	// Role is "scout" for a read-only helper agents consult.
+	Role string `json:"role,omitempty"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
 	return AgentView{
-		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull,
+		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
 		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed, LastSeen: timePtr(a.LastSeen),
 	}

@@ -321,3 +321,51 @@ func TestWilcoWebPrintsANewLoginLinkThatWorksOnce(t *testing.T) {
 	_, printedCode, _ := strings.Cut(printed, "/#login=")
 	in.must(201, in.call("POST", "/v1/session", "", map[string]any{"code": printedCode}))
 }
+
+// From the page: a stuck task resumed from its report (a new task that
+// says where it comes from), a dry run discarded (nothing written), a
+// queued task cancelled from the list (two clicks).
+func TestThePageResumesAStuckTaskDiscardsADryRunAndCancels(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+
+		execAgent(t, "guesser", "web.sh", []string{"fix"})+
+		execAgent(t, "proposer", "propose.sh", nil)+
+		"  - {name: remote, adapter: mailbox}\n"+
+		checkStep+"policy:\n  loop: {hard_stop: 1}\n")
+	in := serveRepo(t, dir)
+	b := openBrowser(t)
+	b.navigate(in.loginLink())
+	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
+
+	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "guesser"})
+	b.goTo("#/tasks/T-1")
+	b.waitFor("T-1 stuck on its page", `document.getElementById('resume') !== null`, 60*time.Second)
+	mustContain(t, "the stuck panel", b.str(`document.getElementById('needs-you').textContent`), "Stuck after 1 verify loops", "Resume from the report")
+	b.click("#resume")
+	b.waitFor("the resumed task's page", `location.hash === '#/tasks/T-2' && (document.querySelector('#overview dd[data-key="resumed from"]') || {}).textContent === 'T-1'`, 30*time.Second)
+	mustContain(t, "the resumed prompt", in.prompt("T-2-a1"), "# Stuck report: T-1")
+	b.waitFor("T-2 stuck too", `document.getElementById('resume') !== null`, 60*time.Second)
+
+	before := readFile(t, filepath.Join(dir, "file.txt")) // what the stuck tasks left
+	in.submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "agent": "proposer", "dry_run": true})
+	b.goTo("#/tasks/T-3")
+	b.waitFor("T-3's diff", `document.querySelector('.diff-file[data-path="new.txt"]') !== null`, 60*time.Second)
+	b.click("#discard")
+	b.click("#discard")
+	b.waitFor("T-3 discarded", detailState+` === 'cancelled'`, 30*time.Second)
+	if got := readFile(t, filepath.Join(dir, "file.txt")); got != before || exists(filepath.Join(dir, "new.txt")) {
+		t.Fatalf("a discarded dry run changed the working tree: file.txt %q (was %q), new.txt there: %v", got, before, exists(filepath.Join(dir, "new.txt")))
+	}
+
+	in.submit(map[string]any{"description": "Wait for the remote agent", "agent": "remote"})
+	in.submit(map[string]any{"description": "Queued behind it", "agent": "remote"})
+	b.goTo("#/tasks?state=queued")
+	b.waitFor("T-5 queued", rowState("T-5")+` === 'queued'`, 30*time.Second)
+	b.click(`button[data-cancel="T-5"]`)
+	b.click(`button[data-cancel="T-5"]`)
+	b.waitFor("T-5 gone from the list", `document.querySelector('tr[data-task="T-5"]') === null`, 30*time.Second)
+	if r := in.call("GET", "/v1/tasks/T-5", adminToken, nil); r.status != http.StatusNotFound {
+		t.Fatalf("the cancelled queued task: %d %s", r.status, r.body)
+	}
+	b.noExceptions()
+}

@@ -1,7 +1,7 @@
 package test
 
 // Driving the page in a real headless Chromium (Debian's chromium
-// package), with chromedp: the helpers of the browser tests.
+// package), with chromedp: what the browser tests share.
 
 import (
 	"context"

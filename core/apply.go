@@ -20,6 +20,9 @@ import (
 // did. That is what lets the runtime write checkpoints a little at a time.
 func (s *State) apply(ev Event) {
 	s.applyEvent(ev)
+	if name := heardFrom(ev); name != "" {
+		s.heard(name, ev.Seq, ev.Time)
+	}
 	// Keep the index of open deliveries by agent: replies without
 	// in_reply_to look there, not through every delivery ever made.
 	for _, d := range s.changed {
@@ -456,6 +459,48 @@ func (s *State) taskAt(id string, seq uint64) *Task {
 	t.Version = seq
 	s.touch(KindTask, id)
 	return t
+}
+
+// heardFrom names the agent an event shows to be alive ("" for none): it
+// polled its inbox, answered (an ACK, questions, a checkpoint or report, an
+// operation's "ok", a scout's answer), or its turn's process ran to its end. What wilco does
+// to an agent (a send, a reassignment, a status it sets) is not a sign of
+// the agent's life.
+func heardFrom(ev Event) string {
+	switch e := ev.Data.(type) {
+	case AgentCycle, AgentSeen, DeliveryClarifying, OperationReply, ScoutAnswered:
+		return ev.Agent
+	case DeliveryAcknowledged:
+		if e.By == "agent" {
+			return ev.Agent
+		}
+	case DeliveryReply:
+		if e.Kind != "attempt_failed" && e.Kind != "task_ended" {
+			return ev.Agent
+		}
+	case TaskTurnEnded:
+		if e.ExitCode >= 0 {
+			return ev.Agent
+		}
+	}
+	return ""
+}
+
+// heard sets the agent's LastSeen. Unlike agentAt it also changes an agent
+// the same event already changed (its Version is seq): LastSeen only moves
+// forward, so applying it twice is harmless.
+func (s *State) heard(name string, seq uint64, now time.Time) {
+	a := s.agents[name]
+	if a == nil || a.Version > seq {
+		return
+	}
+	if a.Version < seq {
+		a.Version = seq
+		s.touch(KindAgent, name)
+	}
+	if now.After(a.LastSeen) {
+		a.LastSeen = now
+	}
 }
 
 // agentAt returns the agent to change for the event at seq, or nil when it

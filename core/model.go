@@ -48,6 +48,8 @@ type Agent struct {
 	Role string `json:"role,omitempty"`
 	// Removed: the agent was taken out of service (see AgentRemoved).
 	Removed bool `json:"removed,omitempty"`
+	// LastSeen is when wilco last heard from the agent (see heardFrom).
+	LastSeen time.Time `json:"last_seen,omitzero"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.

@@ -29,6 +29,7 @@ import (
 	"wilco/store"
 	"wilco/store/sqlite"
 	"wilco/verify"
+	"wilco/web"
 )
 
 // Defaults.
@@ -70,6 +71,9 @@ type Options struct {
 	Deliver func(agent string, msg core.InboxMessage)
 	// Routes are more routes for the server (tasks, plans, runs).
 	Routes []server.Route
+	// Started, when set, is called by Run once the daemon serves: wilco
+	// serve prints the page's login link there.
+	Started func(d *Daemon)
 }
 
 // Daemon is a running server.
@@ -77,10 +81,13 @@ type Daemon struct {
 	// Addr is the bound host:port, URL its http:// form.
 	Addr, URL string
 	// Token is the admin token.
-	Token   string
-	Config  *config.Config
-	Runtime *runtime.Runtime
-	Server  *server.Server
+	Token string
+	// LoginURL is a one-time link that logs a browser in to the page
+	// (valid for a day unused).
+	LoginURL string
+	Config   *config.Config
+	Runtime  *runtime.Runtime
+	Server   *server.Server
 
 	log  *slog.Logger
 	st   *sqlite.Store
@@ -111,6 +118,9 @@ func Run(ctx context.Context, opts Options) error {
 	d, err := Start(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if opts.Started != nil {
+		opts.Started(d)
 	}
 	select {
 	case <-ctx.Done():
@@ -261,7 +271,12 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			d.Runtime.Close()
 		}
 	}()
+	page, err := web.New()
+	if err != nil {
+		return nil, err
+	}
 	if d.Server, err = server.New(server.Options{
+		Page:    page,
 		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: runs, LogsDir: logs, EditedSince: d.disp.EditedSince,
@@ -296,6 +311,9 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 
 	d.Addr = ln.Addr().String()
 	d.URL = "http://" + d.Addr
+	if d.LoginURL, _, err = d.Server.LoginLink(d.URL); err != nil {
+		return nil, err
+	}
 	d.http = &http.Server{
 		Handler:           d.Server,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -38,11 +38,13 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	out := []AgentView{}
 	var next, why string
 	s.read(func(c *core.State) {
+		var agents []core.Agent
 		for _, a := range c.Agents() {
 			if status == "" || a.Status == status {
-				out = append(out, s.agentView(a))
+				agents = append(agents, a)
 			}
 		}
+		out = append(out, s.agentViews(c, agents...)...)
 		next, why = c.NextTaskAgent()
 	})
 	WriteJSON(w, http.StatusOK, map[string]any{"agents": out, "next": map[string]string{"agent": next, "why": why}})
@@ -73,13 +75,18 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("name")
-	var a core.Agent
+	var v AgentView
 	var ok bool
-	s.read(func(c *core.State) { a, ok = c.Agent(name) })
+	s.read(func(c *core.State) {
+		var a core.Agent
+		if a, ok = c.Agent(name); ok {
+			v = s.agentViews(c, a)[0]
+		}
+	})
 	if !ok {
 		return notFoundf("no agent %q", name)
 	}
-	WriteJSON(w, http.StatusOK, s.agentView(a))
+	WriteJSON(w, http.StatusOK, v)
 	return nil
 }
 

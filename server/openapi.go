@@ -17,10 +17,11 @@ func (s *Server) OpenAPI() map[string]any {
 	paths := map[string]any{}
 	for _, rt := range s.routes {
 		maps.Copy(schemas, rt.Schemas)
-		item, _ := paths[rt.Path].(map[string]any)
+		path := DocPath(rt.Path)
+		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[rt.Path] = item
+			paths[path] = item
 		}
 		item[strings.ToLower(rt.Method)] = operationDoc(rt)
 	}
@@ -40,6 +41,8 @@ func (s *Server) OpenAPI() map[string]any {
 			"securitySchemes": map[string]any{
 				"admin": map[string]any{"type": "http", "scheme": "bearer", "description": "The admin token (.wilco/token or WILCO_TOKEN)."},
 				"agent": map[string]any{"type": "http", "scheme": "bearer", "description": "An agent's token (POST /v1/agents or /v1/agents/{name}/token)."},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": s.sessionCookieName(),
+					"description": "The page's session cookie (POST /v1/session), in place of the admin token; a state-changing request made with it carries the session's CSRF token in X-CSRF-Token."},
 			},
 		},
 	}
@@ -49,6 +52,10 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	WriteJSON(w, http.StatusOK, s.OpenAPI())
 	return nil
 }
+
+// DocPath is a route's path as the OpenAPI document writes it: the mux's
+// end-of-path mark "{$}" ("/{$}" is "/" and nothing under it) left out.
+func DocPath(p string) string { return strings.ReplaceAll(p, "{$}", "") }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -60,7 +67,7 @@ func operationDoc(rt Route) map[string]any {
 	}
 	switch rt.Auth {
 	case Admin:
-		op["security"] = []any{map[string]any{"admin": []string{}}}
+		op["security"] = []any{map[string]any{"admin": []string{}}, map[string]any{"session": []string{}}}
 	case AgentOnly:
 		op["security"] = []any{map[string]any{"agent": []string{}}}
 	case Loopback:
@@ -116,7 +123,10 @@ func operationDoc(rt Route) map[string]any {
 	if rt.Method == "POST" || rt.Method == "PATCH" {
 		errs = append(errs, 409, 413)
 	}
-	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" {
+	if rt.Method == "POST" && rt.Path == "/v1/session" {
+		errs = append(errs, 401, 403) // an unknown code or token; an agent's token
+	}
+	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" || rt.Path == "/{$}" {
 		errs = errs[2:]
 	}
 	errSchema := "Error"
@@ -235,6 +245,10 @@ func componentSchemas() map[string]any {
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
 			"from_config": boolean, "removed": boolean, "role": typ("string", "scout: a read-only helper agents consult; it takes no task."),
+			"last_seen":    map[string]any{"type": []string{"string", "null"}, "format": "date-time", "description": "When wilco last heard from the agent: a poll, an answer, the end of its turn."},
+			"current_task": typ("string", "The task the agent holds now."), "finished_tasks": typ("integer", "The tasks it ended."),
+			"first_attempt_success": typ("integer", "Of finished_tasks, those that succeeded at the first attempt."),
+			"usage":                 ref("Usage"),
 		}),
 		"AgentList": obj([]string{"agents", "next"}, map[string]any{"agents": arr(ref("Agent")),
 			"next": obj([]string{"agent", "why"}, map[string]any{"agent": typ("string", "The agent the next task that names none goes to (\"\" when none is in service)."), "why": str})}),
@@ -314,6 +328,7 @@ func componentSchemas() map[string]any {
 			"created_at": dateTime, "last_attempt_at": nullTime, "next_attempt_at": nullTime, "delivered_at": nullTime, "failed_at": nullTime,
 		}),
 		"NotificationList": obj([]string{"notifications"}, map[string]any{"notifications": arr(ref("Notification"))}),
+		"OperationList": obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),
 		}),

@@ -45,7 +45,8 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "POST", Path: "/v1/instructions", Auth: Admin, Summary: "Queue an instruction for the agent's next dispatch cycle (cycles policy). Instructions may be sent more than once: make them idempotent.",
 			Request: "CreateInstruction", Handler: s.createInstruction, Responses: map[int]string{201: "Instruction"}},
 		{Method: "GET", Path: "/v1/instructions", Auth: Admin, Summary: "List instructions.",
-			Query:   []Param{{"state", "string", "pending, sent, acknowledged, failed or cancelled"}, {"agent", "string", "only this agent's"}},
+			Query: []Param{{"state", "string", "pending, sent, acknowledged, failed or cancelled"}, {"agent", "string", "only this agent's"},
+				{"limit", "integer", "only the newest n (1 to 10000)"}},
 			Handler: s.listInstructions, Responses: map[int]string{200: "InstructionList"}},
 		{Method: "GET", Path: "/v1/instructions/{id}", Auth: Admin, Summary: "One instruction.",
 			Examples: id("I-1"), Handler: s.getInstruction, Responses: map[int]string{200: "Instruction"}},
@@ -67,6 +68,9 @@ func (s *Server) ownRoutes() []Route {
 
 		{Method: "POST", Path: "/v1/operations", Auth: Admin, Summary: "Ask agents for their \"ok\" before an operation (reminders policy), then run its command.",
 			Request: "StartOperation", Handler: s.startOperation, Responses: map[int]string{201: "Operation"}},
+		{Method: "GET", Path: "/v1/operations", Auth: Admin, Summary: "List operations, oldest first.",
+			Query:   []Param{{"state", "string", "waiting, proceeding, done, cancelled, aborted or failed"}, {"limit", "integer", "only the newest n (1 to 10000)"}},
+			Handler: s.listOperations, Responses: map[int]string{200: "OperationList"}},
 		{Method: "GET", Path: "/v1/operations/{id}", Auth: Admin, Summary: "One operation.",
 			Examples: id("OP-1"), Handler: s.getOperation, Responses: map[int]string{200: "Operation"}},
 		{Method: "POST", Path: "/v1/operations/{id}/cancel", Auth: Admin, Summary: "Cancel a waiting operation.",
@@ -85,6 +89,8 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.events, Responses: map[int]string{200: "EventPage|text/event-stream"}},
 	}
 	routes = append(routes, s.taskRoutes()...)
+	routes = append(routes, s.sessionRoutes()...)
+	routes = append(routes, s.pageRoutes()...)
 	if s.mailbox != nil {
 		routes = append(routes, s.maestroRoutes()...)
 	}

@@ -43,6 +43,7 @@ func init() {
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
 		{name: "status", args: "[ID] [--detail] [--state S] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
 		{name: "transcript", args: "ID [--attempt N] [--full] [--json]", group: "look", summary: "an attempt's conversation with its agent: prompt, text, tool calls and results", run: cmdTranscript},
+		{name: "web", args: "[--json]", group: "look", summary: "print a one-time link that logs a browser in to the page (wilco serve prints the first)", run: cmdWeb},
 		{name: "watch", args: "[ID] [--after SEQ] [--json]", group: "look", summary: "follow the live event stream (one task's, or all); Ctrl-C stops", run: cmdWatch},
 
 		{name: "cancel", args: "ID [--json]", group: "act", summary: "cancel a task (a queued one leaves no trace)", run: cmdCancel},

@@ -219,3 +219,28 @@ func (s *State) afterConsultation(now time.Time, d *Delivery) {
 	}
 	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneImplementing})
 }
+
+// MessageFailed records that an agent could not answer a message sent to
+// it (its turn failed; a scout changed files): a scout's question fails
+// with that reason, a review escalates its task at once (no verdict will
+// come); other messages wait for their own policies.
+func (s *State) MessageFailed(now time.Time, agent, id, reason string) error {
+	now = norm(now)
+	d := s.find(id)
+	if d == nil || d.To != agent {
+		return notFoundf("no message %q to %s", id, agent)
+	}
+	if d.State.Terminal() {
+		return nil
+	}
+	switch d.Type {
+	case TypeScoutQuery:
+		return s.FailConsultation(now, id, reason)
+	case TypeReview:
+		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: reason, Attempts: d.Sends})
+		if t := s.reviewFor(d); t != nil {
+			s.escalateTask(now, t, fmt.Sprintf("the reviewer %s could not review the change: %s. Answer retry to run the attempt again, skip to keep the change unreviewed, or abort", d.To, reason))
+		}
+	}
+	return nil
+}

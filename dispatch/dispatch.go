@@ -109,7 +109,8 @@ func New(opts Options) (*Dispatcher, error) {
 				return "", errors.New("dry runs need a git work tree")
 			}
 			return d.ws.Worktree(ctx, task)
-		}})
+		},
+		ReadOnly: d.readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -577,6 +578,36 @@ func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
 func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
 	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
 		return nil, c.NoteActivity(now, taskID, attempt, text)
+	})
+	return err
+}
+
+// readOnly gives a scout's question a throw-away worktree made from the
+// working tree as it is, and the function that lists what the scout
+// changed there and removes it.
+func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, func(context.Context) ([]string, error), error) {
+	if d.ws == nil {
+		return "", nil, errors.New("a scout works in a copy of the working tree, which needs a git work tree")
+	}
+	key := "scout-" + messageID
+	dir, err := d.ws.Worktree(ctx, key)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func(ctx context.Context) ([]string, error) {
+		_, files, err := d.ws.Diff(ctx, key)
+		if derr := d.ws.Discard(context.WithoutCancel(ctx), key); derr != nil {
+			d.log.Warn("removing a scout's worktree failed", "message", messageID, "err", derr)
+		}
+		return files, err
+	}, nil
+}
+
+// MessageFailed records that an agent could not answer a message (the exec
+// adapter's MessageFailer).
+func (d *Dispatcher) MessageFailed(ctx context.Context, agent, messageID, reason string) error {
+	_, err := d.submit(ctx, "message failed", func(c *core.State, now time.Time) (any, error) {
+		return nil, c.MessageFailed(now, agent, messageID, reason)
 	})
 	return err
 }

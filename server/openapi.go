@@ -328,7 +328,7 @@ func componentSchemas() map[string]any {
 			"created_at": dateTime, "last_attempt_at": nullTime, "next_attempt_at": nullTime, "delivered_at": nullTime, "failed_at": nullTime,
 		}),
 		"NotificationList": obj([]string{"notifications"}, map[string]any{"notifications": arr(ref("Notification"))}),
-		"OperationList": obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
+		"OperationList":    obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),
 		}),

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -19,15 +20,18 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	from := AgentName(r.Context())
-	c, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Consultation, error) {
-		return c.AskScout(now, from, req.Scout, req.Question)
-	})
+	c, err := s.askScout(r.Context(), AgentName(r.Context()), req.Scout, req.Question)
 	if err != nil {
 		return err
 	}
 	WriteJSON(w, http.StatusCreated, c)
 	return nil
+}
+
+func (s *Server) askScout(ctx context.Context, from, scout, question string) (core.Consultation, error) {
+	return do(ctx, s, func(c *core.State, now time.Time) (core.Consultation, error) {
+		return c.AskScout(now, from, scout, question)
+	})
 }
 
 // askResult answers a question's state to the agent that asked it, waiting
@@ -46,7 +50,17 @@ func (s *Server) askResult(w http.ResponseWriter, r *http.Request) error {
 			return invalidf("wait: at most %s, got %q", s.opts.MaxWait, v)
 		}
 	}
-	id, agent := r.PathValue("id"), AgentName(r.Context())
+	c, err := s.consultation(r.Context(), r.PathValue("id"), AgentName(r.Context()), wait)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, c)
+	return nil
+}
+
+// consultation is question id as the agent that asked it sees it, once it
+// ended or wait passed.
+func (s *Server) consultation(ctx context.Context, id, agent string, wait time.Duration) (core.Consultation, error) {
 	get := func() (core.Consultation, error) {
 		var c core.Consultation
 		var ok bool
@@ -61,24 +75,24 @@ func (s *Server) askResult(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := get()
 	if err != nil || c.State != core.ConsultPending || wait <= 0 {
-		if err == nil {
-			WriteJSON(w, http.StatusOK, c)
-		}
-		return err
+		return c, err
 	}
 	// Wait for the question's end, told by its task's scout events.
 	task := c.TaskID
-	sub, err := s.rt.Subscribe(r.Context(), func(ev store.Event) bool {
+	sub, err := s.rt.Subscribe(ctx, func(ev store.Event) bool {
 		return ev.TaskID == task && (ev.Type == core.TypeScoutAnswered || ev.Type == core.TypeScoutFailed)
 	}, 16)
 	if err != nil {
-		return err
+		return c, err
 	}
 	defer sub.Cancel()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	events := sub.C
-	for c.State == core.ConsultPending {
+	for {
+		if c, err = get(); err != nil || c.State != core.ConsultPending {
+			return c, err
+		}
 		select {
 		case _, open := <-events:
 			if !open {
@@ -86,15 +100,9 @@ func (s *Server) askResult(w http.ResponseWriter, r *http.Request) error {
 				events = nil
 			}
 		case <-timer.C:
-			WriteJSON(w, http.StatusOK, c)
-			return nil
-		case <-r.Context().Done():
-			return r.Context().Err()
-		}
-		if c, err = get(); err != nil {
-			return err
+			return c, nil
+		case <-ctx.Done():
+			return c, ctx.Err()
 		}
 	}
-	WriteJSON(w, http.StatusOK, c)
-	return nil
 }

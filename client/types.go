@@ -63,6 +63,17 @@ type Agent struct {
 	Removed    bool `json:"removed,omitempty"`
 	// Role is "scout" for a read-only helper agents consult.
 	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *AgentContext `json:"context,omitempty"`
+}
+
+// AgentContext is what a context probe learned of an agent's side: its
+// OS, its CLI's version, and each tool's version or "missing".
+type AgentContext struct {
+	OS    string            `json:"os,omitempty"`
+	CLI   string            `json:"cli,omitempty"`
+	Tools map[string]string `json:"tools,omitempty"`
+	At    time.Time         `json:"at"`
 }
 
 // NextAgent says where the next task that names no agent would go, and why.

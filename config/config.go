@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"wilco/core"
@@ -75,6 +76,9 @@ type Config struct {
 	// Package scopes every task to one package of a monorepo (a folder of
 	// the repository), unless a task names its own.
 	Package string
+	// Probe asks each agent, when it registers, for its context: OS, CLI
+	// version, the tools the verify steps need and the toolchains.
+	Probe bool
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
@@ -231,6 +235,9 @@ func Default() *Config {
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
 		Done: c.Done, Review: c.Review, Package: c.Package}
+	p.Probe.OnRegister = c.Probe
+	p.Probe.Needed = c.Verify.Programs()
+	p.Probe.Tools = probeTools(p.Probe.Needed)
 	if len(c.Prices) > 0 {
 		p.Prices = maps.Clone(c.Prices)
 	}
@@ -316,4 +323,48 @@ func AgentFromSettings(name, adapter string, capabilities []string, settings []b
 		}
 	}
 	return a, nil
+}
+
+// toolchains are the language toolchains a context probe asks about.
+var toolchains = []string{"git", "go", "node", "npm", "python3", "cargo"}
+
+// probeTools are the tools a context probe asks about: git, the verify
+// steps' programs, the toolchains.
+func probeTools(needed []string) []string {
+	out := slices.Clone(needed)
+	for _, t := range toolchains {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// shellWords are the words of a command line that are not the program it
+// runs.
+var shellWords = map[string]bool{"sh": true, "bash": true, "env": true, "exec": true, "time": true, "nice": true, "cd": true,
+	"set": true, "export": true, "if": true, "then": true, "test": true, "[": true, "true": true, "echo": true, "sudo": true}
+
+// Programs are the programs the verify steps run (the first word of each
+// of their commands, past variable assignments and shell words), as a
+// context probe checks them.
+func (v Verify) Programs() []string {
+	var out []string
+	for _, s := range v.Steps {
+		for _, part := range strings.FieldsFunc(s.Run, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' }) {
+			for _, w := range strings.Fields(part) {
+				if strings.Contains(w, "=") || shellWords[w] || strings.HasPrefix(w, "-") {
+					continue
+				}
+				if strings.ContainsAny(w, "/$`'\"(){}") || strings.HasSuffix(w, ".sh") {
+					break // a script of the repository, or a shell form: nothing to install
+				}
+				if !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+				break
+			}
+		}
+	}
+	return out
 }

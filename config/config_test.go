@@ -43,8 +43,13 @@ func TestLoadReferenceExample(t *testing.T) {
 		t.Fatalf("hooks %+v", hooks)
 	}
 	c.Prices, c.Review, c.Package, c.Notify = nil, core.ReviewPolicy{}, "", Default().Notify
-	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
-		t.Fatalf("policies %+v, want the documented defaults", c.Policies())
+	p := c.Policies()
+	if want := []string{"go"}; !reflect.DeepEqual(p.Probe.Needed, want) || p.Probe.OnRegister {
+		t.Fatalf("probe %+v", p.Probe)
+	}
+	p.Probe = core.ProbePolicy{}
+	if !reflect.DeepEqual(p, core.DefaultPolicies()) {
+		t.Fatalf("policies %+v, want the documented defaults", p)
 	}
 }
 

@@ -455,6 +455,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Review.Timeout, true) },
 			})
 		},
+		"probe": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
 		"package": func(n *yaml.Node, k string) {
 			d.str(n, k, &c.Package)
 			if n.Kind == yaml.ScalarNode {

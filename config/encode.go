@@ -46,6 +46,7 @@ func (c *Config) Encode() ([]byte, error) {
 		Compat:  fileCompat{AIMaestro: c.Compat.AIMaestro},
 		Done:    fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
 		Package: c.Package,
+		Probe:   c.Probe,
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
 			Retry: fileNotifyRetry{
@@ -147,6 +148,7 @@ type (
 		Review *fileReview          `yaml:"review,omitempty"`
 		// Package is "" in a repository that is not a monorepo.
 		Package string `yaml:"package,omitempty"`
+		Probe   bool   `yaml:"probe"`
 	}
 	fileDone struct {
 		MaxFiles int    `yaml:"max_files"`

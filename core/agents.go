@@ -115,6 +115,9 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	}
 	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull,
 		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig, Role: spec.Role})
+	if a := s.agents[spec.Name]; s.policies.Probe.OnRegister && a.Context == nil {
+		s.probe(now, a)
+	}
 	return nil
 }
 

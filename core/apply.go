@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -66,6 +67,13 @@ func (s *State) applyEvent(ev Event) {
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
+
+	case AgentProbed:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			c := e.Context
+			c.Tools = maps.Clone(c.Tools)
+			a.Context = &c
+		}
 
 	case AgentStatusChanged:
 		if a := s.agentAt(ev.Agent, seq); a != nil {

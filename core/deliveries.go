@@ -340,6 +340,8 @@ func (s *State) Fire(now time.Time, key string) error {
 		s.reviewTimedOut(now, d)
 	case d.Type == TypeScoutQuery:
 		s.scoutTimedOut(now, d)
+	case d.Type == TypeProbe:
+		s.probeTimedOut(now, d)
 	case d.Policy == PolicyBackoff:
 		s.backoffDue(now, d)
 		s.syncTask(now, d.TaskID)

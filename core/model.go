@@ -46,6 +46,8 @@ type Agent struct {
 	FromConfig bool `json:"from_config,omitempty"`
 	// Role is "" or RoleScout (see AgentSpec).
 	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *AgentContext `json:"context,omitempty"`
 	// Removed: the agent was taken out of service (see AgentRemoved).
 	Removed bool `json:"removed,omitempty"`
 	// LastSeen is when wilco last heard from the agent (see heardFrom).

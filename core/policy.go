@@ -241,6 +241,8 @@ type Policies struct {
 	// Package is the folder of a monorepo every task is scoped to, unless
 	// it names its own ("" for the whole repository).
 	Package string `json:"package,omitempty"`
+	// Probe says when agents are asked for their context.
+	Probe ProbePolicy `json:"probe,omitzero"`
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`

@@ -118,8 +118,15 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 		if d = s.openReviewTo(a.Name); d == nil {
 			d = s.openQuestionTo(a.Name)
 		}
+		if p := s.openProbeTo(a.Name); d == nil && p != nil {
+			if _, ok := ParseProbe(in.Text); ok {
+				d = p
+			}
+		}
 	}
 	switch {
+	case d != nil && d.Type == TypeProbe:
+		return s.probeAnswer(now, a, d, in.Text)
 	case d != nil && d.Type == TypeReview:
 		return s.reviewAnswer(now, a, d, in.Text)
 	case d != nil && d.Type == TypeScoutQuery:

@@ -170,6 +170,9 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if s.inService() == 0 {
 		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
+	if why := s.noAgentHasTheTools(spec.Agent); why != "" {
+		return Task{}, conflictf("%s", why)
+	}
 	pkg := spec.Package
 	if pkg == "" {
 		pkg = s.policies.Package
@@ -241,7 +244,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if !s.takesTasks(a) || t.DryRun && a.Pull {
+		if !s.takesTasks(a) || t.DryRun && a.Pull || len(s.lacksFor(a)) > 0 {
 			continue
 		}
 		if fallback == "" {

@@ -392,6 +392,7 @@ func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[strin
 		if gone := c.RemoveAgentsNotIn(now, names); len(gone) > 0 {
 			d.log.Info("removed the agents no longer in the configuration", "agents", gone)
 		}
+		c.ProbeUnprobed(now)
 		for _, id := range c.RunningOperations() {
 			if _, err := c.FinishOperation(now, id, -1, "wilco stopped while the command ran; its outcome is unknown"); err != nil {
 				return nil, err

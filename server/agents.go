@@ -180,3 +180,16 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
 	return nil
 }
+
+// probeAgent sends the agent a context probe.
+func (s *Server) probeAgent(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	d, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Delivery, error) {
+		return c.ProbeAgent(now, name)
+	})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusAccepted, messageView(d, s.orch))
+	return nil
+}

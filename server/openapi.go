@@ -245,6 +245,8 @@ func componentSchemas() map[string]any {
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
 			"from_config": boolean, "removed": boolean, "role": typ("string", "scout: a read-only helper agents consult; it takes no task."),
+			"context": obj([]string{"at"}, map[string]any{"os": str, "cli": str, "at": dateTime, "raw": str,
+				"tools": map[string]any{"type": "object", "additionalProperties": str, "description": "Each tool asked about: its version, or missing."}}),
 			"last_seen":    map[string]any{"type": []string{"string", "null"}, "format": "date-time", "description": "When wilco last heard from the agent: a poll, an answer, the end of its turn."},
 			"current_task": typ("string", "The task the agent holds now."), "finished_tasks": typ("integer", "The tasks it ended."),
 			"first_attempt_success": typ("integer", "Of finished_tasks, those that succeeded at the first attempt."),
@@ -270,7 +272,7 @@ func componentSchemas() map[string]any {
 			"capabilities": strs, "acceptance_criteria": strs, "description": str,
 		}),
 		"Message": obj([]string{"id", "from", "to", "type", "subject", "body", "state", "attempts", "created_at", "acknowledged_at"}, map[string]any{
-			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review", "scout_query"),
+			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review", "scout_query", "context_probe"),
 			"policy": enum("none", "cycles", "backoff", "reminders"), "subject": str, "body": str, "task_id": str,
 			"operation_id": str, "state": deliveryState, "attempts": integer, "answer": str, "understanding": str,
 			"questions": strs, "reason": str, "created_at": dateTime, "sent_at": nullTime, "acknowledged_at": nullTime,

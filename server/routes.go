@@ -26,6 +26,8 @@ func (s *Server) ownRoutes() []Route {
 			Examples: name, Handler: s.getAgent, Responses: map[int]string{200: "Agent"}},
 		{Method: "DELETE", Path: "/v1/agents/{name}", Auth: Admin, Summary: "Remove an agent: it gets no more work, its open messages are cancelled, its token stops working, and the task it works on is retried by another agent. An agent still in wilco.yaml comes back at the next start.",
 			Examples: name, Handler: s.removeAgent, Responses: map[int]string{200: "Agent"}},
+		{Method: "POST", Path: "/v1/agents/{name}/probe", Auth: Admin, Summary: "Ask the agent for its context (OS, CLI version, the tools the verify steps need and the toolchains); its answer is kept in the agent's context.",
+			Examples: name, Handler: s.probeAgent, Responses: map[int]string{202: "Message"}},
 		{Method: "POST", Path: "/v1/agents/{name}/token", Auth: Admin, Summary: "Give the agent a new token; the old one stops working at once.",
 			Examples: name, Handler: s.rotateToken, Responses: map[int]string{200: "Token"}},
 

@@ -42,11 +42,13 @@ type AgentView struct {
 	Usage core.Usage `json:"usage"`
 	// Role is "scout" for a read-only helper agents consult.
 	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *core.AgentContext `json:"context,omitempty"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
 	return AgentView{
-		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role,
+		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role, Context: a.Context,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
 		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed, LastSeen: timePtr(a.LastSeen),
 	}

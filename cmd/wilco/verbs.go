@@ -56,7 +56,7 @@ func init() {
 
 		{name: "plan", args: "submit FILE [--id ID] [--json] | show ID [--json]", group: "plans", summary: "submit a plan of tasks with dependencies, or show one and its retry summary", run: cmdPlan},
 
-		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME | remove NAME | check [NAME]", group: "agents and messages", summary: "list the agents and where the next task goes; register one; give one a new token; remove one; probe the exec agents", run: cmdAgents},
+		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME | remove NAME | check [NAME] | show NAME | probe NAME", group: "agents and messages", summary: "list the agents and where the next task goes; register one; give one a new token; remove one; check the exec agents' CLIs; show one's context; ask one for its context", run: cmdAgents},
 		{name: "send", args: `AGENT "<text>" [--type T] [--subject S] [--task ID] [--wait D] [--json]`, group: "agents and messages", summary: "send a message (a task delegation is tracked until acknowledged)", run: cmdSend},
 		{name: "instruct", args: `AGENT "<text>" [--max-retries N] [--ack-contains S] [--ack-regex R] [--wait D] [--json]`, group: "agents and messages", summary: "queue an instruction, resent each dispatch cycle until acknowledged", run: cmdInstruct},
 		{name: "ack", args: "ID [--json]", group: "agents and messages", summary: "acknowledge an instruction", run: cmdAck},

@@ -244,7 +244,10 @@ func (d *Dispatcher) deliverLoop() {
 			case o.stop != nil:
 				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
 			default:
-				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun {
+				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
+					(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
+					// The first send of a task's first attempt; not a
+					// review, a scout's question or a probe of it.
 					d.recordBaseline(d.ctx, m.TaskID)
 				}
 				d.exec.Deliver(o.agent, m)
@@ -384,13 +387,14 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 }
 
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
-	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
+	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
 	var res verify.Result
 	switch {
 	case d.ws == nil:
 		res = d.verify.Run(ctx, spec)
-	case len(e.Boundaries) > 0:
-		// The boundary check comes before the steps: the files first.
+	case len(e.Boundaries) > 0 || e.Package != "":
+		// The boundary and package checks come before the steps: the
+		// files first.
 		if files, err := d.changedByTask(ctx, e.TaskID, false); err == nil {
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {

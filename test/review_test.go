@@ -174,7 +174,9 @@ func TestAProbeFillsTheAgentsContextAndATaskNeedingAMissingToolIsRefused(t *test
 		"verify:\n  steps:\n    - {name: unit, run: \"go test ./...\", timeout: 1m}\nprobe: true\n")
 	in := serveRepo(t, dir)
 	in.until("the probe's answer", 30*time.Second, func() bool {
-		var a struct{ Context *struct{ Tools map[string]string } }
+		var a struct {
+			Context *struct{ Tools map[string]string }
+		}
 		in.must(200, in.call("GET", "/v1/agents/nogo", adminToken, nil), &a)
 		return a.Context != nil && a.Context.Tools["go"] == "missing"
 	})

@@ -420,7 +420,7 @@ func (s *State) applyTask(ev Event) {
 	case TaskReviewRequested:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			r := e.Review
-			r.Files = slices.Clone(r.Files)
+			r.Files, r.Warnings = slices.Clone(r.Files), slices.Clone(r.Warnings)
 			t.Review = &r
 		}
 

@@ -114,6 +114,8 @@ type Review struct {
 	RunID   string   `json:"run_id"`
 	Command string   `json:"command,omitempty"`
 	Files   []string `json:"files,omitempty"`
+	// Warnings are what the definition of done let pass in this change.
+	Warnings []string `json:"warnings,omitempty"`
 	// Verdict is APPROVED or REJECTED once the reviewer answered.
 	Verdict string    `json:"verdict,omitempty"`
 	Reasons string    `json:"reasons,omitempty"`
@@ -155,12 +157,12 @@ func init() {
 }
 
 // checkDone applies the definition of done to a task whose verification
-// passed, and asks the reviewer when there is one. It reports whether it
-// took the task over (a failure, an escalation, a review); when it did not,
-// the task succeeds.
-func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) bool {
+// passed: a failure, an escalation, a review when there is a reviewer, or
+// else success.
+func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) {
 	p := s.policies.Done
 	var sizeNote string
+	var warnings []string
 	if ins := r.Inspection; ins != nil {
 		lines := 0
 		for _, f := range ins.Files {
@@ -172,10 +174,11 @@ func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) bool {
 				len(ins.Files), lines, p.MaxFiles, p.MaxLines)
 			if p.Size == CheckBlock && s.policies.Review.Agent == "" {
 				s.escalateTask(now, t, sizeNote+". Answer skip to keep the change as it is, fix with how to make it smaller, or abort")
-				return true
+				return
 			}
 			if p.Size != CheckBlock {
 				s.warnOnce(now, t, sizeNote)
+				warnings = append(warnings, sizeNote)
 			}
 		}
 		if len(ins.Untested) > 0 && p.Tests != CheckOff {
@@ -187,19 +190,21 @@ func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) bool {
 					RootCauseGuess: "the change has no tests for what it changed",
 					SuggestedFix:   "add or change tests beside the changed code: " + strings.Join(ins.Untested, "; ")}
 				s.failure(now, t, f)
-				return true
+				return
 			}
 			s.warnOnce(now, t, what)
+			warnings = append(warnings, what)
 		}
 	}
 	reviewer := s.policies.Review.Agent
 	if reviewer == "" {
-		return false
+		s.succeed(now, t, r.RunID, r.Command, r.Files, r.Duration, warnings)
+		return
 	}
 	a := s.agents[reviewer]
 	if a == nil || a.Removed {
 		s.escalateTask(now, t, fmt.Sprintf("review.agent %q is not an agent: add it to wilco.yaml (or change review.agent), then answer retry; or skip", reviewer))
-		return true
+		return
 	}
 	diff := ""
 	var files []FileState
@@ -217,10 +222,9 @@ func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) bool {
 		Subject: fmt.Sprintf("Review of task %s (attempt %d)", t.ID, t.Attempt), Body: body, TaskID: t.ID, TaskAttempt: t.Attempt,
 	}
 	s.emit(now, t.ID, reviewer, TaskReviewRequested{Review: Review{Attempt: t.Attempt, Reviewer: reviewer, Delivery: m.ID,
-		RunID: r.RunID, Command: r.Command, Files: slices.Clone(r.Files)}})
+		RunID: r.RunID, Command: r.Command, Files: slices.Clone(r.Files), Warnings: warnings}})
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Reviewing, Milestone: MilestoneReviewing})
 	s.emit(now, t.ID, reviewer, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: now.Add(s.policies.Review.timeout()), Message: &m}})
-	return true
 }
 
 // warnOnce adds a warning to the task unless it has it already.
@@ -230,10 +234,11 @@ func (s *State) warnOnce(now time.Time, t *Task, text string) {
 	}
 }
 
-// succeed ends a task whose change passed its checks.
-func (s *State) succeed(now time.Time, t *Task, runID, command string, files []string, verify time.Duration) {
+// succeed ends a task whose change passed its checks; warnings are what
+// the definition of done let pass in that change.
+func (s *State) succeed(now time.Time, t *Task, runID, command string, files []string, verify time.Duration, warnings []string) {
 	sum := TaskSummary{Files: nonNil(files), Why: firstOf(t.LastSummary, t.Description), RunID: runID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: runID, Command: command, Attempts: t.Attempt, Warnings: t.Warnings})
+	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: runID, Command: command, Attempts: t.Attempt, Warnings: warnings})
 	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: verify.Milliseconds()})
 	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + runID})
 	s.finish(now, t, Success, "verification passed in run "+runID)
@@ -274,7 +279,7 @@ func (s *State) reviewAnswer(now time.Time, a *Agent, d *Delivery, text string) 
 	if v == ack.ReviewApproved {
 		in.Action = "approved: task " + t.ID + " succeeds"
 		rv := t.Review
-		s.succeed(now, t, rv.RunID, rv.Command, rv.Files, 0)
+		s.succeed(now, t, rv.RunID, rv.Command, rv.Files, 0, rv.Warnings)
 		return in, nil
 	}
 	in.Action = "rejected: task " + t.ID + " is retried with the reasons"

@@ -685,9 +685,7 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 		return t.copy(), nil
 	}
 	if r.Checks > 0 {
-		if !s.checkDone(now, t, r) {
-			s.succeed(now, t, r.RunID, r.Command, r.Files, r.Duration)
-		}
+		s.checkDone(now, t, r)
 		return t.copy(), nil
 	}
 	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}

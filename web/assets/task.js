@@ -74,6 +74,8 @@ export function taskView(root, r) {
       ['Failures', t.consecutive_failures + ' in a row, ' + t.total_verify_loops + ' verify loops, ' + t.replans + ' replans'],
       ['Cost', money(t.usage.cost_usd) + ' · ' + tokens(t.usage.input_tokens) + ' in, ' + tokens(t.usage.output_tokens) + ' out'],
     ];
+    if (t.package) meta.push(['Package', t.package]);
+    if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
     if (t.plan_id) meta.push(['Plan', t.plan_id]);
     if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);
     if (t.depends_on && t.depends_on.length) meta.push(['Depends on', t.depends_on.map((d) => [taskLink(d), ' '])]);
@@ -85,7 +87,12 @@ export function taskView(root, r) {
         h('div', { class: 'specs' },
           list('Acceptance criteria', t.acceptance_criteria), list('Constraints', t.constraints),
           list('Non-goals', t.non_goals), list('Boundaries', t.boundaries)),
-        t.warnings && t.warnings.length ? h('div', { class: 'flash warn' }, t.warnings.map((w) => h('div', null, w))) : null));
+        t.warnings && t.warnings.length ? h('div', { class: 'flash warn' }, t.warnings.map((w) => h('div', null, w))) : null,
+        t.review && t.review.reasons ? h('details', { id: 'review' }, h('summary', null, 'The reviewer\'s reasons (' + (t.review.verdict || 'waiting') + ')'), pre(t.review.reasons, 'text')) : null,
+        t.consultations && t.consultations.length ? h('div', { class: 'spec', id: 'consultations' }, h('h3', null, 'Scouts consulted'),
+          t.consultations.map((c) => h('details', null,
+            h('summary', null, c.from + ' asked ' + c.scout + ' (' + c.state + '): ' + c.question),
+            pre(c.state === 'answered' ? c.answer : c.state === 'failed' ? 'No answer: ' + c.error : 'Waiting for the answer…', 'text')))) : null));
   }
 
   // The answer panel is rebuilt only when what it asks changes, so that a

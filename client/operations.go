@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// Operations lists operations, newest first: GET /v1/operations (state and
-// agent filter when set; limit 0: the server's default).
+// Operations lists operations, oldest first: GET /v1/operations (state and
+// agent filter when set; limit > 0 keeps the newest limit).
 func (c *Client) Operations(ctx context.Context, state, agent string, limit int) ([]Operation, error) {
 	q := url.Values{}
 	if state != "" {

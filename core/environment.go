@@ -15,7 +15,43 @@ const (
 	// invalid (HTTP 400): the same request fails again however often it
 	// is retried.
 	EnvInvalidRequest = "invalid_request"
+	// EnvRefusedFlag: the agent's CLI refused a flag of its command line
+	// (a version newer than its preset knows, or an extra argument).
+	EnvRefusedFlag = "refused_flag"
+	// EnvUntrusted: the agent's CLI refuses to run in a folder it does
+	// not trust.
+	EnvUntrusted = "untrusted_folder"
 )
+
+var (
+	refusedFlagRe = regexp.MustCompile(`(?i)unexpected argument|unknown (?:option|flag|argument)|unrecognized (?:option|arguments?|subcommand)|invalid (?:option|flag)|no such option`)
+	untrustedRe   = regexp.MustCompile(`(?i)untrusted (?:folder|workspace|directory)|not (?:running )?in a trusted|not a trusted|trust (?:this|the) (?:folder|workspace)`)
+)
+
+// ClassifyStartup is ClassifyEnvironment for a turn that failed before the
+// agent acknowledged, with what a CLI that refuses to start says: a flag of
+// its command line it does not know, a folder it does not trust. Those are
+// read only there: once an agent works, its output quotes the commands it
+// runs, whose errors are the work's.
+func ClassifyStartup(exitCode int, output string) (EnvironmentProblem, bool) {
+	if p, ok := ClassifyEnvironment(exitCode, output); ok {
+		return p, true
+	}
+	if exitCode == 0 {
+		return EnvironmentProblem{}, false
+	}
+	if m := refusedFlagRe.FindString(output); m != "" {
+		return EnvironmentProblem{Kind: EnvRefusedFlag, Line: lineOf(output, m),
+			Cause: "the agent's CLI refuses a flag of its command line: " + lineOf(output, m),
+			Fix:   "its version may be newer than its preset knows (see docs/AGENTS.md, wilco agents check): remove or change the extra arguments in the agent's command in wilco.yaml; then answer retry"}, true
+	}
+	if m := untrustedRe.FindString(output); m != "" {
+		return EnvironmentProblem{Kind: EnvUntrusted, Line: lineOf(output, m),
+			Cause: "the agent's CLI refuses to run in a folder it does not trust: " + lineOf(output, m),
+			Fix:   "trust the repository in the CLI's own settings, or set its trust variable in the agent's env in wilco.yaml (Gemini CLI: GEMINI_CLI_TRUST_WORKSPACE=true); then answer retry"}, true
+	}
+	return EnvironmentProblem{}, false
+}
 
 // EnvironmentProblem is what ClassifyEnvironment found.
 type EnvironmentProblem struct {
@@ -158,6 +194,17 @@ const maxRateLimitedSends = 5
 // rateLimitRe is a model API that is rate limited or overloaded, as agent
 // CLIs report it: a transient no change of the work fixes, but time does.
 var rateLimitRe = regexp.MustCompile(`(?i)rate_limit_error|overloaded_error|API Error: (?:429|529)\b|\b(?:429|529)\b.{0,30}(?:too many requests|overloaded|rate limit)|RESOURCE_EXHAUSTED|rate limit(?:ed)? (?:exceeded|reached)|too many requests`)
+
+// RateLimited reports whether an agent's output shows a rate-limited or
+// overloaded model API, and the line that shows it: the one place that
+// decides it, for a turn that ends before its ACK (the core sends the
+// delegation again) and for one that ends after it (the exec adapter goes
+// on with the same turn).
+func RateLimited(output string) (string, bool) { return rateLimited(output) }
+
+// MaxRateLimitedSends bounds how often a turn cut short by a rate-limited
+// model API is taken up again.
+const MaxRateLimitedSends = maxRateLimitedSends
 
 // rateLimited reports whether output shows a rate-limited or overloaded
 // model API, and the line that shows it.

@@ -236,8 +236,8 @@ func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
 	t.Parallel()
 	b := taskBundle(t)
 	tk := submit(b, TaskSpec{Description: "x"})
-	refused := TurnResult{TaskID: tk.ID, ExitCode: 2, Error: "the agent exited with status 2",
-		Output: "error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]"}
+	refused := TurnResult{TaskID: tk.ID, ExitCode: 134, Error: "the agent exited with status 134",
+		Output: "fatal error: out of memory allocating heap arena map\nruntime stack:\nruntime.throw"}
 	for i := 1; i <= 3; i++ {
 		r := refused
 		r.Attempt = b.task(tk.ID).Attempt
@@ -258,6 +258,39 @@ func TestTheSameAgentFailureThreeTimesInARowEscalates(t *testing.T) {
 	}
 	if got := b.task(tk.ID); got.State == Escalated {
 		t.Fatalf("three different failures escalated: %+v", got.Escalation)
+	}
+}
+
+// A CLI that refuses a flag of its command line, or to run in a folder it
+// does not trust, before it acknowledged: no attempt can do better, the
+// task escalates at once naming the fix. Once the agent works, the same
+// words in its output are the work's (a command it ran refusing a flag).
+func TestARefusedFlagOrUntrustedFolderEscalatesAtOnceNamingTheFix(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ output, cause, fix string }{
+		{"error: unexpected argument '--full-auto' found\n\nUsage: codex exec [OPTIONS] [PROMPT]", "refuses a flag of its command line: error: unexpected argument '--full-auto' found", "remove or change the extra arguments"},
+		{"error: unknown option '--verbos'", "refuses a flag", "extra arguments"},
+		{"Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`…", "does not trust", "GEMINI_CLI_TRUST_WORKSPACE=true"},
+	} {
+		b := taskBundle(t)
+		tk := submit(b, TaskSpec{Description: "x"})
+		_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 2, Error: "the agent exited with status 2", Output: c.output})
+		b.ok(err)
+		got := b.task(tk.ID)
+		if got.State != Escalated || got.Attempt != 1 || !strings.Contains(got.Escalation.Reason, c.cause) || !strings.Contains(got.Escalation.Reason, c.fix) {
+			t.Fatalf("%q: %s attempt %d %+v", c.output, got.State, got.Attempt, got.Escalation)
+		}
+	}
+	// After the ACK, the agent's own commands' errors go through the debug
+	// loop.
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	_, err := b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: 1, Error: "the agent exited with status 1",
+		Output: "I ran the linter:\nerror: unknown option '--fix-all'\nI could not finish."})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State == Escalated || got.Attempt != 2 {
+		t.Fatalf("after the ACK: %s attempt %d %+v", got.State, got.Attempt, got.Escalation)
 	}
 }
 
@@ -297,6 +330,52 @@ func TestATurnOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	if got := b.task(tk.ID); got.State != Running || got.Phase != Verifying {
 		t.Fatalf("under budget: %s/%s", got.State, got.Phase)
 	}
+}
+
+func TestCrossingTheBudgetMidTurnStopsTheAgentAndEscalatesWithWhatWasSpent(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	p := DefaultPolicies()
+	p.Budget.Task = Budget{MaxTokens: 1000}
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x"})
+	ackTask(b, tk.ID)
+	// Under the budget: nothing happens.
+	stopped, err := b.c.NoteSpend(b.now, tk.ID, 1, Usage{InputTokens: 600, OutputTokens: 100})
+	b.ok(err)
+	if stopped || b.task(tk.ID).State != Running {
+		t.Fatalf("under budget: stopped %v, %s", stopped, b.task(tk.ID).State)
+	}
+	// A spend of another attempt changes nothing.
+	stopped, err = b.c.NoteSpend(b.now, tk.ID, 2, Usage{InputTokens: 6000})
+	b.ok(err)
+	if stopped {
+		t.Fatal("another attempt's spend stopped the turn")
+	}
+	// Over it, while the turn runs: the agent is stopped, the turn's spend
+	// recorded, and the task escalated with it.
+	stopped, err = b.c.NoteSpend(b.now, tk.ID, 1, Usage{InputTokens: 900, OutputTokens: 200})
+	r := b.ok(err)
+	got := b.task(tk.ID)
+	if !stopped || got.State != Escalated || !strings.Contains(got.Escalation.Reason, "budget: task "+tk.ID+" used 1100 tokens") ||
+		got.Usage.InputTokens != 900 || got.Usage.OutputTokens != 200 {
+		t.Fatalf("over budget: stopped %v, %s %+v usage %+v", stopped, got.State, got.Escalation, got.Usage)
+	}
+	stop := false
+	for _, e := range r.Effects {
+		if s, ok := e.(StopTurn); ok && s.TaskID == tk.ID {
+			stop = true
+		}
+	}
+	if !stop {
+		t.Fatalf("the agent was not stopped: %+v", r.Effects)
+	}
+	// Its turn's end, when the stopped process reports one, is too late.
+	_, err = b.c.EndTurn(b.now, TurnResult{TaskID: tk.ID, Attempt: 1, ExitCode: -1})
+	if err == nil {
+		t.Fatal("the end of the stopped turn was taken")
+	}
+	b.collect()
 }
 
 func TestALateAckOrCompletionOfAnEarlierAttemptNeverCounts(t *testing.T) {

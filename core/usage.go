@@ -90,8 +90,16 @@ func usageDay(now time.Time) string { return now.UTC().Format("2006-01-02") }
 // overBudget says how the task, or the day's tasks, crossed the budget
 // ("" when neither did).
 func (s *State) overBudget(now time.Time, t *Task) string {
+	return s.overBudgetWith(now, t, Usage{})
+}
+
+// overBudgetWith is overBudget with what the task's running turn has spent
+// so far (not yet recorded) counted.
+func (s *State) overBudgetWith(now time.Time, t *Task, running Usage) string {
 	b := s.policies.Budget
-	if why := b.Task.over(t.Usage, "task "+t.ID); why != "" {
+	spent := t.Usage
+	spent.Add(running)
+	if why := b.Task.over(spent, "task "+t.ID); why != "" {
 		return why
 	}
 	if b.Day.MaxCostUSD == 0 && b.Day.MaxTokens == 0 {
@@ -106,7 +114,40 @@ func (s *State) overBudget(now time.Time, t *Task) string {
 			}
 		}
 	}
+	total.Add(running)
 	return b.Day.over(total, "today's tasks ("+day+", UTC)")
+}
+
+// budgetAdvice is what an escalation over budget tells the user to do.
+const budgetAdvice = ". To go on, raise policy.budget in wilco.yaml (and restart wilco), then answer retry; or skip or abort"
+
+// NoteSpend checks what the agent of a running attempt has spent so far in
+// its turn (as its CLI's output reports it, while the turn runs) against
+// the budget. Crossing the task's or the day's budget stops the agent at
+// once — not when its turn ends — records what the turn spent, and
+// escalates with it. It reports whether the turn was stopped; a spend of
+// another attempt, or of a task no longer executing, changes nothing.
+func (s *State) NoteSpend(now time.Time, taskID string, attempt int, spent Usage) (bool, error) {
+	now = norm(now)
+	t, ok := s.tasks[taskID]
+	if !ok {
+		return false, notFoundf("no task %q", taskID)
+	}
+	b := s.policies.Budget
+	if t.Attempt != attempt || !(t.State == AwaitingAck || t.State == Running && t.Phase == Executing) ||
+		b.Task == (Budget{}) && b.Day == (Budget{}) {
+		return false, nil
+	}
+	spent = s.priced(spent, t.Agent)
+	why := s.overBudgetWith(now, t, spent)
+	if why == "" {
+		return false, nil
+	}
+	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: attempt, ExitCode: -1, Status: "stopped",
+		Summary: "stopped by wilco: over budget", Usage: usagePtr(spent)})
+	s.effect(StopTurn{TaskID: t.ID, Reason: "over budget"})
+	s.escalateTask(now, t, "budget: "+why+budgetAdvice)
+	return true, nil
 }
 
 // usagePtr is u, or nil when nothing was reported.

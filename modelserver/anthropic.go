@@ -15,6 +15,13 @@ import (
 type ToolUse struct {
 	Name  string
 	Input map[string]any
+	// Namespace is the namespace of a Responses API function call (Codex
+	// puts the tools of an MCP server in one, mcp__<server>).
+	Namespace string
+	// Search makes the call a Responses API tool_search_call (Input its
+	// arguments, Name unused): Codex answers it with the deferred tools
+	// that match.
+	Search bool
 }
 
 // Reply is one assistant turn: text, then at most one tool call. A reply

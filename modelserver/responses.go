@@ -18,9 +18,18 @@ type Responses struct {
 	srv    *httptest.Server
 	script Script
 
-	mu       sync.Mutex
-	requests []Request
-	nextID   int
+	mu        sync.Mutex
+	requests  []Request
+	nextID    int
+	onRequest func(body map[string]any)
+}
+
+// OnRequest calls fn with the body of each request, before the script
+// answers it.
+func (s *Responses) OnRequest(fn func(body map[string]any)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onRequest = fn
 }
 
 // NewResponses starts the server; it stops when the test ends.
@@ -61,7 +70,11 @@ func (s *Responses) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Body: req, Turn: turn})
 	s.nextID++
 	id := s.nextID
+	on := s.onRequest
 	s.mu.Unlock()
+	if on != nil {
+		on(req)
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
 		if r.URL.Path == "/v1/models" {
 			writeJSON(w, map[string]any{"object": "list", "data": []any{}, "models": []any{}})
@@ -96,7 +109,7 @@ func responsesTurn(req map[string]any) Turn {
 		typ, _ := m["type"].(string)
 		role, _ := m["role"].(string)
 		switch {
-		case typ == "function_call" || typ == "custom_tool_call" || typ == "local_shell_call":
+		case typ == "function_call" || typ == "custom_tool_call" || typ == "local_shell_call" || typ == "tool_search_call":
 			t.Step++
 		case (typ == "message" || typ == "") && role == "user":
 			if text, ok := responsesText(m["content"]); ok {
@@ -157,16 +170,29 @@ func streamResponses(w http.ResponseWriter, id int, model any, r Reply) {
 				"content": []any{map[string]any{"type": "output_text", "text": r.Text, "annotations": []any{}}}}})
 		index++
 	}
-	if r.Tool != nil {
+	if r.Tool != nil && r.Tool.Search {
+		// A client-executed tool search, as Codex's own tests script one
+		// (codex-rs/core/tests/common/responses.rs, ev_tool_search_call).
+		send(map[string]any{"type": "response.output_item.done", "output_index": index,
+			"item": map[string]any{"type": "tool_search_call", "call_id": fmt.Sprintf("ts_%04d", id), "execution": "client", "arguments": r.Tool.Input}})
+	} else if r.Tool != nil {
 		args, _ := json.Marshal(r.Tool.Input)
 		callID, itemID := fmt.Sprintf("call_%04d", id), fmt.Sprintf("fc_%04d", id)
-		send(map[string]any{"type": "response.output_item.added", "output_index": index,
-			"item": map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": r.Tool.Name, "arguments": "", "status": "in_progress"}})
+		added := map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": r.Tool.Name, "arguments": "", "status": "in_progress"}
+		if r.Tool.Namespace != "" {
+			added["namespace"] = r.Tool.Namespace
+		}
+		send(map[string]any{"type": "response.output_item.added", "output_index": index, "item": added})
 		for _, c := range chunks(string(args), 32) {
 			send(map[string]any{"type": "response.function_call_arguments.delta", "item_id": itemID, "output_index": index, "delta": c})
 		}
-		send(map[string]any{"type": "response.output_item.done", "output_index": index,
-			"item": map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": r.Tool.Name, "arguments": string(args), "status": "completed"}})
+		done := map[string]any{"type": "function_call", "id": itemID, "call_id": callID, "name": r.Tool.Name, "arguments": string(args), "status": "completed"}
+		if r.Tool.Namespace != "" {
+			// A tool of a namespace, as ev_function_call_with_namespace
+			// (same file) scripts one.
+			done["namespace"] = r.Tool.Namespace
+		}
+		send(map[string]any{"type": "response.output_item.done", "output_index": index, "item": done})
 	}
 	send(map[string]any{"type": "response.completed", "response": map[string]any{"id": respID, "object": "response", "model": model, "status": "completed",
 		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 20,

@@ -112,41 +112,6 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// maxOperations bounds a listing of operations.
-const maxOperations = 1000
-
-func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "state", "agent", "limit"); err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	state := core.OperationState(q.Get("state"))
-	switch state {
-	case "", core.OpWaiting, core.OpProceeding, core.OpDone, core.OpCancelled, core.OpAborted, core.OpFailed:
-	default:
-		return invalidf("state %q: must be waiting, proceeding, done, cancelled, aborted or failed", state)
-	}
-	limit, err := uintParam(r, "limit", 100)
-	if err != nil {
-		return err
-	}
-	if limit == 0 || limit > maxOperations {
-		return invalidf("limit: from 1 to %d, got %d", maxOperations, limit)
-	}
-	agent := q.Get("agent")
-	out := []OperationView{}
-	s.read(func(c *core.State) {
-		ops := c.Operations(func(o *core.Operation) bool {
-			return (state == "" || o.State == state) && (agent == "" || slices.Contains(o.Agents, agent))
-		})
-		for i := len(ops) - 1; i >= 0 && len(out) < int(limit); i-- {
-			out = append(out, operationView(ops[i], c))
-		}
-	})
-	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
-	return nil
-}
-
 // maxLogEvents bounds the events read for one operation's log.
 const maxLogEvents = 5000
 
@@ -193,17 +158,17 @@ func (s *Server) operationLog(ctx context.Context, v OperationView) ([]Operation
 			if _, ok := agentOf[d.ID]; !ok {
 				continue
 			}
-			e.Text = "request sent: " + firstLine(d.Message.Body)
+			e.Text = "request sent: " + firstLine(d.Message.Body, 200)
 		case core.DeliveryRetried:
 			if _, ok := agentOf[d.ID]; !ok {
 				continue
 			}
-			e.Text = "reminder sent: " + firstLine(d.Body)
+			e.Text = "reminder sent: " + firstLine(d.Body, 200)
 		case core.DeliveryNotice:
 			if _, ok := agentOf[d.ID]; !ok {
 				continue
 			}
-			e.Text = d.Subject + ": " + firstLine(d.Body)
+			e.Text = d.Subject + ": " + firstLine(d.Body, 200)
 		case core.OperationReminder:
 			if d.ID != v.ID {
 				continue
@@ -214,7 +179,7 @@ func (s *Server) operationLog(ctx context.Context, v OperationView) ([]Operation
 				continue
 			}
 			e.Text = "answered " + d.Answer
-			if t := firstLine(d.Text); t != "" && t != d.Answer {
+			if t := firstLine(d.Text, 200); t != "" && t != d.Answer {
 				e.Text += ": " + t
 			}
 		case core.DeliveryAcknowledged:
@@ -298,14 +263,6 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 200 {
-		s = s[:199] + "…"
-	}
-	return s
-}
-
 func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Reason string `json:"reason"`
@@ -325,5 +282,59 @@ func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// maxListLimit bounds ?limit= of the lists that take the newest n.
+const maxListLimit = 10000
+
+// newestLimit reads ?limit= (0 when absent): keep only the newest n.
+func newestLimit(r *http.Request) (int, error) {
+	if !r.URL.Query().Has("limit") {
+		return 0, nil
+	}
+	n, err := uintParam(r, "limit", 0)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 || n > maxListLimit {
+		return 0, invalidf("limit: from 1 to %d, got %d", maxListLimit, n)
+	}
+	return int(n), nil
+}
+
+// newest keeps the last n of a list in order (all of it for n 0).
+func newest[T any](list []T, n int) []T {
+	if n > 0 && len(list) > n {
+		return list[len(list)-n:]
+	}
+	return list
+}
+
+func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "state", "agent", "limit"); err != nil {
+		return err
+	}
+	state := core.OperationState(r.URL.Query().Get("state"))
+	agent := r.URL.Query().Get("agent")
+	switch state {
+	case "", core.OpWaiting, core.OpProceeding, core.OpDone, core.OpCancelled, core.OpAborted, core.OpFailed:
+	default:
+		return invalidf("state %q: must be waiting, proceeding, done, cancelled, aborted or failed", state)
+	}
+	limit, err := newestLimit(r)
+	if err != nil {
+		return err
+	}
+	out := []OperationView{}
+	s.read(func(c *core.State) {
+		ops := c.Operations(func(o *core.Operation) bool {
+			return (state == "" || o.State == state) && (agent == "" || slices.Contains(o.Agents, agent))
+		})
+		for _, o := range newest(ops, limit) {
+			out = append(out, operationView(o, c))
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
 	return nil
 }

@@ -100,8 +100,12 @@ func (in *instance) blockedReason(id, want string) {
 func (in *instance) verifyRuns(id string) int {
 	in.t.Helper()
 	n := 0
-	for _, ev := range in.taskEvents(id, "task.milestone") {
-		if text, _ := eventData(in.t, ev)["text"].(string); strings.HasPrefix(text, "Running verification") {
+	// The milestone is a task.milestone's text or a task.state's.
+	for _, ev := range in.taskEvents(id, "task.milestone", "task.state") {
+		d := eventData(in.t, ev)
+		text, _ := d["text"].(string)
+		milestone, _ := d["milestone"].(string)
+		if strings.HasPrefix(text+milestone, "Running verification") {
 			n++
 		}
 	}
@@ -391,5 +395,53 @@ func TestReplyCommandTakesTypeWithTextOrDataAlone(t *testing.T) {
 
 	if r = in.agentCLI(tok, "reply", "--type", "task-complete"); r.code != 2 || !strings.Contains(r.stderr, "text") {
 		t.Fatalf("reply --type without text or data: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// A late ACK or completion of an earlier attempt never counts for the
+// current one: the agent's answers to attempt 1's delegation, arriving
+// after attempt 2 was delegated, neither acknowledge attempt 2 nor end its
+// turn; attempt 2's own answers do.
+func TestALateAckOrCompletionOfAnEarlierAttemptNeverCountsForTheCurrentOne(t *testing.T) {
+	t.Parallel()
+	in, tok := mailboxRepo(t)
+	in.submit(map[string]any{"id": "L-1", "description": "Write the fix into file.txt"})
+	first := in.acceptTask(tok, "L-1")
+	// Attempt 1 claims completion without the fix: verification fails and
+	// attempt 2 is delegated.
+	in.replyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "done"}, "in_reply_to": first.ID})
+	second := in.delegation(tok, "L-1")
+	if second.ID == first.ID || second.Attempt < 1 {
+		t.Fatalf("attempt 2's delegation: %+v", second)
+	}
+	if got := in.task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
+		t.Fatalf("after attempt 1 failed: %s attempt %d", got.State, got.Attempt)
+	}
+	// Attempt 1's answers, late: an ACK, then a completion, each in reply to
+	// attempt 1's delegation.
+	for _, body := range []map[string]any{
+		{"in_reply_to": first.ID, "text": "[ACK] L-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt"},
+		{"in_reply_to": first.ID, "type": "task-complete", "data": map[string]any{"task_id": "L-1", "status": "success", "summary": "late"}},
+	} {
+		r := in.call("POST", "/v1/inbox/replies", tok, body)
+		if got := in.task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
+			t.Fatalf("a late answer of attempt 1 (%d %s) moved attempt 2: %s attempt %d", r.status, r.body, got.State, got.Attempt)
+		}
+	}
+	if m := in.message(second.ID); m.State == "acknowledged" {
+		t.Fatalf("attempt 2's delegation was acknowledged by attempt 1's ACK: %+v", m)
+	}
+	if n := in.verifyRuns("L-1"); n != 1 {
+		t.Fatalf("%d verifications ran: a late completion started one:\n%s", n, milestones(t, in, "L-1"))
+	}
+	// Attempt 2's own answers count.
+	got := in.replyAs(tok, map[string]any{"in_reply_to": second.ID, "text": "[ACK] L-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt"})
+	if got["action"] != "acknowledged: work may begin" {
+		t.Fatalf("attempt 2's ACK was taken as %v", got)
+	}
+	in.fix("L-1")
+	in.replyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "wrote the fix"}, "in_reply_to": second.ID})
+	if done := in.waitTask("L-1", 30*time.Second, "success"); done.Attempt != 2 {
+		t.Fatalf("success at attempt %d", done.Attempt)
 	}
 }

@@ -192,18 +192,28 @@ func TestModelAPIInvalidRequestEscalatesAtOnceWithItsError(t *testing.T) {
 	in.envEscalation("E-6", "invalid_request_error", "max_tokens: 999999 > 64000", "To fix:")
 }
 
-// An agent that fails the same way every time (a refused flag) escalates
+// An agent that fails the same way every time (a crash at start) escalates
 // after three identical failures, naming the error, not after twelve.
 func TestTheSameAgentFailureThreeTimesEscalates(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "refused_flag.sh", nil)+checkStep)
+	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "crash_same.sh", nil)+checkStep)
 	in := serveRepo(t, dir)
 	in.submit(map[string]any{"id": "E-7", "description": "Write the fix into file.txt"})
 	got := in.waitTask("E-7", 60*time.Second, "escalated")
 	if got.Attempt != 3 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "the same way 3 times in a row") {
 		t.Fatalf("after three identical failures:\n%s", got)
 	}
-	mustContain(t, "wilco status E-7", in.cli("status", "E-7"), "unexpected argument '--full-auto'")
+	mustContain(t, "wilco status E-7", in.cli("status", "E-7"), "out of memory allocating heap arena map")
+}
+
+// A CLI that refuses a flag of its command line escalates at once, naming
+// the fix: no attempt can do better.
+func TestARefusedFlagEscalatesAtOnceNamingTheFix(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "refused_flag.sh", nil)+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "E-8", "description": "Write the fix into file.txt"})
+	in.envEscalation("E-8", "refuses a flag of its command line: error: unexpected argument '--full-auto' found", "remove or change the extra arguments")
 }
 
 // An agent whose model API is rate limited gets the same delegation again
@@ -220,4 +230,20 @@ func TestRateLimitedAgentIsRetriedAfterABackoffWithoutSpendingAnAttempt(t *testi
 		t.Fatalf("after a rate-limited turn:\n%s", got)
 	}
 	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: trying again in 1s")
+}
+
+// An agent whose model API becomes rate limited after it acknowledged goes
+// on with the work after a backoff, in the same attempt: no attempt is
+// spent, no verify loop counted, and the task succeeds at attempt 1.
+func TestRateLimitedAfterTheAckTheWorkGoesOnAfterABackoffWithoutSpendingAnAttempt(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited_after_ack.sh", nil)+checkStep+
+		"policy:\n  ack: {backoff: {base: 1s, max: 2s}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 1 || len(got.Failures) != 0 || got.TotalVerifyLoops != 0 {
+		t.Fatalf("after a turn rate limited after its ACK:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 20))
+	}
+	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: going on in 1s")
 }

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -562,6 +564,44 @@ func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	}
 }
 
+// A budget crossed while the real Claude Code is still working: its model
+// keeps calling tools, each call's usage is in Claude Code's output as it
+// streams, and wilco stops the agent at the call that crosses
+// policy.budget.task.max_tokens — not when the turn ends — and escalates
+// with what was spent.
+func TestClaudeCodeIsStoppedMidTurnWhenItCrossesTheBudget(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	var dir string
+	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+		if turn.Step == 0 {
+			return modelserver.Reply{Text: "[ACK] T-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n",
+				Tool: &modelserver.ToolUse{Name: "Read", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt")}}}
+		}
+		if turn.Step < 60 {
+			// A model that never finishes: it reads the file again and again.
+			return modelserver.Reply{Text: fmt.Sprintf("Reading it once more (%d).", turn.Step),
+				Tool: &modelserver.ToolUse{Name: "Read", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt")}}}
+		}
+		return modelserver.Reply{Text: "Done."}
+	})
+	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep+
+		"policy:\n  budget: {task: {max_tokens: 700}}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
+	calls := len(model.AgentRequests())
+	if got.State != "escalated" || got.Attempt != 1 || got.Escalation == nil ||
+		!strings.Contains(got.Escalation.Reason, "budget: task T-1 used") || !strings.Contains(got.Escalation.Reason, "over its max_tokens of 700") {
+		t.Fatalf("the task ended %s at attempt %d after %d model calls:\n%s\nserver:\n%s", got.State, got.Attempt, calls, got, tail(in.stderr.String(), 20))
+	}
+	// Each call costs 120 tokens: the agent was stopped at the sixth or so,
+	// long before the model would have finished (60).
+	if calls > 20 {
+		t.Fatalf("the agent went on for %d model calls after crossing the budget", calls)
+	}
+}
+
 // Claude Code acknowledges by calling wilco's MCP tool (registered by the
 // preset: wilco mcp), not in its text: the tool-call ACK passes the same
 // checks, the task goes on, and a completion reported by tool ends the
@@ -639,5 +679,123 @@ func TestOpencodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	}
 	if got.State != "success" || got.Attempt != 1 || !strings.Contains(strings.Join(all, "\n"), "wilco took it as ack: acknowledged") {
 		t.Fatalf("the task ended %s at attempt %d:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(strings.Join(all, "\n"), 10))
+	}
+}
+
+// Codex acknowledges by calling wilco's MCP tool too. The preset registers
+// `wilco mcp` with -c mcp_servers.wilco=…; Codex offers an MCP server's
+// tools to the model as a deferred namespace (mcp__wilco) that the model
+// loads with its tool_search, then calls.
+func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	var mu sync.Mutex
+	var loaded []string // the tools tool_search gave the model
+	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
+		switch turn.Step {
+		case 0:
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Search: true, Input: map[string]any{"query": "wilco acknowledge task"}}}
+		case 1:
+			mu.Lock()
+			defer mu.Unlock()
+			for _, name := range loaded {
+				if ns, tool, ok := strings.Cut(name, " "); ok && strings.HasSuffix(tool, "wilco_ack") {
+					return modelserver.Reply{Text: "Acknowledging through wilco.", Tool: &modelserver.ToolUse{Namespace: ns, Name: tool,
+						Input: map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}}}
+				}
+			}
+			return modelserver.Reply{Text: "No wilco tool was found."}
+		case 2:
+			return modelserver.Reply{Tool: shellTool("printf 'fixed T-1\\n' > file.txt")}
+		}
+		return modelserver.Reply{Text: "Done: wrote file.txt."}
+	})
+	model.OnRequest(func(body map[string]any) {
+		items, _ := body["input"].([]any)
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			if m["type"] != "tool_search_output" {
+				continue
+			}
+			tools, _ := m["tools"].([]any)
+			for _, tl := range tools {
+				ns, _ := tl.(map[string]any)
+				children, _ := ns["tools"].([]any)
+				for _, c := range children {
+					cm, _ := c.(map[string]any)
+					mu.Lock()
+					loaded = append(loaded, fmt.Sprintf("%v %v", ns["name"], cm["name"]))
+					mu.Unlock()
+				}
+			}
+		}
+	})
+	dir := newRepo(t, "agents:\n"+codexAgent(t, codex, "inline", model.URL())+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	var all []string
+	for _, r := range model.AgentRequests() {
+		items, _ := r.Body["input"].([]any)
+		if len(items) > 3 {
+			items = items[len(items)-3:]
+		}
+		b, _ := json.Marshal(items)
+		all = append(all, fmt.Sprintf("step %d: %s", r.Turn.Step, b))
+	}
+	joined := strings.Join(all, "\n")
+	mu.Lock()
+	found := fmt.Sprint(loaded)
+	mu.Unlock()
+	if got.State != "success" || got.Attempt != 1 || !strings.Contains(joined, "wilco took it as ack: acknowledged") {
+		t.Fatalf("the task ended %s at attempt %d (tools loaded by tool_search: %s):\n%s\nserver:\n%s\nrequests:\n%s",
+			got.State, got.Attempt, found, got, tail(in.stderr.String(), 30), tail(joined, 10))
+	}
+	var msgs struct {
+		Messages []struct{ State, Type string }
+	}
+	in.must(200, in.call("GET", "/v1/messages?task=T-1", adminToken, nil), &msgs)
+	if len(msgs.Messages) == 0 || msgs.Messages[0].State != "acknowledged" {
+		t.Fatalf("the delegation: %+v", msgs.Messages)
+	}
+}
+
+// Gemini CLI acknowledges by calling wilco's MCP tool too. Gemini CLI
+// takes MCP servers from its settings files only: the preset gives it a
+// home of wilco's whose settings are the user's with wilco's server added
+// (GEMINI_CLI_HOME), and the user's own settings file is left as it was.
+func TestGeminiCLIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	var dir string
+	model := modelserver.NewGemini(t, func(turn modelserver.Turn) modelserver.Reply {
+		switch turn.Step {
+		case 0:
+			return modelserver.Reply{Text: "Acknowledging through wilco.", Tool: &modelserver.ToolUse{Name: "mcp_wilco_wilco_ack",
+				Input: map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}}}
+		case 1:
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": "fixed T-1\n"}}}
+		}
+		return modelserver.Reply{Text: "Done."}
+	})
+	agent := geminiAgent(t, gemini, "inline", model.URL())
+	home := regexp.MustCompile(`HOME: "?([^,"}]+)`).FindStringSubmatch(agent)[1]
+	settings := filepath.Join(home, ".gemini", "settings.json")
+	before := readFile(t, settings)
+	dir = newRepo(t, "agents:\n"+agent+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	var all []string
+	for _, r := range model.AgentRequests() {
+		b, _ := json.Marshal(r.Body["contents"])
+		all = append(all, string(b))
+	}
+	joined := strings.Join(all, "\n")
+	if got.State != "success" || got.Attempt != 1 || !strings.Contains(joined, "wilco took it as ack: acknowledged") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30), tail(joined, 10))
+	}
+	if after := readFile(t, settings); after != before {
+		t.Fatalf("the user's Gemini CLI settings were changed:\n%s\nwere:\n%s", after, before)
 	}
 }

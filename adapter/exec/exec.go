@@ -54,6 +54,19 @@ type ActivityReporter interface {
 	Activity(ctx context.Context, taskID string, attempt int, text string) error
 }
 
+// MessageFailer is told that an agent could not answer a message (its
+// turn failed, or a scout changed files); a Reporter may implement it.
+type MessageFailer interface {
+	MessageFailed(ctx context.Context, agent, messageID, reason string) error
+}
+
+// SpendReporter is told what a task's turn has spent so far while it runs
+// (what its CLI's output reported), so that a budget is enforced before the
+// turn ends; a Reporter may implement it.
+type SpendReporter interface {
+	Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error
+}
+
 // Options configures an Adapter.
 type Options struct {
 	// Dir is the repository: the working directory of every turn but a
@@ -80,6 +93,15 @@ type Options struct {
 	// KillGrace is the time between SIGTERM and SIGKILL (default
 	// DefaultKillGrace).
 	KillGrace time.Duration
+	// ReadOnly, when set, gives a scout's question (by message id) a copy
+	// of the working tree to work in, and the function that, once the
+	// scout's turn is over, lists the files it changed there and removes
+	// the copy.
+	ReadOnly func(ctx context.Context, messageID string) (dir string, done func(context.Context) ([]string, error), err error)
+	// RateLimitWait is how long to wait before the n-th (1-based) time a
+	// turn's work, cut short by a rate-limited model API, goes on
+	// (default: 30s doubling up to 2m, the ack policy's default backoff).
+	RateLimitWait func(n int) time.Duration
 }
 
 // AgentConfig is one exec agent.
@@ -158,6 +180,11 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.RateLimitWait == nil {
+		opts.RateLimitWait = func(n int) time.Duration {
+			return min(30*time.Second<<(n-1), 2*time.Minute)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Adapter{
@@ -387,11 +414,13 @@ type turn struct {
 	prev *turn // the turn this one replaces: it must be gone first
 	// transcript is the run's conversation file while the turn runs.
 	transcript *transcript
-	stop       chan struct{}
-	done       chan struct{}
-	quiet      bool // guarded by a.mu: stopped; report nothing
-	ended      bool // guarded by a.mu: reported
-	stopMu     sync.Once
+	// spentBefore is what the turn's ended processes spent.
+	spentBefore core.Usage
+	stop        chan struct{}
+	done        chan struct{}
+	quiet       bool // guarded by a.mu: stopped; report nothing
+	ended       bool // guarded by a.mu: reported
+	stopMu      sync.Once
 }
 
 func (a *Adapter) newTurn(cfg AgentConfig, msg core.InboxMessage) *turn {
@@ -510,5 +539,37 @@ func (t *turn) env(phase, promptFile, runDir string) []string {
 	if t.a.opts.URL != "" {
 		set["WILCO_ADDR"] = t.a.opts.URL
 	}
-	return envFor(os.Environ(), set, withPresetEnv(t.agent))
+	extra := withPresetEnv(t.agent)
+	maps.Copy(extra, t.a.mcpHome(t.agent))
+	return envFor(os.Environ(), set, extra)
+}
+
+// mcpHome returns the variables that point agent c's CLI at a home of
+// wilco's where its MCP server is registered (for a preset that reads MCP
+// servers only from its settings files), nil when there is none. A user who
+// set the variable keeps theirs.
+func (a *Adapter) mcpHome(c AgentConfig) map[string]string {
+	p := presets[c.Preset]
+	if p.mcpHome == nil || len(c.MCP) == 0 {
+		return nil
+	}
+	home := c.Env["HOME"]
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	dir := filepath.Join(a.runsDir, "homes", c.Name)
+	env, err := p.mcpHome(c.MCP, home, dir)
+	if err != nil {
+		a.log.Warn("wilco's MCP server is not registered with the agent", "agent", c.Name, "err", err)
+		return nil
+	}
+	for k := range env {
+		if _, set := c.Env[k]; set {
+			return nil
+		}
+		if _, set := os.LookupEnv(k); set {
+			return nil
+		}
+	}
+	return env
 }

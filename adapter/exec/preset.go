@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Prompt modes: how the prompt reaches the process.
@@ -67,6 +68,23 @@ type preset struct {
 	// mcpEnv is mcp for a CLI that takes its configuration from the
 	// environment: the variables that register wilco's MCP server.
 	mcpEnv func(command []string) map[string]string
+	// mcpHome is mcp for a CLI that reads MCP servers only from its
+	// settings files: it prepares a directory of wilco's (dir) that holds
+	// the user's configuration (from home, the HOME the agent runs with)
+	// with wilco's server added, and returns the variables that point the
+	// CLI at it.
+	mcpHome func(command []string, home, dir string) (map[string]string, error)
+}
+
+// mcpVars are the variables wilco's MCP server reads, passed on by the CLIs
+// that start their MCP servers with an environment of their own.
+var mcpVars = []string{"WILCO_URL", "WILCO_AGENT_TOKEN", "WILCO_TASK_ID", "WILCO_MESSAGE_ID", "WILCO_AGENT", "WILCO_ATTEMPT"}
+
+// tomlString quotes s as a TOML basic string (its escapes are JSON's for
+// everything wilco passes: quotes, backslashes and control characters).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // pointer is the prompt given as an argument when the real prompt is in a
@@ -115,6 +133,23 @@ var presets = map[string]preset{
 		},
 		resume: func(id string) []string { return []string{"resume", id} },
 		parser: func() outputParser { return &codexParser{} },
+		// -c takes one TOML value: an inline table for
+		// [mcp_servers.wilco]. env_vars names the variables passed on to
+		// the server (Codex starts it with a clean environment). Codex
+		// lists the server's tools to the model as a deferred namespace
+		// (mcp__wilco) that its tool_search loads.
+		mcp: func(command []string) []string {
+			args := make([]string, len(command)-1)
+			for i, a := range command[1:] {
+				args[i] = tomlString(a)
+			}
+			vars := make([]string, len(mcpVars))
+			for i, v := range mcpVars {
+				vars[i] = tomlString(v)
+			}
+			return []string{"-c", fmt.Sprintf("mcp_servers.wilco={command=%s,args=[%s],env_vars=[%s],default_tools_approval_mode=\"approve\"}",
+				tomlString(command[0]), strings.Join(args, ","), strings.Join(vars, ","))}
+		},
 	},
 	PresetGemini: {
 		program: "gemini",
@@ -136,6 +171,10 @@ var presets = map[string]preset{
 		// repositories and dry-run worktrees are trusted by the user who
 		// runs wilco on them.
 		env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+		// Gemini CLI takes MCP servers from its settings files only: the
+		// user's settings with wilco's server added, in a home of wilco's
+		// (see geminihome.go).
+		mcpHome: geminiHome,
 	},
 	PresetAider: {
 		program: "aider",

@@ -43,8 +43,6 @@ const probePrompt = "## Task: " + ProbeTaskID + "\n\nThis is a check that you ca
 	"Reply with exactly these two lines and stop:\n[ACK] " + ProbeTaskID + " - RECEIVED\nUnderstanding: a check that I can be reached\n"
 
 var (
-	refusedFlagRe = regexp.MustCompile(`(?i)unexpected argument|unknown (?:option|flag|argument)|unrecognized (?:option|arguments?)|invalid (?:option|flag)|no such option`)
-	untrustedRe   = regexp.MustCompile(`(?i)untrusted (?:folder|workspace|directory)|not a trusted|trust (?:this|the) (?:folder|workspace)`)
 	unreachableRe = regexp.MustCompile(`(?i)no response from the model's API|ECONNREFUSED|ECONNRESET|connection refused|connection_error|ENOTFOUND|getaddrinfo|fetch failed|Connection error|network (?:error|is unreachable)|timed out connecting|stream disconnected|error sending request`)
 )
 
@@ -112,17 +110,11 @@ func Probe(ctx context.Context, c AgentConfig, dir string, timeout time.Duration
 	if res.startErr != nil {
 		out = res.startErr.Error() + "\n" + out
 	}
-	switch p, ok := core.ClassifyEnvironment(res.exitCode, out); {
+	switch p, ok := core.ClassifyStartup(res.exitCode, out); {
 	case res.startErr != nil && !ok:
 		r.Problem, r.Fix = "it could not start: "+res.startErr.Error(), "check the command in wilco.yaml"
 	case ok:
 		r.Problem, r.Fix = p.Cause, p.Fix
-	case refusedFlagRe.MatchString(out):
-		r.Problem = "the CLI refuses a flag of its command line: " + firstMatchLine(out, refusedFlagRe)
-		r.Fix = "its version may be newer than the preset knows (see docs/AGENTS.md); remove or change the extra arguments in command"
-	case untrustedRe.MatchString(out):
-		r.Problem = "the CLI refuses to run in a folder it does not trust: " + firstMatchLine(out, untrustedRe)
-		r.Fix = "trust the repository in the CLI's own settings, or set its trust variable in the agent's env"
 	case unreachableRe.MatchString(out):
 		r.Problem = "the model's API cannot be reached: " + firstMatchLine(out, unreachableRe)
 		r.Fix = "check the network, and the base URL the CLI is given (its env or settings)"

@@ -60,6 +60,9 @@ type procSpec struct {
 	// calls its output reports ("Editing calc.go"), at most one every
 	// activityEvery.
 	onActivity func(text string)
+	// onSpend, when set, is told what the process has spent so far each
+	// time its output reports more (a model call, a step, its total).
+	onSpend func(spent core.Usage)
 	// pidFile, when set, holds the process group's id while it runs, so
 	// that a wilco that died without stopping it stops it at its next start
 	// (KillOrphans).
@@ -225,10 +228,23 @@ func run(spec procSpec) procResult {
 		}
 	}
 	var lastActivity time.Time
+	var steps stepUsage
 	handle := func(line string) {
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		grew := false
 		if u, ok := usageOf(line); ok {
 			res.usage.Add(u)
+			grew = true
+		}
+		if steps.line(line) {
+			grew = true
+		}
+		if grew && spec.onSpend != nil && !res.stopped {
+			spent := res.usage
+			if steps.total.InputTokens+steps.total.OutputTokens > spent.InputTokens+spent.OutputTokens {
+				spent = steps.total
+			}
+			spec.onSpend(spent)
 		}
 		if spec.transcript != nil {
 			for _, e := range transcriptEntries(line) {

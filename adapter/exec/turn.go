@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,8 +148,89 @@ func (a *Adapter) runTurn(t *turn) {
 		// user's answers, another agent…).
 		return
 	}
+	res = t.afterRateLimits(res, runDir, dir, logf, full, handshake)
+	if res.stopped {
+		return
+	}
 	result.Duration = time.Since(began)
 	t.report(t.result(result, res))
+}
+
+// lastBytes is the end of s, at most n bytes.
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// failed tells the core, when the reporter takes it, that the agent could
+// not answer the message.
+func (t *turn) failed(reason string) {
+	if mf, ok := t.a.opts.Report.(MessageFailer); ok {
+		if err := mf.MessageFailed(t.a.ctx, t.agent.Name, t.msg.ID, reason); err != nil {
+			t.log.Debug("the failed answer was not recorded", "err", err)
+		}
+	}
+}
+
+// goOn goes before the full prompt of a process that takes up work a
+// rate-limited model API cut short.
+func goOn(taskID string) string {
+	return "Your work on task " + taskID + " was cut short: the model's API was rate limited or overloaded. " +
+		"Do not acknowledge again: go on with the work where you left it, as the task below describes, then stop." + separator
+}
+
+// afterRateLimits takes up the work of a turn that acknowledged (or needed
+// no ACK) and then ended because the model's API was rate limited or
+// overloaded: after a backoff it runs the agent again for the work (its
+// session resumed where it can), up to core.MaxRateLimitedSends times. No
+// attempt is spent and no verify loop counted: waiting, not a change of the
+// work, is what fixes it. A turn that ended before its ACK is the core's
+// to send again.
+func (t *turn) afterRateLimits(res procResult, runDir, dir string, logf io.Writer, full, handshake string) procResult {
+	for n := 1; n <= core.MaxRateLimitedSends; n++ {
+		acked := handshake == HandshakeNone || res.ackOK
+		// A turn that exited 0 finished, whatever its text quotes; the
+		// error is in the last of what a failing one wrote.
+		if !acked || res.stopped || res.timedOut || res.startErr != nil || res.fatal != "" || res.exitCode == 0 {
+			return res
+		}
+		line, ok := core.RateLimited(lastBytes(res.text.String(), 2000))
+		if !ok {
+			return res
+		}
+		wait := t.a.opts.RateLimitWait(n)
+		t.log.Warn("the model's API is rate limited: the work goes on after a backoff", "wait", wait, "line", line)
+		_, _ = fmt.Fprintf(logf, "--- wilco: the model's API is rate limited or overloaded (%s): the work goes on in %s\n", line, wait)
+		t.sendActivity(fmt.Sprintf("The model's API is rate limited or overloaded: going on in %s", wait))
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-t.stop:
+			timer.Stop()
+			res.stopped = true
+			return res
+		case <-t.a.ctx.Done():
+			timer.Stop()
+			res.stopped = true
+			return res
+		}
+		session := res.session
+		if !canResume(t.agent) {
+			session = ""
+		}
+		usage := res.usage
+		next := t.process(runDir, dir, logf, PhaseWork, goOn(t.msg.TaskID)+full, session)
+		usage.Add(next.usage)
+		next.usage = usage
+		next.ackOK = true
+		if next.session == "" {
+			next.session = res.session
+		}
+		res = next
+	}
+	return res
 }
 
 // process runs one process of the turn: writes its prompt, builds its
@@ -176,10 +258,12 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
 		onActivity: t.sendActivity,
+		onSpend:    t.sendSpend,
 		transcript: t.transcript,
 		pidFile:    filepath.Join(runDir, PidFileName),
 	}
 	res := run(spec)
+	t.spentBefore.Add(res.usage)
 	if res.startErr != nil {
 		_, _ = fmt.Fprintf(logf, "--- wilco: could not start %q: %v\n", inv.argv[0], res.startErr)
 	}
@@ -204,6 +288,20 @@ func (t *turn) sendAck(text string) bool {
 		return false
 	}
 	return true
+}
+
+// sendSpend tells the core what the turn has spent so far: what its
+// earlier processes spent and what the running one has.
+func (t *turn) sendSpend(running core.Usage) {
+	sr, ok := t.a.opts.Report.(SpendReporter)
+	if !ok || t.msg.TaskID == "" || t.isQuiet() {
+		return
+	}
+	spent := t.spentBefore
+	spent.Add(running)
+	if err := sr.Spend(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, spent); err != nil {
+		t.log.Debug("the spend was not checked", "err", err)
+	}
 }
 
 // sendProgress hands the core a checkpoint.
@@ -320,10 +418,24 @@ func (a *Adapter) answer(t *turn) {
 	inv, err := buildCommand(t.agent, t.prompt, promptFile, "")
 	if err != nil {
 		t.log.Error("message not answered", "err", err)
+		t.failed(err.Error())
 		return
 	}
+	dir := a.opts.Dir
+	var readOnly func(context.Context) ([]string, error)
+	if t.msg.Type == string(core.TypeScoutQuery) && a.opts.ReadOnly != nil {
+		// A scout works in a copy of the working tree; what it changes
+		// there refuses its answer.
+		d, done, err := a.opts.ReadOnly(a.ctx, t.msg.ID)
+		if err != nil {
+			t.log.Error("the scout's read-only worktree could not be made", "err", err)
+			t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
+			return
+		}
+		dir, readOnly = d, done
+	}
 	res := run(procSpec{
-		inv: inv, dir: a.opts.Dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
+		inv: inv, dir: dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
 		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, stop: t.stop,
 		pidFile: filepath.Join(runDir, PidFileName),
 	})
@@ -333,15 +445,36 @@ func (a *Adapter) answer(t *turn) {
 	}
 	switch {
 	case res.stopped || t.isQuiet():
+		if readOnly != nil {
+			_, _ = readOnly(context.WithoutCancel(a.ctx))
+		}
 		return
+	}
+	if readOnly != nil {
+		changed, err := readOnly(a.ctx)
+		switch {
+		case err != nil:
+			t.log.Warn("the scout's worktree could not be checked: its answer is refused", "err", err)
+			t.failed("wilco could not check what the scout changed: " + err.Error())
+			return
+		case len(changed) > 0:
+			t.log.Warn("the scout changed files: its answer is refused", "files", changed)
+			t.failed("the scout changed files (" + strings.Join(changed, ", ") + "): a scout is read-only, so its answer is refused")
+			return
+		}
+	}
+	switch {
 	case res.startErr != nil:
 		t.log.Error("message not answered: the agent could not start", "err", res.startErr)
+		t.failed("the agent could not start: " + res.startErr.Error())
 		return
 	case res.exitCode != 0 || res.timedOut:
 		t.log.Warn("message not answered: the agent failed", "exit_code", res.exitCode, "timed_out", res.timedOut)
+		t.failed(fmt.Sprintf("the agent's turn failed (exit status %d, timed out %v): %s", res.exitCode, res.timedOut, lastBytes(strings.TrimSpace(res.text.String()), 500)))
 		return
 	case text == "":
 		t.log.Warn("message not answered: the agent wrote nothing")
+		t.failed("the agent wrote nothing")
 		return
 	}
 	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {

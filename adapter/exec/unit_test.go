@@ -27,6 +27,8 @@ func TestBuildCommandPresets(t *testing.T) {
 		{AgentConfig{Preset: PresetCodex}, "", []string{"codex", "exec", "--sandbox", "workspace-write", "--json", "-"}, true},
 		{AgentConfig{Preset: PresetCodex, Prompt: PromptArg, Command: []string{"codex", "--model", "gpt-5"}}, "th-1",
 			[]string{"codex", "exec", "--sandbox", "workspace-write", "--json", "--model", "gpt-5", "resume", "th-1", prompt}, false},
+		{AgentConfig{Preset: PresetCodex, MCP: []string{"/bin/wilco", "mcp"}}, "", []string{"codex", "exec", "--sandbox", "workspace-write", "--json",
+			"-c", `mcp_servers.wilco={command="/bin/wilco",args=["mcp"],env_vars=["WILCO_URL","WILCO_AGENT_TOKEN","WILCO_TASK_ID","WILCO_MESSAGE_ID","WILCO_AGENT","WILCO_ATTEMPT"],default_tools_approval_mode="approve"}`, "-"}, true},
 		{AgentConfig{Preset: PresetGemini, Prompt: PromptArg}, "", []string{"gemini", "--output-format", "stream-json", "--approval-mode", "auto_edit", "-p", prompt}, false},
 		{AgentConfig{Preset: PresetGemini, Prompt: PromptFile}, "g-1", []string{"gemini", "--output-format", "stream-json", "--approval-mode", "auto_edit", "--resume", "g-1", "-p", ptr}, false},
 		{AgentConfig{Preset: PresetAider}, "ignored", []string{"aider", "--yes-always", "--no-auto-commits", "--no-pretty", "--message-file", file}, true},

@@ -71,3 +71,42 @@ func usageOf(line string) (core.Usage, bool) {
 	}
 	return core.Usage{}, false
 }
+
+// stepUsage estimates what a turn has spent while it runs, from the usage
+// of each model call its output reports before the turn's total: Claude
+// Code's assistant events (message.usage, repeated for each content block
+// of one message: counted once per message id). The total, when it comes,
+// supersedes the estimate.
+type stepUsage struct {
+	seen  map[string]bool
+	total core.Usage
+}
+
+// line reads one line and reports whether the estimate grew.
+func (e *stepUsage) line(line string) bool {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, `{"type":"assistant"`) || !strings.Contains(line, "usage") {
+		return false
+	}
+	var ev struct {
+		Message struct {
+			ID    string `json:"id"`
+			Model string `json:"model"`
+			Usage *struct {
+				InputTokens     int64 `json:"input_tokens"`
+				OutputTokens    int64 `json:"output_tokens"`
+				CacheReadTokens int64 `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+		} `json:"message"`
+	}
+	if json.Unmarshal([]byte(line), &ev) != nil || ev.Message.Usage == nil || ev.Message.ID == "" || e.seen[ev.Message.ID] {
+		return false
+	}
+	if e.seen == nil {
+		e.seen = map[string]bool{}
+	}
+	e.seen[ev.Message.ID] = true
+	u := ev.Message.Usage
+	e.total.Add(core.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedTokens: u.CacheReadTokens, Turns: 1, Model: ev.Message.Model})
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,7 +192,7 @@ func cmdOpLog(ctx context.Context, c *cli, args []string) int {
 	fs := c.flags(v)
 	state := fs.String("state", "", "only operations in this state (waiting, proceeding, done, cancelled, aborted, failed)")
 	agent := fs.String("agent", "", "only operations on this agent")
-	limit := fs.Int("limit", 0, "at most this many (default the server's, 100)")
+	limit := fs.Int("limit", 0, "only the newest N (default all)")
 	asJSON := fs.Bool("json", false, "print the API JSON")
 	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
 	if !ok {
@@ -234,6 +235,7 @@ func cmdOpLog(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	slices.Reverse(ops) // the server lists them oldest first
 	return printList(c, *asJSON, "operations", ops, "no operations", "ID\tOPERATION\tAGENTS\tSTATE\tANSWERS\tCREATED\tRESULT", func(o client.Operation) string {
 		var names, answers []string
 		for _, a := range o.Agents {

@@ -128,3 +128,22 @@ func TestAPermissionQuestionIsAMilestoneAndAnEvent(t *testing.T) {
 	}
 	b.refused(b.c.NotePermission(b.now, "ghost", "", 0, "", "x", ""), NotFound)
 }
+
+// A permission question nobody answers for the user (no allow list)
+// notifies the hooks that listen for it; one the allow list answered does
+// not.
+func TestAPermissionQuestionThatWaitsForTheUserIsANotification(t *testing.T) {
+	t.Parallel()
+	b := notifyBundle(t, hook("h", NotifyPermission))
+	b.agent("a", "tmux")
+	b.ok(b.c.NotePermission(b.now, "a", "", 0, "Bash", "Do you want to run rm -rf build?", "denied"))
+	b.ok(b.c.NotePermission(b.now, "a", "", 0, "Bash", "Do you want to run make?", ""))
+	var ns []Notification
+	for _, e := range b.eventsOf(TypeNotificationQueued) {
+		ns = append(ns, e.Data.(NotificationQueued).Notification)
+	}
+	if len(ns) != 1 || ns[0].Event != NotifyPermission || ns[0].Agent != "a" || !strings.Contains(ns[0].Reason, "Do you want to run make?") ||
+		!strings.Contains(ns[0].Reason, "wilco attach a") {
+		t.Fatalf("notifications %+v", ns)
+	}
+}

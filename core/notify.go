@@ -10,7 +10,8 @@ import (
 
 // Notifications tell people that wilco needs them (a task escalated, a
 // question, a blocked or stuck task, an unresponsive agent, an operation
-// waiting for "ok") or that a task ended. The core decides: when an event
+// waiting for "ok", a permission question nobody answers for them) or
+// that a task ended. The core decides: when an event
 // that a hook listens for is emitted, a NotificationQueued for each such
 // hook is emitted with it, in the same commit, and its first attempt is a
 // Notify effect performed once that commit is durable. The shell reports
@@ -30,6 +31,7 @@ const (
 	NotifyStuck         NotifyEvent = "stuck"         // a task hit the hard stop
 	NotifyUnresponsive  NotifyEvent = "unresponsive"  // an agent never acknowledged
 	NotifyOperation     NotifyEvent = "operation"     // an operation waits for its agents' "ok"
+	NotifyPermission    NotifyEvent = "permission"    // a tmux agent asks for a permission and waits for you
 	NotifySuccess       NotifyEvent = "success"       // a task was verified and ended
 	NotifyFailed        NotifyEvent = "failed"        // a task failed (malformed, not retried)
 )
@@ -37,7 +39,7 @@ const (
 // NotifyEvents are every notify event, in the order the documentation
 // lists them.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifySuccess, NotifyFailed}
+	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifyPermission, NotifySuccess, NotifyFailed}
 }
 
 // DefaultNotifyEvents are what a hook listens for when it names none:
@@ -343,6 +345,16 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 		// queue with this agent.
 		if t := s.active(); t != nil && t.Agent == ev.Agent {
 			n.TaskID, n.Subject = t.ID, firstLine(t.Description)
+		}
+	case AgentPermission:
+		if e.Answer != "" {
+			return n, false // the agent's allow list answered it
+		}
+		n.Event, n.Status = NotifyPermission, "waiting"
+		what := firstOf(e.Tool, "a tool")
+		n.Reason = fmt.Sprintf("%s asks for permission to use %s: %s (answer in its pane: wilco attach %s)", ev.Agent, what, firstLine(e.Text), ev.Agent)
+		if t := s.tasks[e.TaskID]; t != nil {
+			n.Subject = firstLine(t.Description)
 		}
 	case OperationStarted:
 		o := e.Operation

@@ -75,7 +75,7 @@ func Headline(n core.Notification) string {
 	switch {
 	case n.Event == core.NotifyOperation:
 		what = "operation " + n.OperationID
-	case n.Event == core.NotifyUnresponsive:
+	case n.Event == core.NotifyUnresponsive, n.Event == core.NotifyPermission:
 		what = "agent " + n.Agent
 	}
 	return what + " " + verb(n.Event)
@@ -89,7 +89,7 @@ func Summary(n core.Notification) string {
 	if n.Subject != "" {
 		fmt.Fprintf(&b, ": %s", n.Subject)
 	}
-	if n.Event == core.NotifyUnresponsive && n.TaskID != "" {
+	if (n.Event == core.NotifyUnresponsive || n.Event == core.NotifyPermission) && n.TaskID != "" {
 		fmt.Fprintf(&b, " (task %s)", n.TaskID)
 	}
 	if n.Reason != "" {
@@ -107,6 +107,8 @@ func verb(e core.NotifyEvent) string {
 		return "is unresponsive"
 	case core.NotifyOperation:
 		return "waits for \"ok\""
+	case core.NotifyPermission:
+		return "asks for permission"
 	case core.NotifySuccess:
 		return "succeeded"
 	case core.NotifyBlocked:

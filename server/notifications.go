@@ -20,7 +20,7 @@ type NotificationView struct {
 	ID   string `json:"id"`
 	Hook string `json:"hook"`
 	// Event is what happened: escalated, clarification, blocked, stuck,
-	// unresponsive, operation, success or failed.
+	// unresponsive, operation, permission, success or failed.
 	Event       core.NotifyEvent `json:"event"`
 	TaskID      string           `json:"task_id"`
 	Agent       string           `json:"agent,omitempty"`

@@ -338,7 +338,7 @@ func componentSchemas() map[string]any {
 			})),
 		}),
 		"Notification": obj([]string{"id", "hook", "event", "task_id", "state", "attempts", "last_error", "last_status", "created_at", "delivered_at"}, map[string]any{
-			"id": str, "hook": str, "event": enum("escalated", "clarification", "blocked", "stuck", "unresponsive", "operation", "success", "failed"),
+			"id": str, "hook": str, "event": enum("escalated", "clarification", "blocked", "stuck", "unresponsive", "operation", "permission", "success", "failed"),
 			"task_id": typ("string", "The task the event is about (\"\" for an operation, or an agent without a task)."), "agent": str,
 			"operation_id": str, "subject": typ("string", "The task's first line (the operation's name)."),
 			"task_state": typ("string", "The state the event left the task in (the agent's status, the operation's state)."), "reason": str,

@@ -80,7 +80,7 @@ func (s *Server) ownRoutes() []Route {
 
 		{Method: "GET", Path: "/v1/notifications", Auth: Admin, Summary: "List the notifications to webhooks and the desktop, newest first, with how their delivery went (attempts, last status and error).",
 			Query: []Param{{"state", "string", "pending, delivered or failed"}, {"limit", "integer", "at most this many (default 100, at most 10000)"},
-				{"hook", "string", "only this hook's"}, {"task", "string", "only this task's"}, {"event", "string", "only this event's (escalated, clarification, blocked, stuck, unresponsive, operation, success, failed)"}},
+				{"hook", "string", "only this hook's"}, {"task", "string", "only this task's"}, {"event", "string", "only this event's (escalated, clarification, blocked, stuck, unresponsive, operation, permission, success, failed)"}},
 			Handler: s.listNotifications, Responses: map[int]string{200: "NotificationList"}},
 		{Method: "GET", Path: "/v1/notifications/{id}", Auth: Admin, Summary: "One notification.",
 			Examples: id("N-1"), Handler: s.getNotification, Responses: map[int]string{200: "Notification"}},

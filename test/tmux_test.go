@@ -98,7 +98,7 @@ func TestATmuxAgentIsDeliveredAcknowledgedRetriedAndVerified(t *testing.T) {
 	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt"})
 	got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 2 {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 40))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
 	}
 	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("the agent's fix is not in the repository")

@@ -73,6 +73,7 @@ type agent struct {
 	// the loop's own).
 	startedAt   time.Time
 	tookPrompt  bool // a prompt was confirmed since the program started
+	deadSince   time.Time
 	lastScreen  string
 	screenSince time.Time
 }
@@ -346,6 +347,15 @@ func (ag *agent) step(ctx context.Context) {
 	ag.mu.Unlock()
 	switch state {
 	case Dead:
+		// tmux may see the pane's end before it reaps the program: its
+		// exit status comes a moment later.
+		if pane.ExitStatus < 0 && ag.deadSince.IsZero() {
+			ag.deadSince = now
+		}
+		if pane.ExitStatus < 0 && now.Sub(ag.deadSince) < time.Second {
+			return
+		}
+		ag.deadSince = time.Time{}
 		ag.dead(ctx, pane)
 		return
 	case Dialog:

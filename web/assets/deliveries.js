@@ -59,7 +59,7 @@ export function operationsView(root, r) {
     const res = await api.get('/v1/operations' + api.q({ state, limit: LIMIT }));
     if (gone) return;
     const ops = res.operations.reverse();
-    if (!ops.length) { replace(list, empty('No operation' + (state ? ' ' + state : '') + '. `wilco op OPERATION --agent A -- COMMAND` starts one.')); return; }
+    if (!ops.length) { replace(list, empty('No operation' + (state ? ' ' + state : '') + '. `wilco op restart --agent A` (hibernate, wake, install-skill PATH, maintenance -- COMMAND…) starts one.')); return; }
     replace(list, ops.map(operationCard));
   });
 
@@ -74,9 +74,14 @@ export function operationsView(root, r) {
           await load();
         })) : null),
       o.message ? pre(o.message, 'text') : null,
-      table([['Agent'], ['Answer'], ['When'], ['']], o.agents.map((a) => h('tr', null,
-        h('td', null, a.name), h('td', null, a.response ? badge(a.response) : h('span', { class: 'muted' }, 'waiting')),
-        h('td', null, clock(a.responded_at)), h('td', null, a.extended ? h('span', { class: 'tag' }, 'extended once ("wait")') : null)))),
+      o.target ? h('p', null, 'Installs ', h('code', null, o.target)) : null,
+      table([['Agent'], ['Answer'], ['When'], [''], ['Done']], o.agents.map((a) => {
+        const r = (o.results || []).find((x) => x.agent === a.name);
+        return h('tr', null,
+          h('td', null, a.name), h('td', null, a.response ? badge(a.response) : h('span', { class: 'muted' }, 'waiting')),
+          h('td', null, clock(a.responded_at)), h('td', null, a.extended ? h('span', { class: 'tag' }, 'extended once ("wait")') : null),
+          h('td', null, r ? (r.done ? r.action : h('span', { class: 'error' }, r.error || 'failed')) : null));
+      })),
       h('p', { class: 'muted' },
         'Reminders: ', o.reminders_sent + ' of ' + o.reminders.length + ' sent (at ' + (o.reminders.join(', ') || 'none') + '); timeout ' + o.timeout +
         ', extension ' + o.extension + '; on timeout ' + (o.proceed_on_timeout ? 'proceed' : 'abort') + '.',

@@ -28,12 +28,15 @@
 //
 // # Effects
 //
-// An operation's command (POST /v1/operations with command) runs with
-// os/exec in its own process group, in the working directory, with
-// WILCO_OPERATION and WILCO_OPERATION_ID set; its exit status and the tail
-// of its output are reported with core.FinishOperation. Close kills what
-// still runs and records it as failed. An operation that was running when
-// wilco stopped is recorded as failed at the next start: its outcome is
-// unknown. Messages for push agents (exec, tmux) go to Options.Deliver; the
-// adapters plug in there.
+// An operation on agents (hibernate, wake, restart, install-skill,
+// install-plugin, maintenance) is performed by the dispatcher with the
+// adapters once it proceeds; what it did to each agent is reported with
+// core.FinishAgentOperation. Another operation's command (POST
+// /v1/operations with command), and maintenance's, runs with os/exec in its
+// own process group, in the working directory, with WILCO_OPERATION_ID
+// set; its exit status and the tail of its output are reported with it. Close kills what still runs and records it as failed.
+// An operation that was running when wilco stopped is recorded as failed at
+// the next start: its outcome is unknown. Messages for exec and tmux agents
+// go to the dispatcher's adapters; for other push agents, to
+// Options.Deliver.
 package daemon

@@ -200,3 +200,30 @@ func waitMilestone(t *testing.T, in *instance, id, want string, timeout time.Dur
 		}
 	}
 }
+
+// A tmux agent's session outlives wilco: killed (kill -9) while the agent
+// works on a task, wilco started again finds the session running, follows
+// the turn to its end, and the task goes on to success.
+func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
+	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
+	in.kill()
+	if exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "has-session", "-t", "=wilco-tui").Run() != nil {
+		t.Fatal("the agent's session died with wilco")
+	}
+	again := serveRepo(t, dir)
+	got := again.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	}
+	mustContain(t, "the server's log", again.stderr.String(), "the agent's session runs already: used as it is", "following again the turn of a tmux agent")
+	// The first attempt's turn, followed by the second wilco, was verified.
+	if len(got.Failures) != 1 || got.Failures[0].FailureType != "verification_failed" {
+		t.Fatalf("the first attempt: %+v", got.Failures)
+	}
+}

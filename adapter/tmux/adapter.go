@@ -264,6 +264,9 @@ func (a *Adapter) Add(c AgentConfig) error {
 		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'", c.Name)
 	}
 	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1)}
+	if b, err := os.ReadFile(ag.convFile()); err == nil {
+		ag.conv = strings.TrimSpace(string(b))
+	}
 	for i, s := range c.Allow {
 		r, err := regexp.Compile(s)
 		if err != nil {

@@ -366,3 +366,51 @@ func TestAnOperationRequestIsAnsweredFromThePane(t *testing.T) {
 		t.Fatalf("reply: %+v", r)
 	}
 }
+
+// A session of the user's, named in the config: wilco runs the agent's
+// program in it, and a hibernation stops the program but never ends the
+// session; the wake runs the program there again.
+func TestAnExistingSessionIsUsedAndNeverKilled(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "user.sock")
+	user := Server{Socket: sock}
+	ctx := context.Background()
+	// The user's session, with a shell in it.
+	if err := user.NewSession(ctx, "mine", dir, nil, []string{"sh"}, 100, 30); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = user.KillServer(context.Background()) })
+	b := setup(t, nil, func(c *AgentConfig) { c.Session, c.Socket = "mine", sock })
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if tr := b.rec.turns[0]; tr.Status != "success" {
+		t.Fatalf("turn %+v", tr)
+	}
+	if _, _, err := b.adapter.Hibernate(ctx, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	if !user.HasSession(ctx, "mine") {
+		t.Fatal("the user's session was ended")
+	}
+	if st, _ := b.adapter.State("tui"); st.State != "hibernating" {
+		t.Fatalf("state %+v", st)
+	}
+	if _, err := b.adapter.Wake(ctx, "tui", ""); err != nil {
+		t.Fatal(err)
+	}
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-2", Type: string(core.TypeConversation), Attempt: 1, Body: "Back?"})
+	b.rec.wait(t, "the answer after the wake", 30*time.Second, func() bool {
+		for _, r := range b.rec.replies {
+			if r.InReplyTo == "M-2" {
+				return true
+			}
+		}
+		return false
+	})
+	b.adapter.KillSessions(ctx)
+	if !user.HasSession(ctx, "mine") {
+		t.Fatal("the user's session was ended with wilco's")
+	}
+}

@@ -74,6 +74,7 @@ type agent struct {
 	startedAt   time.Time
 	tookPrompt  bool // a prompt was confirmed since the program started
 	deadSince   time.Time
+	probed      bool // whether an existing session runs the program was looked at
 	lastScreen  string
 	screenSince time.Time
 }
@@ -287,9 +288,18 @@ func (ag *agent) step(ctx context.Context) {
 		return
 	}
 	if !started {
-		if cur == nil && !waiting && !ag.sessionRuns(ctx) {
+		// A session that runs the agent's program already (one wilco left
+		// running when it stopped, or the user's) is used as it is.
+		runs := false
+		if !ag.probed || cur != nil || waiting {
+			ag.probed = true
+			runs = ag.sessionRuns(ctx)
+		}
+		if !runs && cur == nil && !waiting {
 			return // started on demand
 		}
+	}
+	if !started && !ag.isStarted() {
 		if err := ag.start(ctx); err != nil {
 			ag.logger().Error("the agent's program could not start", "err", err)
 			ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
@@ -388,14 +398,24 @@ func (ag *agent) sessionRuns(ctx context.Context) bool {
 	if !ag.srv.HasSession(ctx, ag.session) {
 		return false
 	}
-	p, err := ag.srv.Capture(ctx, ag.session)
-	if err != nil || p.Dead {
-		return false
+	dead, command, err := ag.srv.PaneProgram(ctx, ag.session)
+	if err != nil || dead || shells[command] {
+		return false // nothing, or only a shell, runs there: wilco starts the program
 	}
+	ag.logger().Info("the agent's session runs already: used as it is", "session", ag.session, "program", command)
 	ag.mu.Lock()
 	ag.started = true
 	ag.mu.Unlock()
 	return true
+}
+
+// shells are the programs a pane runs when no agent runs in it.
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "fish": true, "dash": true, "ksh": true, "tcsh": true, "csh": true}
+
+func (ag *agent) isStarted() bool {
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.started
 }
 
 // env is the program's environment beyond the server's: wilco's variables
@@ -486,8 +506,25 @@ func (ag *agent) start(ctx context.Context) error {
 	if newConv != "" {
 		ag.conv = newConv
 	}
+	conv = ag.conv
 	ag.mu.Unlock()
+	ag.saveConversation(conv)
 	return nil
+}
+
+// convFile keeps the agent program's conversation id, for a wilco started
+// again while the session runs (a hibernation then keeps it).
+func (ag *agent) convFile() string {
+	return filepath.Join(ag.a.opts.StateDir, "tmux", pathSafe(ag.cfg.Name)+".conversation")
+}
+
+func (ag *agent) saveConversation(conv string) {
+	if conv == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(ag.convFile()), 0o700); err == nil {
+		_ = os.WriteFile(ag.convFile(), []byte(conv+"\n"), 0o600)
+	}
 }
 
 // dead ends the work of a pane whose program exited: the turn it worked
@@ -499,6 +536,7 @@ func (ag *agent) dead(ctx context.Context, pane Pane) {
 	wasStarted := ag.started
 	ag.started = false
 	ag.mu.Unlock()
+	ag.probed = true // the pane is dead: the next prompt starts the program
 	if wasStarted {
 		ag.logger().Warn("the agent's program exited", "status", pane.ExitStatus, "last_lines", tail)
 	}

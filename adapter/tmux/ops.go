@@ -77,7 +77,7 @@ func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action str
 		action = "session " + ag.session + " ended"
 	} else {
 		// The user's session stays: only the agent's program stops.
-		if err := ag.srv.Respawn(ctx, ag.session, a.opts.Dir, nil, []string{"sh", "-c", "echo 'wilco: " + agent + " is hibernating'; exec sleep 2147483647"}, true); err != nil {
+		if err := ag.srv.Respawn(ctx, ag.session, a.opts.Dir, nil, []string{"sh", "-c", "echo 'wilco: " + agent + " is hibernating'; exec sh"}, true); err != nil {
 			return conv, "", err
 		}
 		action = "program stopped in session " + ag.session

@@ -138,6 +138,17 @@ func (s Server) Respawn(ctx context.Context, session, dir string, env []string, 
 	return err
 }
 
+// PaneProgram says whether a session's pane is dead, and the program in
+// its foreground.
+func (s Server) PaneProgram(ctx context.Context, session string) (dead bool, command string, err error) {
+	out, err := s.run(ctx, nil, "display-message", "-p", "-t", target(session), "#{pane_dead}|#{pane_current_command}")
+	if err != nil {
+		return false, "", err
+	}
+	d, c, _ := strings.Cut(strings.TrimSpace(out), "|")
+	return d == "1", c, nil
+}
+
 // KillSession ends a session and everything that runs in it.
 func (s Server) KillSession(ctx context.Context, session string) error {
 	_, err := s.run(ctx, nil, "kill-session", "-t", "="+session)

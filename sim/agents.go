@@ -117,7 +117,28 @@ func (w *world) perform(a action) {
 	case actFinish:
 		w.tracef("operation %s finishes with %d", a.id, a.exit)
 		w.do("finish "+a.id, func(c *core.State, now time.Time) (any, error) {
-			return c.FinishOperation(now, a.id, a.exit, fmt.Sprintf("exit status %d", a.exit))
+			o, ok := c.Operation(a.id)
+			if !ok || !core.AgentOperation(o.Name) {
+				return c.FinishOperation(now, a.id, a.exit, fmt.Sprintf("exit status %d", a.exit))
+			}
+			// An operation on agents: each agent's part done (or, with a
+			// failing exit, the first one's failed), its status after.
+			status := core.Available
+			if o.Name == core.OpHibernate {
+				status = core.Hibernating
+			}
+			var results []core.OperationResult
+			for i, n := range o.Agents {
+				r := core.OperationResult{Agent: n, Done: true, Action: o.Name, Status: status}
+				if o.Name == core.OpHibernate {
+					r.Conversation = "conv-" + a.id
+				}
+				if i == 0 && a.exit != 0 {
+					r = core.OperationResult{Agent: n, Error: fmt.Sprintf("%s failed", o.Name)}
+				}
+				results = append(results, r)
+			}
+			return c.FinishAgentOperation(now, a.id, results, 0, "")
 		})
 	case actNotified:
 		w.endNotification(a)

@@ -322,13 +322,16 @@ func (w *world) clarify() {
 
 func (w *world) startOperation() {
 	req := core.OperationRequest{
-		Name:    oneOf(w, []string{"restart", "hibernate", "skill-install", "upgrade"}),
+		Name:    oneOf(w, []string{core.OpRestart, core.OpHibernate, core.OpWake, core.OpInstallSkill, core.OpMaintenance, "skill-install", "upgrade"}),
 		Message: "install the security-audit skill",
 	}
 	for _, i := range w.rng.Perm(len(w.agents))[:1+w.rng.IntN(min(4, len(w.agents)))] {
 		req.Agents = append(req.Agents, w.agents[i].name)
 	}
-	if w.chance(0.6) {
+	switch {
+	case req.Name == core.OpInstallSkill:
+		req.Target = "/skills/security-audit"
+	case req.Name == core.OpMaintenance || !core.AgentOperation(req.Name) && w.chance(0.6):
 		req.Command = []string{"sh", "-c", "true"}
 	}
 	if w.chance(0.5) {

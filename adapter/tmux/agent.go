@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -359,10 +360,14 @@ func (ag *agent) step(ctx context.Context) {
 	case Dead:
 		// tmux may see the pane's end before it reaps the program: its
 		// exit status comes a moment later.
-		if pane.ExitStatus < 0 && ag.deadSince.IsZero() {
+		if pane.ExitStatus < 0 && pane.Signal == 0 {
+			pane.ExitStatus = ag.exitStatus()
+		}
+		known := pane.ExitStatus >= 0 || pane.Signal > 0
+		if !known && ag.deadSince.IsZero() {
 			ag.deadSince = now
 		}
-		if pane.ExitStatus < 0 && now.Sub(ag.deadSince) < time.Second {
+		if !known && now.Sub(ag.deadSince) < 5*time.Second {
 			return
 		}
 		ag.deadSince = time.Time{}
@@ -490,11 +495,18 @@ func (ag *agent) start(ctx context.Context) error {
 	if h <= 0 {
 		h = DefaultHeight
 	}
+	// The program runs under a shell that writes its exit status down:
+	// tmux does not always tell it (#{pane_dead_status} may stay empty).
+	exitFile := ag.exitFile()
+	_ = os.MkdirAll(filepath.Dir(exitFile), 0o700)
+	_ = os.Remove(exitFile)
+	wrapped := append([]string{"sh", "-c", `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`, "wilco-agent"}, argv...)
+	env := append(ag.env(), "WILCO_EXIT_FILE="+exitFile)
 	var err error
 	if ag.srv.HasSession(ctx, ag.session) {
-		err = ag.srv.Respawn(ctx, ag.session, ag.a.opts.Dir, ag.env(), argv, true)
+		err = ag.srv.Respawn(ctx, ag.session, ag.a.opts.Dir, env, wrapped, true)
 	} else {
-		err = ag.srv.NewSession(ctx, ag.session, ag.a.opts.Dir, ag.env(), argv, w, h)
+		err = ag.srv.NewSession(ctx, ag.session, ag.a.opts.Dir, env, wrapped, w, h)
 	}
 	if err != nil {
 		return err
@@ -510,6 +522,26 @@ func (ag *agent) start(ctx context.Context) error {
 	ag.mu.Unlock()
 	ag.saveConversation(conv)
 	return nil
+}
+
+// exitFile is where the shell around the agent's program writes its exit
+// status.
+func (ag *agent) exitFile() string {
+	return filepath.Join(ag.a.opts.StateDir, "tmux", pathSafe(ag.cfg.Name)+".exit")
+}
+
+// exitStatus is the program's exit status as its shell wrote it down (-1:
+// not written).
+func (ag *agent) exitStatus() int {
+	b, err := os.ReadFile(ag.exitFile())
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // convFile keeps the agent program's conversation id, for a wilco started
@@ -544,8 +576,11 @@ func (ag *agent) dead(ctx context.Context, pane Pane) {
 		return
 	}
 	msg := fmt.Sprintf("the agent's program exited (status %d) in its tmux pane; its last lines:\n%s", pane.ExitStatus, tail)
-	if pane.ExitStatus < 0 {
-		msg = "the agent's program was killed in its tmux pane; its last lines:\n" + tail
+	switch {
+	case pane.Signal > 0:
+		msg = fmt.Sprintf("the agent's program was killed by signal %d in its tmux pane; its last lines:\n%s", pane.Signal, tail)
+	case pane.ExitStatus < 0:
+		msg = "the agent's program ended in its tmux pane (tmux did not say how); its last lines:\n" + tail
 	}
 	code := pane.ExitStatus
 	if code == 0 {

@@ -187,12 +187,13 @@ type Pane struct {
 	Screen Screen
 	Dead   bool
 	// ExitStatus of the program, when it is dead (-1 when tmux cannot
-	// tell: killed by a signal).
+	// tell yet, or it was killed by a signal: Signal then).
 	ExitStatus int
+	Signal     int
 	PID        int
 }
 
-const paneFormat = "#{pane_dead}|#{pane_dead_status}|#{pane_width}|#{pane_height}|#{history_size}|#{pane_pid}"
+const paneFormat = "#{pane_dead}|#{pane_dead_status}|#{pane_width}|#{pane_height}|#{history_size}|#{pane_pid}|#{pane_dead_signal}"
 
 // separator between the parts of one capture.
 const captureMark = "@@wilco-capture@@"
@@ -213,7 +214,7 @@ func (s Server) Capture(ctx context.Context, session string) (Pane, error) {
 	}
 	head, rest, _ := strings.Cut(out, "\n")
 	f := strings.Split(strings.TrimSpace(head), "|")
-	if len(f) != 6 {
+	if len(f) != 7 {
 		return Pane{}, fmt.Errorf("tmux: unexpected pane state %q", head)
 	}
 	var p Pane
@@ -225,6 +226,9 @@ func (s Server) Capture(ctx context.Context, session string) (Pane, error) {
 	width, _ := strconv.Atoi(f[2])
 	histSize, _ := strconv.Atoi(f[4])
 	p.PID, _ = strconv.Atoi(f[5])
+	if f[6] != "" {
+		p.Signal, _ = strconv.Atoi(f[6])
+	}
 	history, screen, ok := strings.Cut(rest, captureMark+"\n")
 	if !ok {
 		return Pane{}, fmt.Errorf("tmux: unexpected capture")

@@ -403,8 +403,9 @@ func (ag *agent) sessionRuns(ctx context.Context) bool {
 	if !ag.srv.HasSession(ctx, ag.session) {
 		return false
 	}
-	dead, command, err := ag.srv.PaneProgram(ctx, ag.session)
-	if err != nil || dead || shells[command] {
+	dead, command, start, err := ag.srv.PaneProgram(ctx, ag.session)
+	ours := strings.Contains(start, wrapperName) // started by a wilco: the shell around the program
+	if err != nil || dead || shells[command] && !ours {
 		return false // nothing, or only a shell, runs there: wilco starts the program
 	}
 	ag.logger().Info("the agent's session runs already: used as it is", "session", ag.session, "program", command)
@@ -413,6 +414,10 @@ func (ag *agent) sessionRuns(ctx context.Context) bool {
 	ag.mu.Unlock()
 	return true
 }
+
+// wrapperName names the shell wilco runs an agent's program under (its
+// $0): a pane started so runs an agent.
+const wrapperName = "wilco-agent"
 
 // shells are the programs a pane runs when no agent runs in it.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "fish": true, "dash": true, "ksh": true, "tcsh": true, "csh": true}
@@ -500,7 +505,7 @@ func (ag *agent) start(ctx context.Context) error {
 	exitFile := ag.exitFile()
 	_ = os.MkdirAll(filepath.Dir(exitFile), 0o700)
 	_ = os.Remove(exitFile)
-	wrapped := append([]string{"sh", "-c", `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`, "wilco-agent"}, argv...)
+	wrapped := append([]string{"sh", "-c", `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`, wrapperName}, argv...)
 	env := append(ag.env(), "WILCO_EXIT_FILE="+exitFile)
 	var err error
 	if ag.srv.HasSession(ctx, ag.session) {

@@ -138,15 +138,18 @@ func (s Server) Respawn(ctx context.Context, session, dir string, env []string, 
 	return err
 }
 
-// PaneProgram says whether a session's pane is dead, and the program in
-// its foreground.
-func (s Server) PaneProgram(ctx context.Context, session string) (dead bool, command string, err error) {
-	out, err := s.run(ctx, nil, "display-message", "-p", "-t", target(session), "#{pane_dead}|#{pane_current_command}")
+// PaneProgram says whether a session's pane is dead, the program in its
+// foreground, and the command the pane was started with.
+func (s Server) PaneProgram(ctx context.Context, session string) (dead bool, command, start string, err error) {
+	out, err := s.run(ctx, nil, "display-message", "-p", "-t", target(session), "#{pane_dead}|#{pane_current_command}|#{pane_start_command}")
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
-	d, c, _ := strings.Cut(strings.TrimSpace(out), "|")
-	return d == "1", c, nil
+	f := strings.SplitN(strings.TrimSpace(out), "|", 3)
+	for len(f) < 3 {
+		f = append(f, "")
+	}
+	return f[0] == "1", f[1], f[2], nil
 }
 
 // KillSession ends a session and everything that runs in it.

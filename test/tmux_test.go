@@ -60,7 +60,7 @@ func needTmux(t testing.TB) string {
 
 // endTmux ends the tmux server wilco started for the repository's agents
 // once the test is over (wilco leaves its agents' sessions running), and
-// waits for the programs in its panes to be gone.
+// waits for the programs in its panes, and their children, to be gone.
 func endTmux(t testing.TB, dir string) {
 	t.Cleanup(func() {
 		sock := filepath.Join(dir, ".wilco", "tmux.sock")
@@ -71,8 +71,11 @@ func endTmux(t testing.TB, dir string) {
 			if err != nil {
 				continue
 			}
+			// The pane's program leads a process group of its own (the
+			// shell around the agent's program, the program, its
+			// children): wait until none of it is left.
 			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				if syscall.Kill(pid, 0) != nil {
+				if syscall.Kill(-pid, 0) != nil && syscall.Kill(pid, 0) != nil {
 					break
 				}
 			}

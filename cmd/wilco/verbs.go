@@ -35,13 +35,13 @@ func init() {
 	verbs = []*verb{
 		{name: "init", args: "[--force] [--dir DIR]", group: "setup", summary: "write wilco.yaml (verify command and installed agents detected) and .wilco/ with the admin token", run: cmdInit},
 		{name: "config", args: "check [--config FILE]", group: "setup", summary: "validate wilco.yaml and print the effective configuration, defaults filled in", run: cmdConfig},
-		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
+		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote] [--store URL] [--lease-ttl D] [--advertise URL] [--transport nats://…]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
 
 		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on verified success, 3 when no check ran", run: cmdRun},
 		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
 
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
-		{name: "status", args: "[ID] [--detail] [--state S] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
+		{name: "status", args: "[ID] [--detail] [--state S] [--cluster] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
 		{name: "transcript", args: "ID [--attempt N] [--full] [--json]", group: "look", summary: "an attempt's conversation with its agent: prompt, text, tool calls and results", run: cmdTranscript},
 		{name: "watch", args: "[ID] [--after SEQ] [--json]", group: "look", summary: "follow the live event stream (one task's, or all); Ctrl-C stops", run: cmdWatch},
 

@@ -276,7 +276,8 @@ func (n *node) standby() http.Handler {
 		if l.Valid {
 			active = l.URL
 		}
-		server.WriteJSON(w, http.StatusOK, map[string]any{"status": "standby", "node": n.id, "active": active})
+		seq, _ := n.st.LastSeq(r.Context())
+		server.WriteJSON(w, http.StatusOK, map[string]any{"status": "standby", "seq": seq, "node": n.id, "active": active})
 	})
 	mux.HandleFunc("GET /v1/cluster", n.admin(func(w http.ResponseWriter, r *http.Request) {
 		v, err := n.view(r.Context())

@@ -141,7 +141,9 @@ func (s *Store) commit(ctx context.Context, b store.Batch, token int64, last uin
 			break
 		}
 	}
-	errs = append(errs, br.Close())
+	if err := br.Close(); len(errs) == 0 {
+		return err
+	}
 	return errors.Join(errs...)
 }
 

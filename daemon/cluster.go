@@ -256,7 +256,7 @@ func (n *node) clusterRoute() server.Route {
 			"properties": map[string]any{
 				"node": map[string]any{"type": "string"}, "repository": map[string]any{"type": "string"},
 				"active": map[string]any{"type": "boolean"}, "time": map[string]any{"type": "string", "format": "date-time"},
-				"nodes": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+				"nodes":  map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 				"leases": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 			},
 		}},

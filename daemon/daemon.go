@@ -104,8 +104,8 @@ type Daemon struct {
 	// standby's handler until the node is active, then the server.
 	node  *node
 	front atomic.Pointer[http.Handler]
-	eff  *effector
-	disp *dispatch.Dispatcher
+	eff   *effector
+	disp  *dispatch.Dispatcher
 
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"wilco/core"
+	"wilco/natsbox"
 	"wilco/server"
 	"wilco/store"
 	"wilco/store/postgres"
@@ -407,3 +409,35 @@ func (d *Daemon) stopHTTP() {
 
 // setFront makes the HTTP server answer with h.
 func (d *Daemon) setFront(h http.Handler) { d.front.Store(&h) }
+
+// startBridge carries the mailbox over the NATS server at url, in the
+// stream of the repository (the PostgreSQL store's repository name, else
+// the base name of the repository's directory).
+func (d *Daemon) startBridge(url, root string) error {
+	repo := ""
+	if d.node != nil {
+		repo = d.node.st.Repository()
+	} else {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		repo = filepath.Base(abs)
+	}
+	b, err := natsbox.StartBridge(natsbox.BridgeOptions{
+		URL: url, Repo: repo, Handler: d.Server, Signal: d.Runtime.InboxSignal,
+		Authenticate: func(token string) (agent string, ok bool) {
+			if token == "" {
+				return "", false
+			}
+			d.Runtime.Read(func(c *core.State) { agent, ok = c.AgentWithToken(server.TokenHash(token)) })
+			return agent, ok
+		},
+		Logger: d.log.With("component", "natsbox"),
+	})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	d.bridge = b
+	return nil
+}

@@ -23,6 +23,7 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/natsbox"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
@@ -41,6 +42,9 @@ const (
 	// EnvStore names the environment variable that overrides the
 	// configuration's store (wilco serve --store overrides both).
 	EnvStore = "WILCO_STORE"
+	// EnvTransport names the environment variable of the NATS server that
+	// carries the mailbox (wilco serve --transport overrides it).
+	EnvTransport = "WILCO_TRANSPORT"
 	// shutdownGrace is how long Close lets requests in flight finish.
 	shutdownGrace = 10 * time.Second
 )
@@ -84,6 +88,9 @@ type Options struct {
 	// Advertise is the URL other nodes send clients to while this node is
 	// active (default: http:// and the bound address).
 	Advertise string
+	// Transport, a nats:// URL, carries the mailbox agents' messages over
+	// NATS JetStream too (package natsbox), while this node is active.
+	Transport string
 }
 
 // Daemon is a running server.
@@ -104,6 +111,8 @@ type Daemon struct {
 	// standby's handler until the node is active, then the server.
 	node  *node
 	front atomic.Pointer[http.Handler]
+	// bridge carries the mailbox over NATS (nil without a transport).
+	bridge *natsbox.Bridge
 	eff   *effector
 	disp  *dispatch.Dispatcher
 
@@ -352,6 +361,11 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		return nil, err
 	}
 
+	if opts.Transport != "" {
+		if err = d.startBridge(opts.Transport, base); err != nil {
+			return nil, err
+		}
+	}
 	if d.node != nil {
 		d.setFront(d.Server)
 		d.node.keep(d.Runtime.Err)
@@ -475,6 +489,9 @@ func (d *Daemon) Close() error {
 		}
 		cancel()
 		<-d.served
+		if d.bridge != nil {
+			d.bridge.Close()
+		}
 		errs = append(errs, d.disp.Close())
 		d.eff.close()
 		errs = append(errs, d.Runtime.Close())

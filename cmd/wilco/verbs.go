@@ -62,8 +62,8 @@ func init() {
 		{name: "instructions", args: "[--state S] [--agent A] [--json]", group: "agents and messages", summary: "list the instructions", run: cmdInstructions},
 		{name: "op", args: "OPERATION --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…]", group: "agents and messages", summary: `ask the agents for their "ok", then run the command`, run: cmdOp},
 
-		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
-		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
+		{name: "inbox", args: "[--wait D] [--follow] [--transport nats://…] [--agent NAME] [--repository NAME] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
+		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--transport nats://…] [--agent NAME] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},

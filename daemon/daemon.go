@@ -113,8 +113,8 @@ type Daemon struct {
 	front atomic.Pointer[http.Handler]
 	// bridge carries the mailbox over NATS (nil without a transport).
 	bridge *natsbox.Bridge
-	eff   *effector
-	disp  *dispatch.Dispatcher
+	eff    *effector
+	disp   *dispatch.Dispatcher
 
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent

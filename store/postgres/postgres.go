@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -71,6 +72,22 @@ func Redact(raw string) string {
 		return "postgres://…"
 	}
 	return u.Redacted()
+}
+
+// Group commit sizes for the runtime on this store. A commit costs a round
+// trip and a flush of the server's WAL whatever its size, where SQLite's
+// costs neither: the runtime gathers more turns into one commit here, and
+// writes checkpoint copies in larger transactions (see docs/BENCHMARKS.md).
+var (
+	GroupCommitEvents = envInt("WILCO_PG_COMMIT_EVENTS", 2048)
+	CheckpointChunk   = envInt("WILCO_PG_CHECKPOINT_CHUNK", 1024)
+)
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 // Option configures Open.

@@ -116,7 +116,7 @@ func Start(ctx context.Context, settings ...string) (*Server, error) {
 		return nil, fmt.Errorf("pgtemp: initdb: %w\n%s", err, out)
 	}
 	args := []string{"-D", data, "-k", s.sock, "-c", "listen_addresses=", "-c", "max_connections=200",
-		"-c", "shared_buffers=128MB", "-c", "logging_collector=off"}
+		"-c", "shared_buffers=256MB", "-c", "wal_buffers=16MB", "-c", "max_wal_size=4GB", "-c", "logging_collector=off"}
 	for _, set := range settings {
 		args = append(args, "-c", set)
 	}

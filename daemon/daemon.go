@@ -312,10 +312,14 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if err := records.Prune(time.Now()); err != nil {
 		log.Warn("pruning the retry logs failed", "err", err)
 	}
-	if d.Runtime, err = runtime.Open(ctx, runtime.Config{
+	rcfg := runtime.Config{
 		Store: d.st, Effector: effects{d.eff, d.disp}, Logger: log.With("component", "runtime"),
 		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
-	}); err != nil {
+	}
+	if d.node != nil {
+		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
+	}
+	if d.Runtime, err = runtime.Open(ctx, rcfg); err != nil {
 		d.disp.Close()
 		return nil, err
 	}

@@ -207,7 +207,11 @@ func (b *Bridge) remember(agent, token string) *pushAgent {
 	if !ok {
 		pa = &pushAgent{name: agent}
 		b.agents[agent] = pa
-		b.wg.Go(func() { b.push(pa) })
+		// The signal is taken now, before the cycle of the request that
+		// made the agent known: a message landing after that cycle wakes
+		// the pusher.
+		sig := b.opts.Signal(agent)
+		b.wg.Go(func() { b.push(pa, sig) })
 	}
 	pa.mu.Lock()
 	pa.token = token
@@ -217,14 +221,16 @@ func (b *Bridge) remember(agent, token string) *pushAgent {
 
 // push runs a dispatch cycle whenever a message lands in the agent's
 // inbox, and publishes what it hands over.
-func (b *Bridge) push(pa *pushAgent) {
+func (b *Bridge) push(pa *pushAgent, sig <-chan struct{}) {
 	for {
-		sig := b.opts.Signal(pa.name)
 		select {
 		case <-b.ctx.Done():
 			return
 		case <-sig:
 		}
+		// The next signal is taken before the cycle, so that nothing
+		// landing during it is missed.
+		sig = b.opts.Signal(pa.name)
 		if ans := b.cycle(pa); ans.Status != http.StatusOK {
 			b.log.Warn("NATS mailbox: a dispatch cycle failed", "agent", pa.name, "status", ans.Status, "body", string(ans.Body))
 			if ans.Status == http.StatusUnauthorized {

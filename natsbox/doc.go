@@ -38,6 +38,10 @@
 // Between cycles the agent asks for, Bridge runs one whenever wilco has a
 // new message for an agent it has heard from (it keeps the token of each
 // agent's last request, in memory): messages are pushed as they arrive.
+// A wilco that just started, or took over from another node, has heard
+// from no agent yet: an agent's side asks for a cycle now and then
+// (`wilco inbox --follow` every 15 s), which also brings its
+// unacknowledged instructions again, as polling would.
 // A message is published with the JetStream message id
 // <message id>/<attempt>, so that a publish repeated after a lost answer
 // is stored once, while a retry (the next attempt) is a new message.

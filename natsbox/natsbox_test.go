@@ -30,7 +30,7 @@ verify:
 // natsServer is an embedded NATS server with JetStream, restartable on the
 // same port and store.
 type natsServer struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	port  int
 	srv   *server.Server
@@ -38,7 +38,7 @@ type natsServer struct {
 	start func()
 }
 
-func startNATS(t *testing.T) *natsServer {
+func startNATS(t testing.TB) *natsServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,9 +88,10 @@ type testBundle struct {
 	d     *daemon.Daemon
 	admin *client.Client
 	agent *natsbox.Agent
+	token string
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -117,7 +118,7 @@ func setup(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(ag.Close)
-	return &testBundle{ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag}
+	return &testBundle{ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag, token: tok}
 }
 
 // reply sends r until wilco answers it (across a NATS restart).

@@ -16,6 +16,10 @@ import (
 	"wilco/natsbox"
 )
 
+// natsCycleEvery is how often `wilco inbox --follow` asks for a dispatch
+// cycle over NATS, as a long-polling agent would poll.
+const natsCycleEvery = 15 * time.Second
+
 // Environment variables of the agent's side over NATS.
 const (
 	envAgent      = "WILCO_AGENT"
@@ -106,6 +110,21 @@ func (c *cli) followInbox(ctx context.Context, n *natsFlags, asJSON bool) int {
 	if err := ag.Cycle(ctx); err != nil {
 		return c.fail(err)
 	}
+	// A dispatch cycle now and then: the instructions not yet
+	// acknowledged come again, and a wilco that took over from another
+	// learns of this agent.
+	go func() {
+		t := time.NewTicker(natsCycleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = ag.Cycle(ctx)
+			}
+		}
+	}()
 	err = ag.Messages(ctx, func(m natsbox.Message) error {
 		var cm client.InboxMessage
 		b, _ := json.Marshal(m)

@@ -55,3 +55,13 @@ func (c *Client) RotateAgentToken(ctx context.Context, name string) (string, err
 	_, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/agents/" + seg(name) + "/token", body: struct{}{}}, &out)
 	return out.Token, err
 }
+
+// ProbeAgent asks the agent for its context: POST /v1/agents/{name}/probe.
+// The answer comes later, in the agent's Context.
+func (c *Client) ProbeAgent(ctx context.Context, name string) (*Message, error) {
+	var m Message
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/agents/" + seg(name) + "/probe"}, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

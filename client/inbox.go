@@ -34,3 +34,29 @@ func (c *Client) Reply(ctx context.Context, r Reply) (*Interpretation, error) {
 	}
 	return &out.Interpreted, nil
 }
+
+// Ask asks a scout a question as the agent (POST /v1/ask), from inside the
+// agent's task, and waits up to wait for the answer (GET /v1/ask/{id},
+// long-polled). The consultation comes back answered, failed, or still
+// pending when wait passed. It needs an agent token.
+func (c *Client) Ask(ctx context.Context, scout, question string, wait time.Duration) (*Consultation, error) {
+	var q Consultation
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: "/v1/ask", body: map[string]string{"scout": scout, "question": question}}, &q); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for q.State == "pending" {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		step := min(left, 4*time.Minute)
+		var next Consultation
+		if _, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/ask/" + url.PathEscape(q.ID),
+			query: url.Values{"wait": {durationString(step)}}}, &next); err != nil {
+			return &q, err
+		}
+		q = next
+	}
+	return &q, nil
+}

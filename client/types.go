@@ -61,6 +61,19 @@ type Agent struct {
 	// out of service.
 	FromConfig bool `json:"from_config,omitempty"`
 	Removed    bool `json:"removed,omitempty"`
+	// Role is "scout" for a read-only helper agents consult.
+	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *AgentContext `json:"context,omitempty"`
+}
+
+// AgentContext is what a context probe learned of an agent's side: its
+// OS, its CLI's version, and each tool's version or "missing".
+type AgentContext struct {
+	OS    string            `json:"os,omitempty"`
+	CLI   string            `json:"cli,omitempty"`
+	Tools map[string]string `json:"tools,omitempty"`
+	At    time.Time         `json:"at"`
 }
 
 // NextAgent says where the next task that names no agent would go, and why.
@@ -360,6 +373,8 @@ type TaskRequest struct {
 	DryRun             bool     `json:"dry_run,omitempty"`
 	Agent              string   `json:"agent,omitempty"`
 	ID                 string   `json:"id,omitempty"`
+	// Package is the monorepo package (a folder) the task is scoped to.
+	Package string `json:"package,omitempty"`
 }
 
 // Verification is the verify step of a failed attempt.
@@ -430,6 +445,41 @@ type Task struct {
 		Day     string `json:"day"`
 		Usage   Usage  `json:"usage"`
 	} `json:"usages,omitempty"`
+	// Package is the monorepo package the task is scoped to.
+	Package string `json:"package,omitempty"`
+	// Warnings are what the definition of done found and let pass.
+	Warnings []string `json:"warnings,omitempty"`
+	// Review is the last review of the change, when a reviewer is
+	// configured.
+	Review *Review `json:"review,omitempty"`
+	// Consultations are the questions asked of scouts, with their answers.
+	Consultations []Consultation `json:"consultations,omitempty"`
+}
+
+// Review is a reviewer's review of a task's change.
+type Review struct {
+	Attempt  int    `json:"attempt"`
+	Reviewer string `json:"reviewer"`
+	RunID    string `json:"run_id"`
+	// Verdict is APPROVED or REJECTED once the reviewer answered.
+	Verdict string `json:"verdict,omitempty"`
+	Reasons string `json:"reasons,omitempty"`
+}
+
+// Consultation is a question an agent asked a scout, and its answer.
+type Consultation struct {
+	ID       string `json:"id"`
+	TaskID   string `json:"task_id"`
+	Attempt  int    `json:"attempt"`
+	From     string `json:"from"`
+	Scout    string `json:"scout"`
+	Question string `json:"question"`
+	// State is pending, answered or failed.
+	State   string     `json:"state"`
+	Answer  string     `json:"answer,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	AskedAt time.Time  `json:"asked_at"`
+	EndedAt *time.Time `json:"ended_at,omitempty"`
 }
 
 // QueueEntry is one queued task (position 1 runs next).

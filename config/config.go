@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"wilco/core"
@@ -27,14 +28,25 @@ const (
 	// retry.log and retry.jsonl keep their lines: 7 days and 30 days.
 	DefaultRetryLogRetention   = 7 * 24 * time.Hour
 	DefaultRetryJSONLRetention = 30 * 24 * time.Hour
+
+	// DefaultNotifyTimeout bounds one attempt of a notification: a hook
+	// that has not answered in 10 s failed that attempt.
+	DefaultNotifyTimeout = 10 * time.Second
+	// DesktopHook is the name of the desktop notifications' hook.
+	DesktopHook = core.DesktopHook
 )
 
 // Adapters, presets and modes the configuration accepts.
 var (
+	// Checks are what a definition-of-done check may do.
+	Checks     = []string{string(core.CheckWarn), string(core.CheckBlock), string(core.CheckOff)}
 	Adapters   = []string{"exec", "mailbox", "tmux"}
 	Presets    = []string{"claude-code", "codex", "gemini", "aider", "opencode"}
 	Prompts    = []string{"stdin", "arg", "file"}
 	Handshakes = []string{"inline", "session", "none"}
+	// WebhookFormats are the bodies a webhook may get: wilco's JSON, or
+	// Slack's {"text": …}.
+	WebhookFormats = []string{"json", "slack"}
 )
 
 // Config is the whole of wilco.yaml.
@@ -53,9 +65,20 @@ type Config struct {
 	Policy       Policy
 	Logs         Logs
 	Compat       Compat
+	// Notify says who hears of what wilco needs (docs/NOTIFY.md).
+	Notify Notify
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or agent name.
 	Prices map[string]core.Price
+	// Done is the definition of done's checks; Review names the reviewer.
+	Done   core.DonePolicy
+	Review core.ReviewPolicy
+	// Package scopes every task to one package of a monorepo (a folder of
+	// the repository), unless a task names its own.
+	Package string
+	// Probe asks each agent, when it registers, for its context: OS, CLI
+	// version, the tools the verify steps need and the toolchains.
+	Probe bool
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
@@ -81,11 +104,17 @@ type Agent struct {
 	// counts as stalled. Zero: no limit.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// Role is "" for an agent that takes tasks, or "scout": a read-only
+	// helper the agents working on tasks consult (wilco ask).
+	Role string
 }
+
+// Roles an agent may have.
+var Roles = []string{core.RoleScout}
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true, Role: a.Role}
 	if a.Adapter == "exec" {
 		spec.Handshake = a.Handshake
 	}
@@ -131,6 +160,55 @@ type Compat struct {
 	AIMaestro bool
 }
 
+// Notify is the notify section: webhooks, desktop notifications, and how
+// hard wilco tries.
+type Notify struct {
+	Webhooks []Webhook
+	// Desktop shows notifications on this machine's desktop with
+	// notify-send.
+	Desktop bool
+	// BaseURL is what the links to the page in notifications start with;
+	// "": the server's own address.
+	BaseURL string
+	Retry   NotifyRetry
+}
+
+// Webhook is one HTTP endpoint notifications are POSTed to. URL and Secret
+// are as written: ${NAME} in them stands for the environment variable
+// (see Resolve).
+type Webhook struct {
+	// Name identifies the hook in the records; default: the URL's host.
+	Name   string
+	URL    string
+	Secret string
+	// Events are what the hook hears of; default core.DefaultNotifyEvents.
+	Events []core.NotifyEvent
+	// Format is json (wilco's body, signed) or slack ({"text": …}).
+	Format string
+}
+
+// NotifyRetry is the notifications' retry policy.
+type NotifyRetry struct {
+	MaxAttempts int
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+}
+
+// Hooks are the hooks the core notifies, by name: the webhooks, and the
+// desktop when it is on.
+func (n Notify) Hooks() []core.NotifyHook {
+	var out []core.NotifyHook
+	for _, w := range n.Webhooks {
+		out = append(out, core.NotifyHook{Name: w.Name, Events: slices.Clone(w.Events)})
+	}
+	if n.Desktop {
+		out = append(out, core.NotifyHook{Name: DesktopHook, Events: core.DefaultNotifyEvents()})
+	}
+	return out
+}
+
 // Default is the configuration with every default and no agent: what
 // `wilco init` starts from.
 func Default() *Config {
@@ -144,18 +222,29 @@ func Default() *Config {
 			Loop:        core.DefaultLoopPolicy(),
 			Operation:   core.DefaultOperationPolicy(),
 		},
+		Done: core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
 		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
+		Notify: Notify{Retry: NotifyRetry{
+			MaxAttempts: core.DefaultNotifyMaxAttempts, BackoffBase: core.DefaultNotifyBackoffBase,
+			BackoffMax: core.DefaultNotifyBackoffMax, Timeout: DefaultNotifyTimeout,
+		}},
 	}
 }
 
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
-	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget}
+	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
+		Done: c.Done, Review: c.Review, Package: c.Package}
+	p.Probe.OnRegister = c.Probe
+	p.Probe.Needed = c.Verify.Programs()
+	p.Probe.Tools = probeTools(p.Probe.Needed)
 	if len(c.Prices) > 0 {
 		p.Prices = maps.Clone(c.Prices)
 	}
 	p.Ack.Timeouts = slices.Clone(p.Ack.Timeouts)
 	p.Operation.Reminders = slices.Clone(p.Operation.Reminders)
+	p.Notify = core.NotifyPolicy{Hooks: c.Notify.Hooks(), MaxAttempts: c.Notify.Retry.MaxAttempts,
+		BackoffBase: c.Notify.Retry.BackoffBase, BackoffMax: c.Notify.Retry.BackoffMax}
 	return p
 }
 
@@ -234,4 +323,48 @@ func AgentFromSettings(name, adapter string, capabilities []string, settings []b
 		}
 	}
 	return a, nil
+}
+
+// toolchains are the language toolchains a context probe asks about.
+var toolchains = []string{"git", "go", "node", "npm", "python3", "cargo"}
+
+// probeTools are the tools a context probe asks about: git, the verify
+// steps' programs, the toolchains.
+func probeTools(needed []string) []string {
+	out := slices.Clone(needed)
+	for _, t := range toolchains {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// shellWords are the words of a command line that are not the program it
+// runs.
+var shellWords = map[string]bool{"sh": true, "bash": true, "env": true, "exec": true, "time": true, "nice": true, "cd": true,
+	"set": true, "export": true, "if": true, "then": true, "test": true, "[": true, "true": true, "echo": true, "sudo": true}
+
+// Programs are the programs the verify steps run (the first word of each
+// of their commands, past variable assignments and shell words), as a
+// context probe checks them.
+func (v Verify) Programs() []string {
+	var out []string
+	for _, s := range v.Steps {
+		for _, part := range strings.FieldsFunc(s.Run, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' }) {
+			for _, w := range strings.Fields(part) {
+				if strings.Contains(w, "=") || shellWords[w] || strings.HasPrefix(w, "-") {
+					continue
+				}
+				if strings.ContainsAny(w, "/$`'\"(){}") || strings.HasSuffix(w, ".sh") {
+					break // a script of the repository, or a shell form: nothing to install
+				}
+				if !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+				break
+			}
+		}
+	}
+	return out
 }

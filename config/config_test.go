@@ -23,19 +23,33 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Agents = []Agent{
 		{Name: "claude", Adapter: "exec", Preset: "claude-code", Command: []string{"claude"}, Prompt: "stdin", Handshake: "inline",
 			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+		{Name: "scout-1", Adapter: "exec", Command: []string{"claude", "-p"}, Prompt: "stdin", Handshake: "inline", Role: "scout"},
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
 	}
+	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
+	want.Package = "services/api"
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
+	written := []core.NotifyEvent{"escalated", "stuck", "clarification", "blocked", "unresponsive", "operation", "success", "failed"}
+	want.Notify.Webhooks = []Webhook{{Name: "ops", URL: "https://hooks.example.com/wilco", Secret: "a-long-random-secret", Events: written, Format: "json"}}
+	want.Notify.Desktop, want.Notify.BaseURL = true, "http://127.0.0.1:7777"
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("loaded:\n%+v\nwant:\n%+v", c, want)
 	}
 	if p := c.Policies(); !reflect.DeepEqual(p.Prices, want.Prices) {
 		t.Fatalf("prices %+v", p.Prices)
 	}
-	c.Prices = nil
-	if !reflect.DeepEqual(c.Policies(), core.DefaultPolicies()) {
-		t.Fatalf("policies %+v, want the documented defaults", c.Policies())
+	if hooks := c.Policies().Notify.Hooks; !reflect.DeepEqual(hooks, []core.NotifyHook{{Name: "ops", Events: written}, {Name: DesktopHook, Events: core.DefaultNotifyEvents()}}) {
+		t.Fatalf("hooks %+v", hooks)
+	}
+	c.Prices, c.Review, c.Package, c.Notify = nil, core.ReviewPolicy{}, "", Default().Notify
+	p := c.Policies()
+	if want := []string{"go"}; !reflect.DeepEqual(p.Probe.Needed, want) || p.Probe.OnRegister {
+		t.Fatalf("probe %+v", p.Probe)
+	}
+	p.Probe = core.ProbePolicy{}
+	if !reflect.DeepEqual(p, core.DefaultPolicies()) {
+		t.Fatalf("policies %+v, want the documented defaults", p)
 	}
 }
 
@@ -108,6 +122,19 @@ func TestParseGood(t *testing.T) {
 			}
 		}},
 		{"listen any port", "listen: \"[::1]:0\"\nagents: [{name: a, adapter: mailbox}]", nil},
+		{"notify defaults", "agents: []\nnotify:\n  webhooks:\n    - url: http://127.0.0.1:9/hook\n    - {url: \"https://hooks.slack.com/services/T0/B0/x\", format: slack, events: [success]}\n  base_url: https://wilco.example.com/\n", func(t *testing.T, c *Config) {
+			w := c.Notify.Webhooks
+			if len(w) != 2 || w[0].Name != "127.0.0.1:9" || w[0].Format != "json" || !reflect.DeepEqual(w[0].Events, core.DefaultNotifyEvents()) ||
+				w[1].Name != "hooks.slack.com" || w[1].Format != "slack" || !reflect.DeepEqual(w[1].Events, []core.NotifyEvent{core.NotifySuccess}) {
+				t.Errorf("webhooks %+v", w)
+			}
+			if c.Notify.BaseURL != "https://wilco.example.com" || c.Notify.Desktop || c.Notify.Retry != Default().Notify.Retry {
+				t.Errorf("notify %+v", c.Notify)
+			}
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "notify.webhooks[0].secret: none: the notifications to 127.0.0.1:9 are not signed") {
+				t.Errorf("warnings %q", c.Warnings)
+			}
+		}},
 	}
 	tests[6].yaml = "agents:\n  - {name: a, adapter: mailbox, capabilities: &caps [go, rust]}\n  - {name: b, adapter: mailbox, capabilities: *caps}\n"
 	tests[6].check = func(t *testing.T, c *Config) {
@@ -142,7 +169,7 @@ func TestParseBad(t *testing.T) {
 		{"agents not a list", "agents: 3\n", []string{"wilco.yaml:1: agents: must be a list of agents"}},
 		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
-		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, listen"}},
+		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, listen"}},
 		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
 		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
 		{"version string", "version: one\n" + agent, []string{`wilco.yaml:1: version: must be an integer, got "one"`}},
@@ -191,6 +218,24 @@ func TestParseBad(t *testing.T) {
 		{"unknown policy", agent + "policy:\n  acks: {}\n", []string{"wilco.yaml:3: policy.acks: unknown key (known keys here: ack, budget, instruction, loop, operation)"}},
 		{"bad retention", agent + "logs: {retry_log_retention: 7d}\n", []string{`logs.retry_log_retention: must be a Go duration such as "30s" or "5m", got "7d"`}},
 		{"compat not bool", agent + "compat: {aimaestro: 1}\n", []string{`compat.aimaestro: must be true or false, got "1"`}},
+		{"unknown notify key", agent + "notify:\n  slack: true\n", []string{"wilco.yaml:3: notify.slack: unknown key (known keys here: base_url, desktop, retry, webhooks)"}},
+		{"webhook without url", agent + "notify:\n  webhooks:\n    - {secret: s}\n", []string{"wilco.yaml:4: notify.webhooks[0].url: required"}},
+		{"webhook bad url", agent + "notify:\n  webhooks:\n    - url: ftp://x/y\n", []string{`wilco.yaml:4: notify.webhooks[0].url: must be an http:// or https:// URL such as https://hooks.example.com/wilco, got "ftp://x/y"`}},
+		{"webhook unknown key", agent + "notify:\n  webhooks:\n    - url: http://x/\n      sign: true\n", []string{"wilco.yaml:5: notify.webhooks[0].sign: unknown key (known keys here: events, format, name, secret, url)"}},
+		{"webhook bad format", agent + "notify:\n  webhooks:\n    - {url: http://x/, format: xml}\n", []string{`wilco.yaml:4: notify.webhooks[0].format: must be one of json, slack, got "xml"`}},
+		{"webhook bad event", agent + "notify:\n  webhooks:\n    - url: http://x/\n      events: [stuck, exploded]\n", []string{`wilco.yaml:5: notify.webhooks[0].events[1]: must be one of escalated, clarification, blocked, stuck, unresponsive, operation, success, failed, got "exploded"`}},
+		{"webhook event twice", agent + "notify:\n  webhooks:\n    - {url: http://x/, events: [stuck, stuck]}\n", []string{`notify.webhooks[0].events[1]: "stuck" is named twice`}},
+		{"webhook no events", agent + "notify:\n  webhooks:\n    - {url: http://x/, events: []}\n", []string{"notify.webhooks[0].events: must name at least one event"}},
+		{"webhooks of one host", agent + "notify:\n  webhooks:\n    - url: https://hooks.slack.com/a\n    - url: https://hooks.slack.com/b\n", []string{`wilco.yaml:5: notify.webhooks[1].name: "hooks.slack.com" is already the name of notify.webhooks[0] (a webhook's name is its URL's host unless given): give each a name`}},
+		{"webhook named desktop", agent + "notify:\n  webhooks:\n    - {url: http://x/, name: desktop}\n", []string{`notify.webhooks[0].name: "desktop" is the desktop notifications' name`}},
+		{"webhook bad name", agent + "notify:\n  webhooks:\n    - {url: http://x/, name: \"a b\"}\n", []string{`notify.webhooks[0].name: "a b": use 1 to 64`}},
+		{"webhooks not a list", agent + "notify: {webhooks: http://x/}\n", []string{"notify.webhooks: must be a list of webhooks"}},
+		{"desktop not bool", agent + "notify: {desktop: yes}\n", []string{`notify.desktop: must be true or false, got "yes"`}},
+		{"bad base_url", agent + "notify: {base_url: localhost:7777}\n", []string{`notify.base_url: must be an http:// or https:// URL`}},
+		{"zero max_attempts", agent + "notify:\n  retry: {max_attempts: 0}\n", []string{"wilco.yaml:3: notify.retry.max_attempts: must be at least 1, got 0"}},
+		{"notify backoff max below base", agent + "notify:\n  retry:\n    backoff: {base: 1m, max: 1s}\n", []string{"wilco.yaml:4: notify.retry.backoff.max: must not be below base (1s < 1m0s)"}},
+		{"notify timeout zero", agent + "notify: {retry: {timeout: 0s}}\n", []string{`notify.retry.timeout: must be positive, got "0s"`}},
+		{"secret from an unset variable", agent + "notify:\n  webhooks:\n    - {url: http://x/, secret: \"${WILCO_TEST_UNSET_SECRET}\"}\n", []string{"wilco.yaml:4: notify.webhooks[0].secret: the environment variable WILCO_TEST_UNSET_SECRET is not set"}},
 		{"several errors at once", "listen: x\nagents:\n  - {name: a, adapter: nope}\npolicy: {instruction: {max_retries: -1}}\n", []string{
 			"wilco.yaml:1: listen:", "wilco.yaml:3: agents[0].adapter:", "wilco.yaml:4: policy.instruction.max_retries:",
 		}},
@@ -298,5 +343,28 @@ func TestReplanAfterAboveHardStopIsValidWithAWarning(t *testing.T) {
 	}
 	if c.Policy.Loop.ReplanAfter != 13 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "wilco.yaml:4: policy.loop.replan_after: 13 is more than hard_stop (12): the hard stop comes first") {
 		t.Fatalf("replan_after %d, warnings %q", c.Policy.Loop.ReplanAfter, c.Warnings)
+	}
+}
+
+// ${NAME} in a webhook's url and secret reads the environment: the file
+// keeps the reference, Resolve gives the values.
+func TestWebhookURLAndSecretReadTheEnvironment(t *testing.T) {
+	t.Setenv("WILCO_TEST_HOOK_HOST", "hooks.example.com")
+	t.Setenv("WILCO_TEST_HOOK_SECRET", "s3cr3t")
+	c, err := Parse("wilco.yaml", []byte("agents: []\nnotify:\n  webhooks:\n    - {url: \"https://${WILCO_TEST_HOOK_HOST}/wilco\", secret: \"${WILCO_TEST_HOOK_SECRET}\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Notify.Webhooks[0]
+	if w.Name != "hooks.example.com" || w.Secret != "${WILCO_TEST_HOOK_SECRET}" {
+		t.Fatalf("webhook %+v", w)
+	}
+	u, secret, err := w.Resolve()
+	if err != nil || u != "https://hooks.example.com/wilco" || secret != "s3cr3t" {
+		t.Fatalf("resolved %q %q %v", u, secret, err)
+	}
+	data, err := c.Encode()
+	if err != nil || !strings.Contains(string(data), "${WILCO_TEST_HOOK_SECRET}") || strings.Contains(string(data), "s3cr3t") {
+		t.Fatalf("encoded %v:\n%s", err, data)
 	}
 }

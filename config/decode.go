@@ -423,12 +423,57 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				c.Prices[kn.Value] = p
 			}
 		},
+		"notify": func(n *yaml.Node, k string) { d.notify(n, k, c) },
 		"compat": func(n *yaml.Node, k string) {
 			d.mapping(n, k, map[string]func(*yaml.Node, string){
 				"aimaestro": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Compat.AIMaestro) },
 			})
 		},
+		"done": func(n *yaml.Node, k string) {
+			check := func(to *core.Check) func(*yaml.Node, string) {
+				return func(n *yaml.Node, k string) {
+					var s string
+					oneOf(d, n, k, Checks, &s)
+					*to = core.Check(s)
+				}
+			}
+			d.mapping(n, k, map[string]func(*yaml.Node, string){
+				"max_files": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxFiles) },
+				"max_lines": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxLines) },
+				"size":      check(&c.Done.Size),
+				"tests":     check(&c.Done.Tests),
+			})
+		},
+		"review": func(n *yaml.Node, k string) {
+			d.mapping(n, k, map[string]func(*yaml.Node, string){
+				"agent": func(n *yaml.Node, k string) {
+					d.str(n, k, &c.Review.Agent)
+					if n.Kind == yaml.ScalarNode && !core.ValidID(c.Review.Agent) {
+						d.fail(n, k, "%q: name an agent (1 to 64 of A-Z a-z 0-9 . _ : -)", c.Review.Agent)
+					}
+				},
+				"timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Review.Timeout, true) },
+			})
+		},
+		"probe": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
+		"package": func(n *yaml.Node, k string) {
+			d.str(n, k, &c.Package)
+			if n.Kind == yaml.ScalarNode {
+				if err := core.CheckPackage(c.Package); err != nil {
+					d.fail(n, k, "%v", err)
+				}
+			}
+		},
 	})
+	if c.Review.Agent != "" {
+		if a, ok := c.Agent(c.Review.Agent); !ok {
+			d.errs = append(d.errs, &Error{File: d.file, Line: d.lineOf("review.agent"), Key: "review.agent",
+				Msg: fmt.Sprintf("%q is not an agent of this file: name one of its agents", c.Review.Agent)})
+		} else if a.Role == core.RoleScout {
+			d.errs = append(d.errs, &Error{File: d.file, Line: d.lineOf("review.agent"), Key: "review.agent",
+				Msg: fmt.Sprintf("%q is a scout (read-only helper): name another agent as the reviewer", c.Review.Agent)})
+		}
+	}
 	if !agentsSeen && n.Kind == yaml.MappingNode {
 		d.errs = append(d.errs, &Error{File: d.file, Key: "agents", Msg: "required: list the agents tasks go to (agents: [] for none yet)"})
 	}
@@ -494,6 +539,7 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			"capabilities": track("capabilities", func(n *yaml.Node, k string) { d.capabilities(n, k, &a.Capabilities) }),
 			"timeout":      track("timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.Timeout, true) }),
 			"idle_timeout": track("idle_timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.IdleTimeout, true) }),
+			"role":         track("role", func(n *yaml.Node, k string) { oneOf(d, n, k, Roles, &a.Role) }),
 			"env": track("env", func(n *yaml.Node, k string) {
 				if n.Kind != yaml.MappingNode {
 					d.fail(n, k, "must be a mapping of NAME: value, got %s", describe(n))

@@ -43,7 +43,28 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryLogRetention:   dur(c.Logs.RetryLogRetention),
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
-		Compat: fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Compat:  fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Done:    fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
+		Package: c.Package,
+		Probe:   c.Probe,
+		Notify: fileNotify{
+			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
+			Retry: fileNotifyRetry{
+				MaxAttempts: c.Notify.Retry.MaxAttempts,
+				Backoff:     fileBackoff{Base: dur(c.Notify.Retry.BackoffBase), Max: dur(c.Notify.Retry.BackoffMax)},
+				Timeout:     dur(c.Notify.Retry.Timeout),
+			},
+		},
+	}
+	if c.Review.Agent != "" {
+		f.Review = &fileReview{Agent: c.Review.Agent, Timeout: dur(c.Review.Timeout)}
+	}
+	for _, w := range c.Notify.Webhooks {
+		fw := fileWebhook{Name: w.Name, URL: w.URL, Secret: w.Secret, Format: w.Format}
+		for _, e := range w.Events {
+			fw.Events = append(fw.Events, string(e))
+		}
+		f.Notify.Webhooks = append(f.Notify.Webhooks, fw)
 	}
 	for name, p := range c.Prices {
 		if f.Prices == nil {
@@ -54,7 +75,7 @@ func (c *Config) Encode() ([]byte, error) {
 	for _, a := range c.Agents {
 		fa := fileAgent{
 			Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
-			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout),
+			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout), Role: a.Role,
 		}
 		if a.Adapter == "exec" {
 			fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
@@ -118,10 +139,26 @@ type (
 		Verify       *fileVerify `yaml:"verify,omitempty"`
 		Policy       filePolicy  `yaml:"policy"`
 		Logs         fileLogs    `yaml:"logs"`
+		Notify       fileNotify  `yaml:"notify"`
 		Compat       fileCompat  `yaml:"compat"`
 		// Prices are the user's, by model or agent name, like an agent's
 		// env.
 		Prices map[string]filePrice `yaml:"prices,omitempty"`
+		Done   fileDone             `yaml:"done"`
+		Review *fileReview          `yaml:"review,omitempty"`
+		// Package is "" in a repository that is not a monorepo.
+		Package string `yaml:"package,omitempty"`
+		Probe   bool   `yaml:"probe"`
+	}
+	fileDone struct {
+		MaxFiles int    `yaml:"max_files"`
+		MaxLines int    `yaml:"max_lines"`
+		Size     string `yaml:"size"`
+		Tests    string `yaml:"tests"`
+	}
+	fileReview struct {
+		Agent   string `yaml:"agent"`
+		Timeout string `yaml:"timeout,omitempty"`
 	}
 	filePrice struct {
 		InputPerMTok  float64 `yaml:"input_per_mtok"`
@@ -139,6 +176,7 @@ type (
 		Capabilities []string          `yaml:"capabilities,omitempty,flow"`
 		Timeout      string            `yaml:"timeout,omitempty"`
 		IdleTimeout  string            `yaml:"idle_timeout,omitempty"`
+		Role         string            `yaml:"role,omitempty"`
 	}
 	fileVerify struct {
 		Steps []fileStep `yaml:"steps"`
@@ -193,6 +231,24 @@ type (
 	fileLogs struct {
 		RetryLogRetention   string `yaml:"retry_log_retention"`
 		RetryJSONLRetention string `yaml:"retry_jsonl_retention"`
+	}
+	fileNotify struct {
+		Webhooks []fileWebhook   `yaml:"webhooks,omitempty"`
+		Desktop  bool            `yaml:"desktop"`
+		BaseURL  string          `yaml:"base_url,omitempty"`
+		Retry    fileNotifyRetry `yaml:"retry"`
+	}
+	fileWebhook struct {
+		Name   string   `yaml:"name"`
+		URL    string   `yaml:"url"`
+		Secret string   `yaml:"secret,omitempty"`
+		Events []string `yaml:"events,flow"`
+		Format string   `yaml:"format"`
+	}
+	fileNotifyRetry struct {
+		MaxAttempts int         `yaml:"max_attempts"`
+		Backoff     fileBackoff `yaml:"backoff"`
+		Timeout     string      `yaml:"timeout"`
 	}
 	fileCompat struct {
 		AIMaestro bool `yaml:"aimaestro"`

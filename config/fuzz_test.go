@@ -76,5 +76,8 @@ func normalConfig(c *Config) *Config {
 	if len(n.Verify.Steps) == 0 {
 		n.Verify.Steps = nil
 	}
+	// Warnings name the file and the line they come from, which Encode
+	// changes.
+	n.Warnings = nil
 	return &n
 }

@@ -28,7 +28,13 @@ type AgentSpec struct {
 	// FromConfig: the agent comes from wilco.yaml, and is removed when it
 	// leaves the file (see RemoveAgentsNotIn).
 	FromConfig bool
+	// Role is "" for an agent that takes tasks, or RoleScout.
+	Role string
 }
+
+// RoleScout is the role of a read-only helper that the agents working on
+// tasks consult (wilco ask): it never gets a task.
+const RoleScout = "scout"
 
 // Handshakes of exec agents.
 const (
@@ -98,14 +104,20 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	default:
 		return invalidf("agent %s: handshake %q: must be inline, session or none", spec.Name, spec.Handshake)
 	}
+	if spec.Role != "" && spec.Role != RoleScout {
+		return invalidf("agent %s: role %q: must be scout or nothing", spec.Name, spec.Role)
+	}
 	if len(spec.Settings) > 0 && !json.Valid(spec.Settings) {
 		return invalidf("agent %s: settings are not JSON", spec.Name)
 	}
-	if a, ok := s.agents[spec.Name]; ok && !a.Removed && a.FromConfig == spec.FromConfig && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) {
+	if a, ok := s.agents[spec.Name]; ok && !a.Removed && a.FromConfig == spec.FromConfig && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) && a.Role == spec.Role {
 		return nil
 	}
 	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull,
-		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig})
+		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig, Role: spec.Role})
+	if a := s.agents[spec.Name]; s.policies.Probe.OnRegister && a.Context == nil {
+		s.probe(now, a)
+	}
 	return nil
 }
 
@@ -198,12 +210,20 @@ func (s *State) pickAgent(d *Delivery) string {
 	slices.Sort(names)
 	for _, n := range names {
 		a := s.agents[n]
-		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) {
+		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) ||
+			d.Type == TypeDelegation && !s.takesTasks(a) {
 			continue
 		}
 		return n
 	}
 	return ""
+}
+
+// takesTasks reports whether tasks may go to the agent unasked: not a
+// removed agent, nor the reviewer (review.agent), which judges the work of
+// the others.
+func (s *State) takesTasks(a *Agent) bool {
+	return !a.Removed && a.Name != s.policies.Review.Agent && a.Role != RoleScout
 }
 
 // openOf is the agent's open deliveries, in id order (the core decides

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ import (
 // did. That is what lets the runtime write checkpoints a little at a time.
 func (s *State) apply(ev Event) {
 	s.applyEvent(ev)
+	if name := heardFrom(ev); name != "" {
+		s.heard(name, ev.Seq, ev.Time)
+	}
 	// Keep the index of open deliveries by agent: replies without
 	// in_reply_to look there, not through every delivery ever made.
 	for _, d := range s.changed {
@@ -59,10 +63,17 @@ func (s *State) applyEvent(ev Event) {
 			return
 		}
 		a.Version = seq
-		a.Removed, a.FromConfig = false, e.FromConfig
+		a.Removed, a.FromConfig, a.Role = false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
+
+	case AgentProbed:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			c := e.Context
+			c.Tools = maps.Clone(c.Tools)
+			a.Context = &c
+		}
 
 	case AgentStatusChanged:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
@@ -383,6 +394,43 @@ func (s *State) applyTask(ev Event) {
 			t.Warnings = append(t.Warnings, e.Text)
 		}
 
+	case ScoutAsked:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Consultations = append(t.Consultations, e.Consultation)
+		}
+
+	case ScoutAnswered:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Answer, c.EndedAt = ConsultAnswered, e.Answer, now
+				}
+			}
+		}
+
+	case ScoutFailed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Error, c.EndedAt = ConsultFailed, e.Reason, now
+				}
+			}
+		}
+
+	case TaskReviewRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			r := e.Review
+			r.Files, r.Warnings = slices.Clone(r.Files), slices.Clone(r.Warnings)
+			t.Review = &r
+		}
+
+	case TaskReviewed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Review != nil {
+			r := *t.Review
+			r.Verdict, r.Reasons, r.At = e.Verdict, e.Reasons, now
+			t.Review = &r
+		}
+
 	case PlanCreated:
 		if p, ok := s.plans[e.Plan.ID]; ok && p.Version >= seq {
 			return
@@ -392,6 +440,9 @@ func (s *State) applyTask(ev Event) {
 		p.Version, p.CreatedAt = seq, now
 		s.plans[p.ID] = &p
 		s.touch(KindPlan, p.ID)
+
+	default:
+		s.applyNotification(ev)
 
 	case PlanStateChanged:
 		p := s.plans[e.ID]
@@ -416,6 +467,48 @@ func (s *State) taskAt(id string, seq uint64) *Task {
 	t.Version = seq
 	s.touch(KindTask, id)
 	return t
+}
+
+// heardFrom names the agent an event shows to be alive ("" for none): it
+// polled its inbox, answered (an ACK, questions, a checkpoint or report, an
+// operation's "ok", a scout's answer), or its turn's process ran to its end. What wilco does
+// to an agent (a send, a reassignment, a status it sets) is not a sign of
+// the agent's life.
+func heardFrom(ev Event) string {
+	switch e := ev.Data.(type) {
+	case AgentCycle, AgentSeen, DeliveryClarifying, OperationReply, ScoutAnswered:
+		return ev.Agent
+	case DeliveryAcknowledged:
+		if e.By == "agent" {
+			return ev.Agent
+		}
+	case DeliveryReply:
+		if e.Kind != "attempt_failed" && e.Kind != "task_ended" {
+			return ev.Agent
+		}
+	case TaskTurnEnded:
+		if e.ExitCode >= 0 {
+			return ev.Agent
+		}
+	}
+	return ""
+}
+
+// heard sets the agent's LastSeen. Unlike agentAt it also changes an agent
+// the same event already changed (its Version is seq): LastSeen only moves
+// forward, so applying it twice is harmless.
+func (s *State) heard(name string, seq uint64, now time.Time) {
+	a := s.agents[name]
+	if a == nil || a.Version > seq {
+		return
+	}
+	if a.Version < seq {
+		a.Version = seq
+		s.touch(KindAgent, name)
+	}
+	if now.After(a.LastSeen) {
+		a.LastSeen = now
+	}
 }
 
 // agentAt returns the agent to change for the event at seq, or nil when it

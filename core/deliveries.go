@@ -324,6 +324,10 @@ func (s *State) notice(now time.Time, d *Delivery, kind SendKind, subject, body 
 // ignored.
 func (s *State) Fire(now time.Time, key string) error {
 	now = norm(now)
+	if n, ok := s.notifications[key]; ok {
+		s.fireNotification(now, n)
+		return nil
+	}
 	d, ok := s.findOK(key)
 	if !ok || d.TimerAt.IsZero() || now.Before(d.TimerAt) {
 		return nil
@@ -332,6 +336,12 @@ func (s *State) Fire(now time.Time, key string) error {
 	case d.State == Acknowledged && d.Queued:
 		s.followup(now, d)
 	case d.State != Sent:
+	case d.Type == TypeReview:
+		s.reviewTimedOut(now, d)
+	case d.Type == TypeScoutQuery:
+		s.scoutTimedOut(now, d)
+	case d.Type == TypeProbe:
+		s.probeTimedOut(now, d)
 	case d.Policy == PolicyBackoff:
 		s.backoffDue(now, d)
 		s.syncTask(now, d.TaskID)

@@ -66,6 +66,8 @@ type AgentRegistered struct {
 	// FromConfig: the agent comes from wilco.yaml (not the API), so it
 	// is removed when it leaves the file.
 	FromConfig bool `json:"from_config,omitempty"`
+	// Role is "" or RoleScout.
+	Role string `json:"role,omitempty"`
 }
 
 // AgentStatusChanged records an agent's new status.

@@ -44,8 +44,14 @@ type Agent struct {
 	TokenHash string `json:"token_hash,omitempty"`
 	// FromConfig: the agent comes from wilco.yaml (see AgentSpec).
 	FromConfig bool `json:"from_config,omitempty"`
+	// Role is "" or RoleScout (see AgentSpec).
+	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *AgentContext `json:"context,omitempty"`
 	// Removed: the agent was taken out of service (see AgentRemoved).
 	Removed bool `json:"removed,omitempty"`
+	// LastSeen is when wilco last heard from the agent (see heardFrom).
+	LastSeen time.Time `json:"last_seen,omitzero"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.
 	Inbox []InboxMessage `json:"inbox,omitempty"`
 	// Pending are instructions (cycles policy) never sent yet, oldest first.

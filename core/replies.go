@@ -113,6 +113,25 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 			return Interpretation{}, err
 		}
 	}
+	if d == nil && strings.TrimSpace(in.Text) != "" {
+		// A reviewer's or a scout's answer that names no message.
+		if d = s.openReviewTo(a.Name); d == nil {
+			d = s.openQuestionTo(a.Name)
+		}
+		if p := s.openProbeTo(a.Name); d == nil && p != nil {
+			if _, ok := ParseProbe(in.Text); ok {
+				d = p
+			}
+		}
+	}
+	switch {
+	case d != nil && d.Type == TypeProbe:
+		return s.probeAnswer(now, a, d, in.Text)
+	case d != nil && d.Type == TypeReview:
+		return s.reviewAnswer(now, a, d, in.Text)
+	case d != nil && d.Type == TypeScoutQuery:
+		return s.scoutAnswer(now, a, d, in.Text)
+	}
 	r, then, fromText, err := readReply(in)
 	if err != nil {
 		return Interpretation{}, err

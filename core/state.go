@@ -51,6 +51,12 @@ type RunVerify struct {
 	Attempt    int
 	RunID      string
 	Boundaries []string
+	// Package is the monorepo package the task is scoped to ("" none).
+	Package string
+	// Inspect asks, once the steps passed, for the change's Inspection
+	// (the definition of done's checks); Diff, for its diff too (a
+	// reviewer reads it).
+	Inspect, Diff bool
 }
 
 // StopTurn asks the runtime to stop the agent working on a task (the
@@ -102,6 +108,8 @@ const (
 	KindOperation EntityKind = "operation"
 	KindTask      EntityKind = "task"
 	KindPlan      EntityKind = "plan"
+	// KindNotification is a notification to a hook (see notify.go).
+	KindNotification EntityKind = "notification"
 )
 
 // EntityRef names one entity.
@@ -132,6 +140,8 @@ type State struct {
 	operations map[string]*Operation
 	tasks      map[string]*Task
 	plans      map[string]*Plan
+	// notifications are every notification, pending or ended.
+	notifications map[string]*Notification
 	// byTask lists the deliveries of each task, oldest first, and the one
 	// whose agent holds the task (the first to acknowledge it). Derived
 	// from the deliveries and their Holds.
@@ -154,20 +164,21 @@ type State struct {
 // New returns an empty core with the default policies.
 func New() *State {
 	return &State{
-		policies:   DefaultPolicies(),
-		counters:   map[string]int{},
-		agents:     map[string]*Agent{},
-		deliveries: map[string]*Delivery{},
-		ended:      newEndedSet(),
-		operations: map[string]*Operation{},
-		tasks:      map[string]*Task{},
-		plans:      map[string]*Plan{},
-		byTask:     newTaskIndex(),
-		open:       map[string]map[string]*Delivery{},
-		dirty:      map[EntityRef]struct{}{},
-		regexps:    map[string]*regexp.Regexp{},
-		live:       true,
-		checker:    defaultChecker(),
+		policies:      DefaultPolicies(),
+		counters:      map[string]int{},
+		agents:        map[string]*Agent{},
+		deliveries:    map[string]*Delivery{},
+		ended:         newEndedSet(),
+		operations:    map[string]*Operation{},
+		tasks:         map[string]*Task{},
+		plans:         map[string]*Plan{},
+		notifications: map[string]*Notification{},
+		byTask:        newTaskIndex(),
+		open:          map[string]map[string]*Delivery{},
+		dirty:         map[EntityRef]struct{}{},
+		regexps:       map[string]*regexp.Regexp{},
+		live:          true,
+		checker:       defaultChecker(),
 	}
 }
 
@@ -209,6 +220,7 @@ func (s *State) emit(now time.Time, taskID, agent string, data EventData) {
 	ev := Event{Seq: s.seq, Time: now, Type: data.EventType(), TaskID: taskID, Agent: agent, Data: data}
 	s.apply(ev)
 	s.ready.Events = append(s.ready.Events, ev)
+	s.notifyOn(ev)
 }
 
 func (s *State) effect(e Effect) {
@@ -241,6 +253,11 @@ func (s *State) EachTimer(fn func(key string, at time.Time)) {
 			fn(d.ID, d.TimerAt)
 		}
 	}
+	for _, n := range s.notifications {
+		if !n.TimerAt.IsZero() {
+			fn(n.ID, n.TimerAt)
+		}
+	}
 }
 
 // Timers lists every armed timer, in order.
@@ -249,6 +266,11 @@ func (s *State) Timers() []Timer {
 	for _, d := range s.deliveries {
 		if !d.TimerAt.IsZero() {
 			out = append(out, Timer{Key: d.ID, At: d.TimerAt})
+		}
+	}
+	for _, n := range s.notifications {
+		if !n.TimerAt.IsZero() {
+			out = append(out, Timer{Key: n.ID, At: n.TimerAt})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -483,6 +505,11 @@ func (s *State) Entity(r EntityRef) (Entity, bool) {
 			c, _ := s.Plan(p.ID)
 			return Entity{Kind: r.Kind, ID: p.ID, State: string(p.State), Value: &c}, true
 		}
+	case KindNotification:
+		if n, ok := s.notifications[r.ID]; ok {
+			c := *n
+			return Entity{Kind: r.Kind, ID: n.ID, State: string(n.State), Agent: n.Agent, TaskID: n.TaskID, Value: &c}, true
+		}
 	}
 	return Entity{}, false
 }
@@ -526,6 +553,9 @@ func (s *State) Entities() []EntityRef {
 	}
 	for id := range s.plans {
 		refs = append(refs, EntityRef{KindPlan, id})
+	}
+	for id := range s.notifications {
+		refs = append(refs, EntityRef{KindNotification, id})
 	}
 	sort.Slice(refs, func(i, j int) bool {
 		if refs[i].Kind != refs[j].Kind {
@@ -607,6 +637,8 @@ func (dc *Decoder) Decode(kind EntityKind, data []byte) (Decoded, error) {
 		v = new(Task)
 	case KindPlan:
 		v = new(Plan)
+	case KindNotification:
+		v = new(Notification)
 	default:
 		return Decoded{}, fmt.Errorf("core: restore: unknown entity kind %q", kind)
 	}
@@ -634,6 +666,8 @@ func (s *State) Insert(d Decoded) {
 		s.tasks[v.ID] = v
 	case *Plan:
 		s.plans[v.ID] = v
+	case *Notification:
+		s.notifications[v.ID] = v
 	}
 }
 

@@ -161,22 +161,24 @@ type Proposal struct {
 
 // Task is a unit of user work.
 type Task struct {
-	Version            uint64    `json:"version"`
-	ID                 string    `json:"id"`
-	Description        string    `json:"description"`
-	Constraints        []string  `json:"constraints"`
-	NonGoals           []string  `json:"non_goals"`
-	Boundaries         []string  `json:"boundaries"`
-	AcceptanceCriteria []string  `json:"acceptance_criteria"`
-	DryRun             bool      `json:"dry_run"`
-	RequestedAgent     string    `json:"requested_agent,omitempty"`
-	Agent              string    `json:"agent,omitempty"`
-	PlanID             string    `json:"plan_id,omitempty"`
-	DependsOn          []string  `json:"depends_on,omitempty"`
-	Context            string    `json:"context,omitempty"`
-	ResumedFrom        string    `json:"resumed_from,omitempty"`
-	State              TaskState `json:"state"`
-	Phase              Phase     `json:"phase,omitempty"`
+	Version            uint64   `json:"version"`
+	ID                 string   `json:"id"`
+	Description        string   `json:"description"`
+	Constraints        []string `json:"constraints"`
+	NonGoals           []string `json:"non_goals"`
+	Boundaries         []string `json:"boundaries"`
+	AcceptanceCriteria []string `json:"acceptance_criteria"`
+	DryRun             bool     `json:"dry_run"`
+	// Package is the monorepo package (a folder) the task is scoped to.
+	Package        string    `json:"package,omitempty"`
+	RequestedAgent string    `json:"requested_agent,omitempty"`
+	Agent          string    `json:"agent,omitempty"`
+	PlanID         string    `json:"plan_id,omitempty"`
+	DependsOn      []string  `json:"depends_on,omitempty"`
+	Context        string    `json:"context,omitempty"`
+	ResumedFrom    string    `json:"resumed_from,omitempty"`
+	State          TaskState `json:"state"`
+	Phase          Phase     `json:"phase,omitempty"`
 
 	Attempt             int `json:"attempt"`
 	ConsecutiveFailures int `json:"consecutive_failures"`
@@ -208,6 +210,11 @@ type Task struct {
 	Summary     *TaskSummary `json:"summary"`
 	StuckReport *StuckReport `json:"stuck_report"`
 	Proposal    *Proposal    `json:"proposal,omitempty"`
+	// Review is the last review of the task's change (see ReviewPolicy).
+	Review *Review `json:"review,omitempty"`
+	// Consultations are the questions the task's agents asked scouts,
+	// with their answers.
+	Consultations []Consultation `json:"consultations,omitempty"`
 	// Applying: a dry run's diff is to be applied when the task starts.
 	Applying bool `json:"applying,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
@@ -223,7 +230,7 @@ func (t *Task) copy() Task {
 	c.Constraints, c.NonGoals = slices.Clone(t.Constraints), slices.Clone(t.NonGoals)
 	c.Boundaries, c.AcceptanceCriteria = slices.Clone(t.Boundaries), slices.Clone(t.AcceptanceCriteria)
 	c.DependsOn, c.Learnings, c.Warnings, c.RunIDs = slices.Clone(t.DependsOn), slices.Clone(t.Learnings), slices.Clone(t.Warnings), slices.Clone(t.RunIDs)
-	c.Failures, c.Usages = slices.Clone(t.Failures), slices.Clone(t.Usages)
+	c.Failures, c.Usages, c.Consultations = slices.Clone(t.Failures), slices.Clone(t.Usages), slices.Clone(t.Consultations)
 	if t.Escalation != nil {
 		e := *t.Escalation
 		c.Escalation = &e

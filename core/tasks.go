@@ -27,6 +27,9 @@ type TaskSpec struct {
 	DependsOn []string
 	Context   string
 	Resumed   string
+	// Package is the monorepo package the task is scoped to (default: the
+	// configuration's package).
+	Package string
 }
 
 // Task returns a copy of the task.
@@ -167,12 +170,22 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if s.inService() == 0 {
 		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
+	if why := s.noAgentHasTheTools(spec.Agent); why != "" {
+		return Task{}, conflictf("%s", why)
+	}
+	pkg := spec.Package
+	if pkg == "" {
+		pkg = s.policies.Package
+	}
+	if err := CheckPackage(pkg); err != nil {
+		return Task{}, invalidf("package: %v", err)
+	}
 	t := Task{
 		ID: spec.ID, Description: spec.Description,
 		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
-		State: Queued, Failures: []FailureRecord{},
+		State: Queued, Failures: []FailureRecord{}, Package: cleanPackage(pkg),
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
@@ -231,7 +244,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if a.Removed || t.DryRun && a.Pull {
+		if !s.takesTasks(a) || t.DryRun && a.Pull || len(s.lacksFor(a)) > 0 {
 			continue
 		}
 		if fallback == "" {
@@ -301,7 +314,7 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 // promptTask is the task as prompts render it.
 func promptTask(t *Task) prompt.Task {
 	return prompt.Task{ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals,
-		Boundaries: t.Boundaries, AcceptanceCriteria: t.AcceptanceCriteria, Context: t.Context}
+		Boundaries: t.Boundaries, AcceptanceCriteria: t.AcceptanceCriteria, Context: t.Context, Package: t.Package}
 }
 
 func promptFailures(t *Task) []prompt.Failure {
@@ -323,6 +336,7 @@ func promptFailures(t *Task) []prompt.Failure {
 // plan with every failure so far.
 func (s *State) taskPrompt(t *Task, kind string, attempt int) string {
 	task := promptTask(t)
+	task.Scouts = s.scoutNames()
 	if kind == "first" || len(t.Failures) == 0 && t.Intervention == "" {
 		return prompt.Render(task)
 	}
@@ -591,7 +605,9 @@ func runID(task string, attempt int) string {
 func (s *State) verify(now time.Time, t *Task) {
 	id := runID(t.ID, t.Attempt)
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, RunID: id, Milestone: MilestoneVerifying})
-	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries)})
+	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries), Package: t.Package,
+		Inspect: s.policies.Done.Tests != CheckOff || s.policies.Done.MaxFiles > 0 || s.policies.Done.MaxLines > 0 || s.policies.Review.Agent != "",
+		Diff:    s.policies.Review.Agent != ""})
 }
 
 // VerifyResult is the outcome of one verification run.
@@ -609,6 +625,9 @@ type VerifyResult struct {
 	// Checks is how many verify steps ran. A run that passed with none
 	// verified nothing: the task ends unverified, never success.
 	Checks int
+	// Inspection is the change, once the steps passed, when RunVerify
+	// asked for it.
+	Inspection *Inspection
 }
 
 // NoteActivity makes what the agent of a running attempt is doing (a tool
@@ -665,17 +684,15 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 		s.failure(now, t, f)
 		return t.copy(), nil
 	}
-	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: r.Checks == 0})
-	if r.Checks == 0 {
-		s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
-		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
-		s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
+	if r.Checks > 0 {
+		s.checkDone(now, t, r)
 		return t.copy(), nil
 	}
-	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: r.Duration.Milliseconds()})
-	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + r.RunID})
-	s.finish(now, t, Success, "verification passed in run "+r.RunID)
+	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
+	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: true})
+	s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
+	s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
 	return t.copy(), nil
 }
 
@@ -783,6 +800,17 @@ func (s *State) stuck(now time.Time, t *Task) {
 func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 	if t.DryRun {
 		s.effect(DiscardProposal{TaskID: t.ID})
+	}
+	if t.Review != nil {
+		if d := s.find(t.Review.Delivery); d != nil && !d.State.Terminal() {
+			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+		}
+	}
+	for _, c := range t.Consultations {
+		if d := s.find(c.ID); c.State == ConsultPending && d != nil && !d.State.Terminal() {
+			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})
+			s.emit(now, t.ID, d.To, ScoutFailed{ID: d.ID, Reason: "the task ended " + string(to)})
+		}
 	}
 	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the task ended " + string(to)})

@@ -24,6 +24,7 @@ import (
 	"wilco/core"
 	"wilco/dispatch"
 	"wilco/natsbox"
+	"wilco/notify"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
@@ -31,6 +32,7 @@ import (
 	"wilco/store/postgres"
 	"wilco/store/sqlite"
 	"wilco/verify"
+	"wilco/web"
 )
 
 // Defaults.
@@ -91,6 +93,9 @@ type Options struct {
 	// Transport, a nats:// URL, carries the mailbox agents' messages over
 	// NATS JetStream too (package natsbox), while this node is active.
 	Transport string
+	// Started, when set, is called by Run once the daemon serves: wilco
+	// serve prints the page's login link there.
+	Started func(d *Daemon)
 }
 
 // Daemon is a running server.
@@ -98,10 +103,13 @@ type Daemon struct {
 	// Addr is the bound host:port, URL its http:// form.
 	Addr, URL string
 	// Token is the admin token.
-	Token   string
-	Config  *config.Config
-	Runtime *runtime.Runtime
-	Server  *server.Server
+	Token string
+	// LoginURL is a one-time link that logs a browser in to the page
+	// (valid for a day unused).
+	LoginURL string
+	Config   *config.Config
+	Runtime  *runtime.Runtime
+	Server   *server.Server
 
 	log  *slog.Logger
 	st   store.Store
@@ -115,6 +123,8 @@ type Daemon struct {
 	bridge *natsbox.Bridge
 	eff    *effector
 	disp   *dispatch.Dispatcher
+	// notifier makes the attempts of notifications.
+	notifier *notify.Notifier
 
 	execMu     sync.Mutex
 	execAgents map[string]config.Agent
@@ -137,6 +147,9 @@ func Run(ctx context.Context, opts Options) error {
 	d, err := Start(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if opts.Started != nil {
+		opts.Started(d)
 	}
 	select {
 	case <-ctx.Done():
@@ -308,12 +321,16 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			return nil, err
 		}
 	}
+	if d.notifier, err = newNotifier(cfg, "http://"+ln.Addr().String(), log.With("component", "notify")); err != nil {
+		d.disp.Close()
+		return nil, err
+	}
 	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
 	if err := records.Prune(time.Now()); err != nil {
 		log.Warn("pruning the retry logs failed", "err", err)
 	}
 	rcfg := runtime.Config{
-		Store: d.st, Effector: effects{d.eff, d.disp}, Logger: log.With("component", "runtime"),
+		Store: d.st, Effector: effects{d.eff, d.disp, d.notifier}, Logger: log.With("component", "runtime"),
 		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
 	}
 	if d.node != nil {
@@ -325,14 +342,21 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	}
 	d.eff.rt = d.Runtime
 	d.disp.Bind(d.Runtime)
+	d.notifier.Bind(d.endNotification)
 	defer func() {
 		if err != nil {
 			d.disp.Close()
 			d.eff.close()
+			d.notifier.Close()
 			d.Runtime.Close()
 		}
 	}()
+	page, err := web.New()
+	if err != nil {
+		return nil, err
+	}
 	if d.Server, err = server.New(server.Options{
+		Page:    page,
 		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: runs, LogsDir: logs, EditedSince: d.disp.EditedSince,
@@ -365,6 +389,13 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		return nil, err
 	}
 
+	if d.node == nil {
+		d.Addr = ln.Addr().String()
+		d.URL = "http://" + d.Addr
+	}
+	if d.LoginURL, _, err = d.Server.LoginLink(d.URL); err != nil {
+		return nil, err
+	}
 	if opts.Transport != "" {
 		if err = d.startBridge(opts.Transport, base); err != nil {
 			return nil, err
@@ -436,7 +467,13 @@ func (d *Daemon) serve(ln net.Listener) {
 // operations whose command was running when wilco last stopped.
 func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[string]string) error {
 	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
-		if err := c.Configure(now, cfg.Policies()); err != nil {
+		p := cfg.Policies()
+		if !d.notifier.Desktop() {
+			// Asked for, but notify-send is missing (the notifier warned):
+			// no desktop notification is made.
+			p.Notify.Hooks = slices.DeleteFunc(p.Notify.Hooks, func(h core.NotifyHook) bool { return h.Name == core.DesktopHook })
+		}
+		if err := c.Configure(now, p); err != nil {
 			return nil, fmt.Errorf("daemon: policies: %w", err)
 		}
 		for _, a := range cfg.Agents {
@@ -458,6 +495,7 @@ func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[strin
 		if gone := c.RemoveAgentsNotIn(now, names); len(gone) > 0 {
 			d.log.Info("removed the agents no longer in the configuration", "agents", gone)
 		}
+		c.ProbeUnprobed(now)
 		for _, id := range c.RunningOperations() {
 			if _, err := c.FinishOperation(now, id, -1, "wilco stopped while the command ran; its outcome is unknown"); err != nil {
 				return nil, err
@@ -498,6 +536,7 @@ func (d *Daemon) Close() error {
 		}
 		errs = append(errs, d.disp.Close())
 		d.eff.close()
+		d.notifier.Close()
 		errs = append(errs, d.Runtime.Close())
 		if d.node != nil {
 			d.node.close()
@@ -583,11 +622,12 @@ func adminToken(given, dir string) (string, error) {
 }
 
 // effects routes the runtime's effects: exec agents and task effects to
-// the dispatcher, operation commands and other push agents to the daemon's
-// effector.
+// the dispatcher, notifications to the notifier, operation commands and
+// other push agents to the daemon's effector.
 type effects struct {
 	*effector
-	disp *dispatch.Dispatcher
+	disp     *dispatch.Dispatcher
+	notifier *notify.Notifier
 }
 
 func (e effects) Deliver(agent string, msg core.InboxMessage) {
@@ -598,7 +638,43 @@ func (e effects) Deliver(agent string, msg core.InboxMessage) {
 	e.effector.Deliver(agent, msg)
 }
 
-func (e effects) Perform(x core.Effect) { e.disp.Perform(x) }
+func (e effects) Perform(x core.Effect) {
+	if n, ok := x.(core.Notify); ok {
+		e.notifier.Send(n)
+		return
+	}
+	e.disp.Perform(x)
+}
+
+// newNotifier makes the notifier of the configuration's webhooks and
+// desktop; links start with notify.base_url, else the server's URL.
+func newNotifier(cfg *config.Config, serverURL string, log *slog.Logger) (*notify.Notifier, error) {
+	o := notify.Options{Desktop: cfg.Notify.Desktop, BaseURL: cfg.Notify.BaseURL, Timeout: cfg.Notify.Retry.Timeout, Logger: log, UserAgent: "wilco"}
+	if o.BaseURL == "" {
+		o.BaseURL = serverURL
+	}
+	for _, w := range cfg.Notify.Webhooks {
+		u, secret, err := w.Resolve()
+		if err != nil {
+			return nil, fmt.Errorf("daemon: notify: %w", err)
+		}
+		o.Webhooks = append(o.Webhooks, notify.Webhook{Name: w.Name, URL: u, Secret: secret, Format: w.Format})
+	}
+	return notify.New(o), nil
+}
+
+// endNotification records how a notification's attempt went.
+func (d *Daemon) endNotification(r core.NotificationResult) {
+	d.Runtime.Submit(func(c *core.State, now time.Time) (any, error) {
+		return c.EndNotification(now, r)
+	}, func(_ any, err error) {
+		// A conflict is an attempt that is no longer the one under way (a
+		// duplicate after a restart): nothing to record.
+		if err != nil && core.CodeOf(err) != core.Conflict && !errors.Is(err, runtime.ErrClosed) {
+			d.log.Error("recording a notification's attempt failed", "notification", r.ID, "attempt", r.Attempt, "err", err)
+		}
+	})
+}
 
 func verifySteps(cfg *config.Config) []verify.Step {
 	out := make([]verify.Step, 0, len(cfg.Verify.Steps))

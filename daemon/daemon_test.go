@@ -369,3 +369,42 @@ func TestStartRefusesBadConfig(t *testing.T) {
 		t.Fatal("missing config accepted")
 	}
 }
+
+// A daemon serves the page at / and gives a one-time login link to it:
+// the link's code logs a browser in once; Run hands the daemon to Started
+// (wilco serve prints the link there).
+func TestDaemonServesThePageAndALoginLinkThatWorksOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := b.start(b.opts())
+	base, code, ok := strings.Cut(d.LoginURL, "/#login=")
+	if !ok || base != d.URL || code == "" {
+		t.Fatalf("login link %q for %s", d.LoginURL, d.URL)
+	}
+	resp, err := http.Get(d.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "/ui/app.js") {
+		t.Fatalf("GET /: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
+	}
+	for i, want := range []int{201, 401} {
+		if st, body := call(t, d, "POST", "/v1/session", "", map[string]any{"code": code}); st != want {
+			t.Fatalf("login %d with the link: %d %v", i+1, st, body)
+		}
+	}
+
+	b2 := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan string, 1)
+	o := b2.opts()
+	o.Started = func(d *Daemon) { started <- d.LoginURL; cancel() }
+	if err := Run(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if link := <-started; !strings.Contains(link, "/#login=") {
+		t.Fatalf("Started got %q", link)
+	}
+}

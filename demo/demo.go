@@ -28,6 +28,9 @@ type Options struct {
 	Stdout io.Writer
 	// Timeout bounds the whole demo (default 2 minutes).
 	Timeout time.Duration
+	// Scout runs the second scenario: the editor consults a scout, and a
+	// reviewer rejects the first verified change, then approves.
+	Scout bool
 }
 
 const task = "Fix Add in calc.go so that go test ./... passes"
@@ -58,7 +61,7 @@ func Run(ctx context.Context, o Options) error {
 	step := func(format string, args ...any) {
 		fmt.Fprintf(out, "%6.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	if err := makeRepo(ctx, dir, o.Self); err != nil {
+	if err := makeRepo(ctx, dir, o.Self, o.Scout); err != nil {
 		return fmt.Errorf("demo: sample repository: %w", err)
 	}
 	step("sample repository with a failing test: %s", dir)
@@ -68,7 +71,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("demo: start wilco: %w", err)
 	}
 	defer d.Close()
-	step("wilco serves at %s with the scripted agent (exec, handshake inline) and the check `go test ./...`", d.URL)
+	if o.Scout {
+		step("wilco serves at %s: an editor, a scout (read-only) and a reviewer, all scripted; the check `go test ./...`", d.URL)
+	} else {
+		step("wilco serves at %s with the scripted agent (exec, handshake inline) and the check `go test ./...`", d.URL)
+	}
 
 	c := client.New(d.URL, d.Token)
 	t, err := c.Submit(ctx, client.TaskRequest{Description: task, AcceptanceCriteria: []string{"go test ./... passes"}})
@@ -92,16 +99,29 @@ func Run(ctx context.Context, o Options) error {
 		case "task.milestone":
 			step("%-13s %s", "", data["text"])
 		case "delivery.acknowledged":
-			step("%-13s acknowledged by %s: [ACK] %s - RECEIVED", "", ev.Agent, t.ID)
+			if by, _ := data["by"].(string); by == "agent" {
+				step("%-13s acknowledged by %s: [ACK] %s - RECEIVED", "", ev.Agent, t.ID)
+			}
 		case "task.failure":
 			rec, _ := data["record"].(map[string]any)
 			eo, _ := rec["executor_output"].(map[string]any)
 			v, _ := eo["verification"].(map[string]any)
-			step("%-13s attempt %v failed (%s): %v — root cause guess: %v", "", rec["attempt"], rec["failure_type"], v["output_summary"], rec["root_cause_guess"])
+			what := v["output_summary"]
+			if what == nil {
+				what = eo["error"]
+			}
+			step("%-13s attempt %v failed (%s): %v — root cause guess: %v", "", rec["attempt"], rec["failure_type"], what, rec["root_cause_guess"])
 		case "task.attempt":
 			if kind, _ := data["kind"].(string); kind != "first" {
 				step("%-13s attempt %v sent with a <retry_context> carrying the failure", "", data["attempt"])
 			}
+		case "scout.asked":
+			c, _ := data["consultation"].(map[string]any)
+			step("%-13s %v asks scout %v: %q", "", c["from"], c["scout"], c["question"])
+		case "scout.answered":
+			step("%-13s the scout answers: %q", "", data["answer"])
+		case "task.reviewed":
+			step("%-13s the reviewer's verdict: %v %v", "", data["verdict"], strings.ReplaceAll(fmt.Sprint(data["reasons"]), "\n", " "))
 		}
 		return nil
 	})
@@ -114,6 +134,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if final != "success" {
 		return fmt.Errorf("demo: the task ended %s, not success", final)
+	}
+	if o.Scout {
+		return endTeam(ctx, c, dir, t.ID, got, out, start)
 	}
 	prompt, err := os.ReadFile(filepath.Join(dir, ".wilco", "runs", t.ID+"-a2", "prompt.md"))
 	if err != nil || !strings.Contains(string(prompt), "<retry_context") || !strings.Contains(string(prompt), "TestAdd") {
@@ -136,11 +159,8 @@ func isTerminal(s string) bool {
 	return false
 }
 
-func makeRepo(ctx context.Context, dir, self string) error {
-	files := map[string]string{
-		"go.mod": goMod, "calc.go": calcBug, "calc_test.go": calcTest,
-		".gitignore": ".wilco/\n",
-		"wilco.yaml": fmt.Sprintf(`version: 1
+func makeRepo(ctx context.Context, dir, self string, team bool) error {
+	yaml := fmt.Sprintf(`version: 1
 agents:
   - name: scripted
     adapter: exec
@@ -151,7 +171,24 @@ agents:
 verify:
   steps:
     - {name: unit, run: "go test ./...", timeout: 2m}
-`, self),
+`, self)
+	if team {
+		yaml = fmt.Sprintf(`version: 1
+agents:
+  - {name: editor, adapter: exec, command: [%[1]q, demo-agent, editor], prompt: stdin, handshake: inline, timeout: 1m}
+  - {name: scout, adapter: exec, role: scout, command: [%[1]q, demo-agent, scout], prompt: stdin, timeout: 1m}
+  - {name: reviewer, adapter: exec, command: [%[1]q, demo-agent, reviewer], prompt: stdin, timeout: 1m}
+verify:
+  steps:
+    - {name: unit, run: "go test ./...", timeout: 2m}
+review: {agent: reviewer, timeout: 2m}
+done: {tests: warn}
+`, self)
+	}
+	files := map[string]string{
+		"go.mod": goMod, "calc.go": calcBug, "calc_test.go": calcTest,
+		".gitignore": ".wilco/\n",
+		"wilco.yaml": yaml,
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -165,5 +202,29 @@ verify:
 			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, b)
 		}
 	}
+	return nil
+}
+
+// endTeam checks and prints the end of the --scout scenario: the scout was
+// consulted and answered, the reviewer rejected once with its reasons in
+// the retry's prompt, and approved.
+func endTeam(ctx context.Context, c *client.Client, dir, id string, got *client.Task, out io.Writer, start time.Time) error {
+	if len(got.Consultations) == 0 || got.Consultations[0].State != "answered" {
+		return fmt.Errorf("demo: the scout was not consulted: %+v", got.Consultations)
+	}
+	if got.Review == nil || got.Review.Verdict != "APPROVED" || got.Attempt != 2 {
+		return fmt.Errorf("demo: the reviewer's verdict: %+v at attempt %d", got.Review, got.Attempt)
+	}
+	prompt, err := os.ReadFile(filepath.Join(dir, ".wilco", "runs", id+"-a2", "prompt.md"))
+	if err != nil || !strings.Contains(string(prompt), "architect_rejected") || !strings.Contains(string(prompt), "TestAddNegative") {
+		return fmt.Errorf("demo: the retry prompt did not carry the reviewer's reasons (%v)", err)
+	}
+	var sum struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(got.Summary, &sum)
+	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs: the scout was consulted, the reviewer rejected the first change and approved the second.\n%s",
+		id, got.Attempt, time.Since(start).Seconds(), sum.Text)
+	_ = ctx
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"wilco/atomicfile"
 	"wilco/core"
 	"wilco/runtime"
+	"wilco/untested"
 	"wilco/verify"
 	"wilco/workspace"
 )
@@ -108,7 +109,8 @@ func New(opts Options) (*Dispatcher, error) {
 				return "", errors.New("dry runs need a git work tree")
 			}
 			return d.ws.Worktree(ctx, task)
-		}})
+		},
+		ReadOnly: d.readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +244,10 @@ func (d *Dispatcher) deliverLoop() {
 			case o.stop != nil:
 				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
 			default:
-				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun {
+				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
+					(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
+					// The first send of a task's first attempt; not a
+					// review, a scout's question or a probe of it.
 					d.recordBaseline(d.ctx, m.TaskID)
 				}
 				d.exec.Deliver(o.agent, m)
@@ -382,13 +387,14 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 }
 
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
-	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries}
+	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
 	var res verify.Result
 	switch {
 	case d.ws == nil:
 		res = d.verify.Run(ctx, spec)
-	case len(e.Boundaries) > 0:
-		// The boundary check comes before the steps: the files first.
+	case len(e.Boundaries) > 0 || e.Package != "":
+		// The boundary and package checks come before the steps: the
+		// files first.
 		if files, err := d.changedByTask(ctx, e.TaskID, false); err == nil {
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {
@@ -428,9 +434,47 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 		return
 	}
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
+	var ins *core.Inspection
+	if res.Passed && e.Inspect && d.ws != nil {
+		ins = d.inspect(ctx, e)
+	}
 	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure, Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps)})
+		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
+			Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins})
 	})
+}
+
+// maxReviewDiff bounds the diff a reviewer is sent.
+const maxReviewDiff = 256 << 10
+
+// inspect reads what the definition of done checks of a task's change
+// whose verification passed: its files with their lines, the source files
+// changed without a test, and (for a reviewer) the diff.
+func (d *Dispatcher) inspect(ctx context.Context, e core.RunVerify) *core.Inspection {
+	files, err := d.changedByTask(ctx, e.TaskID, true)
+	if err != nil {
+		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+		return nil
+	}
+	ins := &core.Inspection{Files: files}
+	var live []string
+	for _, f := range files {
+		if f.Status != workspace.StatusDeleted && f.Status != "restored" {
+			live = append(live, f.Path)
+		}
+	}
+	ins.Untested = untested.Find(live, os.DirFS(d.ws.Root()))
+	if e.Diff {
+		diff, err := d.ws.DiffOf(ctx, workspace.Paths(files))
+		if err != nil {
+			d.log.Warn("the change's diff could not be made: the reviewer gets the file list only", "task", e.TaskID, "err", err)
+		}
+		if len(diff) > maxReviewDiff {
+			diff = append(diff[:maxReviewDiff:maxReviewDiff], fmt.Sprintf("\n… (the diff is cut here: %d bytes in all)\n", len(diff))...)
+		}
+		ins.Diff = string(diff)
+	}
+	return ins
 }
 
 // DiffPath is where the diff of a dry run's run id is kept.
@@ -538,6 +582,36 @@ func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
 func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
 	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
 		return nil, c.NoteActivity(now, taskID, attempt, text)
+	})
+	return err
+}
+
+// readOnly gives a scout's question a throw-away worktree made from the
+// working tree as it is, and the function that lists what the scout
+// changed there and removes it.
+func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, func(context.Context) ([]string, error), error) {
+	if d.ws == nil {
+		return "", nil, errors.New("a scout works in a copy of the working tree, which needs a git work tree")
+	}
+	key := "scout-" + messageID
+	dir, err := d.ws.Worktree(ctx, key)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func(ctx context.Context) ([]string, error) {
+		_, files, err := d.ws.Diff(ctx, key)
+		if derr := d.ws.Discard(context.WithoutCancel(ctx), key); derr != nil {
+			d.log.Warn("removing a scout's worktree failed", "message", messageID, "err", derr)
+		}
+		return files, err
+	}, nil
+}
+
+// MessageFailed records that an agent could not answer a message (the exec
+// adapter's MessageFailer).
+func (d *Dispatcher) MessageFailed(ctx context.Context, agent, messageID, reason string) error {
+	_, err := d.submit(ctx, "message failed", func(c *core.State, now time.Time) (any, error) {
+		return nil, c.MessageFailed(now, agent, messageID, reason)
 	})
 	return err
 }

@@ -188,7 +188,7 @@ func TestATasksBaselineOutlivesARestart(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
 	<-d.delivered()
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -272,11 +272,13 @@ func TestOnlyTheFirstSendOfTheFirstAttemptOfARealRunRecordsTheBaseline(t *testin
 		msg    core.InboxMessage
 		record bool
 	}{
-		{"the first send of the first attempt", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
-		{"a later attempt", core.InboxMessage{ID: "m2", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
-		{"a send again", core.InboxMessage{ID: "m3", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
-		{"a dry run", core.InboxMessage{ID: "m4", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
-		{"a message of no task", core.InboxMessage{ID: "m5", TaskAttempt: 1, Attempt: 1}, false},
+		{"the first send of the first attempt", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
+		{"a later attempt", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
+		{"a send again", core.InboxMessage{ID: "m3", Type: "task_delegation", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
+		{"a dry run", core.InboxMessage{ID: "m4", Type: "task_delegation", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
+		{"a message of no task", core.InboxMessage{ID: "m5", Type: "task_delegation", TaskAttempt: 1, Attempt: 1}, false},
+		{"a review of the task's change", core.InboxMessage{ID: "m6", Type: "review", TaskID: "T-6", TaskAttempt: 1, Attempt: 1}, false},
+		{"a scout's question from the task", core.InboxMessage{ID: "m7", Type: "scout_query", TaskID: "T-7", TaskAttempt: 1, Attempt: 1}, false},
 	} {
 		d.Deliver("nobody", c.msg)
 		if got := hasBaseline(d, c.msg.TaskID); got != c.record {
@@ -296,13 +298,13 @@ func TestLaterSendsAndAttemptsKeepTheBaselineOfTheFirst(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
 	<-d.delivered()
 	write(t, dir, "work.txt", "the task's work\n")
 	// The same delegation sent again, and the next attempt, find the
 	// task's own work in the tree: it must not become the baseline.
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 2})
-	d.Deliver("nobody", core.InboxMessage{ID: "m2", TaskID: "T-1", TaskAttempt: 2, Attempt: 1})
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 2})
+	d.Deliver("nobody", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 2, Attempt: 1})
 	<-d.delivered()
 	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{{Path: "work.txt", Status: workspace.StatusModified}})
 }
@@ -314,7 +316,7 @@ func TestADispatcherOutsideAGitWorkTreeStartsWithoutAWorkspace(t *testing.T) {
 		t.Fatal("a workspace outside a git work tree")
 	}
 	// No baseline can be recorded, and Deliver does not fail for it.
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
 	if hasBaseline(d, "T-1") {
 		t.Fatal("a baseline recorded without a work tree")
 	}

@@ -17,14 +17,19 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"wilco/client"
 )
 
-// Replier sends an agent's reply to wilco.
+// Replier sends an agent's reply to wilco, and asks scouts for it.
 type Replier interface {
 	Reply(ctx context.Context, r client.Reply) (*client.Interpretation, error)
+	Ask(ctx context.Context, scout, question string, wait time.Duration) (*client.Consultation, error)
 }
+
+// askWait is how long wilco_ask waits for a scout's answer.
+const askWait = 10 * time.Minute
 
 // Task is what the server knows of the agent's task: its id and the
 // message that delegated it.
@@ -156,6 +161,11 @@ func tools() []any {
 				"status":     str("in_progress, completed or blocked."),
 				"summary":    str("What is done so far."),
 			}}},
+		map[string]any{"name": "wilco_ask", "description": "Ask a scout (a read-only helper agent wilco runs beside you) a question about the code, and get its answer. The scouts are named in your task.",
+			"inputSchema": map[string]any{"type": "object", "required": []string{"scout", "question"}, "properties": map[string]any{
+				"scout":    str("The scout's name."),
+				"question": str("What you want to know."),
+			}}},
 		map[string]any{"name": "wilco_complete", "description": "Report the end of your work on the task to wilco; its verification decides whether it succeeded.",
 			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
 				"status":         map[string]any{"type": "string", "enum": []string{"success", "failure", "blocked", "impossible"}},
@@ -172,6 +182,20 @@ func call(ctx context.Context, name string, args map[string]any, rep Replier, ta
 	s := func(k string) string { v, _ := args[k].(string); return strings.TrimSpace(v) }
 	r := client.Reply{InReplyTo: task.MessageID}
 	switch name {
+	case "wilco_ask":
+		if s("scout") == "" || s("question") == "" {
+			return toolResult("wilco_ask needs a scout and a question", true)
+		}
+		q, err := rep.Ask(ctx, s("scout"), s("question"), askWait)
+		switch {
+		case err != nil:
+			return toolResult("wilco refused the question: "+err.Error(), true)
+		case q.State == "answered":
+			return toolResult(q.Answer, false)
+		case q.State == "failed":
+			return toolResult("the scout "+q.Scout+" gave no answer: "+q.Error, true)
+		}
+		return toolResult("the scout "+q.Scout+" has not answered yet (question "+q.ID+"); go on without it", true)
 	case "wilco_ack":
 		status := strings.ToUpper(strings.ReplaceAll(s("status"), " ", "_"))
 		if status == "" {
@@ -199,7 +223,7 @@ func call(ctx context.Context, name string, args map[string]any, rep Replier, ta
 		data["type"] = map[string]string{"wilco_checkpoint": "checkpoint-ack", "wilco_complete": "task-complete"}[name]
 		r.Data, _ = json.Marshal(data)
 	default:
-		return toolResult("unknown tool "+name+": use wilco_ack, wilco_checkpoint or wilco_complete", true)
+		return toolResult("unknown tool "+name+": use wilco_ack, wilco_checkpoint, wilco_ask or wilco_complete", true)
 	}
 	if task.ID == "" {
 		return toolResult("no task: wilco starts this server for an agent working on a task (WILCO_TASK_ID is not set)", true)

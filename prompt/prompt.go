@@ -18,6 +18,10 @@ type Task struct {
 	// Context is extra material placed after the task (a resumed task's
 	// stuck report, a plan's dependency warnings).
 	Context string
+	// Package is the monorepo package the task is scoped to ("" none).
+	Package string
+	// Scouts are the read-only helpers the agent may consult.
+	Scouts []string
 }
 
 // Failure is one failed attempt, as the retry context shows it.
@@ -44,6 +48,14 @@ func Render(t Task) string {
 	section(&b, "Constraints (must be preserved; they never change)", t.Constraints)
 	section(&b, "Non-goals (do not do these)", t.NonGoals)
 	section(&b, "Boundaries (out of scope: do not change these files or modules)", t.Boundaries)
+	if t.Package != "" {
+		fmt.Fprintf(&b, "\n## Package\nThis task is scoped to the package %s/ of this repository: change files under %s/ only. "+
+			"A change that would need another package is a separate task: say so (Status: blocked) instead of making it.\n", t.Package, t.Package)
+	}
+	if len(t.Scouts) > 0 {
+		fmt.Fprintf(&b, "\n## Scouts\nRead-only helpers you may consult before you change anything: %s. "+
+			"Ask one with the command `wilco ask <scout> \"<question>\"` (or the wilco_ask tool); it prints the scout's answer.\n", strings.Join(t.Scouts, ", "))
+	}
 	if len(t.AcceptanceCriteria) > 0 {
 		b.WriteString("\n## Acceptance Criteria\n")
 		for _, c := range t.AcceptanceCriteria {
@@ -325,6 +337,8 @@ type Summary struct {
 	Attempts int
 	// Unverified: no verify step is configured, nothing checked the work.
 	Unverified bool
+	// Warnings are what the definition of done found and let pass.
+	Warnings []string
 }
 
 // SummaryText renders the success summary: what changed, why, how it was
@@ -344,6 +358,9 @@ func SummaryText(s Summary) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "How it was verified: %s passed in run %s (attempt %d).\n", firstNonEmpty(s.Command, "the verify steps"), s.RunID, s.Attempts)
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
 	return b.String()
 }
 
@@ -377,4 +394,70 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// Review is what a review request says: the task, the passed verification
+// and the change.
+type Review struct {
+	Task     Task
+	Attempt  int
+	RunID    string
+	Command  string
+	Files    []ReviewFile
+	Diff     string
+	SizeNote string
+}
+
+// ReviewFile is a file of the change under review.
+type ReviewFile struct {
+	Path   string
+	Status string
+	Lines  int
+}
+
+// ReviewRequest renders the message that asks a reviewer for its verdict
+// on a change whose verification passed: the task with its criteria and
+// constraints, the files, the diff, and the answer it must give (APPROVED,
+// or REJECTED with reasons, on the first line).
+func ReviewRequest(r Review) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Review: task %s (attempt %d)\n\n", r.Task.ID, r.Attempt)
+	fmt.Fprintf(&b, "An agent carried out the task below and its verification passed (%s, run %s). "+
+		"Review the change against the task, its acceptance criteria and its constraints. Do not change any file.\n\n",
+		firstNonEmpty(r.Command, "the verify steps"), r.RunID)
+	fmt.Fprintf(&b, "### Task\n\n%s\n", strings.TrimSpace(r.Task.Description))
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	list("Acceptance criteria", r.Task.AcceptanceCriteria)
+	list("Constraints", r.Task.Constraints)
+	list("Non-goals", r.Task.NonGoals)
+	list("Boundaries (files out of scope)", r.Task.Boundaries)
+	b.WriteString("\n### Files changed\n\n")
+	if len(r.Files) == 0 {
+		b.WriteString("- (none listed)\n")
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "- %s (%s, %d lines)\n", f.Path, firstNonEmpty(f.Status, "changed"), f.Lines)
+	}
+	if r.SizeNote != "" {
+		fmt.Fprintf(&b, "\nNote: %s. Judge whether that size is what the task needs.\n", r.SizeNote)
+	}
+	if d := strings.TrimRight(r.Diff, "\n"); d != "" {
+		fence := "```"
+		for strings.Contains(d, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(&b, "\n### Diff\n\n%sdiff\n%s\n%s\n", fence, d, fence)
+	}
+	b.WriteString("\n### Your answer\n\n" +
+		"Answer APPROVED on the first line if the change does what the task asks and meets every acceptance criterion and constraint.\n" +
+		"Otherwise answer REJECTED on the first line, then your reasons, one per line: what is wrong or missing, and what to change.\n")
+	return b.String()
 }

@@ -223,6 +223,11 @@ func (r *Runtime) recover(ctx context.Context) error {
 	for _, d := range r.core.Resends(resend) {
 		r.resends = append(r.resends, d)
 	}
+	// Notifications under way when wilco stopped may not have reached
+	// their hooks: their attempts are made again (at least once).
+	for _, n := range r.core.NotificationResends() {
+		r.resends = append(r.resends, n)
+	}
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())
@@ -396,6 +401,14 @@ func (r *Runtime) Start() {
 	go r.encodeLoop()
 	go r.commitLoop()
 	go r.run()
+	if len(r.resends) > 0 {
+		// The sends a restart hands over again go with the first turn: now,
+		// not when a command next comes.
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Submit queues fn; done (which may be nil) is called with its result once

@@ -527,3 +527,89 @@ func TestAWaveOfDueTimersIsFiredOverSeveralTurnsAtTheirTime(t *testing.T) {
 		t.Fatalf("%d of 35 due timers fired, over %d turns", retried, turns)
 	}
 }
+
+// notifyEffector records the Notify effects it is asked to perform, and
+// what was durable then.
+type notifyEffector struct {
+	effector
+	notified []core.Notify
+}
+
+func (e *notifyEffector) Perform(x core.Effect) {
+	if n, ok := x.(core.Notify); ok {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.notified = append(e.notified, n)
+		e.durableAt = append(e.durableAt, e.st.durable())
+	}
+}
+
+func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMadeAgain(t *testing.T) {
+	t.Parallel()
+	b := &testBundle{t: t, path: filepath.Join(t.TempDir(), "wilco.db"), clock: clock.NewFake(epoch)}
+	var eff *notifyEffector
+	open := func() {
+		s, err := sqlite.Open(b.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		b.st = &recordingStore{Store: s}
+		eff = &notifyEffector{effector: effector{st: b.st}}
+		b.eff = &eff.effector
+		rt, err := Open(context.Background(), Config{Store: b.st, Clock: b.clock, Effector: eff, CheckpointEvery: 1 << 30, CheckpointInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.rt = rt
+	}
+	open()
+	b.must(func(c *core.State, now time.Time) (any, error) {
+		p := core.DefaultPolicies()
+		p.Notify.Hooks = []core.NotifyHook{{Name: "ops", Events: []core.NotifyEvent{core.NotifyOperation}}}
+		return nil, c.Configure(now, p)
+	})
+	b.must(register("a", "mailbox"))
+	b.must(func(c *core.State, now time.Time) (any, error) {
+		return c.StartOperation(now, core.OperationRequest{Name: "restart", Agents: []string{"a"}})
+	})
+	if len(eff.notified) != 1 || eff.notified[0].Attempt != 1 {
+		t.Fatalf("notified %+v", eff.notified)
+	}
+	var queuedAt uint64
+	b.rt.Read(func(c *core.State) { n, _ := c.Notification("N-1"); queuedAt = n.Version })
+	if eff.durableAt[0] < queuedAt {
+		t.Fatalf("the attempt was made with the log durable to %d, before the notification (%d)", eff.durableAt[0], queuedAt)
+	}
+	// wilco dies before the attempt's result is recorded.
+	_ = b.st.Store.Close()
+	open()
+	b.rt.Drain()
+	if len(eff.notified) != 1 || eff.notified[0].Attempt != 1 || eff.notified[0].Notification.ID != "N-1" {
+		t.Fatalf("after the restart: %+v", eff.notified)
+	}
+	// Its failure is recorded; a crash while it waits for its backoff
+	// gives the timer back, and the attempt comes at its time.
+	b.must(func(c *core.State, now time.Time) (any, error) {
+		return c.EndNotification(now, core.NotificationResult{ID: "N-1", Attempt: 1, Status: 500})
+	})
+	_ = b.st.Store.Close()
+	open()
+	b.rt.Drain()
+	if len(eff.notified) != 0 {
+		t.Fatalf("made again before its backoff: %+v", eff.notified)
+	}
+	b.advanceTo(epoch.Add(time.Second))
+	if len(eff.notified) != 1 || eff.notified[0].Attempt != 2 {
+		t.Fatalf("at its time: %+v", eff.notified)
+	}
+	b.must(func(c *core.State, now time.Time) (any, error) {
+		return c.EndNotification(now, core.NotificationResult{ID: "N-1", Attempt: 2, Status: 200})
+	})
+	_ = b.st.Store.Close()
+	open()
+	b.rt.Drain()
+	if len(eff.notified) != 0 {
+		t.Fatalf("a delivered notification was made again: %+v", eff.notified)
+	}
+}

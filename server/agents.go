@@ -19,6 +19,7 @@ type createAgentRequest struct {
 	Env          map[string]string `json:"env"`
 	Timeout      string            `json:"timeout"`
 	IdleTimeout  string            `json:"idle_timeout"`
+	Role         string            `json:"role"`
 }
 
 type createAgentResponse struct {
@@ -37,11 +38,13 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	out := []AgentView{}
 	var next, why string
 	s.read(func(c *core.State) {
+		var agents []core.Agent
 		for _, a := range c.Agents() {
 			if status == "" || a.Status == status {
-				out = append(out, s.agentView(a))
+				agents = append(agents, a)
 			}
 		}
+		out = append(out, s.agentViews(c, agents...)...)
 		next, why = c.NextTaskAgent()
 	})
 	WriteJSON(w, http.StatusOK, map[string]any{"agents": out, "next": map[string]string{"agent": next, "why": why}})
@@ -72,13 +75,18 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("name")
-	var a core.Agent
+	var v AgentView
 	var ok bool
-	s.read(func(c *core.State) { a, ok = c.Agent(name) })
+	s.read(func(c *core.State) {
+		var a core.Agent
+		if a, ok = c.Agent(name); ok {
+			v = s.agentViews(c, a)[0]
+		}
+	})
 	if !ok {
 		return notFoundf("no agent %q", name)
 	}
-	WriteJSON(w, http.StatusOK, s.agentView(a))
+	WriteJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -91,7 +99,10 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	a := config.Agent{
 		Name: req.Name, Adapter: req.Adapter, Capabilities: req.Capabilities, Preset: req.Preset, Command: req.Command,
-		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env,
+		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env, Role: req.Role,
+	}
+	if req.Role != "" && req.Role != core.RoleScout {
+		return invalidf("role %q: must be scout, or nothing for an agent that takes tasks", req.Role)
 	}
 	var present []string
 	for f, set := range map[string]bool{
@@ -167,5 +178,18 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 		s.opts.TokenRotated(name, token)
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
+	return nil
+}
+
+// probeAgent sends the agent a context probe.
+func (s *Server) probeAgent(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	d, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Delivery, error) {
+		return c.ProbeAgent(now, name)
+	})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusAccepted, messageView(d, s.orch))
 	return nil
 }

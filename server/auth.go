@@ -46,6 +46,9 @@ func bearer(r *http.Request) (string, bool) {
 type caller struct {
 	admin bool
 	agent string
+	// session is the page's session id when its cookie, not a bearer
+	// token, authenticated the request.
+	session string
 }
 
 // identify resolves a bearer token: the admin, an agent, or nobody.
@@ -81,7 +84,14 @@ func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
 	}
 	tok, present := bearer(r)
 	if !present {
-		return caller{}, Errorf(CodeUnauthenticated, "missing token: send Authorization: Bearer <token>")
+		// The page's session cookie stands for the admin token on the
+		// control API only (never the agent's side).
+		if need == Admin {
+			if c, ok, err := s.sessionCaller(r); ok {
+				return c, err
+			}
+		}
+		return caller{}, Errorf(CodeUnauthenticated, "missing token: send Authorization: Bearer <token> (or log in to the page)")
 	}
 	if tok == "" {
 		return caller{}, Errorf(CodeUnauthenticated, "malformed Authorization header: want Bearer <token>")

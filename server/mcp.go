@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 
 	"wilco/client"
 	"wilco/core"
@@ -45,6 +46,21 @@ type mcpReplier struct {
 	s     *Server
 	r     *http.Request
 	agent string
+}
+
+// Ask asks a scout as the agent and waits for the answer, as POST /v1/ask
+// and GET /v1/ask/{id} do.
+func (m mcpReplier) Ask(ctx context.Context, scout, question string, wait time.Duration) (*client.Consultation, error) {
+	c, err := m.s.askScout(ctx, m.agent, scout, question)
+	if err != nil {
+		return nil, err
+	}
+	if c, err = m.s.consultation(ctx, c.ID, m.agent, min(wait, m.s.opts.MaxWait)); err != nil {
+		return nil, err
+	}
+	out := &client.Consultation{ID: c.ID, TaskID: c.TaskID, Attempt: c.Attempt, From: c.From, Scout: c.Scout, Question: c.Question,
+		State: c.State, Answer: c.Answer, Error: c.Error, AskedAt: c.AskedAt}
+	return out, nil
 }
 
 func (m mcpReplier) Reply(_ context.Context, rep client.Reply) (*client.Interpretation, error) {

@@ -209,7 +209,11 @@ func (s *Server) createInstruction(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listInstructions(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "state", "agent"); err != nil {
+	if err := checkQuery(r, "state", "agent", "limit"); err != nil {
+		return err
+	}
+	limit, err := newestLimit(r)
+	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -223,9 +227,9 @@ func (s *Server) listInstructions(w http.ResponseWriter, r *http.Request) error 
 	agent := q.Get("agent")
 	out := []InstructionView{}
 	s.read(func(c *core.State) {
-		for _, d := range c.Deliveries(func(d *core.Delivery) bool {
+		for _, d := range newest(c.Deliveries(func(d *core.Delivery) bool {
 			return d.Policy == core.PolicyCycles && (state == "" || d.State == state) && (agent == "" || d.To == agent)
-		}) {
+		}), limit) {
 			out = append(out, instructionView(d))
 		}
 	})

@@ -17,10 +17,11 @@ func (s *Server) OpenAPI() map[string]any {
 	paths := map[string]any{}
 	for _, rt := range s.routes {
 		maps.Copy(schemas, rt.Schemas)
-		item, _ := paths[rt.Path].(map[string]any)
+		path := DocPath(rt.Path)
+		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[rt.Path] = item
+			paths[path] = item
 		}
 		item[strings.ToLower(rt.Method)] = operationDoc(rt)
 	}
@@ -40,6 +41,8 @@ func (s *Server) OpenAPI() map[string]any {
 			"securitySchemes": map[string]any{
 				"admin": map[string]any{"type": "http", "scheme": "bearer", "description": "The admin token (.wilco/token or WILCO_TOKEN)."},
 				"agent": map[string]any{"type": "http", "scheme": "bearer", "description": "An agent's token (POST /v1/agents or /v1/agents/{name}/token)."},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": s.sessionCookieName(),
+					"description": "The page's session cookie (POST /v1/session), in place of the admin token; a state-changing request made with it carries the session's CSRF token in X-CSRF-Token."},
 			},
 		},
 	}
@@ -49,6 +52,10 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	WriteJSON(w, http.StatusOK, s.OpenAPI())
 	return nil
 }
+
+// DocPath is a route's path as the OpenAPI document writes it: the mux's
+// end-of-path mark "{$}" ("/{$}" is "/" and nothing under it) left out.
+func DocPath(p string) string { return strings.ReplaceAll(p, "{$}", "") }
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -60,7 +67,7 @@ func operationDoc(rt Route) map[string]any {
 	}
 	switch rt.Auth {
 	case Admin:
-		op["security"] = []any{map[string]any{"admin": []string{}}}
+		op["security"] = []any{map[string]any{"admin": []string{}}, map[string]any{"session": []string{}}}
 	case AgentOnly:
 		op["security"] = []any{map[string]any{"agent": []string{}}}
 	case Loopback:
@@ -116,7 +123,10 @@ func operationDoc(rt Route) map[string]any {
 	if rt.Method == "POST" || rt.Method == "PATCH" {
 		errs = append(errs, 409, 413)
 	}
-	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" {
+	if rt.Method == "POST" && rt.Path == "/v1/session" {
+		errs = append(errs, 401, 403) // an unknown code or token; an agent's token
+	}
+	if rt.Path == "/healthz" || rt.Path == "/openapi.json" || rt.Path == "/metrics" || rt.Path == "/{$}" {
 		errs = errs[2:]
 	}
 	errSchema := "Error"
@@ -234,7 +244,13 @@ func componentSchemas() map[string]any {
 		"Agent": obj([]string{"name", "adapter", "capabilities", "status"}, map[string]any{
 			"name": str, "adapter": enum("exec", "mailbox", "tmux"), "capabilities": strs, "status": agentStatus,
 			"pull": boolean, "has_token": boolean, "waiting": integer, "unacknowledged": integer, "polling": boolean,
-			"from_config": boolean, "removed": boolean,
+			"from_config": boolean, "removed": boolean, "role": typ("string", "scout: a read-only helper agents consult; it takes no task."),
+			"context": obj([]string{"at"}, map[string]any{"os": str, "cli": str, "at": dateTime, "raw": str,
+				"tools": map[string]any{"type": "object", "additionalProperties": str, "description": "Each tool asked about: its version, or missing."}}),
+			"last_seen":    map[string]any{"type": []string{"string", "null"}, "format": "date-time", "description": "When wilco last heard from the agent: a poll, an answer, the end of its turn."},
+			"current_task": typ("string", "The task the agent holds now."), "finished_tasks": typ("integer", "The tasks it ended."),
+			"first_attempt_success": typ("integer", "Of finished_tasks, those that succeeded at the first attempt."),
+			"usage":                 ref("Usage"),
 		}),
 		"AgentList": obj([]string{"agents", "next"}, map[string]any{"agents": arr(ref("Agent")),
 			"next": obj([]string{"agent", "why"}, map[string]any{"agent": typ("string", "The agent the next task that names none goes to (\"\" when none is in service)."), "why": str})}),
@@ -243,7 +259,12 @@ func componentSchemas() map[string]any {
 			"preset": enum("claude-code", "codex", "gemini", "aider", "opencode"), "command": strs,
 			"prompt": enum("stdin", "arg", "file"), "handshake": enum("inline", "session", "none"),
 			"env": map[string]any{"type": "object", "additionalProperties": str}, "timeout": dur, "idle_timeout": dur,
+			"role": enum("scout"),
 		}),
+		"Ask": obj([]string{"scout", "question"}, map[string]any{"scout": str, "question": str}),
+		"Consultation": obj([]string{"id", "task_id", "from", "scout", "question", "state", "asked_at"}, map[string]any{
+			"id": str, "task_id": str, "attempt": integer, "from": str, "scout": str, "question": str,
+			"state": enum("pending", "answered", "failed"), "answer": str, "error": str, "asked_at": dateTime, "ended_at": dateTime}),
 		"CreatedAgent": obj([]string{"agent", "token"}, map[string]any{"agent": ref("Agent"), "token": typ("string", "The agent's token; shown once.")}),
 		"Token":        obj([]string{"token"}, map[string]any{"token": str}),
 		"SendMessage": obj([]string{"to", "body"}, map[string]any{
@@ -251,7 +272,7 @@ func componentSchemas() map[string]any {
 			"capabilities": strs, "acceptance_criteria": strs, "description": str,
 		}),
 		"Message": obj([]string{"id", "from", "to", "type", "subject", "body", "state", "attempts", "created_at", "acknowledged_at"}, map[string]any{
-			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn"),
+			"id": str, "from": str, "to": str, "type": enum("instruction", "task_delegation", "conversation", "pre_operation", "task_turn", "review", "scout_query", "context_probe"),
 			"policy": enum("none", "cycles", "backoff", "reminders"), "subject": str, "body": str, "task_id": str,
 			"operation_id": str, "state": deliveryState, "attempts": integer, "answer": str, "understanding": str,
 			"questions": strs, "reason": str, "created_at": dateTime, "sent_at": nullTime, "acknowledged_at": nullTime,
@@ -299,6 +320,17 @@ func componentSchemas() map[string]any {
 			"timeout": dur, "reminders": arr(dur), "extension": dur, "proceed_on_timeout": boolean, "quorum": str,
 			"created_at": dateTime, "finished_at": nullTime,
 		}),
+		"Notification": obj([]string{"id", "hook", "event", "task_id", "state", "attempts", "last_error", "last_status", "created_at", "delivered_at"}, map[string]any{
+			"id": str, "hook": str, "event": enum("escalated", "clarification", "blocked", "stuck", "unresponsive", "operation", "success", "failed"),
+			"task_id": typ("string", "The task the event is about (\"\" for an operation, or an agent without a task)."), "agent": str,
+			"operation_id": str, "subject": typ("string", "The task's first line (the operation's name)."),
+			"task_state": typ("string", "The state the event left the task in (the agent's status, the operation's state)."), "reason": str,
+			"state": enum("pending", "delivered", "failed"), "attempts": typ("integer", "Attempts that ended."), "max_attempts": integer,
+			"last_error": typ("string", "Why the last attempt failed (\"\" when none did)."), "last_status": nullable("integer"),
+			"created_at": dateTime, "last_attempt_at": nullTime, "next_attempt_at": nullTime, "delivered_at": nullTime, "failed_at": nullTime,
+		}),
+		"NotificationList": obj([]string{"notifications"}, map[string]any{"notifications": arr(ref("Notification"))}),
+		"OperationList":    obj([]string{"operations"}, map[string]any{"operations": arr(ref("Operation"))}),
 		"Event": obj([]string{"seq", "time", "type", "data"}, map[string]any{
 			"seq": integer, "time": dateTime, "type": str, "task_id": str, "agent": str, "data": typ("object"),
 		}),

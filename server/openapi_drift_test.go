@@ -126,7 +126,10 @@ func TestOpenAPIEnumsAreGoValues(t *testing.T) {
 		{[]string{"Agent", "status"}, "core.AgentStatus", core["AgentStatus"]},
 		{[]string{"Operation", "state"}, "core.OperationState", core["OperationState"]},
 		{[]string{"Task", "state"}, "core.TaskState", core["TaskState"]},
+		{[]string{"TaskBrief", "state"}, "core.TaskState", core["TaskState"]},
 		{[]string{"Plan", "state"}, "core.PlanState", core["PlanState"]},
+		{[]string{"Notification", "state"}, "core.NotificationState", core["NotificationState"]},
+		{[]string{"Notification", "event"}, "core.NotifyEvent", core["NotifyEvent"]},
 		{[]string{"FailureRecord", "failure_type"}, "core's failure types", core["Failure types."]},
 		{[]string{"Respond", "action"}, "core's responses", core["Responses to an escalated or blocked task."]},
 		{[]string{"Error", "error", "code"}, "server.Code", srv["Code"]},
@@ -154,6 +157,9 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 	b := setup(t, setupOpts{aimaestro: true})
 	documented := DocumentedRoutes(b.srv.OpenAPI())
 	registered := slices.DeleteFunc(slices.Clone(b.srv.muxPatterns), func(p string) bool { return p == "/" })
+	for i, p := range registered {
+		registered[i] = DocPath(p)
+	}
 	slices.Sort(registered)
 	if !slices.Equal(documented, registered) {
 		t.Fatalf("documented %v\nregistered on the mux %v", documented, registered)
@@ -162,7 +168,7 @@ func TestOpenAPIMatchesTheMux(t *testing.T) {
 		method, path, _ := strings.Cut(route, " ")
 		target := pathParam.ReplaceAllString(path, "x")
 		_, pattern := b.srv.mux.Handler(httptest.NewRequest(method, target, nil))
-		if pattern != route {
+		if DocPath(pattern) != route {
 			t.Errorf("%s %s is served by the mux pattern %q, not %q", method, target, pattern, route)
 		}
 	}

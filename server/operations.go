@@ -123,3 +123,54 @@ func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {
 	WriteJSON(w, http.StatusOK, v)
 	return nil
 }
+
+// maxListLimit bounds ?limit= of the lists that take the newest n.
+const maxListLimit = 10000
+
+// newestLimit reads ?limit= (0 when absent): keep only the newest n.
+func newestLimit(r *http.Request) (int, error) {
+	if !r.URL.Query().Has("limit") {
+		return 0, nil
+	}
+	n, err := uintParam(r, "limit", 0)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 || n > maxListLimit {
+		return 0, invalidf("limit: from 1 to %d, got %d", maxListLimit, n)
+	}
+	return int(n), nil
+}
+
+// newest keeps the last n of a list in order (all of it for n 0).
+func newest[T any](list []T, n int) []T {
+	if n > 0 && len(list) > n {
+		return list[len(list)-n:]
+	}
+	return list
+}
+
+func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "state", "limit"); err != nil {
+		return err
+	}
+	state := core.OperationState(r.URL.Query().Get("state"))
+	switch state {
+	case "", core.OpWaiting, core.OpProceeding, core.OpDone, core.OpCancelled, core.OpAborted, core.OpFailed:
+	default:
+		return invalidf("state %q: must be waiting, proceeding, done, cancelled, aborted or failed", state)
+	}
+	limit, err := newestLimit(r)
+	if err != nil {
+		return err
+	}
+	out := []OperationView{}
+	s.read(func(c *core.State) {
+		ops := c.Operations(func(o *core.Operation) bool { return state == "" || o.State == state })
+		for _, o := range newest(ops, limit) {
+			out = append(out, operationView(o, c))
+		}
+	})
+	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
+	return nil
+}

@@ -26,6 +26,8 @@ func (s *Server) ownRoutes() []Route {
 			Examples: name, Handler: s.getAgent, Responses: map[int]string{200: "Agent"}},
 		{Method: "DELETE", Path: "/v1/agents/{name}", Auth: Admin, Summary: "Remove an agent: it gets no more work, its open messages are cancelled, its token stops working, and the task it works on is retried by another agent. An agent still in wilco.yaml comes back at the next start.",
 			Examples: name, Handler: s.removeAgent, Responses: map[int]string{200: "Agent"}},
+		{Method: "POST", Path: "/v1/agents/{name}/probe", Auth: Admin, Summary: "Ask the agent for its context (OS, CLI version, the tools the verify steps need and the toolchains); its answer is kept in the agent's context.",
+			Examples: name, Handler: s.probeAgent, Responses: map[int]string{202: "Message"}},
 		{Method: "POST", Path: "/v1/agents/{name}/token", Auth: Admin, Summary: "Give the agent a new token; the old one stops working at once.",
 			Examples: name, Handler: s.rotateToken, Responses: map[int]string{200: "Token"}},
 
@@ -45,7 +47,8 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "POST", Path: "/v1/instructions", Auth: Admin, Summary: "Queue an instruction for the agent's next dispatch cycle (cycles policy). Instructions may be sent more than once: make them idempotent.",
 			Request: "CreateInstruction", Handler: s.createInstruction, Responses: map[int]string{201: "Instruction"}},
 		{Method: "GET", Path: "/v1/instructions", Auth: Admin, Summary: "List instructions.",
-			Query:   []Param{{"state", "string", "pending, sent, acknowledged, failed or cancelled"}, {"agent", "string", "only this agent's"}},
+			Query: []Param{{"state", "string", "pending, sent, acknowledged, failed or cancelled"}, {"agent", "string", "only this agent's"},
+				{"limit", "integer", "only the newest n (1 to 10000)"}},
 			Handler: s.listInstructions, Responses: map[int]string{200: "InstructionList"}},
 		{Method: "GET", Path: "/v1/instructions/{id}", Auth: Admin, Summary: "One instruction.",
 			Examples: id("I-1"), Handler: s.getInstruction, Responses: map[int]string{200: "Instruction"}},
@@ -57,15 +60,30 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
 		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over HTTP (JSON-RPC 2.0, one message per POST, one JSON answer): acknowledge, clarify, checkpoint, complete — for the calling agent's task (or the X-Wilco-Task header's).",
 			Request: "MCPMessage", Handler: s.mcp, Responses: map[int]string{200: "MCPMessage"}},
+		{Method: "POST", Path: "/v1/ask", Auth: AgentOnly, Summary: "Ask a scout (a read-only helper agent) a question, from inside the calling agent's task; the answer comes back through GET /v1/ask/{id}.",
+			Request: "Ask", Handler: s.ask, Responses: map[int]string{201: "Consultation"}},
+		{Method: "GET", Path: "/v1/ask/{id}", Auth: AgentOnly, Summary: "A question to a scout and its answer, for the agent that asked it; long-polls up to wait while it is pending.",
+			Examples: id("M-7"), Query: []Param{{"wait", "string", "Go duration to wait while the question is pending (default 0, at most 5m)"}},
+			Handler: s.askResult, Responses: map[int]string{200: "Consultation"}},
 		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data. An agent may answer only what was sent to it.",
 			Request: "Reply", Handler: s.reply, Responses: map[int]string{202: "Interpreted"}},
 
 		{Method: "POST", Path: "/v1/operations", Auth: Admin, Summary: "Ask agents for their \"ok\" before an operation (reminders policy), then run its command.",
 			Request: "StartOperation", Handler: s.startOperation, Responses: map[int]string{201: "Operation"}},
+		{Method: "GET", Path: "/v1/operations", Auth: Admin, Summary: "List operations, oldest first.",
+			Query:   []Param{{"state", "string", "waiting, proceeding, done, cancelled, aborted or failed"}, {"limit", "integer", "only the newest n (1 to 10000)"}},
+			Handler: s.listOperations, Responses: map[int]string{200: "OperationList"}},
 		{Method: "GET", Path: "/v1/operations/{id}", Auth: Admin, Summary: "One operation.",
 			Examples: id("OP-1"), Handler: s.getOperation, Responses: map[int]string{200: "Operation"}},
 		{Method: "POST", Path: "/v1/operations/{id}/cancel", Auth: Admin, Summary: "Cancel a waiting operation.",
 			Examples: id("OP-1"), Request: "Reason", Handler: s.cancelOperation, Responses: map[int]string{200: "Operation"}},
+
+		{Method: "GET", Path: "/v1/notifications", Auth: Admin, Summary: "List the notifications to webhooks and the desktop, newest first, with how their delivery went (attempts, last status and error).",
+			Query: []Param{{"state", "string", "pending, delivered or failed"}, {"limit", "integer", "at most this many (default 100, at most 10000)"},
+				{"hook", "string", "only this hook's"}, {"task", "string", "only this task's"}, {"event", "string", "only this event's (escalated, clarification, blocked, stuck, unresponsive, operation, success, failed)"}},
+			Handler: s.listNotifications, Responses: map[int]string{200: "NotificationList"}},
+		{Method: "GET", Path: "/v1/notifications/{id}", Auth: Admin, Summary: "One notification.",
+			Examples: id("N-1"), Handler: s.getNotification, Responses: map[int]string{200: "Notification"}},
 
 		{Method: "GET", Path: "/v1/events", Auth: Admin, Summary: "The event log: a Server-Sent Events stream resumable with Last-Event-ID (or ?after=), or with follow=false one page of JSON.",
 			Query: []Param{{"follow", "boolean", "false: one page of JSON instead of a stream (default true)"}, {"after", "integer", "only events after this seq"},
@@ -73,6 +91,8 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.events, Responses: map[int]string{200: "EventPage|text/event-stream"}},
 	}
 	routes = append(routes, s.taskRoutes()...)
+	routes = append(routes, s.sessionRoutes()...)
+	routes = append(routes, s.pageRoutes()...)
 	if s.mailbox != nil {
 		routes = append(routes, s.maestroRoutes()...)
 	}

@@ -76,6 +76,9 @@ type Options struct {
 	// tree since a task's dry run started: apply refuses to write the
 	// diff over them.
 	EditedSince func(ctx context.Context, taskID string, files []string) ([]string, error)
+	// Page serves the page's files (package web) at / and /ui/; nil: those
+	// routes answer 404.
+	Page PageFiles
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route
@@ -90,10 +93,12 @@ type Server struct {
 	orch    string
 	admin   [32]byte
 	hasAdm  bool
-	log     *slog.Logger
-	reg     *prometheus.Registry
-	metrics *Metrics
-	opts    Options
+	// sessions are the page's logins; nil without an admin token.
+	sessions *sessions
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	metrics  *Metrics
+	opts     Options
 
 	mux    *http.ServeMux
 	routes []Route
@@ -147,6 +152,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.AdminToken != "" {
 		s.admin, s.hasAdm = hashToken(opts.AdminToken), true
+		s.sessions = newSessions(opts.AdminToken)
 	}
 	var err error
 	if s.metrics = opts.Metrics; s.metrics == nil {

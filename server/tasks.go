@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -56,10 +57,26 @@ type TaskView struct {
 	// it; Usages per attempt.
 	Usage  core.Usage         `json:"usage"`
 	Usages []core.UsageRecord `json:"usages"`
+	// Review is the last review of the change, when a reviewer is
+	// configured.
+	Review *core.Review `json:"review,omitempty"`
+	// Package is the monorepo package the task is scoped to.
+	Package string `json:"package,omitempty"`
+	// Consultations are the questions asked of scouts, with their answers.
+	Consultations []core.Consultation `json:"consultations,omitempty"`
 }
 
 // taskView renders a task; c gives its position and the agent's questions.
 func taskView(c *core.State, t core.Task) TaskView {
+	pos := 0
+	if t.State == core.Queued {
+		pos = c.Position(t.ID)
+	}
+	return taskViewAt(c, t, pos)
+}
+
+// taskViewAt renders a task whose queue position is known.
+func taskViewAt(c *core.State, t core.Task, position int) TaskView {
 	v := TaskView{
 		ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
 		AcceptanceCriteria: t.AcceptanceCriteria, State: t.State, DryRun: t.DryRun, Agent: t.Agent, Attempt: t.Attempt,
@@ -68,7 +85,7 @@ func taskView(c *core.State, t core.Task) TaskView {
 		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
 		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
 		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
-		Usage: t.Usage, Usages: t.Usages,
+		Usage: t.Usage, Usages: t.Usages, Review: t.Review, Package: t.Package, Consultations: t.Consultations,
 	}
 	if v.Usages == nil {
 		v.Usages = []core.UsageRecord{}
@@ -79,8 +96,7 @@ func taskView(c *core.State, t core.Task) TaskView {
 		v.Phase = &p
 	}
 	if t.State == core.Queued {
-		p := c.Position(t.ID)
-		v.Position = &p
+		v.Position = &position
 	}
 	if t.State == core.TaskClarifying {
 		if d, ok := c.Delivery(t.Delivery); ok {
@@ -102,18 +118,20 @@ type submitTaskRequest struct {
 	AcceptanceCriteria []string `json:"acceptance_criteria"`
 	DryRun             bool     `json:"dry_run"`
 	Agent              string   `json:"agent"`
+	Package            string   `json:"package"`
 }
 
 func (r submitTaskRequest) spec() core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
-		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent}
+		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package}
 }
 
 // taskSchemas are the OpenAPI component schemas of the task routes.
 func taskSchemas() map[string]any {
 	nullStr, nullObj := nullable("string"), nullable("object")
 	submit := map[string]any{"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs,
-		"acceptance_criteria": strs, "dry_run": boolean, "agent": str}
+		"acceptance_criteria": strs, "dry_run": boolean, "agent": str,
+		"package": typ("string", "The monorepo package (a folder) the task is scoped to; default: the configuration's package.")}
 	planTask := map[string]any{"depends_on": arr(integer)}
 	for k, v := range submit {
 		planTask[k] = v
@@ -138,8 +156,24 @@ func taskSchemas() map[string]any {
 			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
 			"usage": ref("Usage"), "usages": arr(obj([]string{"attempt", "agent", "day", "usage"}, map[string]any{
 				"attempt": integer, "agent": str, "day": str, "usage": ref("Usage")})),
+			"review": obj([]string{"attempt", "reviewer", "delivery", "run_id"}, map[string]any{"attempt": integer, "reviewer": str,
+				"delivery": str, "run_id": str, "command": str, "files": strs, "verdict": enum("APPROVED", "REJECTED"), "reasons": str, "at": dateTime}),
+			"warnings":      typ("array", "What the definition of done found and let pass, and other warnings."),
+			"package":       str,
+			"consultations": arr(ref("Consultation")),
 		}),
-		"TaskList": obj([]string{"tasks"}, map[string]any{"tasks": arr(ref("Task"))}),
+		"TaskList": obj([]string{"tasks", "next", "total", "counts"}, map[string]any{
+			"tasks": map[string]any{"type": "array", "items": map[string]any{"oneOf": []any{ref("Task"), ref("TaskBrief")}},
+				"description": "Task, or TaskBrief with view=brief."},
+			"next":   typ("string", "The cursor of the next page; empty on the last."),
+			"total":  typ("integer", "The tasks that match state, on every page."),
+			"counts": map[string]any{"type": "object", "additionalProperties": integer, "description": "Every task by state, whatever state asks."}}),
+		"TaskBrief": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "max_attempts", "milestone", "cost_usd", "created_at", "started_at", "finished_at"}, map[string]any{
+			"id": str, "description": typ("string", "The description's first line, at most 200 characters."),
+			"state": enum("queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
+				"proposed", "success", "unverified", "cancelled", "stuck", "skipped", "aborted", "failed"),
+			"phase": nullStr, "dry_run": boolean, "agent": str, "position": nullable("integer"), "attempt": integer, "max_attempts": integer,
+			"milestone": str, "plan_id": str, "cost_usd": typ("number"), "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime}),
 		"Queue": obj([]string{"tasks"}, map[string]any{"tasks": arr(obj([]string{"id", "position", "description"},
 			map[string]any{"id": str, "position": integer, "description": str}))}),
 		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
@@ -152,6 +186,13 @@ func taskSchemas() map[string]any {
 			"input_tokens": integer, "output_tokens": integer, "cached_tokens": integer,
 			"cost_usd": typ("number", "As the agent's CLI reported it, else from the prices of wilco.yaml; 0 when neither gives one."), "turns": integer, "model": str,
 			"priced": typ("boolean", "The cost comes from the prices of wilco.yaml.")}),
+		"DailyStats": obj([]string{"days"}, map[string]any{"days": arr(obj([]string{"day", "finished", "success", "first_attempt_success", "retried",
+			"retry_success", "escalations", "failures", "usage"}, map[string]any{
+			"day": typ("string", "YYYY-MM-DD, UTC"), "finished": typ("integer", "Tasks that ended that day."), "success": integer,
+			"first_attempt_success": integer, "retried": typ("integer", "Of finished, tasks with more than one attempt."), "retry_success": integer,
+			"escalations": typ("integer", "Tasks whose last escalation was that day."),
+			"failures":    map[string]any{"type": "object", "additionalProperties": integer, "description": "Failure records of that day by failure type."},
+			"usage":       ref("Usage")}))}),
 		"Stats": obj([]string{"summary", "retry_state", "usage"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
 			"usage": obj([]string{"total", "by_agent", "by_day"}, map[string]any{"total": ref("Usage"),
 				"by_agent": map[string]any{"type": "object", "additionalProperties": ref("Usage")},
@@ -165,8 +206,11 @@ func (s *Server) taskRoutes() []Route {
 	return []Route{
 		{Method: "POST", Path: "/v1/tasks", Auth: Admin, Summary: "Submit a task: it is queued (strict FIFO) and starts when nothing holds the queue.",
 			Request: "SubmitTask", Handler: s.submitTask, Responses: map[int]string{201: "Task"}, Schemas: taskSchemas()},
-		{Method: "GET", Path: "/v1/tasks", Auth: Admin, Summary: "List tasks, oldest first.",
-			Query:   []Param{{"state", "string", "only tasks in this state"}},
+		{Method: "GET", Path: "/v1/tasks", Auth: Admin, Summary: "List tasks, oldest first (or newest first), all of them or a page at a time, with the count of tasks in each state.",
+			Query: []Param{{"state", "string", "only tasks in this state (several: comma-separated)"},
+				{"limit", "integer", "a page of at most this many tasks (1 to 1000); next is the cursor of the page after"},
+				{"cursor", "string", "the next of the previous page"}, {"order", "string", "oldest (the default) or newest first"},
+				{"view", "string", "full (the default: Task) or brief (TaskBrief: what a list shows)"}},
 			Handler: s.listTasks, Responses: map[int]string{200: "TaskList"}},
 		{Method: "GET", Path: "/v1/tasks/{id}", Auth: Admin, Summary: "One task (404 once a queued task was cancelled).",
 			Examples: id, Handler: s.getTask, Responses: map[int]string{200: "Task"}},
@@ -197,6 +241,9 @@ func (s *Server) taskRoutes() []Route {
 			Examples: map[string]string{"id": "03-01"}, Handler: s.getPlan, Responses: map[int]string{200: "Plan"}},
 		{Method: "GET", Path: "/v1/stats", Auth: Admin, Summary: "The retry summary over every task, and the retry state.",
 			Handler: s.stats, Responses: map[int]string{200: "Stats"}},
+		{Method: "GET", Path: "/v1/stats/daily", Auth: Admin, Summary: "The numbers of each UTC day, oldest first: tasks ended, first-attempt successes, retried, escalations, failures by type, cost.",
+			Query:   []Param{{"days", "integer", "how many days, today included (default 30, at most 366)"}},
+			Handler: s.dailyStats, Responses: map[int]string{200: "DailyStats"}},
 		{Method: "GET", Path: "/v1/logs/retry", Auth: Admin, Summary: "retry.log (format=text, default) or retry.jsonl (format=jsonl).",
 			Query:   []Param{{"format", "string", "text or jsonl"}, {"tail", "integer", "only the last n lines"}},
 			Handler: s.retryLog, Responses: map[int]string{200: "text/plain"}},
@@ -232,21 +279,150 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+// Task list pages.
+const (
+	// maxTaskPage bounds ?limit= of GET /v1/tasks.
+	maxTaskPage = 1000
+	// briefDescription bounds a brief task's description, in runes.
+	briefDescription = 200
+)
+
+// TaskBrief is a task in a list (GET /v1/tasks?view=brief): what a row of
+// the page shows, a few hundred bytes whatever the task's history.
+type TaskBrief struct {
+	ID string `json:"id"`
+	// Description is the description's first line, at most 200 runes.
+	Description string         `json:"description"`
+	State       core.TaskState `json:"state"`
+	Phase       *core.Phase    `json:"phase"`
+	DryRun      bool           `json:"dry_run"`
+	Agent       string         `json:"agent,omitempty"`
+	Position    *int           `json:"position"`
+	Attempt     int            `json:"attempt"`
+	MaxAttempts int            `json:"max_attempts"`
+	Milestone   string         `json:"milestone"`
+	PlanID      string         `json:"plan_id,omitempty"`
+	CostUSD     float64        `json:"cost_usd"`
+	CreatedAt   time.Time      `json:"created_at"`
+	StartedAt   *time.Time     `json:"started_at"`
+	FinishedAt  *time.Time     `json:"finished_at"`
+}
+
+func taskBrief(t core.Task, position, maxAttempts int) TaskBrief {
+	b := TaskBrief{
+		ID: t.ID, Description: firstLine(t.Description, briefDescription), State: t.State, DryRun: t.DryRun, Agent: t.Agent,
+		Attempt: t.Attempt, MaxAttempts: maxAttempts, Milestone: t.Milestone, PlanID: t.PlanID, CostUSD: t.Usage.CostUSD,
+		CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
+	}
+	if t.Phase != "" && t.State == core.Running {
+		p := t.Phase
+		b.Phase = &p
+	}
+	if position > 0 {
+		b.Position = &position
+	}
+	return b
+}
+
+// firstLine is s's first non-empty line, cut to n runes with "…".
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
+
+// taskCursor is the opaque ?cursor= of a task page: the key of the last
+// task of the page before.
+func taskCursor(k core.TaskKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(k.CreatedAt.UnixNano(), 10) + "|" + k.ID))
+}
+
+func parseTaskCursor(s string) (*core.TaskKey, error) {
+	bad := invalidf("cursor %q: pass the next of a previous page", s)
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, bad
+	}
+	ns, id, ok := strings.Cut(string(b), "|")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, bad
+	}
+	return &core.TaskKey{CreatedAt: time.Unix(0, n), ID: id}, nil
+}
+
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "state"); err != nil {
+	if err := checkQuery(r, "state", "limit", "cursor", "order", "view"); err != nil {
 		return err
 	}
-	state := core.TaskState(r.URL.Query().Get("state"))
-	if state != "" && !validTaskState(state) {
-		return invalidf("state %q: must be one of queued, awaiting_ack, clarifying, running, escalated, blocked, proposed, success, cancelled, stuck, skipped, aborted, failed", state)
-	}
-	out := []TaskView{}
-	s.read(func(c *core.State) {
-		for _, t := range c.Tasks(func(t *core.Task) bool { return state == "" || t.State == state }) {
-			out = append(out, taskView(c, t))
+	qs := r.URL.Query()
+	var q core.TaskQuery
+	if v := qs.Get("state"); v != "" {
+		for st := range strings.SplitSeq(v, ",") {
+			state := core.TaskState(strings.TrimSpace(st))
+			if !validTaskState(state) {
+				return invalidf("state %q: must be one of queued, awaiting_ack, clarifying, running, escalated, blocked, proposed, success, unverified, cancelled, stuck, skipped, aborted, failed (several: comma-separated)", state)
+			}
+			q.States = append(q.States, state)
 		}
+	}
+	limit, err := uintParam(r, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if qs.Has("limit") && (limit == 0 || limit > maxTaskPage) {
+		return invalidf("limit: from 1 to %d, got %d", maxTaskPage, limit)
+	}
+	q.Limit = int(limit)
+	switch qs.Get("order") {
+	case "", "oldest":
+	case "newest":
+		q.Newest = true
+	default:
+		return invalidf("order %q: oldest (the default) or newest", qs.Get("order"))
+	}
+	brief := false
+	switch qs.Get("view") {
+	case "", "full":
+	case "brief":
+		brief = true
+	default:
+		return invalidf("view %q: full (the default) or brief", qs.Get("view"))
+	}
+	if v := qs.Get("cursor"); v != "" {
+		if q.After, err = parseTaskCursor(v); err != nil {
+			return err
+		}
+	}
+	var tasks any
+	var page core.TaskPage
+	s.read(func(c *core.State) {
+		page = c.TaskPage(q)
+		if brief {
+			out := make([]TaskBrief, 0, len(page.Tasks))
+			hardStop := c.Policies().Loop.HardStop
+			for i, t := range page.Tasks {
+				out = append(out, taskBrief(t, page.Positions[i], hardStop))
+			}
+			tasks = out
+			return
+		}
+		out := make([]TaskView, 0, len(page.Tasks))
+		for i, t := range page.Tasks {
+			out = append(out, taskViewAt(c, t, page.Positions[i]))
+		}
+		tasks = out
 	})
-	WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
+	next := ""
+	if page.More {
+		next = taskCursor(page.Tasks[len(page.Tasks)-1].Key())
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"tasks": tasks, "next": next, "total": page.Total, "counts": page.Counts})
 	return nil
 }
 
@@ -542,6 +718,30 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 		}
 	})
 	WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// Days of GET /v1/stats/daily.
+const (
+	defaultStatsDays = 30
+	maxStatsDays     = 366
+)
+
+func (s *Server) dailyStats(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r, "days"); err != nil {
+		return err
+	}
+	days, err := uintParam(r, "days", defaultStatsDays)
+	if err != nil {
+		return err
+	}
+	if days == 0 || days > maxStatsDays {
+		return invalidf("days: from 1 to %d, got %d", maxStatsDays, days)
+	}
+	now := time.Now().UTC()
+	var out []core.DayNumbers
+	s.read(func(c *core.State) { out = c.Daily(now.AddDate(0, 0, -int(days-1)), now) })
+	WriteJSON(w, http.StatusOK, map[string]any{"days": out})
 	return nil
 }
 

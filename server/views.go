@@ -30,14 +30,44 @@ type AgentView struct {
 	// out of service (no more work, its token refused).
 	FromConfig bool `json:"from_config"`
 	Removed    bool `json:"removed"`
+	// LastSeen is when wilco last heard from the agent: a poll, an
+	// answer, the end of its turn (null: never).
+	LastSeen *time.Time `json:"last_seen"`
+	// CurrentTask is the task it holds now; FinishedTasks the tasks it
+	// ended, FirstAttemptSuccess those that succeeded at attempt 1.
+	CurrentTask         string `json:"current_task,omitempty"`
+	FinishedTasks       int    `json:"finished_tasks"`
+	FirstAttemptSuccess int    `json:"first_attempt_success"`
+	// Usage is what its turns cost, as its CLI reported it.
+	Usage core.Usage `json:"usage"`
+	// Role is "scout" for a read-only helper agents consult.
+	Role string `json:"role,omitempty"`
+	// Context is what the last context probe learned of the agent's side.
+	Context *core.AgentContext `json:"context,omitempty"`
 }
 
 func (s *Server) agentView(a core.Agent) AgentView {
 	return AgentView{
-		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull,
+		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role, Context: a.Context,
 		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
-		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed,
+		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed, LastSeen: timePtr(a.LastSeen),
 	}
+}
+
+// agentViews renders agents with their records and usage, from one pass
+// over the tasks; run it on the loop.
+func (s *Server) agentViews(c *core.State, agents ...core.Agent) []AgentView {
+	records := c.AgentRecords()
+	usage := c.UsageTotals(nil).ByAgent
+	out := make([]AgentView, 0, len(agents))
+	for _, a := range agents {
+		v := s.agentView(a)
+		r := records[a.Name]
+		v.CurrentTask, v.FinishedTasks, v.FirstAttemptSuccess = r.CurrentTask, r.Finished, r.FirstAttemptSuccess
+		v.Usage = usage[a.Name]
+		out = append(out, v)
+	}
+	return out
 }
 
 // MessageView is a delivery as the API shows it.

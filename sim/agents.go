@@ -63,6 +63,7 @@ const (
 	actAgentAck
 	actCycle
 	actFinish
+	actNotified
 )
 
 // action is something an agent (or an operation's command) does at a
@@ -76,6 +77,8 @@ type action struct {
 	id    string
 	exit  int
 	tag   string // the habit that produced it, for the path counts
+	// note is how a notification's attempt went (actNotified).
+	note core.NotificationResult
 }
 
 func (w *world) schedule(a action) {
@@ -116,6 +119,8 @@ func (w *world) perform(a action) {
 		w.do("finish "+a.id, func(c *core.State, now time.Time) (any, error) {
 			return c.FinishOperation(now, a.id, a.exit, fmt.Sprintf("exit status %d", a.exit))
 		})
+	case actNotified:
+		w.endNotification(a)
 	}
 }
 

@@ -18,6 +18,8 @@ var capabilityPool = []string{"go", "python", "rust", "review"}
 func (w *world) setup() {
 	if w.chance(0.65) {
 		w.configure(w.shortPolicies())
+	} else if w.cfg.Notify {
+		w.configure(core.DefaultPolicies())
 	}
 	n := 3 + w.rng.IntN(4)
 	kinds := w.rng.Perm(len(personas))
@@ -61,6 +63,9 @@ func (w *world) operationPolicy() core.OperationPolicy {
 }
 
 func (w *world) configure(p core.Policies) {
+	if w.cfg.Notify {
+		p.Notify = w.notifyPolicy()
+	}
 	w.tracef("configure %+v", p)
 	w.do("configure", func(c *core.State, now time.Time) (any, error) { return nil, c.Configure(now, p) })
 }

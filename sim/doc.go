@@ -70,9 +70,15 @@
 //     log is replayed as it is committed and compared every few steps, read
 //     back from the store and replayed every hundred steps and at every
 //     restart.
+//  6. With Config.Notify (hooks that hear of unresponsive agents and
+//     operations, a webhook that answers 2xx, 5xx or an error, late): no
+//     notification is lost. After every step, and every restart, each
+//     pending notification has its attempt under way at the webhook (made
+//     again after a crash) or its retry timer armed (4 sees it fire); an
+//     attempt is made only once the notification is durable.
 //
 // Every path reached is counted (Report.Paths); a run of 5000 steps or
-// more fails if one of RequiredPaths was never reached. Beside the five
+// more fails if one of RequiredPaths was never reached. Beside these
 // rules, the checks hold the simulation to the rest of the design: a
 // reassignment goes to an available agent with the capabilities, never one
 // that had the delegation; "no other capable agent" is true when it is

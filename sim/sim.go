@@ -50,6 +50,12 @@ type Config struct {
 	CheckpointShare int
 	// Trace, when set, receives a line for every step and sub-step.
 	Trace func(string)
+	// Notify configures hooks that hear of unresponsive agents and
+	// operations, with a webhook that answers at random (2xx, 5xx, an
+	// error, late), so that notifications are made, retried, failed, and
+	// made again after the crashes. Its choices come from a random stream
+	// of their own: with Notify off, a seed runs as it always did.
+	Notify bool
 
 	// failAt makes the run fail at that step (tests of the report).
 	failAt int
@@ -194,6 +200,11 @@ type world struct {
 	paths      map[string]int
 	digest     hash.Hash64
 	restarts   int
+
+	// nrng decides what the webhook does (Notify); inflight counts the
+	// attempts handed to it and not yet reported, by "id#attempt".
+	nrng     *rand.Rand
+	inflight map[string]int
 }
 
 func newWorld(cfg Config) *world {
@@ -211,6 +222,8 @@ func newWorld(cfg Config) *world {
 		extended: map[string]int{},
 		paths:    map[string]int{},
 		digest:   fnv.New64a(),
+		nrng:     rand.New(rand.NewPCG(cfg.Seed^0x6e6f74696679, cfg.Seed)),
+		inflight: map[string]int{},
 	}
 }
 
@@ -562,6 +575,12 @@ func (w *world) restart(how string) {
 	// A timer that fired in a batch that never became durable is due again,
 	// now: the clock has not moved since, so it fires at its exact time.
 	w.drainTimers()
+	if w.cfg.Notify {
+		// The resends are made with the first turn, as a started runtime
+		// makes it at once: the notifications' attempts under way are made
+		// again now (only with Notify, so that other seeds run as always).
+		w.rt.Drain()
+	}
 	w.checkTimers()
 	// A command that was running when wilco stopped: its fate is unknown;
 	// the shell decides (here: it reports an end).
@@ -618,6 +637,7 @@ func (w *world) replayAll() {
 // checkStep runs the checks of the end of a step.
 func (w *world) checkStep() {
 	w.checkTimers()
+	w.checkNotifications()
 	if w.step%w.cfg.CheckEvery == 0 {
 		if diff := stateDiff(w.live, w.shadow); diff != "" {
 			w.failf("the live state differs from the replayed log: %s", diff)
@@ -658,6 +678,13 @@ type effector world
 func (e *effector) Deliver(agent string, m core.InboxMessage) { (*world)(e).deliver(agent, m) }
 func (e *effector) RunOperation(id string, command []string) {
 	(*world)(e).runOperation(id, command)
+}
+
+// Perform performs the other effects: notifications' attempts.
+func (e *effector) Perform(x core.Effect) {
+	if n, ok := x.(core.Notify); ok {
+		(*world)(e).notified(n)
+	}
 }
 
 func (w *world) deliver(name string, m core.InboxMessage) {

@@ -225,3 +225,15 @@ func TestSendsNeverExceedThePolicy(t *testing.T) {
 	wantPaths(t, got, "cycles.failed.max_retries", "backoff.failed.unresponsive", "backoff.failed.corrections_exhausted",
 		"op.reminder.final", "op.extension_refused", "reminders.failed.timeout")
 }
+
+// TestNotificationsAreNeverLostAcrossCrashes: with hooks that hear of
+// unresponsive agents and operations and a webhook that answers at random,
+// every notification recorded is delivered, failed, retried at its time, or
+// has its attempt under way — after every crash, in or after a commit, too
+// (the attempts under way are made again).
+func TestNotificationsAreNeverLostAcrossCrashes(t *testing.T) {
+	t.Parallel()
+	got := runSeeds(t, 700, 4, Config{Notify: true, Steps: 300, RestartRate: 0.05, FaultRate: 0.05})
+	wantPaths(t, got, "notify.attempt", "notify.delivered", "notify.failed", "notify.pending", "notify.stale",
+		"restart.crash_after_commit", "effect.lost_in_crash")
+}

@@ -61,7 +61,7 @@ func scriptPath(t testing.TB, name string) string {
 
 // execAgent is one wilco.yaml agent entry: `sh <script> <args>…`, the prompt
 // on stdin, handshake inline. env is KEY=VALUE pairs.
-func execAgent(t *testing.T, name, script string, args []string, env ...string) string {
+func execAgent(t testing.TB, name, script string, args []string, env ...string) string {
 	t.Helper()
 	cmd := []string{quoted("sh"), quoted(scriptPath(t, script))}
 	for _, a := range args {
@@ -112,15 +112,16 @@ func newRepoIgnoring(t testing.TB, yaml, gitignore string) string {
 }
 
 // serveRepo starts `wilco serve` in a repository made by newRepo (again,
-// after a stop or a kill: the store is kept).
-func serveRepo(t testing.TB, dir string) *instance {
+// after a stop or a kill: the store is kept), with env (KEY=VALUE) added
+// to its environment.
+func serveRepo(t testing.TB, dir string, env ...string) *instance {
 	t.Helper()
 	addrFile := filepath.Join(dir, ".wilco", "addr")
 	_ = os.Remove(addrFile) // a killed server leaves its address behind
 	in := &instance{t: t, dir: dir, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	in.cmd = exec.Command(wilcoBin, "serve", "--addr", "127.0.0.1:0")
 	in.cmd.Dir = dir
-	in.cmd.Env = append(os.Environ(), "WILCO_CONFIG="+filepath.Join(dir, "wilco.yaml"), "WILCO_TOKEN="+adminToken)
+	in.cmd.Env = append(append(os.Environ(), "WILCO_CONFIG="+filepath.Join(dir, "wilco.yaml"), "WILCO_TOKEN="+adminToken), env...)
 	in.cmd.Stderr = in.stderr
 	in.cmd.Stdout = in.stderr
 	if err := in.cmd.Start(); err != nil {

@@ -81,6 +81,12 @@ type RunSpec struct {
 	// a boundary fails the run before any step.
 	Boundaries []string
 	Changed    []string
+	// Package is the monorepo package (a folder of the repository) the
+	// task is scoped to, "" for none: a changed file outside it fails the
+	// run before any step, as a boundary does, and each step runs in it —
+	// or, when its command names {package}, at the root with {package}
+	// replaced by the package's path.
+	Package string
 	// FilesState, when set, is the failure record's files_state (as
 	// workspace.Changed returns it); Changed defaults to its paths.
 	FilesState []core.FileState
@@ -237,7 +243,31 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 			Details:        msg})
 	}
 
+	if spec.Package != "" {
+		var outside []string
+		for _, f := range changed {
+			if !workspace.MatchPattern(core.PackageBoundary(spec.Package), f) {
+				outside = append(outside, f)
+			}
+		}
+		if len(outside) > 0 {
+			msg := "files changed outside the task's package " + spec.Package + ": " + strings.Join(outside, ", ")
+			fmt.Fprintf(runLog, "==> package: %s\n<== package: failed\n", msg)
+			res.Command = "package check"
+			return fail(core.FailureRecord{FailureType: core.VerificationFailed,
+				ExecutorOutput: core.ExecutorOutput{Error: msg,
+					Verification: &core.Verification{Command: res.Command, ExitCode: 1, OutputSummary: fmt.Sprintf("%d file(s) changed outside package %s", len(outside), spec.Package)}},
+				RootCauseGuess: "The task is scoped to package " + spec.Package + " and the attempt changed files of another",
+				SuggestedFix: "Undo the changes to " + strings.Join(outside, ", ") + " and make the change inside " + spec.Package +
+					"; a change that needs two packages must be split into tasks, one per package (a plan: wilco plan submit)",
+				Details: msg})
+		}
+	}
+
 	env := slices.Concat(os.Environ(), r.Env, []string{"WILCO_RUN_ID=" + spec.RunID, "WILCO_ATTEMPT=" + strconv.Itoa(spec.Attempt)})
+	if spec.Package != "" {
+		env = append(env, "WILCO_PACKAGE="+spec.Package)
+	}
 	if spec.TaskID != "" {
 		env = append(env, "WILCO_TASK_ID="+spec.TaskID)
 	}
@@ -247,7 +277,15 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 			fmt.Fprintf(runLog, "<== interrupted: %v\n", err)
 			return infra(fmt.Errorf("verify: run %s interrupted: %w", spec.RunID, err))
 		}
-		sr, out, err := runStep(ctx, dir, slices.Concat(env, []string{"WILCO_STEP=" + s.Name}), s, filepath.Join(runDir, names[i]), runLog)
+		stepDir := dir
+		if spec.Package != "" {
+			if strings.Contains(s.Run, "{package}") {
+				s.Run = strings.ReplaceAll(s.Run, "{package}", spec.Package)
+			} else {
+				stepDir = filepath.Join(dir, filepath.FromSlash(spec.Package))
+			}
+		}
+		sr, out, err := runStep(ctx, stepDir, slices.Concat(env, []string{"WILCO_STEP=" + s.Name}), s, filepath.Join(runDir, names[i]), runLog)
 		res.Steps = append(res.Steps, sr)
 		if err != nil {
 			fmt.Fprintf(runLog, "<== %s: %v\n", s.Name, err)

@@ -54,6 +54,12 @@ type ActivityReporter interface {
 	Activity(ctx context.Context, taskID string, attempt int, text string) error
 }
 
+// MessageFailer is told that an agent could not answer a message (its
+// turn failed, or a scout changed files); a Reporter may implement it.
+type MessageFailer interface {
+	MessageFailed(ctx context.Context, agent, messageID, reason string) error
+}
+
 // SpendReporter is told what a task's turn has spent so far while it runs
 // (what its CLI's output reported), so that a budget is enforced before the
 // turn ends; a Reporter may implement it.
@@ -87,6 +93,11 @@ type Options struct {
 	// KillGrace is the time between SIGTERM and SIGKILL (default
 	// DefaultKillGrace).
 	KillGrace time.Duration
+	// ReadOnly, when set, gives a scout's question (by message id) a copy
+	// of the working tree to work in, and the function that, once the
+	// scout's turn is over, lists the files it changed there and removes
+	// the copy.
+	ReadOnly func(ctx context.Context, messageID string) (dir string, done func(context.Context) ([]string, error), err error)
 	// RateLimitWait is how long to wait before the n-th (1-based) time a
 	// turn's work, cut short by a rate-limited model API, goes on
 	// (default: 30s doubling up to 2m, the ack policy's default backoff).

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -161,6 +162,16 @@ func lastBytes(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// failed tells the core, when the reporter takes it, that the agent could
+// not answer the message.
+func (t *turn) failed(reason string) {
+	if mf, ok := t.a.opts.Report.(MessageFailer); ok {
+		if err := mf.MessageFailed(t.a.ctx, t.agent.Name, t.msg.ID, reason); err != nil {
+			t.log.Debug("the failed answer was not recorded", "err", err)
+		}
+	}
 }
 
 // goOn goes before the full prompt of a process that takes up work a
@@ -407,10 +418,24 @@ func (a *Adapter) answer(t *turn) {
 	inv, err := buildCommand(t.agent, t.prompt, promptFile, "")
 	if err != nil {
 		t.log.Error("message not answered", "err", err)
+		t.failed(err.Error())
 		return
 	}
+	dir := a.opts.Dir
+	var readOnly func(context.Context) ([]string, error)
+	if t.msg.Type == string(core.TypeScoutQuery) && a.opts.ReadOnly != nil {
+		// A scout works in a copy of the working tree; what it changes
+		// there refuses its answer.
+		d, done, err := a.opts.ReadOnly(a.ctx, t.msg.ID)
+		if err != nil {
+			t.log.Error("the scout's read-only worktree could not be made", "err", err)
+			t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
+			return
+		}
+		dir, readOnly = d, done
+	}
 	res := run(procSpec{
-		inv: inv, dir: a.opts.Dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
+		inv: inv, dir: dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
 		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, stop: t.stop,
 		pidFile: filepath.Join(runDir, PidFileName),
 	})
@@ -420,15 +445,36 @@ func (a *Adapter) answer(t *turn) {
 	}
 	switch {
 	case res.stopped || t.isQuiet():
+		if readOnly != nil {
+			_, _ = readOnly(context.WithoutCancel(a.ctx))
+		}
 		return
+	}
+	if readOnly != nil {
+		changed, err := readOnly(a.ctx)
+		switch {
+		case err != nil:
+			t.log.Warn("the scout's worktree could not be checked: its answer is refused", "err", err)
+			t.failed("wilco could not check what the scout changed: " + err.Error())
+			return
+		case len(changed) > 0:
+			t.log.Warn("the scout changed files: its answer is refused", "files", changed)
+			t.failed("the scout changed files (" + strings.Join(changed, ", ") + "): a scout is read-only, so its answer is refused")
+			return
+		}
+	}
+	switch {
 	case res.startErr != nil:
 		t.log.Error("message not answered: the agent could not start", "err", res.startErr)
+		t.failed("the agent could not start: " + res.startErr.Error())
 		return
 	case res.exitCode != 0 || res.timedOut:
 		t.log.Warn("message not answered: the agent failed", "exit_code", res.exitCode, "timed_out", res.timedOut)
+		t.failed(fmt.Sprintf("the agent's turn failed (exit status %d, timed out %v): %s", res.exitCode, res.timedOut, lastBytes(strings.TrimSpace(res.text.String()), 500)))
 		return
 	case text == "":
 		t.log.Warn("message not answered: the agent wrote nothing")
+		t.failed("the agent wrote nothing")
 		return
 	}
 	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {

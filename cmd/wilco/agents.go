@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 			return cmdAgentsRemove(ctx, c, v, args[1:])
 		case "check":
 			return cmdAgentsCheck(ctx, c, v, args[1:])
+		case "show":
+			return cmdAgentsShow(ctx, c, v, args[1:])
+		case "probe":
+			return cmdAgentsProbe(ctx, c, v, args[1:])
 		}
 	}
 	fs := c.flags(v)
@@ -410,4 +415,62 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+func cmdAgentsShow(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents show", args: "NAME [--json]", summary: "one agent: its adapter, status, role, and what its context probe learned"}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	a, err := cl.Agent(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(a)
+	}
+	fmt.Fprintf(c.stdout, "%s: %s, %s", a.Name, a.Adapter, a.Status)
+	if a.Role != "" {
+		fmt.Fprintf(c.stdout, ", role %s", a.Role)
+	}
+	fmt.Fprintf(c.stdout, "\ncapabilities: %s\n", orDash(strings.Join(a.Capabilities, ", ")))
+	if a.Context == nil {
+		fmt.Fprintf(c.stdout, "context: not probed yet (wilco agents probe %s)\n", a.Name)
+		return exitOK
+	}
+	fmt.Fprintf(c.stdout, "context (probed %s):\n  os: %s\n  cli: %s\n", a.Context.At.Local().Format(time.RFC3339), orDash(a.Context.OS), orDash(a.Context.CLI))
+	for _, t := range slices.Sorted(maps.Keys(a.Context.Tools)) {
+		fmt.Fprintf(c.stdout, "  tool %s: %s\n", t, a.Context.Tools[t])
+	}
+	return exitOK
+}
+
+func cmdAgentsProbe(ctx context.Context, c *cli, parent *verb, args []string) int {
+	v := &verb{name: "agents probe", args: "NAME [--json]", summary: "ask an agent for its context (OS, CLI version, tools); wilco agents show prints the answer"}
+	fs := c.flags(v)
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
+	if !ok {
+		return code
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return c.fail(err)
+	}
+	m, err := cl.ProbeAgent(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		return c.printJSON(m)
+	}
+	fmt.Fprintf(c.stdout, "asked %s for its context (%s); wilco agents show %s prints the answer\n", pos[0], m.ID, pos[0])
+	return exitOK
 }

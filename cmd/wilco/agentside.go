@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"wilco/client"
 )
@@ -132,4 +133,48 @@ func describeInterpretation(in *client.Interpretation) string {
 		line += fmt.Sprintf("; %d questions", len(in.Questions))
 	}
 	return line
+}
+
+// cmdAsk asks a scout a question as the agent working on a task and
+// prints the answer: exit 0 with the answer, 1 when the question failed
+// (the scout changed a file, did not answer…) or no answer came in time.
+func cmdAsk(ctx context.Context, c *cli, v *verb, args []string) int {
+	fs := c.flags(v)
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the answer")
+	asJSON := fs.Bool("json", false, "print the API JSON")
+	pos, _, code, ok := c.parse(v, fs, args, 2, 2)
+	if !ok {
+		return code
+	}
+	question, err := c.readText(pos[1])
+	if err != nil {
+		return c.fail(err)
+	}
+	if strings.TrimSpace(question) == "" {
+		return c.usageError(v, fs, "ask something")
+	}
+	cl, err := c.agentClient()
+	if err != nil {
+		return c.fail(err)
+	}
+	q, err := cl.Ask(ctx, pos[0], question, *timeout)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		if code := c.printJSON(q); code != exitOK || q.State == "answered" {
+			return code
+		}
+		return exitFailure
+	}
+	switch q.State {
+	case "answered":
+		fmt.Fprintln(c.stdout, q.Answer)
+		return exitOK
+	case "failed":
+		fmt.Fprintf(c.stderr, "wilco: the scout %s gave no answer: %s\n", q.Scout, q.Error)
+	default:
+		fmt.Fprintf(c.stderr, "wilco: the scout %s did not answer within %s (question %s)\n", q.Scout, *timeout, q.ID)
+	}
+	return exitFailure
 }

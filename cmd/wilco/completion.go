@@ -43,13 +43,14 @@ func completionWords() []verbWords {
 		}
 		w := verbWords{name: v.name, summary: v.summary}
 		// Fixed words: "a|b|c" alternatives and the first word of each
-		// "|"-separated form ("submit FILE … | show ID").
+		// "|"-separated form ("submit FILE … | show ID", "log [--json]"):
+		// a lowercase word there is a subcommand.
 		for _, form := range strings.Split(v.args, " | ") {
 			fields := strings.Fields(form)
 			for i, f := range fields {
 				f = strings.Trim(f, "[]\"")
 				alts := strings.Split(f, "|")
-				if len(alts) == 1 && (i > 0 || strings.Count(v.args, " | ") == 0) {
+				if len(alts) == 1 && i > 0 {
 					continue
 				}
 				for _, a := range alts {

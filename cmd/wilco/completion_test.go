@@ -42,6 +42,12 @@ func TestCompletionOffersEveryVerbAndFlag(t *testing.T) {
 	if !slices.Equal(byName["respond"].words, []string{"abort", "fix", "retry", "skip"}) {
 		t.Errorf("respond's actions: %v", byName["respond"].words)
 	}
+	if !slices.Equal(byName["notify"].words, []string{"log"}) || !slices.Contains(byName["notify"].flags, "--state") || !slices.Contains(byName["notify"].flags, "--limit") {
+		t.Errorf("notify: the subcommand log and its flags are not completed: %+v", byName["notify"])
+	}
+	if !slices.Equal(byName["config"].words, []string{"check"}) {
+		t.Errorf("config's subcommand: %v", byName["config"].words)
+	}
 	if _, ok := byName["demo-agent"]; ok {
 		t.Error("an unlisted verb is completed")
 	}

@@ -17,9 +17,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "make the sample repository here and keep it (default: a temporary directory)")
+	scout := fs.Bool("scout", false, "the second scenario: the editor consults a scout, and a reviewer rejects the first verified change, then approves")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: wilco demo [--dir DIR]\n\nA sample repository with a failing test, a built-in scripted agent, and a real task\nthrough wilco: ACK, a failed verification, a retry carrying the failure, success.")
+			fmt.Fprintln(stdout, "usage: wilco demo [--dir DIR] [--scout]\n\nA sample repository with a failing test, a built-in scripted agent, and a real task\nthrough wilco: ACK, a failed verification, a retry carrying the failure, success.")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -41,7 +42,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 	}
-	if err := demo.Run(ctx, demo.Options{Self: self, Dir: *dir, Stdout: stdout}); err != nil {
+	if err := demo.Run(ctx, demo.Options{Self: self, Dir: *dir, Stdout: stdout, Scout: *scout}); err != nil {
 		fmt.Fprintf(stderr, "wilco demo: %v\n", err)
 		return exitFailure
 	}
@@ -55,5 +56,9 @@ func runDemoAgent(args []string, stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(stdout, "usage: wilco demo-agent\n\nThe demo's scripted agent: reads its prompt on standard input (or $WILCO_PROMPT_FILE),\nacknowledges $WILCO_TASK_ID, and edits calc.go in the working directory.")
 		return exitOK
 	}
-	return demo.RunAgent(stdin, stdout)
+	role := ""
+	if len(args) > 0 {
+		role = args[0]
+	}
+	return demo.RunRole(role, stdin, stdout)
 }

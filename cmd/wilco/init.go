@@ -155,6 +155,17 @@ agents: []
 #   budget:      {task: {max_cost_usd: 0, max_tokens: 0}, day: {max_cost_usd: 0, max_tokens: 0}}   # 0: no limit
 # logs: {retry_log_retention: 168h, retry_jsonl_retention: 720h}
 # compat: {aimaestro: false}
+
+# To hear when you are needed (an escalation, a question, a blocked or stuck
+# task…): webhooks and desktop notifications, see docs/NOTIFY.md.
+# notify:
+#   desktop: false
+#   retry: {max_attempts: 10, backoff: {base: 1s, max: 5m}, timeout: 10s}
+# Examples:
+#   webhooks:
+#     - url: https://hooks.example.com/wilco
+#       secret: "${WILCO_HOOK_SECRET}"  # HMAC-SHA256 key, from the environment
+#       events: [escalated, stuck, clarification, blocked, unresponsive, operation, failed]
 `)
 	return []byte(b.String())
 }

@@ -39,6 +39,9 @@ func TestRunUsage(t *testing.T) {
 		{"instruct bad number", []string{"instruct", "claude", "x", "--max-retries", "many"}, exitUsage, "", "invalid value"},
 		{"ack without id", []string{"ack"}, exitUsage, "", "usage: wilco ack ID"},
 		{"instructions bad state", []string{"instructions", "--state", "lost"}, exitUsage, "", `--state: one of pending, sent, acknowledged, failed, cancelled, got "lost"`},
+		{"notify without log", []string{"notify"}, exitUsage, "", "say log"},
+		{"notify log bad state", []string{"notify", "log", "--state", "sent"}, exitUsage, "", `--state: one of pending, delivered, failed, got "sent"`},
+		{"notify log bad limit", []string{"notify", "log", "--limit", "0"}, exitUsage, "", "--limit: at least 1, got 0"},
 		{"inbox bad wait", []string{"inbox", "--wait", "soon"}, exitUsage, "", "invalid value"},
 		{"reply nothing", []string{"reply"}, exitUsage, "", "give the reply's text"},
 		{"reply type without text or data", []string{"reply", "--type", "task-complete"}, exitUsage, "", "give the reply's text (with --type to name its form), or --data"},
@@ -490,3 +493,46 @@ func TestPlanSubmitReadsYAML(t *testing.T) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func TestNotifyLogListsNotificationsAndTheirLastAttempt(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	var query string
+	b.mux.HandleFunc("GET /v1/notifications", func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		query = r.URL.RawQuery
+		b.mu.Unlock()
+		respond(200, `{"notifications":[
+ {"id":"N-3","hook":"ops","event":"stuck","task_id":"T-2","task_state":"stuck","reason":"hard stop","state":"pending","attempts":2,"max_attempts":10,
+  "last_error":"HTTP 500: oops","last_status":500,"created_at":"2026-01-26T14:31:00Z","next_attempt_at":"2026-01-26T14:31:04Z","delivered_at":null},
+ {"id":"N-2","hook":"desktop","event":"operation","task_id":"","operation_id":"OP-1","task_state":"waiting","reason":"r","state":"failed","attempts":10,"max_attempts":10,
+  "last_error":"notify-send: exit status 1","last_status":null,"created_at":"2026-01-26T14:30:30Z","delivered_at":null},
+ {"id":"N-1","hook":"ops","event":"escalated","task_id":"T-1","task_state":"escalated","reason":"r","state":"delivered","attempts":3,"max_attempts":10,
+  "last_error":"","last_status":200,"created_at":"2026-01-26T14:30:00Z","delivered_at":"2026-01-26T14:30:03Z"}]}`)(w, r)
+	})
+	if code := b.run("notify", "log", "--state", "pending", "--hook", "ops", "--limit", "5"); code != 0 {
+		t.Fatalf("exit %d: %s", code, b.errb)
+	}
+	want := "ID   CREATED              HOOK     EVENT      ABOUT  STATE      ATTEMPTS  LAST\n" +
+		"N-3  2026-01-26 14:31:00  ops      stuck      T-2    pending    2/10      HTTP 500: oops; next 2026-01-26 14:31:04\n" +
+		"N-2  2026-01-26 14:30:30  desktop  operation  OP-1   failed     10/10     notify-send: exit status 1\n" +
+		"N-1  2026-01-26 14:30:00  ops      escalated  T-1    delivered  3/10      delivered (200)\n"
+	if b.out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.out, want)
+	}
+	b.mu.Lock()
+	q := query
+	b.mu.Unlock()
+	if q != "hook=ops&limit=5&state=pending" {
+		t.Errorf("query %q", q)
+	}
+	if code := b.run("notify", "log", "--json"); code != 0 {
+		t.Fatal(code)
+	}
+	var got struct {
+		Notifications []map[string]any `json:"notifications"`
+	}
+	if err := json.Unmarshal(b.out.Bytes(), &got); err != nil || len(got.Notifications) != 3 || got.Notifications[0]["last_status"] != float64(500) {
+		t.Errorf("--json printed %s (%v)", b.out, err)
+	}
+}

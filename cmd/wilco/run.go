@@ -28,6 +28,9 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 	if strings.TrimSpace(text) == "" {
 		return c.usageError(v, fs, "the task's description is empty")
 	}
+	if err := sf.check(); err != nil {
+		return c.usageError(v, fs, "%s", err)
+	}
 	cl, err := c.admin()
 	switch {
 	case errors.Is(err, client.ErrNoToken):

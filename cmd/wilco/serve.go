@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -61,6 +62,9 @@ func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 		ConfigPath: path, Root: c.wd, Addr: *addr, Dir: stateDir(*dir, c.wd), AllowRemote: *remote,
 		Store: *st, LeaseTTL: *ttl, Advertise: *advertise, Transport: *transport,
 		Logger: slog.New(slog.NewTextHandler(c.stderr, nil)),
+		Started: func(d *daemon.Daemon) {
+			fmt.Fprintf(c.stderr, "\nThe page: %s\n  (a one-time login link: it logs one browser in; `wilco web` prints another)\n\n", d.LoginURL)
+		},
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return c.fail(err)

@@ -20,6 +20,7 @@ import (
 // submitFlags are the flags of submit and run.
 type submitFlags struct {
 	constraints, nonGoals, boundaries, criteria listFlag
+	packages                                    listFlag
 	dryRun                                      *bool
 	agent, id                                   *string
 }
@@ -33,12 +34,25 @@ func addSubmitFlags(fs *flag.FlagSet) *submitFlags {
 	s.dryRun = fs.Bool("dry-run", false, "work in a throw-away worktree and propose a diff instead")
 	s.agent = fs.String("agent", "", "the agent to delegate to (default: the server chooses)")
 	s.id = fs.String("id", "", "the task id (default T-<n>)")
+	fs.Var(&s.packages, "package", "the monorepo package (a folder) the task is scoped to (default: package in wilco.yaml)")
 	return s
 }
 
+// check refuses what no server would take: a task scoped to two packages.
+func (s *submitFlags) check() error {
+	if len(s.packages) > 1 {
+		return fmt.Errorf("--package is given %d times: a task is scoped to one package; a change that needs two packages must be split into tasks, one per package (a plan: wilco plan submit)", len(s.packages))
+	}
+	return nil
+}
+
 func (s *submitFlags) request(text string) client.TaskRequest {
-	return client.TaskRequest{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
+	r := client.TaskRequest{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
 		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id}
+	if len(s.packages) == 1 {
+		r.Package = s.packages[0]
+	}
+	return r
 }
 
 func cmdSubmit(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -55,6 +69,9 @@ func cmdSubmit(ctx context.Context, c *cli, v *verb, args []string) int {
 	}
 	if strings.TrimSpace(text) == "" {
 		return c.usageError(v, fs, "the task's description is empty")
+	}
+	if err := sf.check(); err != nil {
+		return c.usageError(v, fs, "%s", err)
 	}
 	cl, err := c.admin()
 	if err != nil {

@@ -38,11 +38,12 @@ func init() {
 		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote] [--store URL] [--lease-ttl D] [--advertise URL] [--transport nats://…]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
 
 		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on verified success, 3 when no check ran", run: cmdRun},
-		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
+		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--package P] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
 
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
 		{name: "status", args: "[ID] [--detail] [--state S] [--cluster] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
 		{name: "transcript", args: "ID [--attempt N] [--full] [--json]", group: "look", summary: "an attempt's conversation with its agent: prompt, text, tool calls and results", run: cmdTranscript},
+		{name: "web", args: "[--json]", group: "look", summary: "print a one-time link that logs a browser in to the page (wilco serve prints the first)", run: cmdWeb},
 		{name: "watch", args: "[ID] [--after SEQ] [--json]", group: "look", summary: "follow the live event stream (one task's, or all); Ctrl-C stops", run: cmdWatch},
 
 		{name: "cancel", args: "ID [--json]", group: "act", summary: "cancel a task (a queued one leaves no trace)", run: cmdCancel},
@@ -55,7 +56,7 @@ func init() {
 
 		{name: "plan", args: "submit FILE [--id ID] [--json] | show ID [--json]", group: "plans", summary: "submit a plan of tasks with dependencies, or show one and its retry summary", run: cmdPlan},
 
-		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME | remove NAME | check [NAME]", group: "agents and messages", summary: "list the agents and where the next task goes; register one; give one a new token; remove one; probe the exec agents", run: cmdAgents},
+		{name: "agents", args: "[--json] | add NAME --adapter A [flags] | token NAME | remove NAME | check [NAME] | show NAME | probe NAME", group: "agents and messages", summary: "list the agents and where the next task goes; register one; give one a new token; remove one; check the exec agents' CLIs; show one's context; ask one for its context", run: cmdAgents},
 		{name: "send", args: `AGENT "<text>" [--type T] [--subject S] [--task ID] [--wait D] [--json]`, group: "agents and messages", summary: "send a message (a task delegation is tracked until acknowledged)", run: cmdSend},
 		{name: "instruct", args: `AGENT "<text>" [--max-retries N] [--ack-contains S] [--ack-regex R] [--wait D] [--json]`, group: "agents and messages", summary: "queue an instruction, resent each dispatch cycle until acknowledged", run: cmdInstruct},
 		{name: "ack", args: "ID [--json]", group: "agents and messages", summary: "acknowledge an instruction", run: cmdAck},
@@ -63,10 +64,12 @@ func init() {
 		{name: "op", args: "OPERATION --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…]", group: "agents and messages", summary: `ask the agents for their "ok", then run the command`, run: cmdOp},
 
 		{name: "inbox", args: "[--wait D] [--follow] [--transport nats://…] [--agent NAME] [--repository NAME] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
+		{name: "ask", args: `SCOUT "<question>"|- [--timeout D] [--json]`, group: "the agent's side", summary: "ask a scout from inside a task and print its answer (WILCO_AGENT_TOKEN)", run: cmdAsk},
 		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--transport nats://…] [--agent NAME] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},
+		{name: "notify", args: "log [--state S] [--hook H] [--task ID] [--limit N] [--json]", group: "logs", summary: "the notifications to webhooks and the desktop, with their attempts, last status and last error", run: cmdNotify},
 		{name: "stats", args: "[--json]", group: "logs", summary: "retry summary: first-attempt success, retries, escalations, failure types", run: cmdStats},
 
 		{name: "demo", args: "", group: "other", summary: "a self-contained run on a sample repository with a scripted agent", run: func(ctx context.Context, c *cli, _ *verb, args []string) int {

@@ -305,6 +305,16 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 		return fmt.Sprintf("operation %s %s → %s", orDash(d.str("id")), orDash(d.str("from")), orDash(d.str("to"))) + optional(": ", d.str("reason")), true
 	case "operation.started":
 		return fmt.Sprintf("operation %s started", orDash(d.path("operation", "id"))) + optional(": ", d.path("operation", "operation")), true
+	case "notification.queued":
+		return fmt.Sprintf("notifying %s: %s (%s)", orDash(d.path("notification", "hook")), orDash(d.path("notification", "event")), orDash(d.path("notification", "id"))), true
+	case "notification.retried":
+		return fmt.Sprintf("notification %s: attempt %d", orDash(d.str("id")), firstInt(d, "attempt")), false
+	case "notification.attempt":
+		return fmt.Sprintf("notification %s: attempt %d failed", orDash(d.str("id")), firstInt(d, "attempt")) + optional(": ", oneLine(d.str("error"), 60)), false
+	case "notification.delivered":
+		return fmt.Sprintf("notification %s delivered (attempt %d)", orDash(d.str("id")), firstInt(d, "attempt")), true
+	case "notification.failed":
+		return fmt.Sprintf("notification %s failed after %d attempts", orDash(d.str("id")), firstInt(d, "attempts")) + optional(": ", oneLine(d.str("error"), 60)), true
 	}
 	return ev.Type + optional(" ", compactJSON(ev.Data, 80)), false
 }

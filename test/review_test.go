@@ -1,0 +1,189 @@
+package test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// consultations is the task's questions to scouts, as GET /v1/tasks/{id}
+// gives them.
+func (in *instance) consultations(id string) []map[string]any {
+	in.t.Helper()
+	raw := in.taskRaw(id)
+	var out []map[string]any
+	b, _ := json.Marshal(raw["consultations"])
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// An editor consults a scout from inside its task (wilco ask): the
+// question goes to the scout as a tracked message, the milestone says
+// so, the answer reaches the editor, and both stay in the task's detail.
+func TestAScoutIsConsultedAndItsAnswerReachesTheEditor(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+
+		execAgent(t, "editor", "ask_scout.sh", []string{wilcoBin, "scout-a"})+
+		"  - {name: scout-a, adapter: exec, role: scout, command: [sh, "+quoted(scriptPath(t, "scout.sh"))+"], timeout: 1m}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("S-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30))
+	}
+	cs := in.consultations("S-1")
+	if len(cs) != 1 || cs[0]["scout"] != "scout-a" || cs[0]["from"] != "editor" || cs[0]["state"] != "answered" ||
+		cs[0]["question"] != "What should file.txt hold?" || cs[0]["answer"] != "fixed S-1" {
+		t.Fatalf("the consultation: %v", cs)
+	}
+	mustContain(t, "the milestones", milestones(t, in, "S-1"), "Querying Scout scout-a...")
+	// The scout is a helper, never an editor.
+	if got.Agent != "editor" {
+		t.Fatalf("the task went to %s", got.Agent)
+	}
+}
+
+// A scout works in a copy of the working tree and must not change it: a
+// scout that writes a file has its answer refused, the editor is told,
+// and the repository is untouched by it.
+func TestAScoutThatWritesAFileHasItsAnswerRefused(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+
+		execAgent(t, "editor", "ask_scout.sh", []string{wilcoBin, "scout-w"})+
+		"  - {name: scout-w, adapter: exec, role: scout, command: [sh, "+quoted(scriptPath(t, "scout.sh"))+", write], timeout: 1m}\n"+checkStep+
+		"policy:\n  loop: {hard_stop: 1}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-2", "description": "Write the fix into file.txt"})
+	in.waitTask("S-2", 60*time.Second, "stuck", "success", "escalated")
+	cs := in.consultations("S-2")
+	if len(cs) != 1 || cs[0]["state"] != "failed" || !strings.Contains(cs[0]["error"].(string), "a scout is read-only") ||
+		!strings.Contains(cs[0]["error"].(string), "file.txt") {
+		t.Fatalf("the consultation: %v", cs)
+	}
+	if b := readFile(t, filepath.Join(dir, "file.txt")); b != "no answer\n" {
+		t.Fatalf("file.txt holds %q: the scout's write or its answer reached the repository", b)
+	}
+}
+
+// A reviewer rejects the first verified change with reasons (a failure of
+// type architect_rejected, whose reasons reach the next attempt's prompt)
+// and approves the second: the task succeeds at attempt 2.
+func TestAReviewerRejectsOnceThenApproves(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "reviewed-once")
+	dir := newRepo(t, "agents:\n"+execAgent(t, "editor", "fix_when.sh", nil)+
+		execAgent(t, "reviewer", "reviewer.sh", []string{state})+checkStep+
+		"review: {agent: reviewer, timeout: 1m}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt", "acceptance_criteria": []string{"file.txt holds the fix"}})
+	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 || got.Failures[0].FailureType != "architect_rejected" {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30))
+	}
+	if got.Agent != "editor" {
+		t.Fatalf("the task went to %s", got.Agent)
+	}
+	var tr struct {
+		Entries []struct{ Kind, Text string }
+	}
+	in.must(200, in.call("GET", "/v1/tasks/R-1/transcript?attempt=2", adminToken, nil), &tr)
+	prompt := ""
+	for _, e := range tr.Entries {
+		if e.Kind == "prompt" {
+			prompt += e.Text
+		}
+	}
+	if !strings.Contains(prompt, "architect_rejected") || !strings.Contains(prompt, "REVIEWER-REASON-42") {
+		t.Fatalf("the second attempt's prompt does not carry the reviewer's reasons:\n%s", prompt)
+	}
+	raw := in.taskRaw("R-1")
+	if rv, _ := raw["review"].(map[string]any); rv == nil || rv["verdict"] != "APPROVED" || rv["reviewer"] != "reviewer" {
+		t.Fatalf("the task's review: %v", raw["review"])
+	}
+	mustContain(t, "the milestones", milestones(t, in, "R-1"), "Waiting for the reviewer...", "The reviewer rejected the work, retrying...")
+}
+
+// The definition of done: a change to Go code without a test is flagged —
+// with done.tests: block it is a failure naming the file, and the retry
+// that adds the test succeeds.
+func TestTheDefinitionOfDoneFlagsAChangeWithoutTests(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "editor", "dod.sh", nil)+checkStep+"done: {tests: block}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "D-1", "description": "Change calc.go and write the fix into file.txt"})
+	got := in.waitTask("D-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 || got.Failures[0].FailureType != "architect_rejected" ||
+		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "calc/calc.go (Go: no _test.go changed in calc)") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s", got.State, got.Attempt, got)
+	}
+	// As a warning (the default), the summary says so and the task succeeds.
+	dir = newRepo(t, "agents:\n"+execAgent(t, "editor", "dod.sh", nil)+checkStep)
+	in = serveRepo(t, dir)
+	in.submit(map[string]any{"id": "D-2", "description": "Change calc.go and write the fix into file.txt"})
+	got = in.waitTask("D-2", 60*time.Second, "success", "escalated", "stuck")
+	raw := in.taskRaw("D-2")
+	sum, _ := raw["summary"].(map[string]any)
+	if got.State != "success" || got.Attempt != 1 || sum == nil || !strings.Contains(sum["text"].(string), "Warning: new or changed behaviour without tests: calc/calc.go") {
+		t.Fatalf("as a warning: %s at attempt %d, summary %v", got.State, got.Attempt, sum)
+	}
+}
+
+// A monorepo task is scoped to its package: its verify steps run there, a
+// change to another package fails verification saying so, and the retry
+// inside the package succeeds. A task that names two packages is refused.
+func TestAMonorepoTaskFailsOnAChangeInTheWrongPackage(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "editor", "pkg.sh", nil)+
+		"verify:\n  steps:\n    - {name: check, run: \"sh ../../check.sh\", timeout: 10s}\n    - {name: named, run: \"test -f {package}/file.txt\", timeout: 10s}\n"+
+		"package: svc/a\n")
+	if err := os.MkdirAll(filepath.Join(dir, "svc", "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "svc", "a", "file.txt"), []byte("broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt of the package"})
+	got := in.waitTask("P-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 ||
+		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "files changed outside the task's package svc/a: svc/b/file.txt") {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+	}
+	if raw := in.taskRaw("P-1"); raw["package"] != "svc/a" {
+		t.Fatalf("the task's package: %v", raw["package"])
+	}
+	r := wilcoCLI(t, dir, in.url, 30*time.Second, "submit", "Two packages at once", "--package", "svc/a", "--package", "svc/b")
+	if r.code != 2 || !strings.Contains(r.stderr, "split into tasks, one per package") {
+		t.Fatalf("a task in two packages: exit %d\n%s", r.code, r.stderr)
+	}
+	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "x", "package": "svc/a,svc/b"})
+	if resp.status != 400 || !strings.Contains(string(resp.body), "split into tasks") {
+		t.Fatalf("over the API: %d %s", resp.status, resp.body)
+	}
+}
+
+// A context probe fills the agent's record (wilco agents show), and a task
+// whose verify step needs a tool the agent's side lacks is refused up
+// front, saying which.
+func TestAProbeFillsTheAgentsContextAndATaskNeedingAMissingToolIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "nogo", "probe.sh", nil)+
+		"verify:\n  steps:\n    - {name: unit, run: \"go test ./...\", timeout: 1m}\nprobe: true\n")
+	in := serveRepo(t, dir)
+	in.until("the probe's answer", 30*time.Second, func() bool {
+		var a struct {
+			Context *struct{ Tools map[string]string }
+		}
+		in.must(200, in.call("GET", "/v1/agents/nogo", adminToken, nil), &a)
+		return a.Context != nil && a.Context.Tools["go"] == "missing"
+	})
+	show := in.cli("agents", "show", "nogo")
+	mustContain(t, "wilco agents show", show, "os: TestOS 1", "cli: probe.sh 1.0", "tool go: missing", "tool git: 2.39")
+	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Write the fix into file.txt"})
+	if resp.status != 409 || !strings.Contains(string(resp.body), "nogo lacks go") {
+		t.Fatalf("a task needing go: %d %s", resp.status, resp.body)
+	}
+}

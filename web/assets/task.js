@@ -1,0 +1,413 @@
+// task.js — one task: what it is, where it stands, what it needs from you
+// (escalation, clarification, blocked, a dry run's diff, a stuck report),
+// each attempt (prompt, retry context, transcript, failure record, verify
+// log) and the timeline of its events, all live.
+
+import { h, replace, pre, badge, elapsed, clock, money, tokens, taskLink, coalesce } from './dom.js';
+import * as api from './api.js';
+import * as live from './live.js';
+import { flash, act, confirmButton, section, json } from './ui.js';
+import { viewer } from './diff.js';
+
+const ENDED = new Set(['success', 'unverified', 'cancelled', 'stuck', 'skipped', 'aborted', 'failed']);
+
+export function taskView(root, r) {
+  const id = r.id;
+  const path = '/v1/tasks/' + api.enc(id);
+  const msg = h('div', { class: 'messages' });
+  const head = h('div', { class: 'head' });
+  const overview = h('div', { id: 'overview' });
+  const answer = h('div', { id: 'answer' });
+  const attempts = h('div', { id: 'attempts' });
+  const timeline = h('ol', { class: 'timeline', id: 'timeline' });
+  let task = null;
+  let answerKey = '';
+  let gone = false;
+  const attemptEls = new Map();
+  const seenEvents = new Set();
+
+  replace(root,
+    h('p', null, h('a', { href: '#/tasks' }, '← Tasks')),
+    head, msg, overview, answer,
+    section('Attempts', attempts),
+    section('Timeline', h('p', { class: 'muted' }, 'Every event of the task, as it happens.'), timeline));
+
+  const load = coalesce(async () => {
+    let t;
+    try {
+      t = await api.get(path);
+    } catch (e) {
+      if (e.status === 404) {
+        replace(head, h('h1', null, id));
+        flash(msg, 'No task ' + id + ' (a queued task that was cancelled leaves no trace).', 'error');
+        return;
+      }
+      throw e;
+    }
+    if (gone) return;
+    task = t;
+    renderHead();
+    renderOverview();
+    renderAnswer();
+    renderAttempts();
+  });
+
+  function renderHead() {
+    const t = task;
+    replace(head,
+      h('h1', null, h('span', { class: 'mono' }, t.id), ' ', badge(t.state, t.phase || ''), t.dry_run ? h('span', { class: 'tag' }, 'dry run') : null),
+      h('div', { class: 'head-actions' }, ENDED.has(t.state) ? null : confirmButton('Cancel', 'Cancel ' + t.id + '?', { class: 'danger', id: 'cancel' },
+        (b) => act(b, msg, async () => { await api.post(path + '/cancel'); flash(msg, t.id + ' cancelled.'); await load(); }))));
+  }
+
+  function renderOverview() {
+    const t = task;
+    const meta = [
+      ['State', t.state + (t.phase ? ' · ' + t.phase : '')],
+      ['Attempt', t.attempt ? t.attempt + ' of ' + t.max_attempts : '—'],
+      ['Milestone', t.milestone || '—'],
+      ['Agent', t.agent || '—'],
+      ['Position', t.position ? String(t.position) : '—'],
+      ['Created', clock(t.created_at)],
+      ['Started', t.started_at ? clock(t.started_at) : '—'],
+      ['Elapsed', elapsed(t) || '—'],
+      ['Failures', t.consecutive_failures + ' in a row, ' + t.total_verify_loops + ' verify loops, ' + t.replans + ' replans'],
+      ['Cost', money(t.usage.cost_usd) + ' · ' + tokens(t.usage.input_tokens) + ' in, ' + tokens(t.usage.output_tokens) + ' out'],
+    ];
+    if (t.package) meta.push(['Package', t.package]);
+    if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
+    if (t.plan_id) meta.push(['Plan', t.plan_id]);
+    if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);
+    if (t.depends_on && t.depends_on.length) meta.push(['Depends on', t.depends_on.map((d) => [taskLink(d), ' '])]);
+    const list = (title, items) => items && items.length ? h('div', { class: 'spec' }, h('h3', null, title), h('ul', null, items.map((x) => h('li', null, x)))) : null;
+    replace(overview,
+      h('div', { class: 'card' },
+        pre(t.description, 'text description'),
+        h('dl', { class: 'meta', id: 'meta' }, meta.map(([k, v]) => [h('dt', null, k), h('dd', { dataset: { key: k.toLowerCase() } }, v)])),
+        h('div', { class: 'specs' },
+          list('Acceptance criteria', t.acceptance_criteria), list('Constraints', t.constraints),
+          list('Non-goals', t.non_goals), list('Boundaries', t.boundaries)),
+        t.warnings && t.warnings.length ? h('div', { class: 'flash warn' }, t.warnings.map((w) => h('div', null, w))) : null,
+        t.review && t.review.reasons ? h('details', { id: 'review' }, h('summary', null, 'The reviewer\'s reasons (' + (t.review.verdict || 'waiting') + ')'), pre(t.review.reasons, 'text')) : null,
+        t.consultations && t.consultations.length ? h('div', { class: 'spec', id: 'consultations' }, h('h3', null, 'Scouts consulted'),
+          t.consultations.map((c) => h('details', null,
+            h('summary', null, c.from + ' asked ' + c.scout + ' (' + c.state + '): ' + c.question),
+            pre(c.state === 'answered' ? c.answer : c.state === 'failed' ? 'No answer: ' + c.error : 'Waiting for the answer…', 'text')))) : null));
+  }
+
+  // The answer panel is rebuilt only when what it asks changes, so that a
+  // half-typed answer survives the task's other events.
+  function renderAnswer() {
+    const t = task;
+    const key = [t.state, t.escalation && t.escalation.at, t.blocked_by, (t.questions || []).join('\n'), t.proposal && t.proposal.run_id,
+      t.summary && t.summary.run_id, t.stuck_report && t.stuck_report.path].join('|');
+    if (key === answerKey) return;
+    answerKey = key;
+    replace(answer, answerPanel(t));
+  }
+
+  function answerPanel(t) {
+    switch (t.state) {
+      case 'escalated':
+        return needsYou('Escalated: ' + (t.escalation ? t.escalation.reason : ''), t.escalation && pre(t.escalation.message, 'text escalation'), respondControls(t));
+      case 'blocked':
+        return needsYou('Blocked', pre(t.blocked_by || 'The agent says it is blocked.', 'text'), respondControls(t));
+      case 'clarifying':
+        return needsYou('The agent asks', clarifyControls(t));
+      case 'proposed':
+        return needsYou('A dry run to review', proposalControls(t));
+      case 'stuck':
+        return needsYou('Stuck after ' + t.total_verify_loops + ' verify loops', stuckControls(t));
+      case 'success':
+        return t.summary ? h('section', { class: 'block ok', id: 'summary' }, h('h2', null, 'Verified'),
+          pre(t.summary.text, 'text'), runLogButton(t.summary.run_id)) : null;
+      case 'unverified':
+        return h('section', { class: 'block warn' }, h('h2', null, 'Done, not verified'),
+          h('p', null, 'No verify step is configured: nothing checked the agent\'s work. Add verify.steps to wilco.yaml.'),
+          t.summary ? pre(t.summary.text, 'text') : null);
+      default:
+        return null;
+    }
+  }
+
+  function needsYou(title, ...children) {
+    return h('section', { class: 'block needs-you', id: 'needs-you' }, h('h2', null, title), ...children);
+  }
+
+  function respond(action, instruction) {
+    return api.post(path + '/respond', instruction ? { action, instruction } : { action }).then(() => { flash(msg, 'Sent: ' + action + '.'); answerKey = ''; return load(); });
+  }
+
+  function respondControls(t) {
+    const fix = h('textarea', { id: 'fix-instruction', rows: 3, placeholder: 'An instruction for the agent: it goes first in the next prompt, marked high priority' });
+    const sendFix = h('button', { type: 'button', class: 'primary', id: 'respond-fix' }, 'Send the fix');
+    sendFix.addEventListener('click', () => {
+      if (!fix.value.trim()) { flash(msg, 'Write the instruction first.', 'error'); return; }
+      act(sendFix, msg, () => respond('fix', fix.value.trim()));
+    });
+    const retry = h('button', { type: 'button', id: 'respond-retry' }, 'Retry');
+    retry.addEventListener('click', () => act(retry, msg, () => respond('retry')));
+    return h('div', { class: 'respond' },
+      h('div', { class: 'field' }, h('label', { for: 'fix-instruction' }, 'Fix'), fix), sendFix,
+      h('div', { class: 'row' }, retry,
+        confirmButton('Skip', 'Skip ' + t.id + '?', { id: 'respond-skip' }, (b) => act(b, msg, () => respond('skip'))),
+        confirmButton('Abort', 'Abort ' + t.id + '?', { id: 'respond-abort', class: 'danger' }, (b) => act(b, msg, () => respond('abort')))),
+      h('p', { class: 'hint' }, 'Retry starts again with the counters reset; skip ends the task (its dependants are warned); abort stops it and keeps what it changed.'));
+  }
+
+  function clarifyControls(t) {
+    const qs = t.questions || [];
+    const inputs = qs.map((q, i) => h('textarea', { id: 'answer-' + i, rows: 2 }));
+    const send = h('button', { type: 'button', class: 'primary', id: 'clarify-send' }, 'Send the answers');
+    send.addEventListener('click', () => act(send, msg, async () => {
+      const answers = inputs.map((x) => x.value.trim());
+      if (answers.some((a) => !a)) throw new Error('Answer every question.');
+      await api.post(path + '/clarify', { answers });
+      flash(msg, 'Answers sent: the agent acknowledges again.');
+      answerKey = '';
+      await load();
+    }));
+    return h('div', { class: 'clarify' },
+      qs.length ? h('ol', null, qs.map((q, i) => h('li', null, h('label', { for: 'answer-' + i }, q), inputs[i]))) : h('p', null, 'The agent needs clarification.'),
+      send);
+  }
+
+  function proposalControls(t) {
+    const box = h('div', { id: 'diff' }, h('p', { class: 'muted' }, 'Loading the diff…'));
+    api.get(path + '/diff', { text: true }).then((text) => replace(box, viewer(text)))
+      .catch((e) => replace(box, h('p', { class: 'error' }, e.message)));
+    const apply = h('button', { type: 'button', class: 'primary', id: 'apply' }, 'Apply');
+    apply.addEventListener('click', () => act(apply, msg, async () => {
+      await api.post(path + '/apply');
+      flash(msg, 'Applying: the diff is written when the task\'s turn in the queue comes, then verified.');
+      answerKey = '';
+      await load();
+    }));
+    return h('div', null,
+      h('p', null, 'The agent worked in a throw-away worktree. Apply writes this diff into your working tree and verifies it; discard drops it.'),
+      box,
+      h('div', { class: 'row' }, apply,
+        confirmButton('Discard', 'Discard the dry run?', { id: 'discard', class: 'danger' }, (b) => act(b, msg, async () => {
+          await api.post(path + '/discard');
+          flash(msg, 'Discarded.');
+          answerKey = '';
+          await load();
+        }))));
+  }
+
+  function stuckControls(t) {
+    const rep = t.stuck_report || {};
+    const resume = h('button', { type: 'button', class: 'primary', id: 'resume' }, 'Resume from the report');
+    resume.addEventListener('click', () => act(resume, msg, async () => {
+      const n = await api.post(path + '/resume');
+      location.hash = '#/tasks/' + api.enc(n.id);
+    }));
+    return h('div', null,
+      rep.hypotheses && rep.hypotheses.length ? h('div', null, h('h3', null, 'Hypotheses'), h('ul', null, rep.hypotheses.map((x) => h('li', null, x)))) : null,
+      h('details', null, h('summary', null, 'The stuck report'), pre(rep.markdown, 'text')),
+      h('p', null, 'Resuming starts a new task from the report, not from the whole history.'), resume);
+  }
+
+  function runLogButton(runID) {
+    if (!runID) return null;
+    const box = h('div');
+    const b = h('button', { type: 'button', class: 'small', dataset: { log: runID } }, 'Verify log of ' + runID);
+    b.addEventListener('click', () => act(b, msg, async () => {
+      try {
+        replace(box, pre(await api.get('/v1/runs/' + api.enc(runID) + '/log', { text: true }) || '(empty)', 'text log'));
+      } catch (e) {
+        replace(box, h('p', { class: 'muted' }, e.status === 404 ? 'No verify log for ' + runID + ': no verification ran.' : e.message));
+      }
+    }));
+    return h('div', { class: 'runlog' }, b, box);
+  }
+
+  function failureOf(n) {
+    return (task.failures || []).find((f) => f.attempt === n);
+  }
+
+  function outcome(n) {
+    const f = failureOf(n);
+    if (f) return h('span', { class: 'badge st-failed' }, f.failure_type);
+    if (n === task.attempt) {
+      if (task.state === 'success') return h('span', { class: 'badge st-success' }, 'verified');
+      return badge(task.state, task.phase || '');
+    }
+    return null;
+  }
+
+  function renderAttempts() {
+    const n = task.attempt || 0;
+    if (!n) {
+      replace(attempts, h('p', { class: 'empty' }, 'No attempt yet.'));
+      attemptEls.clear();
+      return;
+    }
+    if (!attemptEls.size) attempts.replaceChildren();
+    for (let i = 1; i <= n; i++) {
+      let a = attemptEls.get(i);
+      if (!a) {
+        a = attemptBlock(i);
+        attemptEls.set(i, a);
+        attempts.append(a.el);
+      }
+      replace(a.outcome, outcome(i));
+      a.refreshFailure();
+    }
+  }
+
+  function attemptBlock(n) {
+    const out = h('span', { class: 'outcome' });
+    const failureBox = h('div');
+    const content = h('div', { class: 'attempt-body' });
+    const el = h('details', { class: 'attempt', dataset: { attempt: String(n) } },
+      h('summary', null, 'Attempt ' + n, ' ', out), failureBox, content);
+    let loaded = false;
+    const refreshFailure = () => {
+      const f = failureOf(n);
+      const u = (task.usages || []).filter((x) => x.attempt === n);
+      replace(failureBox,
+        f ? failureRecord(f) : null,
+        u.length ? h('p', { class: 'muted' }, 'Used: ', u.map((x) => money(x.usage.cost_usd) + ', ' + tokens(x.usage.input_tokens) + ' tokens in, ' + tokens(x.usage.output_tokens) + ' out (' + (x.usage.model || x.agent) + ')').join('; ')) : null);
+    };
+    const loadBody = async () => {
+      replace(content, h('p', { class: 'muted' }, 'Loading…'));
+      let tr;
+      try {
+        tr = await api.get(path + '/transcript?attempt=' + n);
+      } catch (e) {
+        replace(content, h('p', { class: 'error' }, e.message));
+        return;
+      }
+      replace(content, transcriptView(tr), runLogButton(failureOf(n) ? failureOf(n).run_id || tr.run_id : tr.run_id),
+        h('button', { type: 'button', class: 'small link', onclick: () => loadBody() }, 'Reload the transcript'));
+    };
+    el.addEventListener('toggle', () => { if (el.open && !loaded) { loaded = true; loadBody(); } });
+    return { el, outcome: out, refreshFailure };
+  }
+
+  // Events of this task come in as they happen: a line in the timeline,
+  // then the task is read again (coalesced).
+  async function loadTimeline() {
+    let after = 0;
+    for (let i = 0; i < 10; i++) {
+      const page = await api.get('/v1/events' + api.q({ follow: 'false', task: id, after, limit: 1000 }));
+      for (const ev of page.events) addEvent(ev);
+      if (page.events.length < 1000) break;
+      after = page.next;
+    }
+  }
+
+  function addEvent(ev) {
+    if (seenEvents.has(ev.seq)) return;
+    seenEvents.add(ev.seq);
+    timeline.append(h('li', { dataset: { type: ev.type, seq: String(ev.seq) } },
+      h('time', null, clock(ev.time)), ' ', h('span', { class: 'ev-type' }, ev.type), ' ', h('span', { class: 'ev-text' }, eventText(ev))));
+  }
+
+  const unsub = live.subscribe((ev) => {
+    if (ev.task_id !== id) return undefined;
+    addEvent(ev);
+    return load();
+  });
+
+  load().then(loadTimeline).catch((e) => flash(msg, e.message, 'error'));
+  const tick = setInterval(() => {
+    if (task && task.started_at && !task.finished_at) {
+      const dd = overview.querySelector('dd[data-key="elapsed"]');
+      if (dd) dd.textContent = elapsed(task);
+    }
+  }, 1000);
+  return () => { gone = true; unsub(); clearInterval(tick); };
+}
+
+function failureRecord(f) {
+  const v = f.executor_output && f.executor_output.verification;
+  const rows = [
+    ['Type', f.failure_type],
+    v ? ['Command', h('code', null, v.command)] : null,
+    v ? ['Exit code', String(v.exit_code)] : null,
+    f.executor_output && f.executor_output.error ? ['Error', f.executor_output.error] : null,
+    f.executor_output && f.executor_output.files_modified && f.executor_output.files_modified.length ? ['Files modified', f.executor_output.files_modified.join(', ')] : null,
+    f.root_cause_guess ? ['Guessed cause', f.root_cause_guess] : null,
+    f.suggested_fix ? ['Suggested fix', f.suggested_fix] : null,
+    f.run_id ? ['Run', h('span', { class: 'mono' }, f.run_id)] : null,
+  ].filter(Boolean);
+  return h('div', { class: 'failure' },
+    h('h3', null, 'Failure record'),
+    h('dl', { class: 'meta' }, rows.map(([k, x]) => [h('dt', null, k), h('dd', null, x)])),
+    v && v.output_summary ? [h('h4', null, 'Output summary'), pre(v.output_summary, 'text')] : null,
+    f.details ? [h('h4', null, 'Failing output'), pre(f.details, 'text')] : null);
+}
+
+// retryContext is the <retry_context> block that starts a retry's prompt.
+function retryContext(prompt) {
+  const m = /^\s*(<retry_context[\s\S]*?<\/retry_context>)/.exec(prompt || '');
+  return m ? m[1] : '';
+}
+
+function transcriptView(tr) {
+  const entries = tr.entries || [];
+  if (!entries.length) return h('p', { class: 'muted' }, 'No transcript: the agent is not one wilco runs itself, or its turn has not started.');
+  const prompt = entries.find((e) => e.kind === 'prompt');
+  const rc = retryContext(prompt && prompt.text);
+  return h('div', { class: 'transcript' },
+    rc ? h('div', { class: 'retry-context' }, h('h3', null, 'Retry context sent with this attempt'), pre(rc, 'text')) : null,
+    prompt ? h('details', { class: 'prompt' }, h('summary', null, 'The prompt sent (' + prompt.text.length + ' characters)'), pre(prompt.text, 'text')) : null,
+    h('h3', null, 'Transcript'),
+    h('ol', { class: 'entries' }, merged(entries.filter((e) => e !== prompt)).map((e) => h('li', { class: 'entry ' + e.kind, dataset: { kind: e.kind } },
+      h('span', { class: 'kind' }, e.kind === 'tool_call' ? 'tool call ' + (e.tool || '') : e.kind === 'tool_result' ? 'result' : e.kind),
+      e.text ? pre(e.text, 'text') : null,
+      e.input ? json(e.input) : null))));
+}
+
+// merged joins runs of text entries (an agent that writes plain lines has
+// one entry a line) into one.
+function merged(entries) {
+  const out = [];
+  for (const e of entries) {
+    const last = out[out.length - 1];
+    if (e.kind === 'text' && last && last.kind === 'text' && !last.input) {
+      out[out.length - 1] = { ...last, text: last.text + '\n' + e.text };
+    } else {
+      out.push(e);
+    }
+  }
+  return out;
+}
+
+// eventText says in a line what an event of a task is.
+function eventText(ev) {
+  const d = ev.data || {};
+  switch (ev.type) {
+    case 'task.state': return d.from + ' → ' + d.to + (d.phase ? ' (' + d.phase + ')' : '') + (d.reason ? ': ' + d.reason : '');
+    case 'task.milestone': return d.text;
+    case 'task.attempt': return 'attempt ' + d.attempt + (d.max_attempts ? ' of ' + d.max_attempts : '') + ', ' + (d.kind || '') + ', to ' + d.agent;
+    case 'task.turn_ended': return 'exit ' + d.exit_code + (d.status ? ', ' + d.status : '') + (d.summary ? ': ' + d.summary : '');
+    case 'task.failure': return d.record ? d.record.failure_type + (d.record.root_cause_guess ? ': ' + d.record.root_cause_guess : '') : '';
+    case 'task.replan': return 'replan ' + d.number + ' after ' + d.failures + ' failures';
+    case 'task.escalated': return d.reason;
+    case 'task.response': return d.action + (d.instruction ? ': ' + d.instruction : '');
+    case 'task.success': return d.summary ? d.summary.why || 'verified by ' + d.summary.run_id : 'verified';
+    case 'task.stuck': return 'stuck: ' + ((d.report && d.report.hypotheses) || []).length + ' hypotheses';
+    case 'task.proposed': return 'a diff of ' + ((d.proposal && d.proposal.files) || []).length + ' files';
+    case 'task.warning': return d.text;
+    case 'task.queued': return 'queued';
+    case 'delivery.queued': return (d.message ? d.message.id + ' for ' + d.message.to : '');
+    case 'delivery.sent':
+    case 'delivery.retried':
+    case 'delivery.notice': return d.id + ' to ' + (ev.agent || '') + (d.kind && d.kind !== 'first' ? ' (' + d.kind + ')' : '') + (d.attempt ? ', send ' + d.attempt : '');
+    case 'delivery.acknowledged': return d.id + ' acknowledged by ' + d.by + (d.status ? ' (' + d.status + ')' : '') + (d.understanding ? ': ' + d.understanding : '') + (d.note ? ' — ' + d.note : '');
+    case 'delivery.clarifying': return d.id + ' asks: ' + (d.questions || []).join(' / ');
+    case 'delivery.reply': return (d.id ? d.id + ' ' : '') + d.kind.replace(/_/g, ' ') + (d.text ? ': ' + d.text : '');
+    case 'delivery.failed':
+    case 'delivery.cancelled':
+    case 'delivery.escalated':
+    case 'delivery.deferred': return d.id + ': ' + d.reason;
+    case 'delivery.reassigned': return d.id + ' passed from ' + d.from + ' to ' + d.to + ' as ' + d.new_id;
+    default: {
+      const s = JSON.stringify(d);
+      return s === '{}' ? '' : s.length > 240 ? s.slice(0, 240) + '…' : s;
+    }
+  }
+}

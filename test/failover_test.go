@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -724,6 +725,21 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 		t.Errorf("the old leader's log does not say it lost the lease:\n%s", tail(out, 30))
 	}
 	t.Logf("the old leader: %s", firstMatch(out, "stale", "lease was lost"))
+
+	// wilco status --cluster, asked of the standby, shows both nodes and
+	// the lease at its second token.
+	st := exec.Command(wilcoBin, "status", "--cluster")
+	st.Dir = t.TempDir()
+	st.Env = append(os.Environ(), "WILCO_ADDR="+a.url(), "WILCO_TOKEN="+adminToken)
+	got, err := st.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wilco status --cluster: %v\n%s", err, got)
+	}
+	for _, want := range []string{regexp.QuoteMeta(b.url()) + `\s+active`, regexp.QuoteMeta(a.url()) + `\s+standby`, `paused\s+\S+\s+` + regexp.QuoteMeta(b.url()) + `\s+2\s`} {
+		if !regexp.MustCompile(want).Match(got) {
+			t.Errorf("wilco status --cluster does not match %q:\n%s", want, got)
+		}
+	}
 }
 
 func firstMatch(s string, subs ...string) string {

@@ -166,7 +166,7 @@ func TestRemoteAgentAcknowledgesThroughMCPOverHTTP(t *testing.T) {
 		t.Fatalf("a notification: %d", r.status)
 	}
 	tools := rpc(tok["remote"], 2, "tools/list", nil)["result"].(map[string]any)["tools"].([]any)
-	if len(tools) != 3 {
+	if len(tools) != 4 {
 		t.Fatalf("tools %v", tools)
 	}
 	// Another agent's token acknowledges nothing of this task.

@@ -396,6 +396,9 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if d.LoginURL, _, err = d.Server.LoginLink(d.URL); err != nil {
 		return nil, err
 	}
+	if opts.Transport == "" {
+		opts.Transport = cfg.Transport // the flag and WILCO_TRANSPORT come first
+	}
 	if opts.Transport != "" {
 		if err = d.startBridge(opts.Transport, base); err != nil {
 			return nil, err

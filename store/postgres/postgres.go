@@ -30,7 +30,7 @@ const ParamRepository = "repository"
 var (
 	// ErrFenced is returned by Commit when the store's lease was taken
 	// over or expired: another node may be writing the repository now.
-	ErrFenced = errors.New("postgres: the lease was lost (fencing token refused)")
+	ErrFenced = fmt.Errorf("postgres: the lease was lost (fencing token refused): %w", store.ErrLeaseLost)
 	// ErrNoLease is returned by Commit on a store that never acquired the
 	// repository's lease.
 	ErrNoLease = errors.New("postgres: commit without the repository's lease")

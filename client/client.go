@@ -37,7 +37,7 @@ const AddrFile = ".wilco/addr"
 // Client talks to one wilco server with one token. It is safe for
 // concurrent use.
 type Client struct {
-	base  string
+	base  *target
 	token string
 	http  *http.Client
 }
@@ -55,15 +55,17 @@ func WithHTTPClient(h *http.Client) Option {
 // New returns a client of the server at addr ("http://host:port"; a bare
 // "host:port" means http) authenticating with token (admin or agent).
 func New(addr, token string, opts ...Option) *Client {
-	c := &Client{base: normalizeAddr(addr), token: token, http: http.DefaultClient}
+	c := &Client{base: &target{base: normalizeAddr(addr)}, token: token, http: http.DefaultClient}
 	for _, o := range opts {
 		o(c)
 	}
+	c.http = noFollow(c.http)
 	return c
 }
 
 // Addr is the server's base address.
-func (c *Client) Addr() string { return c.base }
+// After a standby's redirect it is the active node's.
+func (c *Client) Addr() string { return c.base.get() }
 
 // WithToken returns a copy of the client that authenticates with token.
 func (c *Client) WithToken(token string) *Client {
@@ -193,19 +195,59 @@ type request struct {
 // send performs the request and returns the response of a 2xx answer; any
 // other answer becomes an *APIError.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
-	u := c.base + r.path
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
-	}
-	var body io.Reader
+	var body []byte
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
 			return nil, fmt.Errorf("client: encode %s %s: %w", r.method, r.path, err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	redirects := 0
+	deadline := time.Now().Add(failoverPatience)
+	for {
+		base := c.base.get()
+		resp, err := c.sendTo(ctx, base, r, body)
+		if err != nil || resp.Header.Get(headerStandby) == "" {
+			return resp, err
+		}
+		// A standby answered.
+		switch active := resp.Header.Get(headerActive); {
+		case active != "" && redirects < maxRedirects:
+			resp.Body.Close()
+			redirects++
+			c.base.set(normalizeAddr(active))
+			continue
+		case resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline):
+			resp.Body.Close()
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(standbyWait(resp)):
+			}
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			return nil, decodeError(r.method, r.path, resp.StatusCode, b)
+		}
+		return resp, nil
+	}
+}
+
+// sendTo sends r once to the server at base. Wilco's redirects (a
+// standby's) come back as they are, for send.
+func (c *Client) sendTo(ctx context.Context, base string, r request, body []byte) (*http.Response, error) {
+	u := base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, rd)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -230,7 +272,10 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &TransportError{Addr: c.base, Err: unwrapURLError(err)}
+		return nil, &TransportError{Addr: base, Err: unwrapURLError(err)}
+	}
+	if resp.Header.Get(headerStandby) != "" {
+		return resp, nil
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()

@@ -79,6 +79,9 @@ type Config struct {
 	// Probe asks each agent, when it registers, for its context: OS, CLI
 	// version, the tools the verify steps need and the toolchains.
 	Probe bool
+	// Transport is the NATS server (nats://…) that carries the mailbox
+	// agents' messages; "" for HTTP only.
+	Transport string
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).

@@ -32,6 +32,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	}
 	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
 	want.Package = "services/api"
+	want.Transport = "nats://127.0.0.1:4222"
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
 	written := []core.NotifyEvent{"escalated", "stuck", "clarification", "blocked", "unresponsive", "operation", "success", "failed"}

@@ -456,6 +456,12 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			})
 		},
 		"probe": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
+		"transport": func(n *yaml.Node, k string) {
+			d.str(n, k, &c.Transport)
+			if n.Kind == yaml.ScalarNode && c.Transport != "" && !strings.HasPrefix(c.Transport, "nats://") && !strings.HasPrefix(c.Transport, "tls://") {
+				d.fail(n, k, "must be a NATS server URL such as nats://127.0.0.1:4222, got %q", c.Transport)
+			}
+		},
 		"package": func(n *yaml.Node, k string) {
 			d.str(n, k, &c.Package)
 			if n.Kind == yaml.ScalarNode {

@@ -43,10 +43,11 @@ func (c *Config) Encode() ([]byte, error) {
 			RetryLogRetention:   dur(c.Logs.RetryLogRetention),
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
 		},
-		Compat:  fileCompat{AIMaestro: c.Compat.AIMaestro},
-		Done:    fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
-		Package: c.Package,
-		Probe:   c.Probe,
+		Compat:    fileCompat{AIMaestro: c.Compat.AIMaestro},
+		Done:      fileDone{MaxFiles: c.Done.MaxFiles, MaxLines: c.Done.MaxLines, Size: string(c.Done.Size), Tests: string(c.Done.Tests)},
+		Package:   c.Package,
+		Probe:     c.Probe,
+		Transport: c.Transport,
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
 			Retry: fileNotifyRetry{
@@ -154,6 +155,8 @@ type (
 		// Package is "" in a repository that is not a monorepo.
 		Package string `yaml:"package,omitempty"`
 		Probe   bool   `yaml:"probe"`
+		// Transport is "" when the mailbox is HTTP only.
+		Transport string `yaml:"transport,omitempty"`
 	}
 	fileDone struct {
 		MaxFiles int    `yaml:"max_files"`

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,11 +24,13 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/natsbox"
 	"wilco/notify"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
 	"wilco/store"
+	"wilco/store/postgres"
 	"wilco/store/sqlite"
 	"wilco/verify"
 	"wilco/web"
@@ -39,6 +42,12 @@ const (
 	DefaultDir = ".wilco"
 	// EnvToken names the environment variable that holds the admin token.
 	EnvToken = "WILCO_TOKEN"
+	// EnvStore names the environment variable that overrides the
+	// configuration's store (wilco serve --store overrides both).
+	EnvStore = "WILCO_STORE"
+	// EnvTransport names the environment variable of the NATS server that
+	// carries the mailbox (wilco serve --transport overrides it).
+	EnvTransport = "WILCO_TRANSPORT"
 	// shutdownGrace is how long Close lets requests in flight finish.
 	shutdownGrace = 10 * time.Second
 )
@@ -72,6 +81,19 @@ type Options struct {
 	Deliver func(agent string, msg core.InboxMessage)
 	// Routes are more routes for the server (tasks, plans, runs).
 	Routes []server.Route
+	// Store overrides the configuration's store: a SQLite file, or a
+	// postgres:// URL, with which this node is one of the nodes that may
+	// serve the repository (see LeaseTTL).
+	Store string
+	// LeaseTTL is how long the repository's lease lasts without renewal,
+	// with a PostgreSQL store (default DefaultLeaseTTL).
+	LeaseTTL time.Duration
+	// Advertise is the URL other nodes send clients to while this node is
+	// active (default: http:// and the bound address).
+	Advertise string
+	// Transport, a nats:// URL, carries the mailbox agents' messages over
+	// NATS JetStream too (package natsbox), while this node is active.
+	Transport string
 	// Started, when set, is called by Run once the daemon serves: wilco
 	// serve prints the page's login link there.
 	Started func(d *Daemon)
@@ -91,10 +113,17 @@ type Daemon struct {
 	Server   *server.Server
 
 	log  *slog.Logger
-	st   *sqlite.Store
+	st   store.Store
 	http *http.Server
-	eff  *effector
-	disp *dispatch.Dispatcher
+	// node is this process as one of the nodes of a PostgreSQL store; nil
+	// with SQLite. front is what the HTTP server answers with: the
+	// standby's handler until the node is active, then the server.
+	node  *node
+	front atomic.Pointer[http.Handler]
+	// bridge carries the mailbox over NATS (nil without a transport).
+	bridge *natsbox.Bridge
+	eff    *effector
+	disp   *dispatch.Dispatcher
 	// notifier makes the attempts of notifications.
 	notifier *notify.Notifier
 
@@ -128,12 +157,37 @@ func Run(ctx context.Context, opts Options) error {
 	select {
 	case <-ctx.Done():
 	case <-d.served:
+	case <-d.lost():
 	}
 	err = d.Close()
 	if d.serveErr != nil {
 		return errors.Join(d.serveErr, err)
 	}
+	if d.node != nil && ctx.Err() == nil && isClosed(d.lost()) {
+		// Not the active node any more: stand by again, from a clean
+		// start, and take over again if the lease comes free.
+		d.log.Info("standing by again", "err", err)
+		return Run(ctx, opts)
+	}
 	return err
+}
+
+// lost is closed when a node of a PostgreSQL store lost the lease (nil
+// with SQLite: never).
+func (d *Daemon) lost() <-chan struct{} {
+	if d.node == nil {
+		return nil
+	}
+	return d.node.lost
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // Start starts a daemon and returns once it serves. ctx bounds the start
@@ -211,20 +265,42 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 
 	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock, dir: dir}
 	dbPath := cfg.Store
+	if opts.Store != "" {
+		dbPath = opts.Store
+	}
 	switch {
-	case dbPath == "":
-		dbPath = filepath.Join(dir, "wilco.db")
-	case !filepath.IsAbs(dbPath):
-		dbPath = filepath.Join(base, dbPath)
-	}
-	if d.st, err = sqlite.Open(dbPath); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			d.st.Close()
+	case postgres.IsURL(dbPath):
+		defer func() {
+			if err != nil && d.st != nil {
+				d.st.Close()
+			}
+		}()
+		if err = d.startNode(ctx, opts, dbPath, base, ln); err != nil {
+			return nil, err
 		}
-	}()
+		defer func() {
+			if err != nil {
+				d.stopHTTP()
+			}
+		}()
+		opts.Routes = append(slices.Clip(opts.Routes), d.node.clusterRoute())
+		dbPath = postgres.Redact(dbPath)
+	default:
+		switch {
+		case dbPath == "":
+			dbPath = filepath.Join(dir, "wilco.db")
+		case !filepath.IsAbs(dbPath):
+			dbPath = filepath.Join(base, dbPath)
+		}
+		if d.st, err = sqlite.Open(dbPath); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				d.st.Close()
+			}
+		}()
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -264,10 +340,14 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	if err := records.Prune(time.Now()); err != nil {
 		log.Warn("pruning the retry logs failed", "err", err)
 	}
-	if d.Runtime, err = runtime.Open(ctx, runtime.Config{
+	rcfg := runtime.Config{
 		Store: d.st, Effector: effects{d.eff, d.disp, d.notifier}, Logger: log.With("component", "runtime"),
 		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
-	}); err != nil {
+	}
+	if d.node != nil {
+		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
+	}
+	if d.Runtime, err = runtime.Open(ctx, rcfg); err != nil {
 		d.disp.Close()
 		return nil, err
 	}
@@ -335,13 +415,58 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		return nil, err
 	}
 
-	d.Addr = ln.Addr().String()
-	d.URL = "http://" + d.Addr
+	if d.node == nil {
+		d.Addr = ln.Addr().String()
+		d.URL = "http://" + d.Addr
+	}
 	if d.LoginURL, _, err = d.Server.LoginLink(d.URL); err != nil {
 		return nil, err
 	}
+	if opts.Transport == "" {
+		opts.Transport = cfg.Transport // the flag and WILCO_TRANSPORT come first
+	}
+	if opts.Transport != "" {
+		if err = d.startBridge(opts.Transport, base); err != nil {
+			return nil, err
+		}
+	}
+	if d.node != nil {
+		d.setFront(d.Server)
+		d.node.keep(d.Runtime.Err)
+	} else {
+		d.setFront(d.Server)
+		d.serve(ln)
+	}
+	if err := d.lock.setURL(d.URL); err != nil {
+		log.Warn("could not record the address in the lock file", "err", err)
+	}
+	d.addrFile = filepath.Join(dir, "addr")
+	if err := os.WriteFile(d.addrFile, []byte(d.URL+"\n"), 0o600); err != nil {
+		log.Warn("could not write the address file", "path", d.addrFile, "err", err)
+		d.addrFile = ""
+	}
+	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	if len(cfg.Agents) == 0 {
+		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
+	}
+	if len(cfg.Verify.Steps) == 0 {
+		log.Warn("no verify step is configured: nothing checks the agents' work, and tasks end unverified, never success; add verify.steps to wilco.yaml")
+	}
+	return d, nil
+}
+
+// serve starts answering HTTP on ln with whatever front holds.
+func (d *Daemon) serve(ln net.Listener) {
+	d.Addr = ln.Addr().String()
+	d.URL = "http://" + d.Addr
+	log := d.log
 	d.http = &http.Server{
-		Handler:           d.Server,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			(*d.front.Load()).ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// ReadTimeout bounds reading a request (its body is at most 1 MiB);
 		// net/http lifts it once the handler runs, so event streams and
@@ -365,25 +490,6 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 			log.Error("serving stopped", "err", err)
 		}
 	}()
-	if err := d.lock.setURL(d.URL); err != nil {
-		log.Warn("could not record the address in the lock file", "err", err)
-	}
-	d.addrFile = filepath.Join(dir, "addr")
-	if err := os.WriteFile(d.addrFile, []byte(d.URL+"\n"), 0o600); err != nil {
-		log.Warn("could not write the address file", "path", d.addrFile, "err", err)
-		d.addrFile = ""
-	}
-	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
-	for _, w := range cfg.Warnings {
-		log.Warn("configuration: " + w)
-	}
-	if len(cfg.Agents) == 0 {
-		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
-	}
-	if len(cfg.Verify.Steps) == 0 {
-		log.Warn("no verify step is configured: nothing checks the agents' work, and tasks end unverified, never success; add verify.steps to wilco.yaml")
-	}
-	return d, nil
 }
 
 // setUp registers the configured agents and policies, and settles the
@@ -454,10 +560,17 @@ func (d *Daemon) Close() error {
 		}
 		cancel()
 		<-d.served
+		if d.bridge != nil {
+			d.bridge.Close()
+		}
 		errs = append(errs, d.disp.Close())
 		d.eff.close()
 		d.notifier.Close()
-		errs = append(errs, d.Runtime.Close(), d.st.Close())
+		errs = append(errs, d.Runtime.Close())
+		if d.node != nil {
+			d.node.close()
+		}
+		errs = append(errs, d.st.Close())
 		if d.addrFile != "" {
 			_ = os.Remove(d.addrFile)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store"
-	"wilco/store/sqlite"
+	"wilco/store/postgres"
 )
 
 // Options describe a run. The defaults are the issue's: 200 000
@@ -36,6 +35,10 @@ type Options struct {
 	Window int
 	// Dir holds the database; a temporary directory when empty.
 	Dir string
+	// Store is "" or "sqlite" (a SQLite file in Dir), "postgres" (a
+	// throw-away PostgreSQL server started for the run, see pgtemp) or a
+	// postgres:// URL (a new repository in that database).
+	Store string
 }
 
 // Defaults returns the workload.
@@ -198,13 +201,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer cleanup()
-	st, err := sqlite.Open(filepath.Join(dir, "wilco.db"))
+	st, closeStore, err := openStore(ctx, o.Store, dir)
 	if err != nil {
 		return Result{}, err
 	}
-	defer st.Close()
+	defer closeStore()
 	ag := &agents{prob: o.AckProb}
-	rt, err := runtime.Open(ctx, runtime.Config{Store: st, Effector: ag})
+	rcfg := runtime.Config{Store: st, Effector: ag}
+	if _, ok := st.(*postgres.Store); ok {
+		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
+	}
+	rt, err := runtime.Open(ctx, rcfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -283,6 +290,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	ag.wg.Wait()
 
 	res.System, res.Deliveries, res.Agents, res.AckProb = "wilco", o.Deliveries, o.Agents, o.AckProb
+	if o.Store != "" && o.Store != "sqlite" {
+		res.System = "wilco-postgres"
+	}
 	res.Sends = ag.sends.Load()
 	res.Events = rt.CommittedSeq()
 	res.ElapsedMS = ms(elapsed)

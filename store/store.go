@@ -106,4 +106,8 @@ var (
 	ErrSeq = errors.New("store: event seq does not continue the log")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("store: closed")
+	// ErrLeaseLost is wrapped by a shared store's refusal of a write by a
+	// node that no longer holds the repository's lease: another node
+	// writes now, and the request should go to it.
+	ErrLeaseLost = errors.New("store: this node no longer holds the repository's lease")
 )

@@ -13,9 +13,14 @@ import (
 func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	wait := fs.Duration("wait", 0, "long-poll up to this long when the inbox is empty")
-	asJSON := fs.Bool("json", false, "print the API JSON")
+	asJSON := fs.Bool("json", false, "print the API JSON (with --follow: one message per line)")
+	follow := fs.Bool("follow", false, "print the messages as they arrive, until interrupted (over NATS with --transport, else long-polling)")
+	nt := c.natsFlags(fs)
 	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
 		return code
+	}
+	if *follow {
+		return c.followInbox(ctx, nt, *asJSON)
 	}
 	cl, err := c.agentClient()
 	if err != nil {
@@ -36,20 +41,24 @@ func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
 		}
-		head := []string{m.ID, m.Type, "from " + m.From}
-		for _, kv := range [][2]string{{"task", m.TaskID}, {"instruction", m.InstructionID}, {"operation", m.OperationID}} {
-			if kv[1] != "" {
-				head = append(head, kv[0]+" "+kv[1])
-			}
-		}
-		head = append(head, fmt.Sprintf("attempt %d", m.Attempt))
-		fmt.Fprintf(c.stdout, "--- %s\n", strings.Join(head, "  "))
-		if m.Subject != "" {
-			fmt.Fprintf(c.stdout, "Subject: %s\n", m.Subject)
-		}
-		fmt.Fprintln(c.stdout, strings.TrimRight(m.Body, "\n"))
+		c.printInboxMessage(m)
 	}
 	return exitOK
+}
+
+func (c *cli) printInboxMessage(m client.InboxMessage) {
+	head := []string{m.ID, m.Type, "from " + m.From}
+	for _, kv := range [][2]string{{"task", m.TaskID}, {"instruction", m.InstructionID}, {"operation", m.OperationID}} {
+		if kv[1] != "" {
+			head = append(head, kv[0]+" "+kv[1])
+		}
+	}
+	head = append(head, fmt.Sprintf("attempt %d", m.Attempt))
+	fmt.Fprintf(c.stdout, "--- %s\n", strings.Join(head, "  "))
+	if m.Subject != "" {
+		fmt.Fprintf(c.stdout, "Subject: %s\n", m.Subject)
+	}
+	fmt.Fprintln(c.stdout, strings.TrimRight(m.Body, "\n"))
 }
 
 func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -58,6 +67,7 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 	typ := fs.String("type", "", "the reply's form: task-acknowledgment, task-acknowledgment-error, checkpoint-ack, task-complete, acknowledgment (with --data, or with the text: a task-complete's text is its summary)")
 	data := fs.String("data", "", "the reply as a JSON object (its \"type\" field names the form when --type is not given)")
 	asJSON := fs.Bool("json", false, "print the API JSON")
+	nt := c.natsFlags(fs)
 	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
 	if !ok {
 		return code
@@ -79,13 +89,20 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 	case strings.TrimSpace(r.Text) == "":
 		return c.usageError(v, fs, "give the reply's text (with --type to name its form), or --data")
 	}
-	cl, err := c.agentClient()
-	if err != nil {
-		return c.fail(err)
-	}
-	in, err := cl.Reply(ctx, r)
-	if err != nil {
-		return c.fail(err)
+	var in *client.Interpretation
+	if nt.url() != "" {
+		var code int
+		if in, code = c.replyOverNATS(ctx, nt, r); in == nil {
+			return code
+		}
+	} else {
+		cl, err := c.agentClient()
+		if err != nil {
+			return c.fail(err)
+		}
+		if in, err = cl.Reply(ctx, r); err != nil {
+			return c.fail(err)
+		}
 	}
 	if *asJSON {
 		return c.printJSON(map[string]any{"interpreted": in})

@@ -29,6 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&o.MaxRetries, "max-retries", o.MaxRetries, "retries per delivery (sends: max-retries+1)")
 	fs.IntVar(&o.Window, "window", o.Window, "deliveries in flight at most")
 	fs.StringVar(&o.Dir, "dir", "", "directory for the database (default: a temporary one)")
+	fs.StringVar(&o.Store, "store", "sqlite", "the store: sqlite, postgres (a throw-away PostgreSQL server from the installed programs) or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print only the JSON object")
 	open := fs.Int("open", 0, "hold this many open deliveries with armed timers, then measure the restart")
 	recoverDir := fs.String("recover-dir", "", "internal: measure a restart from this directory")

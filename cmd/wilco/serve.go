@@ -44,12 +44,23 @@ func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 	cfg := fs.String("config", "", "the configuration file (default $WILCO_CONFIG, else wilco.yaml)")
 	dir := fs.String("dir", "", "the state directory (default .wilco in the working directory)")
 	remote := fs.Bool("allow-remote", false, "allow a listen address that is not loopback (put TLS in front)")
+	st := fs.String("store", "", "the store: a SQLite file, or postgres://… to be one of several nodes (default $WILCO_STORE, else the configuration's store)")
+	ttl := fs.Duration("lease-ttl", daemon.DefaultLeaseTTL, "with a PostgreSQL store: how long the repository's lease lasts unrenewed (how soon a standby takes over)")
+	advertise := fs.String("advertise", "", "with a PostgreSQL store: the URL clients are sent to while this node is active (default http:// and the listen address)")
+	transport := fs.String("transport", "", "nats://… : carry the mailbox agents' messages over NATS JetStream too (default $WILCO_TRANSPORT)")
 	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {
 		return code
+	}
+	if *transport == "" {
+		*transport = c.getenv(daemon.EnvTransport)
+	}
+	if *st == "" {
+		*st = c.getenv(daemon.EnvStore)
 	}
 	path := c.configPath(*cfg)
 	err := daemon.Run(ctx, daemon.Options{
 		ConfigPath: path, Root: c.wd, Addr: *addr, Dir: stateDir(*dir, c.wd), AllowRemote: *remote,
+		Store: *st, LeaseTTL: *ttl, Advertise: *advertise, Transport: *transport,
 		Logger: slog.New(slog.NewTextHandler(c.stderr, nil)),
 		Started: func(d *daemon.Daemon) {
 			fmt.Fprintf(c.stderr, "\nThe page: %s\n  (a one-time login link: it logs one browser in; `wilco web` prints another)\n\n", d.LoginURL)

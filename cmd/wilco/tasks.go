@@ -120,9 +120,13 @@ func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
 	detail := fs.Bool("detail", false, "with ID: every failure in full")
 	state := fs.String("state", "", "without ID: only tasks in this state")
 	asJSON := fs.Bool("json", false, "print the API JSON")
+	cluster := fs.Bool("cluster", false, "the nodes of a PostgreSQL store and the repositories' leases")
 	pos, _, code, ok := c.parse(v, fs, args, 0, 1)
 	if !ok {
 		return code
+	}
+	if *cluster {
+		return c.printCluster(ctx, *asJSON)
 	}
 	if *state != "" && !slices.Contains(taskStates, *state) {
 		return c.usageError(v, fs, "--state: one of %s, got %q", strings.Join(taskStates, ", "), *state)

@@ -35,13 +35,13 @@ func init() {
 	verbs = []*verb{
 		{name: "init", args: "[--force] [--dir DIR]", group: "setup", summary: "write wilco.yaml (verify command and installed agents detected) and .wilco/ with the admin token", run: cmdInit},
 		{name: "config", args: "check [--config FILE]", group: "setup", summary: "validate wilco.yaml and print the effective configuration, defaults filled in", run: cmdConfig},
-		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
+		{name: "serve", args: "[--addr HOST:PORT] [--config FILE] [--dir DIR] [--allow-remote] [--store URL] [--lease-ttl D] [--advertise URL] [--transport nats://…]", group: "setup", summary: "run the server in the foreground", run: cmdServe},
 
 		{name: "run", args: `"<text>" [submit flags] [--config FILE]`, group: "tasks", summary: "submit and follow to the end (starts an in-process server if none answers); exit 0 only on verified success, 3 when no check ran", run: cmdRun},
 		{name: "submit", args: `"<text>" [--constraint S]… [--non-goal S]… [--boundary S]… [--criteria S]… [--dry-run] [--agent A] [--id ID] [--package P] [--json]`, group: "tasks", summary: "queue a task", run: cmdSubmit},
 
 		{name: "queue", args: "[--json]", group: "look", summary: "list the queued tasks in order", run: cmdQueue},
-		{name: "status", args: "[ID] [--detail] [--state S] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
+		{name: "status", args: "[ID] [--detail] [--state S] [--cluster] [--json]", group: "look", summary: "list the tasks, or show one", run: cmdStatus},
 		{name: "transcript", args: "ID [--attempt N] [--full] [--json]", group: "look", summary: "an attempt's conversation with its agent: prompt, text, tool calls and results", run: cmdTranscript},
 		{name: "web", args: "[--json]", group: "look", summary: "print a one-time link that logs a browser in to the page (wilco serve prints the first)", run: cmdWeb},
 		{name: "watch", args: "[ID] [--after SEQ] [--json]", group: "look", summary: "follow the live event stream (one task's, or all); Ctrl-C stops", run: cmdWatch},
@@ -64,9 +64,9 @@ func init() {
 		{name: "attach", args: "AGENT [--print]", group: "agents and messages", summary: "open a tmux agent's session in this terminal (detach with C-b d)", run: cmdAttach},
 		{name: "op", args: "OPERATION [PATH] --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…] | log [ID] [--state S] [--agent A] [--limit N] [--json]", group: "agents and messages", summary: `ask the agents for their "ok", then perform it (hibernate, wake, restart, install-skill PATH, install-plugin PATH, maintenance -- COMMAND, or run the command); op log: the operation log`, run: cmdOp},
 
-		{name: "inbox", args: "[--wait D] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
+		{name: "inbox", args: "[--wait D] [--follow] [--transport nats://…] [--agent NAME] [--repository NAME] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},
 		{name: "ask", args: `SCOUT "<question>"|- [--timeout D] [--json]`, group: "the agent's side", summary: "ask a scout from inside a task and print its answer (WILCO_AGENT_TOKEN)", run: cmdAsk},
-		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
+		{name: "reply", args: `"<text>"|- [--to ID] [--type T] [--data JSON] [--transport nats://…] [--agent NAME] [--json]`, group: "the agent's side", summary: "answer as the agent (WILCO_AGENT_TOKEN)", run: cmdReply},
 		{name: "mcp", args: "", group: "the agent's side", summary: "serve wilco's MCP tools on stdin/stdout to the agent that runs it (ack, clarify, checkpoint, complete; WILCO_AGENT_TOKEN, WILCO_TASK_ID)", run: cmdMCP},
 
 		{name: "logs", args: "[--task ID] [--agent A] [--follow] [--json]", group: "logs", summary: "the retry log, in the retry.log (or, with --json, retry.jsonl) form", run: cmdLogs},

@@ -1,0 +1,111 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Cluster is GET /v1/cluster: the nodes that serve the repositories of a
+// PostgreSQL store, and who holds each repository's lease.
+type Cluster struct {
+	Node       string         `json:"node"`
+	Repository string         `json:"repository"`
+	Active     bool           `json:"active"`
+	Nodes      []ClusterNode  `json:"nodes"`
+	Leases     []ClusterLease `json:"leases"`
+	Time       time.Time      `json:"time"`
+}
+
+// ClusterNode is one node of a Cluster.
+type ClusterNode struct {
+	ID         string    `json:"id"`
+	Repository string    `json:"repository"`
+	URL        string    `json:"url"`
+	Version    string    `json:"version"`
+	Active     bool      `json:"active"`
+	Started    time.Time `json:"started_at"`
+	Seen       time.Time `json:"seen_at"`
+}
+
+// ClusterLease is one repository's lease.
+type ClusterLease struct {
+	Repository string    `json:"repository"`
+	Holder     string    `json:"holder"`
+	URL        string    `json:"url"`
+	Token      int64     `json:"token"`
+	Valid      bool      `json:"valid"`
+	Acquired   time.Time `json:"acquired_at"`
+	Renewed    time.Time `json:"renewed_at"`
+	Expires    time.Time `json:"expires_at"`
+}
+
+// Cluster reads the nodes and the leases (a server on a PostgreSQL store;
+// others answer 404).
+func (c *Client) Cluster(ctx context.Context) (*Cluster, error) {
+	return one[Cluster](ctx, c, request{method: http.MethodGet, path: "/v1/cluster"})
+}
+
+// Several nodes may serve a repository from a PostgreSQL store; one is
+// active, the others are standbys. A standby answers a request meant for
+// the active node with a 307 redirect that names it in the Wilco-Active
+// header, or with 503 and the Wilco-Standby header while no node is active
+// (during a takeover). The client follows the first, and remembers the
+// active node for its next requests, and waits out the second, for up to
+// failoverPatience.
+const (
+	headerActive     = "Wilco-Active"
+	headerStandby    = "Wilco-Standby"
+	failoverPatience = 30 * time.Second
+	maxRedirects     = 5
+)
+
+// target is the server address a client and its copies send to; a
+// standby's redirect moves it to the active node.
+type target struct {
+	mu   sync.Mutex
+	base string
+}
+
+func (t *target) get() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.base
+}
+
+func (t *target) set(base string) {
+	t.mu.Lock()
+	t.base = base
+	t.mu.Unlock()
+}
+
+// noFollow is h that leaves wilco's own redirects to the client, which
+// re-sends the request (body and token) to the active node itself.
+func noFollow(h *http.Client) *http.Client {
+	cp := *h
+	next := h.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Response != nil && req.Response.Header.Get(headerActive) != "" {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	return &cp
+}
+
+// standbyWait is how long to wait before trying again after a standby's
+// 503 (its Retry-After, at most 5 s).
+func standbyWait(resp *http.Response) time.Duration {
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+		return min(time.Duration(n)*time.Second, 5*time.Second)
+	}
+	return time.Second
+}

@@ -1,0 +1,443 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wilco/core"
+	"wilco/natsbox"
+	"wilco/server"
+	"wilco/store"
+	"wilco/store/postgres"
+)
+
+// DefaultLeaseTTL is how long a repository's lease lasts without renewal:
+// the longest a standby waits before it takes over from a node that died.
+const DefaultLeaseTTL = 10 * time.Second
+
+// HeaderActive is the response header with which a standby node names the
+// active node of the repository (with a 307 redirect to it).
+const HeaderActive = "Wilco-Active"
+
+// HeaderStandby marks the answers of a standby node.
+const HeaderStandby = "Wilco-Standby"
+
+// ErrLeaseLost is why a node stops being active: its lease expired or
+// another node took it over.
+var ErrLeaseLost = errors.New("daemon: this node lost the repository's lease")
+
+// node is this process as one of the nodes that serve a repository from a
+// PostgreSQL store: it waits for the lease, keeps it, and answers as a
+// standby until it holds it.
+type node struct {
+	st   *postgres.Store
+	id   string
+	url  string // where clients and other nodes reach this node
+	ttl  time.Duration
+	tok  string // admin token
+	log  *slog.Logger
+	vers string
+
+	mu     sync.Mutex
+	active bool
+
+	lost     chan struct{} // closed when the lease is lost
+	lostOnce sync.Once
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newNode(st *postgres.Store, url string, ttl time.Duration, token string, log *slog.Logger) *node {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &node{
+		st: st, url: url, ttl: ttl, tok: token, log: log,
+		id:   fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:])),
+		lost: make(chan struct{}), stop: make(chan struct{}),
+	}
+}
+
+// pollInterval is how often a standby tries for the lease, and a holder
+// heartbeats: a tenth of the TTL, at most a second.
+func (n *node) pollInterval() time.Duration { return min(n.ttl/10, time.Second) }
+
+// acquire waits until this node holds the lease, heartbeating meanwhile.
+func (n *node) acquire(ctx context.Context) error {
+	waiting := false
+	for {
+		_ = n.st.Heartbeat(ctx, postgres.Node{ID: n.id, URL: n.url, Version: n.vers})
+		l, err := n.st.Acquire(ctx, n.id, n.url, n.ttl)
+		switch {
+		case err == nil:
+			n.log.Info("this node is active: it holds the repository's lease", "repository", n.st.Repository(), "token", l.Token, "ttl", n.ttl)
+			return nil
+		case errors.Is(err, postgres.ErrLeaseHeld):
+			if !waiting {
+				n.log.Info("this node is a standby", "repository", n.st.Repository(), "active", l.URL, "expires", l.Expires)
+				waiting = true
+			}
+		default:
+			n.log.Warn("trying for the repository's lease", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(n.pollInterval()):
+		}
+	}
+}
+
+// keep renews the lease every third of the TTL until stop, and declares
+// it lost (closing lost) when the database refuses the renewal, when no
+// renewal succeeded for a whole TTL, or when failed reports that the
+// runtime stopped (a commit refused, the store unreachable): a standby
+// then takes over.
+func (n *node) keep(failed func() error) {
+	n.mu.Lock()
+	n.active = true
+	n.mu.Unlock()
+	n.wg.Go(func() {
+		renewed := time.Now()
+		tick := time.NewTicker(min(n.ttl/3, time.Second))
+		defer tick.Stop()
+		beat := time.Now()
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-tick.C:
+			}
+			if err := failed(); err != nil {
+				n.lose(fmt.Errorf("the runtime stopped: %w", err))
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), n.ttl/3)
+			start := time.Now()
+			_, err := n.st.Renew(ctx, n.ttl)
+			if time.Since(beat) >= n.pollInterval() {
+				_ = n.st.Heartbeat(ctx, postgres.Node{ID: n.id, URL: n.url, Version: n.vers})
+				beat = time.Now()
+			}
+			cancel()
+			switch {
+			case err == nil:
+				renewed = start
+			case errors.Is(err, postgres.ErrFenced):
+				n.lose(err)
+				return
+			default:
+				n.log.Warn("renewing the lease failed", "err", err)
+				if time.Since(renewed) >= n.ttl {
+					n.lose(err)
+					return
+				}
+			}
+		}
+	})
+}
+
+func (n *node) lose(err error) {
+	n.lostOnce.Do(func() {
+		n.log.Error("this node stops being active: it lost the repository's lease", "err", err)
+		n.mu.Lock()
+		n.active = false
+		n.mu.Unlock()
+		close(n.lost)
+	})
+}
+
+// close stops renewing; the store's Close releases the lease.
+func (n *node) close() {
+	select {
+	case <-n.stop:
+	default:
+		close(n.stop)
+	}
+	n.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n.st.ForgetNode(ctx, n.id)
+}
+
+// ClusterView is GET /v1/cluster: the nodes that serve the repositories of
+// the database, and the repositories' leases.
+type ClusterView struct {
+	Node       string          `json:"node"`
+	Repository string          `json:"repository"`
+	Active     bool            `json:"active"`
+	Nodes      []ClusterNode   `json:"nodes"`
+	Leases     []ClusterLease  `json:"leases"`
+	Time       time.Time       `json:"time"`
+	Store      json.RawMessage `json:"store,omitempty"`
+}
+
+// ClusterNode is one node of ClusterView.
+type ClusterNode struct {
+	ID         string    `json:"id"`
+	Repository string    `json:"repository"`
+	URL        string    `json:"url"`
+	Version    string    `json:"version,omitempty"`
+	Active     bool      `json:"active"`
+	Started    time.Time `json:"started_at"`
+	Seen       time.Time `json:"seen_at"`
+}
+
+// ClusterLease is one lease of ClusterView.
+type ClusterLease struct {
+	Repository string    `json:"repository"`
+	Holder     string    `json:"holder"`
+	URL        string    `json:"url"`
+	Token      int64     `json:"token"`
+	Valid      bool      `json:"valid"`
+	Acquired   time.Time `json:"acquired_at"`
+	Renewed    time.Time `json:"renewed_at"`
+	Expires    time.Time `json:"expires_at"`
+}
+
+func (n *node) view(ctx context.Context) (ClusterView, error) {
+	n.mu.Lock()
+	active := n.active
+	n.mu.Unlock()
+	v := ClusterView{Node: n.id, Repository: n.st.Repository(), Active: active, Nodes: []ClusterNode{}, Leases: []ClusterLease{}}
+	nodes, now, err := n.st.Nodes(ctx, 3*n.ttl)
+	if err != nil {
+		return v, err
+	}
+	leases, err := n.st.Leases(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.Time = now.UTC()
+	holders := map[string]bool{}
+	for _, l := range leases {
+		v.Leases = append(v.Leases, ClusterLease{Repository: l.Repository, Holder: l.Holder, URL: l.URL, Token: l.Token, Valid: l.Valid,
+			Acquired: l.Acquired.UTC(), Renewed: l.Renewed.UTC(), Expires: l.Expires.UTC()})
+		if l.Valid {
+			holders[l.Holder] = true
+		}
+	}
+	for _, x := range nodes {
+		v.Nodes = append(v.Nodes, ClusterNode{ID: x.ID, Repository: x.Repository, URL: x.URL, Version: x.Version,
+			Active: holders[x.ID], Started: x.Started.UTC(), Seen: x.Seen.UTC()})
+	}
+	return v, nil
+}
+
+// clusterRoute is GET /v1/cluster on the active node.
+func (n *node) clusterRoute() server.Route {
+	return server.Route{
+		Method: http.MethodGet, Path: "/v1/cluster", Auth: server.Admin,
+		Summary: "The nodes serving the repositories of the PostgreSQL store, and who holds each repository's lease",
+		Handler: func(w http.ResponseWriter, r *http.Request) error {
+			v, err := n.view(r.Context())
+			if err != nil {
+				return err
+			}
+			server.WriteJSON(w, http.StatusOK, v)
+			return nil
+		},
+		Responses: map[int]string{http.StatusOK: "ClusterView"},
+		Schemas: map[string]any{"ClusterView": map[string]any{
+			"type":     "object",
+			"required": []string{"node", "repository", "active", "nodes", "leases", "time"},
+			"properties": map[string]any{
+				"node": map[string]any{"type": "string"}, "repository": map[string]any{"type": "string"},
+				"active": map[string]any{"type": "boolean"}, "time": map[string]any{"type": "string", "format": "date-time"},
+				"nodes":  map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+				"leases": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			},
+		}},
+	}
+}
+
+// standby is what a node answers while another holds the lease: its
+// health, the cluster's view and the stored event log from the database,
+// and for everything else a redirect to the active node (307, with the
+// active node in the Wilco-Active header), or 503 while no node is active.
+func (n *node) standby() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderStandby, "1")
+		l, _ := n.st.Lease(r.Context())
+		active := ""
+		if l.Valid {
+			active = l.URL
+		}
+		seq, _ := n.st.LastSeq(r.Context())
+		server.WriteJSON(w, http.StatusOK, map[string]any{"status": "standby", "seq": seq, "node": n.id, "active": active})
+	})
+	mux.HandleFunc("GET /v1/cluster", n.admin(func(w http.ResponseWriter, r *http.Request) {
+		v, err := n.view(r.Context())
+		if err != nil {
+			server.WriteError(w, err)
+			return
+		}
+		server.WriteJSON(w, http.StatusOK, v)
+	}))
+	mux.HandleFunc("GET /v1/events", n.admin(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("follow") != "false" {
+			n.redirect(w, r)
+			return
+		}
+		after, err1 := number(q.Get("after"), 0)
+		limit, err2 := number(q.Get("limit"), 1000)
+		if err := errors.Join(err1, err2); err != nil || limit == 0 || limit > 10000 {
+			server.WriteJSON(w, http.StatusBadRequest, errorJSON("invalid_argument", "after: a seq; limit: from 1 to 10000"))
+			return
+		}
+		evs, err := n.st.Events(r.Context(), store.Filter{After: after, TaskID: q.Get("task"), Agent: q.Get("agent"), Limit: int(limit)})
+		if err != nil {
+			server.WriteError(w, err)
+			return
+		}
+		out := make([]server.EventView, 0, len(evs))
+		next := after
+		for _, e := range evs {
+			data := json.RawMessage(e.Data)
+			if len(data) == 0 {
+				data = json.RawMessage("{}")
+			}
+			out = append(out, server.EventView{Seq: e.Seq, Time: e.Time.UTC(), Type: e.Type, TaskID: e.TaskID, Agent: e.Agent, Data: data})
+			next = e.Seq
+		}
+		w.Header().Set(HeaderStandby, "1")
+		server.WriteJSON(w, http.StatusOK, map[string]any{"events": out, "next": next})
+	}))
+	mux.HandleFunc("/", n.redirect)
+	return mux
+}
+
+func (n *node) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(n.tok)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="wilco"`)
+			server.WriteJSON(w, http.StatusUnauthorized, errorJSON("unauthenticated", "missing or wrong admin token"))
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (n *node) redirect(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(HeaderStandby, "1")
+	l, err := n.st.Lease(r.Context())
+	if err != nil || !l.Valid || l.URL == n.url {
+		w.Header().Set("Retry-After", "1")
+		server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON("unavailable",
+			"this node is a standby and no node of the repository is active yet; try again in a moment"))
+		return
+	}
+	w.Header().Set(HeaderActive, l.URL)
+	w.Header().Set("Location", strings.TrimRight(l.URL, "/")+r.URL.RequestURI())
+	server.WriteJSON(w, http.StatusTemporaryRedirect, errorJSON("not_active",
+		"this node is a standby; the active node of the repository is "+l.URL))
+}
+
+func errorJSON(code, msg string) map[string]any {
+	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
+}
+
+// number parses a query parameter, def when absent.
+func number(s string, def uint64) (uint64, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// startNode opens the PostgreSQL store of the repository, answers as a
+// standby on ln, and returns once this node holds the repository's lease
+// (or ctx ends). The repository's name is the store URL's repository
+// parameter, else the base name of the repository's directory.
+func (d *Daemon) startNode(ctx context.Context, opts Options, storeURL, root string, ln net.Listener) error {
+	conn, repo, err := postgres.SplitURL(storeURL)
+	if err != nil {
+		return err
+	}
+	if repo == "" {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		repo = filepath.Base(abs)
+	}
+	st, err := postgres.Open(ctx, conn, repo)
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	d.st = st
+	ttl := opts.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	url := opts.Advertise
+	if url == "" {
+		url = "http://" + ln.Addr().String()
+	}
+	d.node = newNode(st, strings.TrimRight(url, "/"), ttl, d.Token, d.log.With("component", "cluster"))
+	d.setFront(d.node.standby())
+	d.serve(ln)
+	if err := d.node.acquire(ctx); err != nil {
+		d.stopHTTP()
+		return err
+	}
+	return nil
+}
+
+// stopHTTP stops answering, when a start fails after serve.
+func (d *Daemon) stopHTTP() {
+	_ = d.http.Close()
+	<-d.served
+}
+
+// setFront makes the HTTP server answer with h.
+func (d *Daemon) setFront(h http.Handler) { d.front.Store(&h) }
+
+// startBridge carries the mailbox over the NATS server at url, in the
+// stream of the repository (the PostgreSQL store's repository name, else
+// the base name of the repository's directory).
+func (d *Daemon) startBridge(url, root string) error {
+	repo := ""
+	if d.node != nil {
+		repo = d.node.st.Repository()
+	} else {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		repo = filepath.Base(abs)
+	}
+	b, err := natsbox.StartBridge(natsbox.BridgeOptions{
+		URL: url, Repo: repo, Handler: d.Server, Signal: d.Runtime.InboxSignal,
+		Authenticate: func(token string) (agent string, ok bool) {
+			if token == "" {
+				return "", false
+			}
+			d.Runtime.Read(func(c *core.State) { agent, ok = c.AgentWithToken(server.TokenHash(token)) })
+			return agent, ok
+		},
+		Logger: d.log.With("component", "natsbox"),
+	})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	d.bridge = b
+	return nil
+}

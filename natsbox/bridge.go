@@ -1,0 +1,331 @@
+package natsbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BridgeOptions configures wilco's side.
+type BridgeOptions struct {
+	// URL is the NATS server's (nats://host:port, or a comma-separated
+	// list of servers).
+	URL string
+	// Repo is the repository's name: it names the stream and subjects.
+	Repo string
+	// Handler is wilco's HTTP API: requests go through its mailbox routes.
+	Handler http.Handler
+	// Authenticate names the agent whose token this is.
+	Authenticate func(token string) (agent string, ok bool)
+	// Signal is closed when a message next lands in the agent's inbox
+	// (runtime.InboxSignal).
+	Signal func(agent string) <-chan struct{}
+	Logger *slog.Logger
+	// Options are more options of the NATS connection (credentials, TLS).
+	Options []nats.Option
+}
+
+// Bridge is wilco's side of the NATS mailbox.
+type Bridge struct {
+	opts BridgeOptions
+	log  *slog.Logger
+	nc   *nats.Conn
+	js   jetstream.JetStream
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	agents map[string]*pushAgent
+}
+
+// pushAgent is an agent heard from: its last token, and the lock that keeps
+// its cycles (and so its messages) in order.
+type pushAgent struct {
+	name  string
+	mu    sync.Mutex
+	token string
+}
+
+// StartBridge connects to NATS and starts handling the agents' requests
+// and pushing their messages. The connection is retried in the background
+// for as long as the bridge runs, so a NATS server that is down at the
+// start or restarts later costs only the time it is away.
+func StartBridge(opts BridgeOptions) (*Bridge, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	b := &Bridge{opts: opts, log: opts.Logger, agents: map[string]*pushAgent{}}
+	nopts := append([]nats.Option{
+		nats.Name("wilco " + opts.Repo),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.log.Warn("NATS disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) { b.log.Info("NATS reconnected") }),
+	}, opts.Options...)
+	nc, err := nats.Connect(opts.URL, nopts...)
+	if err != nil {
+		return nil, fmt.Errorf("natsbox: connect to %s: %w", opts.URL, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("natsbox: %w", err)
+	}
+	b.nc, b.js = nc, js
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.wg.Go(b.run)
+	return b, nil
+}
+
+// Close stops the bridge: requests being handled finish, and the rest wait
+// in the stream for the next wilco.
+func (b *Bridge) Close() {
+	b.cancel()
+	b.wg.Wait()
+	b.nc.Close()
+}
+
+// run consumes the replies, setting the stream and the consumer up again
+// whenever consuming stops (NATS away), until Close.
+func (b *Bridge) run() {
+	for b.ctx.Err() == nil {
+		err := b.consume()
+		if b.ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("NATS mailbox: consuming the agents' requests stopped; retrying", "err", err)
+		select {
+		case <-b.ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Bridge) consume() error {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	st, err := ensureStream(ctx, b.js, b.opts.Repo)
+	if err != nil {
+		return err
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       bridgeConsumer,
+		Description:   "wilco reads the agents' requests",
+		FilterSubject: "wilco." + Escape(b.opts.Repo) + ".reply.*",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxAckPending: 1,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages(jetstream.PullHeartbeat(2 * time.Second))
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(b.ctx, it.Stop)
+	defer stop()
+	b.log.Info("NATS mailbox: handling the agents' requests", "stream", Stream(b.opts.Repo), "url", b.nc.ConnectedUrlRedacted())
+	for {
+		m, err := it.Next()
+		if err != nil {
+			it.Stop()
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && b.ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		b.handle(m)
+	}
+}
+
+// handle runs one request through wilco's handler, answers it, and
+// acknowledges it to the stream, unless wilco could not take it now (it is
+// stopping, or not the active node), when it is left for redelivery.
+func (b *Bridge) handle(m jetstream.Msg) {
+	var req Request
+	if err := json.Unmarshal(m.Data(), &req); err != nil {
+		b.answer(m, Answer{Status: http.StatusBadRequest, Body: errorBody("invalid_argument", "not a natsbox request: "+err.Error())})
+		_ = m.Ack()
+		return
+	}
+	agent, ok := b.opts.Authenticate(req.Token)
+	if !ok || Escape(agent) != subjectAgent(m.Subject()) {
+		b.answer(m, Answer{Status: http.StatusUnauthorized, Body: errorBody("unauthenticated", "not the token of the agent of "+m.Subject())})
+		_ = m.Ack()
+		return
+	}
+	pa := b.remember(agent, req.Token)
+	var ans Answer
+	switch req.Kind {
+	case KindCycle:
+		ans = b.cycle(pa)
+	case KindReply:
+		ans = b.call(http.MethodPost, "/v1/inbox/replies", req.Token, req.Reply)
+	default:
+		ans = Answer{Status: http.StatusBadRequest, Body: errorBody("invalid_argument", "kind: cycle or reply, got "+strconv.Quote(req.Kind))}
+	}
+	if ans.Status == http.StatusServiceUnavailable || ans.Status == http.StatusTemporaryRedirect {
+		// Not now: another wilco (or this one, restarted) handles it.
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	b.answer(m, ans)
+	if err := m.DoubleAck(b.ctx); err != nil {
+		b.log.Warn("NATS mailbox: acknowledging a request failed; it will be handled again", "err", err)
+	}
+}
+
+func subjectAgent(subject string) string {
+	return subject[strings.LastIndexByte(subject, '.')+1:]
+}
+
+// remember keeps the agent's token and starts pushing its messages.
+func (b *Bridge) remember(agent, token string) *pushAgent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pa, ok := b.agents[agent]
+	if !ok {
+		pa = &pushAgent{name: agent}
+		b.agents[agent] = pa
+		// The signal is taken now, before the cycle of the request that
+		// made the agent known: a message landing after that cycle wakes
+		// the pusher.
+		sig := b.opts.Signal(agent)
+		b.wg.Go(func() { b.push(pa, sig) })
+	}
+	pa.mu.Lock()
+	pa.token = token
+	pa.mu.Unlock()
+	return pa
+}
+
+// push runs a dispatch cycle whenever a message lands in the agent's
+// inbox, and publishes what it hands over.
+func (b *Bridge) push(pa *pushAgent, sig <-chan struct{}) {
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-sig:
+		}
+		// The next signal is taken before the cycle, so that nothing
+		// landing during it is missed.
+		sig = b.opts.Signal(pa.name)
+		if ans := b.cycle(pa); ans.Status != http.StatusOK {
+			b.log.Warn("NATS mailbox: a dispatch cycle failed", "agent", pa.name, "status", ans.Status, "body", string(ans.Body))
+			if ans.Status == http.StatusUnauthorized {
+				return // the token was rotated: the agent's next request brings the new one
+			}
+		}
+	}
+}
+
+// cycle runs one dispatch cycle of the agent and publishes its messages on
+// the agent's inbox subject. A message whose publish fails is sent again
+// by its delivery's policy, as one whose HTTP answer was lost.
+func (b *Bridge) cycle(pa *pushAgent) Answer {
+	pa.mu.Lock()
+	defer pa.mu.Unlock()
+	ans := b.call(http.MethodGet, "/v1/inbox", pa.token, nil)
+	if ans.Status != http.StatusOK {
+		if ans.Status == http.StatusUnauthorized {
+			b.mu.Lock()
+			delete(b.agents, pa.name)
+			b.mu.Unlock()
+		}
+		return ans
+	}
+	var out struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(ans.Body, &out); err != nil {
+		return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+	}
+	subject := InboxSubject(b.opts.Repo, pa.name)
+	for _, raw := range out.Messages {
+		var m Message
+		_ = json.Unmarshal(raw, &m)
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		_, err := b.js.Publish(ctx, subject, raw, jetstream.WithMsgID(m.ID+"/"+strconv.Itoa(m.Attempt)))
+		cancel()
+		if err != nil {
+			b.log.Warn("NATS mailbox: publishing a message failed; its delivery's policy sends it again", "agent", pa.name, "message", m.ID, "err", err)
+		}
+	}
+	return Answer{Status: http.StatusOK, Body: json.RawMessage(fmt.Sprintf(`{"published":%d}`, len(out.Messages)))}
+}
+
+// call runs one request through wilco's handler with the agent's token.
+func (b *Bridge) call(method, path, token string, body []byte) Answer {
+	req, err := http.NewRequestWithContext(b.ctx, method, path, bytes.NewReader(body))
+	if err != nil {
+		return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+	}
+	req.RemoteAddr = "127.0.0.1:0" // the bridge, in this process
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	b.opts.Handler.ServeHTTP(rec, req)
+	return Answer{Status: rec.status, Body: json.RawMessage(bytes.TrimSpace(rec.body.Bytes()))}
+}
+
+// answer publishes a request's answer where the request asked for it.
+func (b *Bridge) answer(m jetstream.Msg, a Answer) {
+	to := m.Headers().Get(HeaderAnswerTo)
+	if to == "" {
+		return
+	}
+	if len(a.Body) == 0 {
+		a.Body = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(a)
+	_ = b.nc.Publish(to, data)
+}
+
+func errorBody(code, msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+	return b
+}
+
+// recorder is the http.ResponseWriter of an in-process request.
+type recorder struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(p)
+}

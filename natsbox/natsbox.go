@@ -1,0 +1,83 @@
+package natsbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Request kinds.
+const (
+	KindCycle = "cycle"
+	KindReply = "reply"
+)
+
+// HeaderAnswerTo names the subject a request's answer is published on.
+const HeaderAnswerTo = "Wilco-Answer-To"
+
+// Request is what an agent publishes on its reply subject.
+type Request struct {
+	Kind  string `json:"kind"`
+	Token string `json:"token"`
+	// Reply is the body of POST /v1/inbox/replies (kind "reply").
+	Reply json.RawMessage `json:"reply,omitempty"`
+}
+
+// Answer is what wilco's HTTP handler answered a request: its status and
+// body (for a reply, {"interpreted": …}; for an error, {"error": …}).
+type Answer struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// Message is one message of an agent's inbox, as GET /v1/inbox hands it.
+type Message struct {
+	ID            string `json:"id"`
+	From          string `json:"from"`
+	Type          string `json:"type"`
+	Subject       string `json:"subject,omitempty"`
+	Body          string `json:"body"`
+	TaskID        string `json:"task_id,omitempty"`
+	InstructionID string `json:"instruction_id,omitempty"`
+	OperationID   string `json:"operation_id,omitempty"`
+	Attempt       int    `json:"attempt"`
+	CreatedAt     string `json:"created_at,omitempty"`
+}
+
+// Escape makes name one subject token (and a valid part of a stream or
+// consumer name): letters, digits, '-' and '_' stay, every other byte
+// becomes _XX (hex), '_' itself __.
+func Escape(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			b.WriteByte(c)
+		case c == '_':
+			b.WriteString("__")
+		default:
+			fmt.Fprintf(&b, "_%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// Stream is the name of the repository's stream.
+func Stream(repo string) string { return "WILCO_" + Escape(repo) }
+
+// InboxSubject is where wilco publishes agent's messages.
+func InboxSubject(repo, agent string) string {
+	return "wilco." + Escape(repo) + ".inbox." + Escape(agent)
+}
+
+// ReplySubject is where agent publishes its requests.
+func ReplySubject(repo, agent string) string {
+	return "wilco." + Escape(repo) + ".reply." + Escape(agent)
+}
+
+// agentConsumer is the durable consumer of an agent's inbox.
+func agentConsumer(agent string) string { return "agent-" + Escape(agent) }
+
+// bridgeConsumer is wilco's durable consumer of the replies.
+const bridgeConsumer = "wilco"

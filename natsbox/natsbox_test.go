@@ -1,0 +1,264 @@
+package natsbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"wilco/client"
+	"wilco/daemon"
+	"wilco/natsbox"
+)
+
+const testConfig = `agents:
+  - {name: far.1, adapter: mailbox, capabilities: [go]}
+verify:
+  steps:
+    - {name: check, run: "true", timeout: 30s}
+`
+
+// natsServer is an embedded NATS server with JetStream, restartable on the
+// same port and store.
+type natsServer struct {
+	t     testing.TB
+	dir   string
+	port  int
+	srv   *server.Server
+	mu    sync.Mutex
+	start func()
+}
+
+func startNATS(t testing.TB) *natsServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	n := &natsServer{t: t, dir: t.TempDir(), port: port}
+	n.up()
+	t.Cleanup(n.down)
+	return n
+}
+
+func (n *natsServer) up() {
+	n.t.Helper()
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		n.t.Fatal("nats server not ready")
+	}
+	n.mu.Lock()
+	n.srv = srv
+	n.mu.Unlock()
+}
+
+func (n *natsServer) down() {
+	n.mu.Lock()
+	srv := n.srv
+	n.srv = nil
+	n.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+type testBundle struct {
+	ctx   context.Context
+	nats  *natsServer
+	d     *daemon.Daemon
+	admin *client.Client
+	agent *natsbox.Agent
+	token string
+}
+
+func setup(t testing.TB) *testBundle {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "wilco.yaml")
+	if err := os.WriteFile(cfg, []byte(testConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ns := startNATS(t)
+	d, err := daemon.Start(t.Context(), daemon.Options{ConfigPath: cfg, Root: dir, Addr: "127.0.0.1:0", Token: "admin",
+		Transport: ns.url(), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	admin := client.New(d.URL, "admin")
+	tok, err := admin.RotateAgentToken(t.Context(), "far.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := natsbox.Dial(t.Context(), ns.url(), "repo", "far.1", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ag.Close)
+	return &testBundle{ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag, token: tok}
+}
+
+// reply sends r until wilco answers it (across a NATS restart).
+func reply(t *testing.T, ag *natsbox.Agent, r map[string]any) natsbox.Answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for {
+		actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+		ans, err := ag.Reply(actx, r)
+		acancel()
+		if err == nil {
+			return ans
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("reply %v: %v", r, err)
+		}
+		t.Logf("reply %v: %v; again", r, err)
+		// The reply is stored; its answer may come later: waiting for
+		// the task's state tells.
+		if err == natsbox.ErrNoAnswer {
+			return natsbox.Answer{}
+		}
+	}
+}
+
+func waitState(t *testing.T, admin *client.Client, id, want string) *client.Task {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tk, err := admin.Task(t.Context(), id)
+		if err == nil && tk.State == want {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %+v, %v; want %s", id, tk, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestAnAgentOnNATSIsPushedItsTaskAcknowledgesAndCompletesIt(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	if err := tb.agent.Cycle(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make(chan natsbox.Message, 16)
+	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	// The agent announced itself; the task is pushed to it without a poll.
+	time.Sleep(0)
+	task, err := tb.admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m natsbox.Message
+	select {
+	case m = <-msgs:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delegation was not pushed")
+	}
+	if m.TaskID != task.ID || !strings.Contains(m.Body, "ACKNOWLEDGMENT REQUIRED") {
+		t.Fatalf("pushed %+v", m)
+	}
+	ans := reply(t, tb.agent, map[string]any{"in_reply_to": m.ID, "text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list the files", task.ID)})
+	if ans.Status != 202 || !strings.Contains(string(ans.Body), `"kind":"ack"`) {
+		t.Fatalf("ACK answered %d %s", ans.Status, ans.Body)
+	}
+	waitState(t, tb.admin, task.ID, "running")
+	reply(t, tb.agent, map[string]any{"type": "task-complete", "data": map[string]any{"task_id": task.ID, "status": "success", "summary": "listed"}})
+	waitState(t, tb.admin, task.ID, "success")
+}
+
+func TestAReplyWithAnotherAgentsTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	impostor, err := natsbox.Dial(tb.ctx, tb.nats.url(), "repo", "far.1", "not-the-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer impostor.Close()
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	ans, err := impostor.Reply(ctx, map[string]any{"text": "[ACK] T-1 - RECEIVED"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(ans.Body, &body)
+	if ans.Status != 401 || body.Error.Code != "unauthenticated" {
+		t.Fatalf("answer = %d %s, want 401 unauthenticated", ans.Status, ans.Body)
+	}
+}
+
+func TestNATSRestartedMidTaskLosesNothing(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	if err := tb.agent.Cycle(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make(chan natsbox.Message, 16)
+	go func() {
+		for tb.ctx.Err() == nil {
+			_ = tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil })
+		}
+	}()
+	task, err := tb.admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := <-msgs
+	reply(t, tb.agent, map[string]any{"in_reply_to": m.ID, "text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list the files", task.ID)})
+	waitState(t, tb.admin, task.ID, "running")
+
+	// NATS goes away mid-task; the agent's completion is sent while it is
+	// away (the publish retries) and handled once it is back.
+	tb.nats.down()
+	done := make(chan natsbox.Answer, 1)
+	go func() {
+		done <- reply(t, tb.agent, map[string]any{"type": "task-complete", "data": map[string]any{"task_id": task.ID, "status": "success", "summary": "listed"}})
+	}()
+	time.Sleep(500 * time.Millisecond)
+	tb.nats.up()
+	<-done
+	waitState(t, tb.admin, task.ID, "success")
+
+	// And a message for the agent after the restart is pushed too.
+	in, err := tb.admin.Instruct(tb.ctx, client.InstructionRequest{Agent: "far.1", Content: "note the time"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case m := <-msgs:
+			if m.InstructionID == in.ID {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the instruction sent after the restart was not pushed")
+		}
+	}
+}

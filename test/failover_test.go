@@ -1,0 +1,754 @@
+package test
+
+// Several `wilco serve` processes on one PostgreSQL store: the active node
+// is killed with SIGKILL again and again while callers and mailbox agents
+// go on, and a paused former leader is shown to write nothing after a
+// standby took over. See TestFailoverKillNineLosesNothingAcknowledged and
+// TestAPausedFormerLeaderCannotWrite.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"wilco/store/postgres/pgtemp"
+)
+
+// failoverTTL is the nodes' lease TTL in these tests: short, so that ten
+// takeovers fit in a test run; $WILCO_FAILOVER_TTL sets another (the
+// benchmark in docs/BENCHMARKS.md uses the default, 10s).
+var failoverTTL = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("WILCO_FAILOVER_TTL")); err == nil && d > 0 {
+		return d
+	}
+	return 2 * time.Second
+}()
+
+const failoverConfig = `agents:
+  - {name: a1, adapter: mailbox, capabilities: [go]}
+  - {name: a2, adapter: mailbox, capabilities: [go]}
+  - {name: a3, adapter: mailbox, capabilities: [go]}
+verify:
+  steps:
+    - {name: check, run: "true", timeout: 30s}
+policy:
+  ack: {timeouts: [2s, 2s, 2s], backoff: {base: 200ms, max: 500ms}}
+  instruction: {max_retries: 50}
+`
+
+// startPostgres starts a throw-away PostgreSQL server for one test and
+// returns a database's store URL on it.
+func startPostgres(t *testing.T, repo string) string {
+	t.Helper()
+	srv, err := pgtemp.Start(t.Context())
+	if errors.Is(err, pgtemp.ErrNoServer) {
+		t.Skipf("no PostgreSQL here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv.URL("postgres") + "&repository=" + repo
+}
+
+// pgNode is one `wilco serve` on the PostgreSQL store, in a directory of
+// its own (as on a host of its own), on a fixed port across restarts.
+type pgNode struct {
+	t     *testing.T
+	name  string
+	dir   string
+	addr  string
+	store string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan error
+	out    *lockedBuffer
+	starts int
+}
+
+func newPGNode(t *testing.T, name, store string) *pgNode {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(failoverConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	n := &pgNode{t: t, name: name, dir: dir, addr: addr, store: store, out: &lockedBuffer{}}
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *pgNode) url() string { return "http://" + n.addr }
+
+// start starts the process; it serves as a standby or as the active node.
+func (n *pgNode) start() {
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.starts++
+	fmt.Fprintf(n.out, "=== start %d\n", n.starts)
+	cmd := exec.Command(wilcoBin, "serve", "--addr", n.addr, "--store", n.store, "--lease-ttl", failoverTTL.String())
+	cmd.Dir = n.dir
+	cmd.Env = append(os.Environ(), "WILCO_TOKEN="+adminToken)
+	cmd.Stdout, cmd.Stderr = n.out, n.out
+	if err := cmd.Start(); err != nil {
+		n.t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	n.cmd, n.exited = cmd, exited
+}
+
+// signal sends sig to the running process.
+func (n *pgNode) signal(sig syscall.Signal) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		_ = n.cmd.Process.Signal(sig)
+	}
+}
+
+// kill SIGKILLs the process and waits for it to be gone.
+func (n *pgNode) kill() {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.cmd = nil
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+}
+
+func (n *pgNode) stop() {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.cmd = nil
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		n.t.Errorf("%s did not stop in 30s after SIGTERM", n.name)
+	}
+}
+
+// role asks the node's /healthz: "active", "standby" or "down".
+func (n *pgNode) role(hc *http.Client) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", n.url()+"/healthz", nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "down"
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.Header.Get("Wilco-Standby") != "" {
+		return "standby"
+	}
+	if resp.StatusCode == 200 {
+		return "active"
+	}
+	return "down"
+}
+
+// failoverRun is the state of a failover test: the nodes, and what the
+// callers and agents were answered 2xx.
+type failoverRun struct {
+	t     *testing.T
+	nodes []*pgNode
+	hc    *http.Client
+
+	mu       sync.Mutex
+	tokens   map[string]string // agent → token
+	instrs   map[string]bool   // instructions created with 201
+	tasks    map[string]bool   // tasks created with 201
+	acked    map[string]string // delivery → how its acknowledgment was answered 2xx
+	problems []string
+}
+
+func (x *failoverRun) problem(format string, args ...any) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.problems) < 50 {
+		x.problems = append(x.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// active is the node that answers as the active one ("" none).
+func (x *failoverRun) active() *pgNode {
+	for _, n := range x.nodes {
+		if n.role(x.hc) == "active" {
+			return n
+		}
+	}
+	return nil
+}
+
+type answer2 struct {
+	status int
+	body   []byte
+}
+
+// call sends a request to the cluster as a client that knows every node's
+// address would: to any node, following a standby's redirect, moving on
+// from a node that is down or standing by with no active node, for up to
+// a minute. A request whose answer was lost (err != nil) may or may not
+// have been carried out.
+func (x *failoverRun) call(ctx context.Context, method, path, token string, body any) (answer2, error) {
+	var data []byte
+	if body != nil {
+		data, _ = json.Marshal(body)
+	}
+	deadline := time.Now().Add(time.Minute)
+	var last error
+	for i := 0; time.Now().Before(deadline); i++ {
+		if ctx.Err() != nil {
+			return answer2{}, ctx.Err()
+		}
+		base := x.nodes[i%len(x.nodes)].url()
+		for hop := 0; hop < 3; hop++ {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			req, _ := http.NewRequestWithContext(rctx, method, base+path, bytes.NewReader(data))
+			req.Header.Set("Authorization", "Bearer "+token)
+			if body != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := x.hc.Do(req)
+			if err != nil {
+				cancel()
+				last = err
+				if method != "GET" && !isRefused(err) {
+					// Sent, perhaps carried out: the answer is lost.
+					return answer2{}, err
+				}
+				break
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			cancel()
+			if act := resp.Header.Get("Wilco-Active"); act != "" && resp.StatusCode == http.StatusTemporaryRedirect {
+				base = act
+				continue
+			}
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				last = fmt.Errorf("503 %s", b)
+				break
+			}
+			return answer2{resp.StatusCode, b}, nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return answer2{}, fmt.Errorf("no node answered %s %s in a minute: %v", method, path, last)
+}
+
+func isRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func (x *failoverRun) setUp(ctx context.Context) {
+	x.t.Helper()
+	for _, a := range []string{"a1", "a2", "a3"} {
+		r, err := x.call(ctx, "POST", "/v1/agents/"+a+"/token", adminToken, nil)
+		if err != nil || r.status != 200 {
+			x.t.Fatalf("token of %s: %v %d %s", a, err, r.status, r.body)
+		}
+		var out struct{ Token string }
+		_ = json.Unmarshal(r.body, &out)
+		x.tokens[a] = out.Token
+	}
+}
+
+// caller creates instructions and tasks.
+func (x *failoverRun) caller(ctx context.Context, rng *mrand.Rand) {
+	for k := 0; ctx.Err() == nil; k++ {
+		if k%8 == 0 {
+			id := fmt.Sprintf("F-%d", k/8+1)
+			r, err := x.call(ctx, "POST", "/v1/tasks", adminToken, map[string]any{"id": id, "description": "list item " + id})
+			if err == nil && r.status == 201 {
+				x.mu.Lock()
+				x.tasks[id] = true
+				x.mu.Unlock()
+			} else if err == nil {
+				x.problem("POST /v1/tasks %s answered %d %s", id, r.status, r.body)
+			}
+		} else {
+			agent := []string{"a1", "a2", "a3"}[rng.IntN(3)]
+			r, err := x.call(ctx, "POST", "/v1/instructions", adminToken, map[string]any{"agent": agent, "content": fmt.Sprintf("step %d", k)})
+			if err == nil && r.status == 201 {
+				var out struct{ ID string }
+				_ = json.Unmarshal(r.body, &out)
+				x.mu.Lock()
+				x.instrs[out.ID] = true
+				x.mu.Unlock()
+			} else if err == nil {
+				x.problem("POST /v1/instructions answered %d %s", r.status, r.body)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(20+rng.IntN(60)) * time.Millisecond):
+		}
+	}
+}
+
+// agent polls its inbox and answers: "ok" to instructions, an ACK and then
+// task-complete to task delegations.
+func (x *failoverRun) agent(ctx context.Context, name string) {
+	token := x.tokens[name]
+	for ctx.Err() == nil {
+		r, err := x.call(ctx, "GET", "/v1/inbox?wait=500ms", token, nil)
+		if err != nil || r.status != 200 {
+			if err == nil {
+				x.problem("%s: GET /v1/inbox answered %d %s", name, r.status, r.body)
+			}
+			continue
+		}
+		var out struct{ Messages []inboxMessage }
+		_ = json.Unmarshal(r.body, &out)
+		for _, m := range out.Messages {
+			switch {
+			case m.InstructionID != "":
+				x.reply(ctx, name, token, map[string]any{"in_reply_to": m.InstructionID, "text": "ok, done"})
+			case m.TaskID != "" && m.Type != "cancel":
+				if x.reply(ctx, name, token, map[string]any{"in_reply_to": m.ID,
+					"text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list item %s", m.TaskID, m.TaskID)}) {
+					x.reply(ctx, name, token, map[string]any{"type": "task-complete",
+						"data": map[string]any{"task_id": m.TaskID, "status": "success", "summary": "listed"}})
+				}
+			}
+		}
+	}
+}
+
+// reply sends an agent's reply and records what it acknowledged.
+func (x *failoverRun) reply(ctx context.Context, name, token string, body map[string]any) bool {
+	r, err := x.call(ctx, "POST", "/v1/inbox/replies", token, body)
+	if err != nil || r.status != 202 {
+		return false
+	}
+	var out struct {
+		Interpreted struct {
+			Kind         string   `json:"kind"`
+			Acknowledged []string `json:"acknowledged"`
+		} `json:"interpreted"`
+	}
+	_ = json.Unmarshal(r.body, &out)
+	x.mu.Lock()
+	for _, id := range out.Interpreted.Acknowledged {
+		x.acked[id] = fmt.Sprintf("%s's reply %v answered 202", name, body)
+	}
+	x.mu.Unlock()
+	return out.Interpreted.Kind == "ack" && len(out.Interpreted.Acknowledged) > 0
+}
+
+// log reads the whole event log from the active node.
+func (x *failoverRun) log(ctx context.Context) []event {
+	var all []event
+	after := uint64(0)
+	for {
+		r, err := x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), adminToken, nil)
+		if err != nil || r.status != 200 {
+			x.t.Fatalf("read the log: %v %d %s", err, r.status, r.body)
+		}
+		var page struct {
+			Events []event
+			Next   uint64
+		}
+		_ = json.Unmarshal(r.body, &page)
+		if len(page.Events) == 0 {
+			return all
+		}
+		all = append(all, page.Events...)
+		after = page.Next
+	}
+}
+
+var terminalTaskStates = []string{"success", "cancelled", "stuck", "skipped", "aborted", "failed"}
+
+// TestFailoverKillNineLosesNothingAcknowledged runs three `wilco serve`
+// processes on one PostgreSQL database, with callers creating tasks and
+// instructions and mailbox agents answering them through whichever node
+// answers, and kills the active node with SIGKILL ten times at random
+// moments, restarting it as a standby each time. A standby takes over
+// within the lease's TTL every time. At the end every instruction and task
+// answered 201 exists, every acknowledgment answered 202 is in force,
+// every task ended exactly once, no delivery ended twice, and the log has
+// no gap. The time from each kill to the first event the new active node
+// committed is logged (docs/BENCHMARKS.md has the numbers).
+func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
+	kills := 10
+	if testing.Short() {
+		kills = 3
+	}
+	store := startPostgres(t, "failover")
+	x := &failoverRun{t: t, hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		tokens: map[string]string{}, instrs: map[string]bool{}, tasks: map[string]bool{}, acked: map[string]string{}}
+	for i := range 3 {
+		x.nodes = append(x.nodes, newPGNode(t, fmt.Sprintf("node%d", i+1), store))
+	}
+	for _, n := range x.nodes {
+		n.start()
+	}
+	waitActive := func(what string) *pgNode {
+		deadline := time.Now().Add(30*time.Second + 2*failoverTTL)
+		for time.Now().Before(deadline) {
+			if n := x.active(); n != nil {
+				return n
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		x.dump()
+		t.Fatalf("no node became active %s", what)
+		return nil
+	}
+	waitActive("at start")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	x.setUp(ctx)
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := mrand.New(mrand.NewPCG(seed, 1))
+	var load sync.WaitGroup
+	callerCtx, stopCaller := context.WithCancel(ctx)
+	defer stopCaller()
+	load.Go(func() { x.caller(callerCtx, mrand.New(mrand.NewPCG(seed, 2))) })
+	agentsCtx, stopAgents := context.WithCancel(ctx)
+	defer stopAgents()
+	var agents sync.WaitGroup
+	for _, a := range []string{"a1", "a2", "a3"} {
+		agents.Go(func() { x.agent(agentsCtx, a) })
+	}
+
+	var failovers []time.Duration
+	for k := range kills {
+		time.Sleep(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
+		victim := waitActive(fmt.Sprintf("before kill %d", k+1))
+		killed := time.Now()
+		victim.kill()
+		// The new active node's first event: the first whose time is past
+		// the kill (the nodes share this machine's clock).
+		next := waitActive(fmt.Sprintf("after kill %d", k+1))
+		if next == victim {
+			t.Fatalf("kill %d: the killed node is active", k+1)
+		}
+		var first time.Time
+		deadline := time.Now().Add(30 * time.Second)
+		for first.IsZero() && time.Now().Before(deadline) {
+			for _, ev := range x.tailEvents(ctx, 200) {
+				if ev.Time.After(killed) {
+					first = ev.Time
+					break
+				}
+			}
+			if first.IsZero() {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if first.IsZero() {
+			t.Fatalf("kill %d: no event committed after the kill within 30 s", k+1)
+		}
+		failovers = append(failovers, first.Sub(killed))
+		t.Logf("kill %d of %s: %s active, first event committed %s after the kill", k+1, victim.name, next.name, first.Sub(killed).Round(time.Millisecond))
+		victim.start() // back as a standby
+	}
+	stopCaller()
+	load.Wait()
+
+	// Let the agents finish every task, then check.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		open := x.openTasks(ctx)
+		if len(open) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			x.dump()
+			t.Fatalf("tasks still open 3 minutes after the load: %v", open)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopAgents()
+	agents.Wait()
+	x.verify(ctx)
+
+	sorted := slices.Clone(failovers)
+	slices.Sort(sorted)
+	t.Logf("failover (kill to the first event of the new active node), %d kills, TTL %s: median %s, max %s; %d tasks, %d instructions, %d acknowledgments",
+		len(sorted), failoverTTL, sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond),
+		len(x.tasks), len(x.instrs), len(x.acked))
+}
+
+// tailEvents reads the last n events of the log.
+func (x *failoverRun) tailEvents(ctx context.Context, n int) []event {
+	r, err := x.call(ctx, "GET", "/healthz", adminToken, nil)
+	if err != nil || r.status != 200 {
+		return nil
+	}
+	var h struct {
+		Seq uint64 `json:"seq"`
+	}
+	_ = json.Unmarshal(r.body, &h)
+	after := uint64(0)
+	if h.Seq > uint64(n) {
+		after = h.Seq - uint64(n)
+	}
+	r, err = x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), adminToken, nil)
+	if err != nil || r.status != 200 {
+		return nil
+	}
+	var page struct{ Events []event }
+	_ = json.Unmarshal(r.body, &page)
+	return page.Events
+}
+
+func (x *failoverRun) openTasks(ctx context.Context) []string {
+	x.mu.Lock()
+	ids := make([]string, 0, len(x.tasks))
+	for id := range x.tasks {
+		ids = append(ids, id)
+	}
+	x.mu.Unlock()
+	sort.Strings(ids)
+	var open []string
+	for _, id := range ids {
+		r, err := x.call(ctx, "GET", "/v1/tasks/"+id, adminToken, nil)
+		if err != nil || r.status != 200 {
+			open = append(open, id+"?")
+			continue
+		}
+		var tk struct{ State string }
+		_ = json.Unmarshal(r.body, &tk)
+		if !slices.Contains(terminalTaskStates, tk.State) {
+			open = append(open, id+":"+tk.State)
+		}
+	}
+	return open
+}
+
+func (x *failoverRun) verify(ctx context.Context) {
+	t := x.t
+	evs := x.log(ctx)
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d: a gap or a duplicate in the log", i+1, ev.Seq)
+		}
+	}
+	ended := map[string]uint64{}      // delivery → seq of its end
+	taskEnds := map[string][]uint64{} // task → seqs of its terminal transitions
+	for _, ev := range evs {
+		if id := deliveryOf(ev); id != "" {
+			if _, ok := terminalEvents[ev.Type]; ok {
+				if at, twice := ended[id]; twice {
+					x.problem("delivery %s ended twice: at seq %d and at seq %d", id, at, ev.Seq)
+				}
+				ended[id] = ev.Seq
+			}
+		}
+		if ev.Type == "task.state" {
+			var d struct{ To string }
+			_ = json.Unmarshal(ev.Data, &d)
+			if slices.Contains(terminalTaskStates, d.To) {
+				taskEnds[ev.TaskID] = append(taskEnds[ev.TaskID], ev.Seq)
+			}
+		}
+	}
+	for id := range x.tasks {
+		if n := len(taskEnds[id]); n != 1 {
+			x.problem("task %s, created with 201, has %d terminal transitions in the log (seqs %v)", id, n, taskEnds[id])
+		}
+	}
+	for id := range x.instrs {
+		r, err := x.call(ctx, "GET", "/v1/instructions/"+id, adminToken, nil)
+		if err != nil || r.status != 200 {
+			x.problem("instruction %s, created with 201, answers %d %v", id, r.status, err)
+		}
+	}
+	for id, how := range x.acked {
+		path := "/v1/messages/" + id
+		if strings.HasPrefix(id, "I-") || x.instrs[id] {
+			path = "/v1/instructions/" + id
+		}
+		r, err := x.call(ctx, "GET", path, adminToken, nil)
+		if err != nil || r.status != 200 {
+			x.problem("%s was acknowledged (%s) but answers %d %v", id, how, r.status, err)
+			continue
+		}
+		var d struct{ State string }
+		_ = json.Unmarshal(r.body, &d)
+		if d.State != "acknowledged" {
+			x.problem("%s was acknowledged (%s) but is %s", id, how, d.State)
+		}
+	}
+	if len(x.problems) > 0 {
+		x.dump()
+		t.Fatalf("%d problems:\n%s", len(x.problems), strings.Join(x.problems, "\n"))
+	}
+}
+
+func (x *failoverRun) dump() {
+	for _, n := range x.nodes {
+		x.t.Logf("--- %s (%s):\n%s", n.name, n.addr, tail(n.out.String(), 30))
+	}
+}
+
+// TestAPausedFormerLeaderCannotWrite pauses the active node (SIGSTOP) until
+// a standby has taken over and written, then resumes it (SIGCONT) and
+// sends it a write directly: the write is refused, the lease's fencing
+// token having moved on, and nothing the old node did reaches the log.
+func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
+	store := startPostgres(t, "paused")
+	x := &failoverRun{t: t, hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		tokens: map[string]string{}, instrs: map[string]bool{}, tasks: map[string]bool{}, acked: map[string]string{}}
+	a, b := newPGNode(t, "node1", store), newPGNode(t, "node2", store)
+	x.nodes = []*pgNode{a, b}
+	a.start()
+	deadline := time.Now().Add(30 * time.Second)
+	for a.role(x.hc) != "active" {
+		if time.Now().After(deadline) {
+			x.dump()
+			t.Fatal("node1 did not become active")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.start()
+	for b.role(x.hc) != "standby" {
+		if time.Now().After(deadline) {
+			x.dump()
+			t.Fatal("node2 did not stand by")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx := t.Context()
+	x.setUp(ctx)
+	// An instruction the old leader holds open: its retries are writes
+	// it will try to make once it runs again.
+	r, err := x.call(ctx, "POST", "/v1/instructions", adminToken, map[string]any{"agent": "a1", "content": "pending"})
+	if err != nil || r.status != 201 {
+		t.Fatalf("instruction: %v %d %s", err, r.status, r.body)
+	}
+
+	a.signal(syscall.SIGSTOP)
+	paused := time.Now()
+	for b.role(x.hc) != "active" {
+		if time.Since(paused) > 30*time.Second {
+			a.signal(syscall.SIGCONT)
+			x.dump()
+			t.Fatal("node2 did not take over from the paused node1")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The new leader writes (the paused node would hold the request).
+	x.nodes = []*pgNode{b}
+	r, err = x.call(ctx, "POST", "/v1/tasks", adminToken, map[string]any{"id": "NEW-1", "description": "by the new leader"})
+	if err != nil || r.status != 201 {
+		t.Fatalf("task on the new leader: %v %d %s", err, r.status, r.body)
+	}
+	before := len(x.log(ctx))
+
+	a.signal(syscall.SIGCONT)
+	// Straight to the old leader, not following anything.
+	req, _ := http.NewRequestWithContext(ctx, "POST", a.url()+"/v1/tasks", strings.NewReader(`{"id": "OLD-1", "description": "by the old leader"}`))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := x.hc.Do(req)
+	if err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			x.dump()
+			t.Fatalf("the resumed old leader accepted a write: %d %s", resp.StatusCode, body)
+		}
+		t.Logf("the resumed old leader answered %d %s", resp.StatusCode, bytes.TrimSpace(body))
+	}
+	// It stands by again, with the new leader's address.
+	deadline = time.Now().Add(30 * time.Second)
+	for a.role(x.hc) != "standby" {
+		if time.Now().After(deadline) {
+			x.dump()
+			t.Fatal("the old leader did not stand by again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r, _ := x.call(ctx, "GET", "/v1/tasks/OLD-1", adminToken, nil); r.status != 404 {
+		t.Errorf("GET the old leader's task = %d %s, want 404", r.status, r.body)
+	}
+	evs := x.log(ctx)
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i+1, ev.Seq)
+		}
+		if ev.TaskID == "OLD-1" {
+			t.Errorf("the old leader's task reached the log: %+v", ev)
+		}
+	}
+	if len(evs) < before {
+		t.Errorf("the log shrank from %d to %d events", before, len(evs))
+	}
+	out := a.out.String()
+	if !strings.Contains(out, "lost the repository's lease") {
+		t.Errorf("the old leader's log does not say it lost the lease:\n%s", tail(out, 30))
+	}
+	t.Logf("the old leader: %s", firstMatch(out, "stale", "lease was lost"))
+
+	// wilco status --cluster, asked of the standby, shows both nodes and
+	// the lease at its second token.
+	st := exec.Command(wilcoBin, "status", "--cluster")
+	st.Dir = t.TempDir()
+	st.Env = append(os.Environ(), "WILCO_ADDR="+a.url(), "WILCO_TOKEN="+adminToken)
+	got, err := st.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wilco status --cluster: %v\n%s", err, got)
+	}
+	for _, want := range []string{regexp.QuoteMeta(b.url()) + `\s+active`, regexp.QuoteMeta(a.url()) + `\s+standby`, `paused\s+\S+\s+` + regexp.QuoteMeta(b.url()) + `\s+2\s`} {
+		if !regexp.MustCompile(want).Match(got) {
+			t.Errorf("wilco status --cluster does not match %q:\n%s", want, got)
+		}
+	}
+}
+
+func firstMatch(s string, subs ...string) string {
+	for _, line := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if strings.Contains(line, sub) {
+				return line
+			}
+		}
+	}
+	return "(no fencing refusal logged)"
+}

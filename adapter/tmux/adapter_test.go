@@ -414,3 +414,26 @@ func TestAnExistingSessionIsUsedAndNeverKilled(t *testing.T) {
 		t.Fatal("the user's session was ended with wilco's")
 	}
 }
+
+// A wake of an agent that is awake does nothing: its program is not
+// started again.
+func TestAWakeOfAnAwakeAgentChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-1", Type: string(core.TypeConversation), Attempt: 1, Body: "Hello?"})
+	b.rec.wait(t, "the answer", 30*time.Second, func() bool { return len(b.rec.replies) == 1 })
+	ag, _ := b.adapter.agent("tui")
+	before, _, _, err := ag.srv.PaneProgram(context.Background(), ag.session)
+	if err != nil || before {
+		t.Fatal(before, err)
+	}
+	pane, _ := ag.srv.Capture(context.Background(), ag.session)
+	action, err := b.adapter.Wake(context.Background(), "tui", "")
+	if err != nil || !strings.Contains(action, "already awake") {
+		t.Fatalf("wake: %q, %v", action, err)
+	}
+	after, _ := ag.srv.Capture(context.Background(), ag.session)
+	if after.PID != pane.PID {
+		t.Fatalf("the program was started again: pid %d, then %d", pane.PID, after.PID)
+	}
+}

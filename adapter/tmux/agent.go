@@ -232,13 +232,11 @@ func (ag *agent) stopTask(taskID, reason string) {
 func (ag *agent) snapshot() AgentState {
 	ag.mu.Lock()
 	defer ag.mu.Unlock()
-	s := AgentState{State: string(ag.state), Session: ag.session, Attach: ag.srv.Args("attach-session", "-t", "="+ag.session), Queued: len(ag.queue), Conversation: ag.conv}
-	s.Attach = append([]string{ag.srv.program()}, s.Attach...)
 	// Attaching needs no configuration file: the server is running.
-	s.Attach = slices.DeleteFunc(s.Attach, func(string) bool { return false })
-	if i := slices.Index(s.Attach, "-f"); i >= 0 {
-		s.Attach = slices.Delete(s.Attach, i, i+2)
-	}
+	srv := ag.srv
+	srv.Conf = ""
+	s := AgentState{State: string(ag.state), Session: ag.session, Queued: len(ag.queue), Conversation: ag.conv,
+		Attach: append([]string{srv.program()}, srv.Args("attach-session", "-t", "="+ag.session)...)}
 	switch {
 	case ag.hibernated:
 		s.State = "hibernating"

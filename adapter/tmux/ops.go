@@ -104,6 +104,11 @@ func (a *Adapter) Wake(ctx context.Context, agent, conv string) (string, error) 
 	}
 	ag.opMu.Lock()
 	ag.mu.Lock()
+	if !ag.hibernated && ag.started {
+		ag.mu.Unlock()
+		ag.opMu.Unlock()
+		return "already awake: nothing done", nil
+	}
 	canResume := ag.preset != nil && ag.preset.Resume != nil
 	ag.hibernated = false
 	if conv != "" {

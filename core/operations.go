@@ -12,8 +12,8 @@ import (
 )
 
 // Operations on agents: after the "ok" round wilco performs them on each
-// agent itself (seed 003: hibernate, wake, restart, install a skill or a
-// plugin, maintenance). Any other operation runs its command, if any.
+// agent itself (hibernate, wake, restart, install a skill or a plugin,
+// maintenance). Any other operation runs its command, if any.
 const (
 	OpHibernate     = "hibernate"
 	OpWake          = "wake"

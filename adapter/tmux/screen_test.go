@@ -104,7 +104,7 @@ func TestAPermissionQuestionNamesItsToolAndItsText(t *testing.T) {
 	if tool := st.ToolOf(s); tool != "Write" {
 		t.Fatalf("tool = %q", tool)
 	}
-	if text := st.PermissionText(s); !strings.Contains(text, "Do you want to create file.txt?") || !strings.Contains(text, "Write(/tmp/explore/file.txt)") {
+	if text := st.PermissionText(s); !strings.Contains(text, "Do you want to create file.txt?") || !strings.Contains(text, "Write(/home/user/a/file.txt)") {
 		t.Fatalf("text:\n%s", text)
 	}
 }
@@ -117,7 +117,7 @@ func TestClaudeCodesConversationIsReadWithoutItsDecoration(t *testing.T) {
 	st := Presets[PresetClaudeCode].Style
 	content := st.Content(loadScreen(t, "claude-done"))
 	got := strings.Join(texts(content), "\n")
-	for _, want := range []string{"[ACK] T-1 - RECEIVED", "  Understanding: Will write the fix into file.txt", "Write(/tmp/explore/file.txt)", "Status: complete"} {
+	for _, want := range []string{"[ACK] T-1 - RECEIVED", "  Understanding: Will write the fix into file.txt", "Write(/home/user/a/file.txt)", "Status: complete"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the conversation lacks %q:\n%s", want, got)
 		}
@@ -188,7 +188,7 @@ func TestATurnIsReadOnceFromTheRealScreens(t *testing.T) {
 		all = append(all, r.Next(st.Content(loadScreen(t, name)))...)
 	}
 	got := strings.Join(all, "\n")
-	for _, want := range []string{"[ACK] T-1 - RECEIVED", "Understanding: Will write the fix into file.txt", "Write(/tmp/explore/file.txt)", "Wrote 1 line", "Status: complete"} {
+	for _, want := range []string{"[ACK] T-1 - RECEIVED", "Understanding: Will write the fix into file.txt", "Write(/home/user/a/file.txt)", "Wrote 1 line", "Status: complete"} {
 		if strings.Count(got, want) != 1 {
 			t.Errorf("%q read %d times:\n%s", want, strings.Count(got, want), got)
 		}

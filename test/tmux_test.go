@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	tmuxadapter "wilco/adapter/tmux"
 )
 
 var (
@@ -63,9 +65,15 @@ func needTmux(t testing.TB) string {
 // waits for the programs in its panes, and their children, to be gone.
 func endTmux(t testing.TB, dir string) {
 	t.Cleanup(func() {
-		sock := filepath.Join(dir, ".wilco", "tmux.sock")
-		out, _ := exec.Command("tmux", "-S", sock, "list-panes", "-a", "-F", "#{pane_pid}").Output()
-		_ = exec.Command("tmux", "-S", sock, "kill-server").Run()
+		// wilco's server for the repository: its socket in .wilco, or, for
+		// a path too long for a socket, a name made from it.
+		srv, err := tmuxadapter.PrivateServer("", filepath.Join(dir, ".wilco"), nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		out, _ := exec.Command("tmux", srv.Args("list-panes", "-a", "-F", "#{pane_pid}")...).Output()
+		_ = exec.Command("tmux", srv.Args("kill-server")...).Run()
 		for _, f := range strings.Fields(string(out)) {
 			pid, err := strconv.Atoi(f)
 			if err != nil {
@@ -81,6 +89,16 @@ func endTmux(t testing.TB, dir string) {
 			}
 		}
 	})
+}
+
+// tmuxServer is wilco's tmux server for the repository at dir.
+func tmuxServer(t testing.TB, dir string) tmuxadapter.Server {
+	t.Helper()
+	srv, err := tmuxadapter.PrivateServer("", filepath.Join(dir, ".wilco"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 // tuiAgentYAML is the wilco.yaml agent of the scripted interactive agent.
@@ -115,7 +133,9 @@ func TestATmuxAgentIsDeliveredAcknowledgedRetriedAndVerified(t *testing.T) {
 	mustContain(t, "wilco transcript T-1 --attempt 2", tr, `<retry_context attempt="2"`, "file.txt is not fixed")
 	// wilco agents shows the pane's state; wilco attach opens its session.
 	mustContain(t, "wilco agents", in.cli("agents"), "tui", "tmux", "pane ready")
-	mustContain(t, "wilco attach --print", in.cli("attach", "tui", "--print"), "tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "attach-session", "=wilco-tui")
+	srv := tmuxServer(t, dir)
+	srv.Conf = "" // a running server needs no configuration file
+	mustContain(t, "wilco attach --print", in.cli("attach", "tui", "--print"), append(srv.Args("attach-session"), "=wilco-tui")...)
 }
 
 // A tmux agent whose program crashes in the middle of a turn: the attempt
@@ -166,7 +186,7 @@ func TestOperationsOnATmuxAgentAskForOkThenRestartHibernateAndWakeIt(t *testing.
 		t.Fatalf("wilco op hibernate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "wilco agents", in.cli("agents"), "hibernating, pane hibernating")
-	if exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "has-session", "-t", "=wilco-tui").Run() == nil {
+	if exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil {
 		t.Fatal("the hibernated agent's session still runs")
 	}
 	// Hibernated, it cannot answer: the wake proceeds at its timeout.
@@ -216,7 +236,7 @@ func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
 	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
 	in.kill()
-	if exec.Command("tmux", "-S", filepath.Join(dir, ".wilco", "tmux.sock"), "has-session", "-t", "=wilco-tui").Run() != nil {
+	if exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() != nil {
 		t.Fatal("the agent's session died with wilco")
 	}
 	again := serveRepo(t, dir)

@@ -13,7 +13,7 @@ var agentNames = []string{"claude", "codex", "gemini", "aider", "opencode", "goo
 
 var capabilityPool = []string{"go", "python", "rust", "review"}
 
-// setup configures the policies of the seed and registers the first
+// setup configures the policies this run drew and registers the first
 // agents.
 func (w *world) setup() {
 	if w.chance(0.65) {

@@ -1,8 +1,8 @@
 // Package sim is wilco's seeded simulation: the real core, the real runtime
 // and the real SQLite store (in a temporary directory), driven by hand with
 // a fake clock, against agents that misbehave, with crashes and restarts at
-// random points. Everything is decided by one math/rand/v2 PCG seeded from
-// the seed: the run of a seed is exactly reproducible.
+// random points. Everything is decided by one math/rand/v2 PCG started from
+// the run's number (-seed): a run with the same number is exactly reproducible.
 //
 // # What is simulated
 //

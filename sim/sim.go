@@ -302,7 +302,7 @@ func (w *world) open() {
 	}
 	// How often a checkpoint writes a pack or deletes a record depends on
 	// the order it copies entities in, which is a map's: the store's paths
-	// are only marked reached, not counted, so that a seed's paths are
+	// are only marked reached, not counted, so that a run's paths are
 	// the same on every run.
 	w.st = &faultStore{Store: s, last: last, hit: func(path string) { w.paths[path] = 1 }}
 	if w.ckptEvery == 0 {

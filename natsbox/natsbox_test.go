@@ -169,7 +169,6 @@ func TestAnAgentOnNATSIsPushedItsTaskAcknowledgesAndCompletesIt(t *testing.T) {
 	msgs := make(chan natsbox.Message, 16)
 	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
 	// The agent announced itself; the task is pushed to it without a poll.
-	time.Sleep(0)
 	task, err := tb.admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)

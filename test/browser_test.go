@@ -103,9 +103,7 @@ func openBrowser(t testing.TB) *browser {
 		cancelTab()
 		cancelAlloc()
 		// Chromium may still be writing its profile for a moment.
-		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
+		eventually(2*time.Second, 100*time.Millisecond, func() bool { return os.RemoveAll(profile) == nil })
 	})
 	// The viewport of the screenshots.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
@@ -194,12 +192,8 @@ func (b *browser) truth(expr string) bool {
 // waitFor polls a JavaScript condition until it holds.
 func (b *browser) waitFor(what, cond string, timeout time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !b.truth(cond) {
-		if time.Now().After(deadline) {
-			b.t.Fatalf("timed out after %s waiting for %s (%s)\n%s", timeout, what, cond, b.snapshot())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually(timeout, 50*time.Millisecond, func() bool { return b.truth(cond) }) {
+		b.t.Fatalf("timed out after %s waiting for %s (%s)\n%s", timeout, what, cond, b.snapshot())
 	}
 }
 
@@ -264,8 +258,8 @@ func (b *browser) screenshot(name string) {
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	// The page settles (fonts, the last render) before it is taken.
-	time.Sleep(300 * time.Millisecond)
+	// The page's fonts are in before it is taken.
+	b.waitFor("the fonts", "document.fonts.status === 'loaded'", 10*time.Second)
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)

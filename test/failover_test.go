@@ -425,12 +425,9 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 		n.start()
 	}
 	waitActive := func(what string) *pgNode {
-		deadline := time.Now().Add(30*time.Second + 2*failoverTTL)
-		for time.Now().Before(deadline) {
-			if n := x.active(); n != nil {
-				return n
-			}
-			time.Sleep(20 * time.Millisecond)
+		var n *pgNode
+		if eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { n = x.active(); return n != nil }) {
+			return n
 		}
 		x.dump()
 		t.Fatalf("no node became active %s", what)
@@ -457,7 +454,7 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 
 	var failovers []time.Duration
 	for k := range kills {
-		time.Sleep(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
+		atRandom(t, time.Duration(500+rng.IntN(2500))*time.Millisecond) // a random moment of the load
 		victim := waitActive(fmt.Sprintf("before kill %d", k+1))
 		killed := time.Now()
 		victim.kill()
@@ -468,18 +465,15 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 			t.Fatalf("kill %d: the killed node is active", k+1)
 		}
 		var first time.Time
-		deadline := time.Now().Add(30 * time.Second)
-		for first.IsZero() && time.Now().Before(deadline) {
+		eventually(30*time.Second, 10*time.Millisecond, func() bool {
 			for _, ev := range x.tailEvents(ctx, 200) {
 				if ev.Time.After(killed) {
 					first = ev.Time
-					break
+					return true
 				}
 			}
-			if first.IsZero() {
-				time.Sleep(10 * time.Millisecond)
-			}
-		}
+			return false
+		})
 		if first.IsZero() {
 			t.Fatalf("kill %d: no event committed after the kill within 30 s", k+1)
 		}
@@ -491,17 +485,10 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 	load.Wait()
 
 	// Let the agents finish every task, then check.
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		open := x.openTasks(ctx)
-		if len(open) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			x.dump()
-			t.Fatalf("tasks still open 3 minutes after the load: %v", open)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var open []string
+	if !eventually(3*time.Minute, 200*time.Millisecond, func() bool { open = x.openTasks(ctx); return len(open) == 0 }) {
+		x.dump()
+		t.Fatalf("tasks still open 3 minutes after the load: %v", open)
 	}
 	stopAgents()
 	agents.Wait()
@@ -638,21 +625,15 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	a, b := newPGNode(t, "node1", store), newPGNode(t, "node2", store)
 	x.nodes = []*pgNode{a, b}
 	a.start()
-	deadline := time.Now().Add(30 * time.Second)
-	for a.role(x.hc) != "active" {
-		if time.Now().After(deadline) {
-			x.dump()
-			t.Fatal("node1 did not become active")
-		}
-		time.Sleep(20 * time.Millisecond)
+	role := func(n *pgNode, want string) func() bool { return func() bool { return n.role(x.hc) == want } }
+	if !eventually(30*time.Second, 20*time.Millisecond, role(a, "active")) {
+		x.dump()
+		t.Fatal("node1 did not become active")
 	}
 	b.start()
-	for b.role(x.hc) != "standby" {
-		if time.Now().After(deadline) {
-			x.dump()
-			t.Fatal("node2 did not stand by")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(30*time.Second, 20*time.Millisecond, role(b, "standby")) {
+		x.dump()
+		t.Fatal("node2 did not stand by")
 	}
 	ctx := t.Context()
 	x.setUp(ctx)
@@ -664,14 +645,10 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	}
 
 	a.signal(syscall.SIGSTOP)
-	paused := time.Now()
-	for b.role(x.hc) != "active" {
-		if time.Since(paused) > 30*time.Second {
-			a.signal(syscall.SIGCONT)
-			x.dump()
-			t.Fatal("node2 did not take over from the paused node1")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(30*time.Second, 20*time.Millisecond, role(b, "active")) {
+		a.signal(syscall.SIGCONT)
+		x.dump()
+		t.Fatal("node2 did not take over from the paused node1")
 	}
 	// The new leader writes (the paused node would hold the request).
 	x.nodes = []*pgNode{b}
@@ -697,13 +674,9 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 		t.Logf("the resumed old leader answered %d %s", resp.StatusCode, bytes.TrimSpace(body))
 	}
 	// It stands by again, with the new leader's address.
-	deadline = time.Now().Add(30 * time.Second)
-	for a.role(x.hc) != "standby" {
-		if time.Now().After(deadline) {
-			x.dump()
-			t.Fatal("the old leader did not stand by again")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(30*time.Second, 20*time.Millisecond, role(a, "standby")) {
+		x.dump()
+		t.Fatal("the old leader did not stand by again")
 	}
 	if r, _ := x.call(ctx, "GET", "/v1/tasks/OLD-1", adminToken, nil); r.status != 404 {
 		t.Errorf("GET the old leader's task = %d %s, want 404", r.status, r.body)

@@ -321,13 +321,35 @@ func (in *instance) head() uint64 {
 // until polls cond until it holds; it fails the test after the deadline.
 func (in *instance) until(what string, timeout time.Duration, cond func() bool) {
 	in.t.Helper()
+	if !eventually(timeout, 10*time.Millisecond, cond) {
+		in.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// atRandom lets d pass: a crash test's random moment (drawn by the test)
+// to kill a process at, which is the scenario, not a wait for something.
+func atRandom(t testing.TB, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-t.Context().Done():
+	}
+}
+
+// eventually asks cond every interval until it holds, and reports whether
+// it did before timeout passed. The black-box tests watch other processes
+// (wilco, agents, tmux, a browser) that offer no signal to wait on: this is
+// their one way to wait, and it never assumes how long anything takes.
+func eventually(timeout, interval time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			in.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			return false
 		}
-		<-time.After(10 * time.Millisecond)
+		<-tick.C
 	}
+	return true
 }
 
 // stream is an open event stream.

@@ -28,23 +28,17 @@ func BenchmarkEscalationReachesItsWebhook(b *testing.B) {
 		id := fmt.Sprintf("B-%d", i+1)
 		in.submit(map[string]any{"id": id, "description": "Make the check pass"})
 		in.waitTask(id, time.Minute, "escalated")
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if r, ok := hook.find(id); ok {
-				var body struct {
-					Time time.Time `json:"time"`
-				}
-				if err := json.Unmarshal(r.body, &body); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, r.at.Sub(body.Time))
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("no notification of %s", id)
-			}
-			time.Sleep(time.Millisecond)
+		var r hookRequest
+		if !eventually(time.Minute, time.Millisecond, func() bool { var ok bool; r, ok = hook.find(id); return ok }) {
+			b.Fatalf("no notification of %s", id)
 		}
+		var body struct {
+			Time time.Time `json:"time"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, r.at.Sub(body.Time))
 		in.must(200, in.call("POST", "/v1/tasks/"+id+"/respond", adminToken, map[string]any{"action": "abort"}))
 	}
 	med, mx := medianMax(lat)

@@ -429,7 +429,7 @@ func TestNotificationsPendingAtAKillNineAreSentAfterTheRestart(t *testing.T) {
 		}
 		// Let attempts reach the hook, then kill at a random moment.
 		waitFor(t, "attempts reaching the hook", 30*time.Second, func() bool { return len(hook.requests()) > before })
-		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		atRandom(t, time.Duration(rng.IntN(300))*time.Millisecond)
 		in.kill()
 		t.Logf("kill %d (%s): %d operations so far, %d requests", k+1, mode, len(accepted), len(hook.requests()))
 		in = serveRepo(t, dir)

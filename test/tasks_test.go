@@ -289,20 +289,17 @@ var endStates = []string{"success", "cancelled", "stuck", "skipped", "aborted", 
 // in another terminal state fails the test at once.
 func (in *instance) waitTask(id string, timeout time.Duration, states ...string) task {
 	in.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		t := in.task(id)
-		if slices.Contains(states, t.State) {
-			return t
-		}
-		if slices.Contains(endStates, t.State) {
+	var t task
+	if !eventually(timeout, 10*time.Millisecond, func() bool {
+		t = in.task(id)
+		if !slices.Contains(states, t.State) && slices.Contains(endStates, t.State) {
 			in.t.Fatalf("task %s ended %s, waiting for %v:\n%s\nserver (warnings and errors):\n%s", id, t.State, states, t, in.problems())
 		}
-		if time.Now().After(deadline) {
-			in.t.Fatalf("task %s is still %s after %s, waiting for %v:\n%s\nserver (warnings and errors):\n%s", id, t.State, timeout, states, t, in.problems())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return slices.Contains(states, t.State)
+	}) {
+		in.t.Fatalf("task %s is still %s after %s, waiting for %v:\n%s\nserver (warnings and errors):\n%s", id, t.State, timeout, states, t, in.problems())
 	}
+	return t
 }
 
 // problems are the server's log lines above INFO.
@@ -319,12 +316,8 @@ func (in *instance) problems() string {
 // waitFor polls cond until it holds, or fails after timeout.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !eventually(timeout, 10*time.Millisecond, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 }
 

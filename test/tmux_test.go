@@ -82,11 +82,9 @@ func endTmux(t testing.TB, dir string) {
 			// The pane's program leads a process group of its own (the
 			// shell around the agent's program, the program, its
 			// children): wait until none of it is left.
-			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				if syscall.Kill(-pid, 0) != nil && syscall.Kill(pid, 0) != nil {
-					break
-				}
-			}
+			eventually(15*time.Second, 50*time.Millisecond, func() bool {
+				return syscall.Kill(-pid, 0) != nil && syscall.Kill(pid, 0) != nil
+			})
 		}
 	})
 }

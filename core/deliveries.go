@@ -337,9 +337,9 @@ func (s *State) Fire(now time.Time, key string) error {
 		s.followup(now, d)
 	case d.State != Sent:
 	case d.Type == TypeReview:
-		s.reviewTimedOut(now, d)
+		s.reviewFailed(now, d, fmt.Sprintf("did not answer within %s", s.policies.Review.timeout()))
 	case d.Type == TypeScoutQuery:
-		s.scoutTimedOut(now, d)
+		s.questionFailed(now, d, fmt.Sprintf("the scout %s did not answer within %s", d.To, DefaultScoutTimeout))
 	case d.Type == TypeProbe:
 		s.probeTimedOut(now, d)
 	case d.Policy == PolicyBackoff:

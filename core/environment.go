@@ -187,9 +187,10 @@ func lineOf(text, part string) string {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// maxRateLimitedSends bounds the resends of a delegation whose turns end
-// rate limited: past it, the attempt fails as any other.
-const maxRateLimitedSends = 5
+// MaxRateLimitedSends bounds how often a turn cut short by a rate-limited
+// model API is taken up again (a delegation sent again before the ACK, the
+// work gone on with after it): past it, the attempt fails as any other.
+const MaxRateLimitedSends = 5
 
 // rateLimitRe is a model API that is rate limited or overloaded, as agent
 // CLIs report it: a transient no change of the work fixes, but time does.
@@ -200,15 +201,7 @@ var rateLimitRe = regexp.MustCompile(`(?i)rate_limit_error|overloaded_error|API 
 // decides it, for a turn that ends before its ACK (the core sends the
 // delegation again) and for one that ends after it (the exec adapter goes
 // on with the same turn).
-func RateLimited(output string) (string, bool) { return rateLimited(output) }
-
-// MaxRateLimitedSends bounds how often a turn cut short by a rate-limited
-// model API is taken up again.
-const MaxRateLimitedSends = maxRateLimitedSends
-
-// rateLimited reports whether output shows a rate-limited or overloaded
-// model API, and the line that shows it.
-func rateLimited(output string) (string, bool) {
+func RateLimited(output string) (string, bool) {
 	m := rateLimitRe.FindString(output)
 	if m == "" {
 		return "", false

@@ -132,10 +132,8 @@ func (s *State) ProbeAgent(now time.Time, agent string) (Delivery, error) {
 }
 
 func (s *State) probe(now time.Time, a *Agent) Delivery {
-	for _, d := range s.openOf(a.Name) {
-		if d.Type == TypeProbe {
-			return d.copy() // one probe at a time
-		}
+	if d := s.onlyOpen(a.Name, TypeProbe); d != nil {
+		return d.copy() // one probe at a time
 	}
 	m := Message{ID: s.nextID("M"), From: Orchestrator, To: a.Name, Type: TypeProbe, Policy: PolicyNone,
 		Subject: "Context probe", Body: ProbeText(s.policies.Probe.Tools)}
@@ -187,16 +185,6 @@ func (s *State) probeAnswer(now time.Time, a *Agent, d *Delivery, text string) (
 // probeTimedOut ends a probe its agent did not answer in time.
 func (s *State) probeTimedOut(now time.Time, d *Delivery) {
 	s.emit(now, "", d.To, DeliveryFailed{ID: d.ID, Reason: fmt.Sprintf("no answer to the context probe within %s", DefaultProbeTimeout), Attempts: d.Sends})
-}
-
-// openProbeTo is the agent's open probe, if any.
-func (s *State) openProbeTo(agent string) *Delivery {
-	for _, d := range s.openOf(agent) {
-		if d.Type == TypeProbe {
-			return d
-		}
-	}
-	return nil
 }
 
 // lacksFor returns the tools the verify steps need that agent's side lacks,

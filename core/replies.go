@@ -115,10 +115,10 @@ func (s *State) reply(now time.Time, in ReplyInput) (Interpretation, error) {
 	}
 	if d == nil && strings.TrimSpace(in.Text) != "" {
 		// A reviewer's or a scout's answer that names no message.
-		if d = s.openReviewTo(a.Name); d == nil {
-			d = s.openQuestionTo(a.Name)
+		if d = s.onlyOpen(a.Name, TypeReview); d == nil {
+			d = s.onlyOpen(a.Name, TypeScoutQuery)
 		}
-		if p := s.openProbeTo(a.Name); d == nil && p != nil {
+		if p := s.onlyOpen(a.Name, TypeProbe); d == nil && p != nil {
 			if _, ok := ParseProbe(in.Text); ok {
 				d = p
 			}

@@ -293,19 +293,19 @@ func (s *State) reviewAnswer(now time.Time, a *Agent, d *Delivery, text string) 
 	return in, nil
 }
 
-// reviewTimedOut escalates a task whose reviewer did not answer in time.
-func (s *State) reviewTimedOut(now time.Time, d *Delivery) {
-	s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: "no answer", Attempts: d.Sends})
+// reviewFailed ends a review that will get no verdict (why: the reviewer
+// did not answer in time, or could not) and escalates its task.
+func (s *State) reviewFailed(now time.Time, d *Delivery, why string) {
+	s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: why, Attempts: d.Sends})
 	if t := s.reviewFor(d); t != nil {
-		s.escalateTask(now, t, fmt.Sprintf("the reviewer %s did not answer within %s: answer retry to run the attempt again, skip to keep the change unreviewed, or abort",
-			d.To, s.policies.Review.timeout()))
+		s.escalateTask(now, t, fmt.Sprintf("the reviewer %s %s: answer retry to run the attempt again, skip to keep the change unreviewed, or abort", d.To, why))
 	}
 }
 
-// openReviewTo is the open review delivery to agent, if there is exactly
-// one: an answer that names no message answers it.
-func (s *State) openReviewTo(agent string) *Delivery {
-	open := s.openTo(agent, func(d *Delivery) bool { return d.Type == TypeReview && !d.State.Terminal() })
+// onlyOpen is the open delivery of type typ to agent when there is exactly
+// one: what an answer that names no message answers.
+func (s *State) onlyOpen(agent string, typ MessageType) *Delivery {
+	open := s.openTo(agent, func(d *Delivery) bool { return d.Type == typ && !d.State.Terminal() })
 	if len(open) == 1 {
 		return open[0]
 	}

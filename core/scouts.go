@@ -182,27 +182,15 @@ func (s *State) FailConsultation(now time.Time, id, reason string) error {
 	if d.State.Terminal() {
 		return s.settled(d)
 	}
-	s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: reason, Attempts: d.Sends})
-	s.emit(now, d.TaskID, d.To, ScoutFailed{ID: d.ID, Reason: reason})
-	s.afterConsultation(now, d)
+	s.questionFailed(now, d, reason)
 	return nil
 }
 
-// scoutTimedOut ends a question its scout did not answer in time.
-func (s *State) scoutTimedOut(now time.Time, d *Delivery) {
-	reason := fmt.Sprintf("the scout %s did not answer within %s", d.To, DefaultScoutTimeout)
+// questionFailed ends a question that gets no usable answer.
+func (s *State) questionFailed(now time.Time, d *Delivery, reason string) {
 	s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: reason, Attempts: d.Sends})
 	s.emit(now, d.TaskID, d.To, ScoutFailed{ID: d.ID, Reason: reason})
 	s.afterConsultation(now, d)
-}
-
-// openQuestionTo is the open question to scout, if there is exactly one.
-func (s *State) openQuestionTo(scout string) *Delivery {
-	open := s.openTo(scout, func(d *Delivery) bool { return d.Type == TypeScoutQuery && !d.State.Terminal() })
-	if len(open) == 1 {
-		return open[0]
-	}
-	return nil
 }
 
 // afterConsultation gives the task its milestone back once no question is
@@ -237,10 +225,7 @@ func (s *State) MessageFailed(now time.Time, agent, id, reason string) error {
 	case TypeScoutQuery:
 		return s.FailConsultation(now, id, reason)
 	case TypeReview:
-		s.emit(now, d.TaskID, d.To, DeliveryFailed{ID: d.ID, Reason: reason, Attempts: d.Sends})
-		if t := s.reviewFor(d); t != nil {
-			s.escalateTask(now, t, fmt.Sprintf("the reviewer %s could not review the change: %s. Answer retry to run the attempt again, skip to keep the change unreviewed, or abort", d.To, reason))
-		}
+		s.reviewFailed(now, d, "could not review the change ("+reason+")")
 	}
 	return nil
 }

@@ -442,8 +442,8 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		}
 		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
 			Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
-		if d := s.find(t.Delivery); d != nil && d.State == Sent && !r.TimedOut && d.Sends <= maxRateLimitedSends {
-			if line, ok := rateLimited(r.Error + "\n" + r.Output); ok {
+		if d := s.find(t.Delivery); d != nil && d.State == Sent && !r.TimedOut && d.Sends <= MaxRateLimitedSends {
+			if line, ok := RateLimited(r.Error + "\n" + r.Output); ok {
 				// The model's API is rate limited or overloaded: the same
 				// delegation goes again after a backoff; no attempt is
 				// spent and no verify loop counted.

@@ -412,13 +412,17 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
 	var res verify.Result
+	// The lines each file changed are read with the list when the
+	// definition of done will want them, so that git runs once.
+	full, listed := e.Inspect, false
 	switch {
 	case d.ws == nil:
 		res = d.verify.Run(ctx, spec)
 	case len(e.Boundaries) > 0 || e.Package != "":
 		// The boundary and package checks come before the steps: the
 		// files first.
-		if files, err := d.changedByTask(ctx, e.TaskID, false); err == nil {
+		if files, err := d.changedByTask(ctx, e.TaskID, full); err == nil {
+			listed = true
 			spec.FilesState, spec.Changed = files, workspace.Paths(files)
 		} else {
 			d.log.Warn("listing changed files failed", "err", err)
@@ -427,17 +431,18 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	default:
 		// No boundary to check: which files changed is only told, so git
 		// runs beside the steps instead of before them.
-		type listed struct {
+		type listing struct {
 			files []core.FileState
 			err   error
 		}
-		ch := make(chan listed, 1)
+		ch := make(chan listing, 1)
 		go func() {
-			files, err := d.changedByTask(ctx, e.TaskID, false)
-			ch <- listed{files, err}
+			files, err := d.changedByTask(ctx, e.TaskID, full)
+			ch <- listing{files, err}
 		}()
 		res = d.verify.Run(ctx, spec)
 		if l := <-ch; l.err == nil {
+			listed = true
 			spec.FilesState, spec.Changed = l.files, workspace.Paths(l.files)
 			if f := res.Failure; f != nil {
 				f.ExecutorOutput.FilesModified = nonNil(spec.Changed)
@@ -447,8 +452,10 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 		}
 	}
 	if f := res.Failure; f != nil && d.ws != nil {
-		// Only a failure's record needs the lines each file changed.
-		if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
+		// A failure's record needs the lines each file changed.
+		if full && listed {
+			f.FilesState = spec.FilesState
+		} else if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
 			f.FilesState = files
 		}
 	}
@@ -459,7 +466,16 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
 	var ins *core.Inspection
 	if res.Passed && e.Inspect && d.ws != nil {
-		ins = d.inspect(ctx, e)
+		if !listed {
+			files, err := d.changedByTask(ctx, e.TaskID, true)
+			if err != nil {
+				d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+			} else {
+				ins = d.inspect(ctx, e, files)
+			}
+		} else {
+			ins = d.inspect(ctx, e, spec.FilesState)
+		}
 	}
 	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
 		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
@@ -473,12 +489,7 @@ const maxReviewDiff = 256 << 10
 // inspect reads what the definition of done checks of a task's change
 // whose verification passed: its files with their lines, the source files
 // changed without a test, and (for a reviewer) the diff.
-func (d *Dispatcher) inspect(ctx context.Context, e core.RunVerify) *core.Inspection {
-	files, err := d.changedByTask(ctx, e.TaskID, true)
-	if err != nil {
-		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
-		return nil
-	}
+func (d *Dispatcher) inspect(ctx context.Context, e core.RunVerify, files []core.FileState) *core.Inspection {
 	ins := &core.Inspection{Files: files}
 	var live []string
 	for _, f := range files {

@@ -37,18 +37,9 @@ func (s *Server) askScout(ctx context.Context, from, scout, question string) (co
 // askResult answers a question's state to the agent that asked it, waiting
 // up to ?wait= while it is pending.
 func (s *Server) askResult(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "wait"); err != nil {
+	wait, err := s.waitParam(r)
+	if err != nil {
 		return err
-	}
-	var wait time.Duration
-	if v := r.URL.Query().Get("wait"); v != "" {
-		var err error
-		if wait, err = duration("wait", v); err != nil {
-			return err
-		}
-		if wait > s.opts.MaxWait {
-			return invalidf("wait: at most %s, got %q", s.opts.MaxWait, v)
-		}
 	}
 	c, err := s.consultation(r.Context(), r.PathValue("id"), AgentName(r.Context()), wait)
 	if err != nil {

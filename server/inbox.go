@@ -60,18 +60,9 @@ func (w *wakes) wake(agent string) {
 // arrive, and runs the cycle again then. The signals are taken before each
 // cycle, so that nothing arriving between the cycle and the wait is missed.
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "wait"); err != nil {
+	wait, err := s.waitParam(r)
+	if err != nil {
 		return err
-	}
-	var wait time.Duration
-	if v := r.URL.Query().Get("wait"); v != "" {
-		var err error
-		if wait, err = duration("wait", v); err != nil {
-			return err
-		}
-		if wait > s.opts.MaxWait {
-			return invalidf("wait: at most %s, got %q", s.opts.MaxWait, v)
-		}
 	}
 	agent := AgentName(r.Context())
 	msgs, err := s.poll(r, agent, wait)
@@ -168,4 +159,24 @@ func (s *Server) interpret(r *http.Request, in core.ReplyInput) (core.Interpreta
 		return core.Interpretation{}, err
 	}
 	return v.(core.Interpretation), nil
+}
+
+// waitParam is a long-poll's ?wait= (its only query parameter): a Go
+// duration, 0 when absent, at most Options.MaxWait.
+func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
+	if err := checkQuery(r, "wait"); err != nil {
+		return 0, err
+	}
+	v := r.URL.Query().Get("wait")
+	if v == "" {
+		return 0, nil
+	}
+	wait, err := duration("wait", v)
+	if err != nil {
+		return 0, err
+	}
+	if wait > s.opts.MaxWait {
+		return 0, invalidf("wait: at most %s, got %q", s.opts.MaxWait, v)
+	}
+	return wait, nil
 }

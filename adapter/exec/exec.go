@@ -553,23 +553,20 @@ func (a *Adapter) mcpHome(c AgentConfig) map[string]string {
 	if p.mcpHome == nil || len(c.MCP) == 0 {
 		return nil
 	}
+	if _, set := c.Env[p.mcpHomeVar]; set {
+		return nil
+	}
+	if _, set := os.LookupEnv(p.mcpHomeVar); set {
+		return nil
+	}
 	home := c.Env["HOME"]
 	if home == "" {
 		home = os.Getenv("HOME")
 	}
 	dir := filepath.Join(a.runsDir, "homes", c.Name)
-	env, err := p.mcpHome(c.MCP, home, dir)
-	if err != nil {
+	if err := p.mcpHome(c.MCP, home, dir); err != nil {
 		a.log.Warn("wilco's MCP server is not registered with the agent", "agent", c.Name, "err", err)
 		return nil
 	}
-	for k := range env {
-		if _, set := c.Env[k]; set {
-			return nil
-		}
-		if _, set := os.LookupEnv(k); set {
-			return nil
-		}
-	}
-	return env
+	return map[string]string{p.mcpHomeVar: dir}
 }

@@ -35,18 +35,18 @@ import (
 // Settings that do not read as JSON (Gemini CLI also takes comments) are
 // read with the comments removed; if they still do not, they are linked
 // like the rest and no server is registered.
-func geminiHome(command []string, home, dir string) (map[string]string, error) {
+func geminiHome(command []string, home, dir string) error {
 	if len(command) == 0 {
-		return nil, nil
+		return nil
 	}
 	src := filepath.Join(home, ".gemini")
 	dst := filepath.Join(dir, ".gemini")
 	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return nil, fmt.Errorf("gemini home: %w", err)
+		return fmt.Errorf("gemini home: %w", err)
 	}
 	entries, err := os.ReadDir(src)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("gemini home: read %s: %w", src, err)
+		return fmt.Errorf("gemini home: read %s: %w", src, err)
 	}
 	settings := map[string]any{}
 	registered := true
@@ -63,13 +63,13 @@ func geminiHome(command []string, home, dir string) (map[string]string, error) {
 			if err != nil {
 				registered = false
 				if err := relink(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			continue
 		}
 		if err := link(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if registered {
@@ -85,17 +85,17 @@ func geminiHome(command []string, home, dir string) (map[string]string, error) {
 		settings["mcpServers"] = servers
 		b, err := json.MarshalIndent(settings, "", "  ")
 		if err != nil {
-			return nil, fmt.Errorf("gemini home: %w", err)
+			return fmt.Errorf("gemini home: %w", err)
 		}
 		path := filepath.Join(dst, "settings.json")
 		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			_ = os.Remove(path)
 		}
 		if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
-			return nil, fmt.Errorf("gemini home: %w", err)
+			return fmt.Errorf("gemini home: %w", err)
 		}
 	}
-	return map[string]string{"GEMINI_CLI_HOME": dir}, nil
+	return nil
 }
 
 // link makes dst a symbolic link to src unless something is there already

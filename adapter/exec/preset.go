@@ -71,9 +71,10 @@ type preset struct {
 	// mcpHome is mcp for a CLI that reads MCP servers only from its
 	// settings files: it prepares a directory of wilco's (dir) that holds
 	// the user's configuration (from home, the HOME the agent runs with)
-	// with wilco's server added, and returns the variables that point the
-	// CLI at it.
-	mcpHome func(command []string, home, dir string) (map[string]string, error)
+	// with wilco's server added; mcpHomeVar is the variable that points
+	// the CLI at it (a user who set it keeps theirs).
+	mcpHome    func(command []string, home, dir string) error
+	mcpHomeVar string
 }
 
 // mcpVars are the variables wilco's MCP server reads, passed on by the CLIs
@@ -174,7 +175,8 @@ var presets = map[string]preset{
 		// Gemini CLI takes MCP servers from its settings files only: the
 		// user's settings with wilco's server added, in a home of wilco's
 		// (see geminihome.go).
-		mcpHome: geminiHome,
+		mcpHome:    geminiHome,
+		mcpHomeVar: "GEMINI_CLI_HOME",
 	},
 	PresetAider: {
 		program: "aider",

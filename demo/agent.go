@@ -32,6 +32,15 @@ func Add(a, b int) int {
 	return a + b
 }
 `
+	calcTestSums = calcTest + `
+func TestAddSums(t *testing.T) {
+	for _, c := range []struct{ a, b, want int }{{0, 0, 0}, {-2, 3, 1}, {7, -7, 0}} {
+		if got := Add(c.a, c.b); got != c.want {
+			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+`
 	calcTest = `package calc
 
 import "testing"
@@ -71,8 +80,12 @@ func RunAgent(stdin io.Reader, stdout io.Writer) int {
 	content := calcWrong
 	switch {
 	case knows:
-		fmt.Fprintln(stdout, "The retry context says TestAdd failed: Add(2, 3) must be 5. Writing a + b.")
+		fmt.Fprintln(stdout, "The retry context says TestAdd failed: Add(2, 3) must be 5. Writing a + b, and a test of more sums.")
 		content = calcFixed
+		if err := os.WriteFile(filepath.Join(".", "calc_test.go"), []byte(calcTestSums), 0o644); err != nil {
+			fmt.Fprintf(stdout, "demo agent: %v\n", err)
+			return 1
+		}
 	case retry:
 		fmt.Fprintln(stdout, "A retry, but the failure is not in the prompt; trying again blind.")
 	default:

@@ -211,9 +211,10 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		if err != nil || resp.Header.Get(headerStandby) == "" {
 			return resp, err
 		}
-		// A standby answered.
+		// A standby answered: itself (a read), with a redirect to the
+		// active node, or with 503 while no node is active.
 		switch active := resp.Header.Get(headerActive); {
-		case active != "" && redirects < maxRedirects:
+		case resp.StatusCode == http.StatusTemporaryRedirect && active != "" && redirects < maxRedirects:
 			resp.Body.Close()
 			redirects++
 			c.base.set(normalizeAddr(active))

@@ -49,12 +49,13 @@ func (c *Client) Cluster(ctx context.Context) (*Cluster, error) {
 }
 
 // Several nodes may serve a repository from a PostgreSQL store; one is
-// active, the others are standbys. A standby answers a request meant for
-// the active node with a 307 redirect that names it in the Wilco-Active
-// header, or with 503 and the Wilco-Standby header while no node is active
-// (during a takeover). The client follows the first, and remembers the
-// active node for its next requests, and waits out the second, for up to
-// failoverPatience.
+// active, the others are standbys. A standby answers reads itself (with
+// the Wilco-Standby header). It answers a change, or a read only the
+// active node can answer, with a 307 redirect that names the active node
+// in the Wilco-Active header, or with 503 and the Wilco-Standby header
+// while no node is active (during a takeover). The client follows the
+// redirect, and remembers the active node for its next requests, and
+// waits out the 503, for up to failoverPatience.
 const (
 	headerActive     = "Wilco-Active"
 	headerStandby    = "Wilco-Standby"
@@ -87,7 +88,7 @@ func noFollow(h *http.Client) *http.Client {
 	cp := *h
 	next := h.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.Response != nil && req.Response.Header.Get(headerActive) != "" {
+		if req.Response != nil && req.Response.Header.Get(headerStandby) != "" {
 			return http.ErrUseLastResponse
 		}
 		if next != nil {

@@ -13,16 +13,17 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wilco/core"
 	"wilco/natsbox"
+	"wilco/runtime"
 	"wilco/server"
-	"wilco/store"
 	"wilco/store/postgres"
+	"wilco/web"
 )
 
 // DefaultLeaseTTL is how long a repository's lease lasts without renewal:
@@ -53,7 +54,9 @@ type node struct {
 	vers string
 
 	mu     sync.Mutex
-	active bool
+	active bool // this node holds the lease
+	// activeURL is the active node's URL as last seen while standing by.
+	activeURL atomic.Pointer[string]
 
 	lost     chan struct{} // closed when the lease is lost
 	lostOnce sync.Once
@@ -87,6 +90,11 @@ func (n *node) acquire(ctx context.Context) error {
 			n.log.Info("this node is active: it holds the repository's lease", "repository", n.st.Repository(), "token", l.Token, "ttl", n.ttl)
 			return nil
 		case errors.Is(err, postgres.ErrLeaseHeld):
+			url := ""
+			if l.Valid {
+				url = l.URL
+			}
+			n.activeURL.Store(&url)
 			if !waiting {
 				n.log.Info("this node is a standby", "repository", n.st.Repository(), "active", l.URL, "expires", l.Expires)
 				waiting = true
@@ -265,11 +273,15 @@ func (n *node) clusterRoute() server.Route {
 	}
 }
 
-// standby is what a node answers while another holds the lease: its
-// health, the cluster's view and the stored event log from the database,
-// and for everything else a redirect to the active node (307, with the
-// active node in the Wilco-Active header), or 503 while no node is active.
-func (n *node) standby() http.Handler {
+// standby is what a node answers while another holds the lease. Reads
+// are answered here, by the server's own routes on a runtime that follows
+// the store (catching up before each read, so that a change the active
+// node acknowledged before the read is in the answer); what only the
+// active node has — the agents' side, the files of runs and dry runs, the
+// retry log, AI Maestro's API — and every change are redirected to it
+// (307, with the active node in the Wilco-Active header), or answered 503
+// while no node is active. Every answer carries Wilco-Standby.
+func (n *node) standby(rd *reader) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderStandby, "1")
@@ -287,40 +299,99 @@ func (n *node) standby() http.Handler {
 			server.WriteError(w, err)
 			return
 		}
+		w.Header().Set(HeaderStandby, "1")
 		server.WriteJSON(w, http.StatusOK, v)
 	}))
-	mux.HandleFunc("GET /v1/events", n.admin(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("follow") != "false" {
-			n.redirect(w, r)
-			return
-		}
-		after, err1 := number(q.Get("after"), 0)
-		limit, err2 := number(q.Get("limit"), 1000)
-		if err := errors.Join(err1, err2); err != nil || limit == 0 || limit > 10000 {
-			server.WriteJSON(w, http.StatusBadRequest, errorJSON("invalid_argument", "after: a seq; limit: from 1 to 10000"))
-			return
-		}
-		evs, err := n.st.Events(r.Context(), store.Filter{After: after, TaskID: q.Get("task"), Agent: q.Get("agent"), Limit: int(limit)})
-		if err != nil {
-			server.WriteError(w, err)
-			return
-		}
-		out := make([]server.EventView, 0, len(evs))
-		next := after
-		for _, e := range evs {
-			data := json.RawMessage(e.Data)
-			if len(data) == 0 {
-				data = json.RawMessage("{}")
-			}
-			out = append(out, server.EventView{Seq: e.Seq, Time: e.Time.UTC(), Type: e.Type, TaskID: e.TaskID, Agent: e.Agent, Data: data})
-			next = e.Seq
-		}
+	for _, p := range activeOnly {
+		mux.HandleFunc(p, n.redirect)
+	}
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderStandby, "1")
-		server.WriteJSON(w, http.StatusOK, map[string]any{"events": out, "next": next})
-	}))
+		if a := n.activeURL.Load(); a != nil && *a != "" {
+			w.Header().Set(HeaderActive, *a)
+		}
+		if _, err := rd.rt.CatchUp(r.Context()); err != nil {
+			w.Header().Set("Retry-After", "1")
+			server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON("unavailable",
+				"this node is a standby and cannot read the store now; try again in a moment, or ask the active node"))
+			return
+		}
+		rd.srv.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/", n.redirect)
 	return mux
+}
+
+// activeOnly are the reads a standby sends to the active node: the
+// agents' side (an inbox read records what the agent was handed), and
+// what is kept in files on the active node's machine.
+var activeOnly = []string{
+	"GET /v1/inbox", "GET /v1/ask/{id}",
+	"GET /v1/tasks/{id}/diff", "GET /v1/tasks/{id}/transcript", "GET /v1/runs/{run_id}/log", "GET /v1/logs/retry",
+	"GET /api/",
+}
+
+// reader is what a standby answers reads with: a runtime that follows the
+// store, and a server on it whose commands are redirected.
+type reader struct {
+	rt   *runtime.Runtime
+	srv  *server.Server
+	stop chan struct{}
+	done chan struct{}
+}
+
+// catchUpEvery is how often a standby applies what the active node
+// committed, between reads: what its event streams lag by at most.
+const catchUpEvery = 250 * time.Millisecond
+
+// openReader rebuilds the repository's state from the store for a
+// standby's reads, and keeps it caught up until close.
+func (d *Daemon) openReader(ctx context.Context, n *node) (*reader, error) {
+	rt, err := runtime.OpenStandby(ctx, runtime.Config{Store: n.st, Logger: d.log.With("component", "runtime", "standby", true)})
+	if err != nil {
+		return nil, err
+	}
+	page, err := web.New()
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	srv, err := server.New(server.Options{
+		Runtime: rt, Store: n.st, Config: d.Config, AdminToken: d.Token, Page: page,
+		Logger: d.log.With("component", "http", "standby", true), Standby: n.redirect,
+	})
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	rd := &reader{rt: rt, srv: srv, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(rd.done)
+		tick := time.NewTicker(catchUpEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-rd.stop:
+				return
+			case <-tick.C:
+				ctx, cancel := context.WithTimeout(context.Background(), 10*catchUpEvery)
+				_, _ = rt.CatchUp(ctx)
+				cancel()
+			}
+		}
+	}()
+	return rd, nil
+}
+
+// close ends the reader's streams and stops following the store.
+func (rd *reader) close() {
+	if rd == nil {
+		return
+	}
+	close(rd.stop)
+	<-rd.done
+	rd.srv.Stop()
+	rd.rt.Close()
 }
 
 func (n *node) admin(h http.HandlerFunc) http.HandlerFunc {
@@ -354,14 +425,6 @@ func errorJSON(code, msg string) map[string]any {
 	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
 }
 
-// number parses a query parameter, def when absent.
-func number(s string, def uint64) (uint64, error) {
-	if s == "" {
-		return def, nil
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
-
 // startNode opens the PostgreSQL store of the repository, answers as a
 // standby on ln, and returns once this node holds the repository's lease
 // (or ctx ends). The repository's name is the store URL's repository
@@ -392,10 +455,14 @@ func (d *Daemon) startNode(ctx context.Context, opts Options, storeURL, root str
 		url = "http://" + ln.Addr().String()
 	}
 	d.node = newNode(st, strings.TrimRight(url, "/"), ttl, d.Token, d.log.With("component", "cluster"))
-	d.setFront(d.node.standby())
+	if d.reader, err = d.openReader(ctx, d.node); err != nil {
+		return fmt.Errorf("daemon: a standby's reads: %w", err)
+	}
+	d.setFront(d.node.standby(d.reader))
 	d.serve(ln)
 	if err := d.node.acquire(ctx); err != nil {
 		d.stopHTTP()
+		d.reader.close()
 		return err
 	}
 	return nil

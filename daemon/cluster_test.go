@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -135,4 +136,151 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// A standby answers reads from the store — a change the active node
+// acknowledged is in the standby's next answer, and its event stream
+// carries what the active node commits — while changes, the agents' side
+// and what lives in the active node's files are redirected to the active
+// node.
+func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
+	t.Parallel()
+	url := database(t, "standby_reads")
+	a, b := setup(t), setup(t)
+	oa, ob := a.opts(), b.opts()
+	oa.Store, ob.Store = url, url
+	oa.Token, ob.Token = "admin-token", "admin-token"
+	da := a.start(oa)
+	ob.Addr = freeAddr(t)
+	ds, errs := startAsync(ob)
+	t.Cleanup(func() {
+		select {
+		case d := <-ds:
+			d.Close()
+		default:
+		}
+	})
+	base := "http://" + ob.Addr
+	raw := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, token string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := http.Get(base + "/healthz")
+		if err == nil {
+			h.Body.Close()
+			if h.Header.Get(HeaderStandby) != "" {
+				break
+			}
+		}
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second node never answered as a standby")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The standby's event stream, opened before the change.
+	streamed := make(chan client.Event, 64)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	standby := client.New(ob.Addr, "admin-token")
+	go func() {
+		_ = standby.Follow(ctx, client.EventQuery{}, func(ev client.Event) error {
+			streamed <- ev
+			return nil
+		})
+	}()
+
+	active := client.New(da.URL, "admin-token")
+	task, err := active.Submit(t.Context(), client.TaskRequest{Description: "read me from the standby"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read after write: at once, with no waiting.
+	resp := get("/v1/tasks/"+task.ID, "admin-token")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(HeaderStandby) == "" || resp.Header.Get(HeaderActive) != da.URL {
+		t.Fatalf("GET the task from the standby: %d, headers %v", resp.StatusCode, resp.Header)
+	}
+	var got client.Task
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.ID != task.ID || got.Description != task.Description {
+		t.Fatalf("the standby's task = %+v, %v", got, err)
+	}
+	// The client takes the standby's answer, and stays with the standby.
+	tasks, err := standby.Tasks(t.Context(), "")
+	if err != nil || len(tasks) != 1 || tasks[0].ID != task.ID {
+		t.Fatalf("tasks from the standby = %+v, %v", tasks, err)
+	}
+	if standby.Addr() != "http://"+ob.Addr {
+		t.Errorf("a read moved the client to %s", standby.Addr())
+	}
+	if resp := get("/v1/tasks/T-404", "admin-token"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a missing task on the standby: %d", resp.StatusCode)
+	}
+	if resp := get("/v1/tasks", "wrong-token"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the standby's reads need the admin token: %d", resp.StatusCode)
+	}
+
+	// The stream carries the task's events, and then, live, those of a
+	// task created after it.
+	waitStreamed := func(id string) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case ev := <-streamed:
+				if ev.TaskID == id {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("the standby's event stream never carried an event of %s", id)
+			}
+		}
+	}
+	waitStreamed(task.ID)
+	later, err := active.Submit(t.Context(), client.TaskRequest{Description: "later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStreamed(later.ID)
+
+	// What the active node alone answers is redirected to it.
+	for _, path := range []string{"/v1/tasks/" + task.ID + "/diff", "/v1/logs/retry", "/v1/runs/R-1/log", "/v1/inbox"} {
+		resp := get(path, "admin-token")
+		if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get(HeaderActive) != da.URL ||
+			resp.Header.Get("Location") != da.URL+path {
+			t.Errorf("GET %s on the standby: %d, Location %q", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/v1/tasks/"+task.ID+"/cancel", nil)
+	req.Header.Set("Authorization", "Bearer admin-token")
+	resp, err = raw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get(HeaderActive) != da.URL {
+		t.Errorf("a change sent to the standby: %d", resp.StatusCode)
+	}
+	// Through the client, a change lands on the active node, which the
+	// client then keeps talking to.
+	if _, err := standby.Submit(t.Context(), client.TaskRequest{Description: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	if standby.Addr() != da.URL {
+		t.Errorf("after a change the client talks to %s, want the active node %s", standby.Addr(), da.URL)
+	}
 }

@@ -120,6 +120,8 @@ type Daemon struct {
 	// standby's handler until the node is active, then the server.
 	node  *node
 	front atomic.Pointer[http.Handler]
+	// reader answers a standby's reads; closed once the node is active.
+	reader *reader
 	// bridge carries the mailbox over NATS (nil without a transport).
 	bridge *natsbox.Bridge
 	eff    *effector
@@ -281,6 +283,7 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		defer func() {
 			if err != nil {
 				d.stopHTTP()
+				d.reader.close()
 			}
 		}()
 		opts.Routes = append(slices.Clip(opts.Routes), d.node.clusterRoute())
@@ -432,6 +435,8 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 	}
 	if d.node != nil {
 		d.setFront(d.Server)
+		d.reader.close()
+		d.reader = nil
 		d.node.keep(d.Runtime.Err)
 	} else {
 		d.setFront(d.Server)

@@ -139,6 +139,8 @@ type Runtime struct {
 	recoveredTimer int
 	// resends are performed with the first turn after a restart.
 	resends []core.Effect
+	// standby is set for a runtime that only reads (OpenStandby).
+	standby *standby
 }
 
 // batch is what one turn of the loop produced, on its way to the store.
@@ -392,6 +394,9 @@ func (r *Runtime) Timers() int {
 
 // Start runs the loop in the background until Close.
 func (r *Runtime) Start() {
+	if r.standby != nil {
+		return // a standby runs no loop: CatchUp moves it on
+	}
 	r.mu.Lock()
 	if r.started {
 		r.mu.Unlock()
@@ -422,6 +427,12 @@ func (r *Runtime) Submit(fn Func, done func(any, error)) { r.submit(fn, done, fa
 func (r *Runtime) SubmitUrgent(fn Func, done func(any, error)) { r.submit(fn, done, true) }
 
 func (r *Runtime) submit(fn Func, done func(any, error), urgent bool) {
+	if r.standby != nil {
+		if done != nil {
+			done(nil, ErrStandby)
+		}
+		return
+	}
 	r.mu.Lock()
 	if r.closed || r.failure != nil {
 		err := r.failure
@@ -469,6 +480,12 @@ func (r *Runtime) do(ctx context.Context, fn Func, urgent bool) (any, error) {
 // The core must not be changed by fn. Reads through Do instead see only
 // durable state.
 func (r *Runtime) Read(fn func(*core.State)) {
+	if sb := r.standby; sb != nil {
+		sb.mu.RLock()
+		defer sb.mu.RUnlock()
+		fn(r.core)
+		return
+	}
 	r.mu.Lock()
 	started := r.started
 	r.mu.Unlock()
@@ -486,6 +503,9 @@ func (r *Runtime) Read(fn func(*core.State)) {
 // the whole state (so the next start replays nothing) and returns. It does not
 // close the store.
 func (r *Runtime) Close() error {
+	if r.standby != nil {
+		return r.closeStandby()
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

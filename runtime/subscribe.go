@@ -60,6 +60,23 @@ func (r *Runtime) Subscribe(ctx context.Context, filter func(store.Event) bool, 
 	}
 	ch := make(chan store.Event, buffer)
 	s := &Subscription{C: ch, r: r, ch: ch, filter: filter}
+	if sb := r.standby; sb != nil {
+		// Registered under the core's read lock: CatchUp applies and
+		// publishes under its write lock, so From is exact here too.
+		sb.mu.RLock()
+		defer sb.mu.RUnlock()
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		s.From = r.core.Seq()
+		r.subsMu.Lock()
+		r.subs[s] = struct{}{}
+		r.subsMu.Unlock()
+		return s, nil
+	}
 	_, err := r.Do(ctx, func(c *core.State, _ time.Time) (any, error) {
 		s.From = c.Seq()
 		r.subsMu.Lock()

@@ -48,7 +48,7 @@ var errorTable = []struct {
 		return errors.As(err, &mb) || isCode("", CodeTooLarge)(err)
 	}},
 	{CodeUnavailable, http.StatusServiceUnavailable, func(err error) bool {
-		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, context.Canceled) ||
+		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, runtime.ErrStandby) || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, context.Canceled) ||
 			errors.Is(err, context.DeadlineExceeded) || isCode("", CodeUnavailable)(err)
 	}},
 }
@@ -114,6 +114,9 @@ func message(err error, code Code) string {
 	case CodeUnavailable:
 		if errors.Is(err, runtime.ErrClosed) {
 			return "wilco is shutting down"
+		}
+		if errors.Is(err, runtime.ErrStandby) {
+			return "this node is a standby: it answers reads, and changes go to the active node"
 		}
 		if errors.Is(err, store.ErrLeaseLost) {
 			return "this node lost the repository's lease to another node: send the request again (the client follows the active node)"

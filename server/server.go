@@ -84,6 +84,11 @@ type Options struct {
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route
+	// Standby, when set, answers a request whose handler met
+	// runtime.ErrStandby before writing anything: a server on a standby
+	// runtime (one node of several) sends it to the active node. Without
+	// it such a request answers 503.
+	Standby http.HandlerFunc
 }
 
 // Server is wilco's HTTP API. It is an http.Handler.
@@ -309,6 +314,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, pattern string, r
 	if err != nil {
 		if rec.status != 0 {
 			s.log.Error("handler failed after writing its response", "route", pattern, "err", err)
+		} else if s.opts.Standby != nil && errors.Is(err, runtime.ErrStandby) {
+			s.opts.Standby(rec, r)
 		} else if rt.Auth == Loopback {
 			writeMaestroError(rec, err)
 		} else {

@@ -602,9 +602,60 @@ func (x *failoverRun) verify(ctx context.Context) {
 			x.problem("%s was acknowledged (%s) but is %s", id, how, d.State)
 		}
 	}
+	x.standbysAgree(ctx, evs)
 	if len(x.problems) > 0 {
 		x.dump()
 		t.Fatalf("%d problems:\n%s", len(x.problems), strings.Join(x.problems, "\n"))
+	}
+}
+
+// standbysAgree asks every standby, itself (no redirect), for each task
+// and for its last event: each answers from the store what the log says.
+func (x *failoverRun) standbysAgree(ctx context.Context, evs []event) {
+	states := map[string]string{}
+	for _, ev := range evs {
+		if ev.Type == "task.state" {
+			var d struct{ To string }
+			_ = json.Unmarshal(ev.Data, &d)
+			states[ev.TaskID] = d.To
+		}
+	}
+	standbys := 0
+	for _, n := range x.nodes {
+		if n.role(x.hc) != "standby" {
+			continue
+		}
+		standbys++
+		get := func(path string) (int, []byte, http.Header) {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(rctx, "GET", n.url()+path, nil)
+			req.Header.Set("Authorization", "Bearer "+adminToken)
+			resp, err := x.hc.Do(req)
+			if err != nil {
+				return 0, nil, nil
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, b, resp.Header
+		}
+		for id := range x.tasks {
+			status, b, h := get("/v1/tasks/" + id)
+			var tk struct{ State string }
+			_ = json.Unmarshal(b, &tk)
+			if status != 200 || h.Get("Wilco-Standby") == "" || tk.State != states[id] {
+				x.problem("standby %s answers task %s with %d %q, the log says %q", n.name, id, status, tk.State, states[id])
+			}
+		}
+		status, b, _ := get(fmt.Sprintf("/v1/events?follow=false&after=%d", len(evs)-1))
+		var page struct{ Events []event }
+		_ = json.Unmarshal(b, &page)
+		if status != 200 || len(page.Events) != 1 || page.Events[0].Seq != uint64(len(evs)) {
+			x.problem("standby %s answers the last event with %d %s", n.name, status, b)
+		}
+	}
+	if standbys == 0 {
+		x.problem("no node answered as a standby at the end")
 	}
 }
 

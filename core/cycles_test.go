@@ -2,6 +2,7 @@ package core
 
 import (
 	"testing"
+	"time"
 )
 
 func intp(n int) *int { return &n }
@@ -188,4 +189,60 @@ func TestCyclesOnlyTheAgentsOwnInstructions(t *testing.T) {
 	if msgs := cycle(b, "b"); len(msgs) != 0 {
 		t.Fatalf("b got a's instruction: %+v", msgs)
 	}
+}
+
+// A push (a transport handing over an agent's messages as they land) is
+// not the agent asking: the agent is not counted as heard from, and an
+// unacknowledged instruction is not sent again — only the agent's own
+// cycles do that.
+func TestAPushHandsOverWithoutCountingTheAgentAsHeardFrom(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("gone", "mailbox", "go")
+	delegate(b, "gone", "GH-1")
+	b.advance(10 * time.Minute) // no ACK: gone is unresponsive
+	b.agent("far", "mailbox", "go")
+	if a, _ := b.c.Agent("gone"); a.Status != Unresponsive {
+		t.Fatalf("gone is %s", a.Status)
+	}
+	in := instruct(b, "gone", "note the time", nil, nil)
+	msgs, err := b.c.Push(b.now, "gone")
+	b.ok(err)
+	if last := msgs[len(msgs)-1]; last.ID != in.ID || last.Attempt != 1 {
+		t.Fatalf("pushed %+v, want the inbox then the instruction", msgs)
+	}
+	if a, _ := b.c.Agent("gone"); a.Status != Unresponsive {
+		t.Fatalf("after a push gone is %s, want still unresponsive", a.Status)
+	}
+
+	task := delegate(b, "far", "GH-2")
+	msgs, err = b.c.Push(b.now, "far")
+	b.ok(err)
+	if len(msgs) != 1 || msgs[0].ID != task.ID {
+		t.Fatalf("pushed %+v, want the delegation", msgs)
+	}
+	if a, _ := b.c.Agent("far"); a.Seen || len(b.eventsOf(TypeAgentSeen)) != 0 {
+		t.Fatalf("a push counted far as seen: %+v", a)
+	}
+	note := instruct(b, "far", "check the build", nil, nil)
+	if msgs, _ := b.c.Push(b.now, "far"); len(msgs) != 1 || msgs[0].ID != note.ID {
+		t.Fatalf("pushed %+v, want the new instruction", msgs)
+	}
+	if msgs, _ := b.c.Push(b.now, "far"); len(msgs) != 0 {
+		t.Fatalf("a second push sent %+v again, want nothing", msgs)
+	}
+	if got := b.delivery(note.ID); got.Sends != 1 {
+		t.Fatalf("the instruction was sent %d times", got.Sends)
+	}
+	// The agent's own cycle retries it, and counts the agent as seen.
+	if msgs := cycle(b, "far"); len(msgs) != 1 || msgs[0].ID != note.ID || msgs[0].Attempt != 2 {
+		t.Fatalf("the agent's cycle got %+v", msgs)
+	}
+	if a, _ := b.c.Agent("far"); !a.Seen {
+		t.Fatal("the agent's own cycle did not count it as seen")
+	}
+	if _, err := b.c.Push(b.now, "nobody"); CodeOf(err) != NotFound {
+		t.Fatalf("a push to no agent: %v", err)
+	}
+	b.checkReplay()
 }

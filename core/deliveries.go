@@ -146,12 +146,28 @@ func (s *State) backoffTimer(now time.Time, round int) time.Time {
 // retries every instruction still unacknowledged from an earlier cycle; an
 // instruction already sent max_retries+1 times fails instead.
 func (s *State) Cycle(now time.Time, agent string) ([]InboxMessage, error) {
+	return s.cycle(now, agent, true)
+}
+
+// Push is the hand-over a transport that pushes an agent's messages runs
+// when a message lands for it (package natsbox): what waits in the agent's
+// inbox, then its new instructions. It is not the agent asking, so the
+// agent is not counted as heard from (an unresponsive agent stays so, a
+// pull agent never seen stays unseen), and no unacknowledged instruction
+// is sent again: that is what the agent's own cycles do.
+func (s *State) Push(now time.Time, agent string) ([]InboxMessage, error) {
+	return s.cycle(now, agent, false)
+}
+
+func (s *State) cycle(now time.Time, agent string, asked bool) ([]InboxMessage, error) {
 	now = norm(now)
 	a, ok := s.agents[agent]
 	if !ok {
 		return nil, notFoundf("no agent %q", agent)
 	}
-	s.seen(now, a, "dispatch cycle")
+	if asked {
+		s.seen(now, a, "dispatch cycle")
+	}
 	var out []InboxMessage
 	if n := len(a.Inbox); n > 0 {
 		out = append(out, a.Inbox...)
@@ -163,6 +179,9 @@ func (s *State) Cycle(now time.Time, agent string) ([]InboxMessage, error) {
 		send := Send{ID: id, Attempt: 1, Kind: SendFirst}
 		s.emit(now, d.TaskID, d.To, DeliverySent{send})
 		out = append(out, s.inboxMessage(d, send, now))
+	}
+	if !asked {
+		return out, nil
 	}
 	for _, id := range earlier {
 		d := s.find(id)

@@ -500,7 +500,20 @@ func (d *Daemon) startBridge(url, root string) error {
 			d.Runtime.Read(func(c *core.State) { agent, ok = c.AgentWithToken(server.TokenHash(token)) })
 			return agent, ok
 		},
-		Logger: d.log.With("component", "natsbox"),
+		Push: func(ctx context.Context, agent string) ([]json.RawMessage, error) {
+			msgs, err := d.Server.Push(ctx, agent)
+			out := make([]json.RawMessage, 0, len(msgs))
+			for _, m := range msgs {
+				b, err := json.Marshal(m)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, b)
+			}
+			return out, err
+		},
+		Unknown: func(err error) bool { return core.CodeOf(err) == core.NotFound },
+		Logger:  d.log.With("component", "natsbox"),
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)

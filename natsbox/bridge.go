@@ -31,6 +31,13 @@ type BridgeOptions struct {
 	// Signal is closed when a message next lands in the agent's inbox
 	// (runtime.InboxSignal).
 	Signal func(agent string) <-chan struct{}
+	// Push hands over what waits for the agent (server.Server.Push): the
+	// messages (each as GET /v1/inbox lists it) to publish on its inbox
+	// subject. An error the agent is not known by ends its pushes.
+	Push func(ctx context.Context, agent string) ([]json.RawMessage, error)
+	// Unknown reports whether Push's error says the agent is not known
+	// (removed).
+	Unknown func(error) bool
 	Logger *slog.Logger
 	// Options are more options of the NATS connection (credentials, TLS).
 	Options []nats.Option
@@ -51,12 +58,12 @@ type Bridge struct {
 	agents map[string]*pushAgent
 }
 
-// pushAgent is an agent heard from: its last token, and the lock that keeps
-// its cycles (and so its messages) in order.
+// pushAgent is an agent on NATS: heard from, or with a consumer of its
+// inbox in the stream. mu keeps its hand-overs (and so its messages) in
+// order.
 type pushAgent struct {
-	name  string
-	mu    sync.Mutex
-	token string
+	name string
+	mu   sync.Mutex
 }
 
 // StartBridge connects to NATS and starts handling the agents' requests
@@ -144,6 +151,7 @@ func (b *Bridge) consume() error {
 	}
 	stop := context.AfterFunc(b.ctx, it.Stop)
 	defer stop()
+	b.discover(ctx, st)
 	b.log.Info("NATS mailbox: handling the agents' requests", "stream", Stream(b.opts.Repo), "url", b.nc.ConnectedUrlRedacted())
 	for {
 		m, err := it.Next()
@@ -174,11 +182,11 @@ func (b *Bridge) handle(m jetstream.Msg) {
 		_ = m.Ack()
 		return
 	}
-	pa := b.remember(agent, req.Token)
+	pa := b.remember(agent)
 	var ans Answer
 	switch req.Kind {
 	case KindCycle:
-		ans = b.cycle(pa)
+		ans = b.cycle(pa, req.Token)
 	case KindReply:
 		ans = b.call(http.MethodPost, "/v1/inbox/replies", req.Token, req.Reply)
 	default:
@@ -199,28 +207,46 @@ func subjectAgent(subject string) string {
 	return subject[strings.LastIndexByte(subject, '.')+1:]
 }
 
-// remember keeps the agent's token and starts pushing its messages.
-func (b *Bridge) remember(agent, token string) *pushAgent {
+// discover starts pushing to every agent with a consumer of its inbox in
+// the stream: the agents on NATS, known without hearing from them, so
+// that a wilco that just started or took over from another node pushes
+// at once what waits for them.
+func (b *Bridge) discover(ctx context.Context, st jetstream.Stream) {
+	names := st.ConsumerNames(ctx)
+	for name := range names.Name() {
+		esc, ok := strings.CutPrefix(name, agentConsumerPrefix)
+		if !ok {
+			continue
+		}
+		agent, err := Unescape(esc)
+		if err != nil {
+			continue // not one of ours
+		}
+		b.remember(agent)
+	}
+	if err := names.Err(); err != nil {
+		b.log.Warn("NATS mailbox: listing the agents' consumers failed; agents are pushed to once heard from", "err", err)
+	}
+}
+
+// remember starts pushing the agent's messages, with a hand-over now (what
+// landed while nobody pushed), unless it does already.
+func (b *Bridge) remember(agent string) *pushAgent {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pa, ok := b.agents[agent]
 	if !ok {
 		pa = &pushAgent{name: agent}
 		b.agents[agent] = pa
-		// The signal is taken now, before the cycle of the request that
-		// made the agent known: a message landing after that cycle wakes
-		// the pusher.
-		sig := b.opts.Signal(agent)
-		b.wg.Go(func() { b.push(pa, sig) })
+		now := make(chan struct{})
+		close(now)
+		b.wg.Go(func() { b.push(pa, now) })
 	}
-	pa.mu.Lock()
-	pa.token = token
-	pa.mu.Unlock()
 	return pa
 }
 
-// push runs a dispatch cycle whenever a message lands in the agent's
-// inbox, and publishes what it hands over.
+// push hands over the agent's messages whenever one lands in its inbox,
+// and publishes them.
 func (b *Bridge) push(pa *pushAgent, sig <-chan struct{}) {
 	for {
 		select {
@@ -228,41 +254,54 @@ func (b *Bridge) push(pa *pushAgent, sig <-chan struct{}) {
 			return
 		case <-sig:
 		}
-		// The next signal is taken before the cycle, so that nothing
+		// The next signal is taken before the hand-over, so that nothing
 		// landing during it is missed.
 		sig = b.opts.Signal(pa.name)
-		if ans := b.cycle(pa); ans.Status != http.StatusOK {
-			b.log.Warn("NATS mailbox: a dispatch cycle failed", "agent", pa.name, "status", ans.Status, "body", string(ans.Body))
-			if ans.Status == http.StatusUnauthorized {
-				return // the token was rotated: the agent's next request brings the new one
+		if ans := b.cycle(pa, ""); ans.Status != http.StatusOK {
+			if ans.Status == http.StatusNotFound {
+				b.log.Info("NATS mailbox: no such agent any more; its pushes stop", "agent", pa.name)
+				b.mu.Lock()
+				delete(b.agents, pa.name)
+				b.mu.Unlock()
+				return
 			}
+			b.log.Warn("NATS mailbox: handing over an agent's messages failed", "agent", pa.name, "status", ans.Status, "body", string(ans.Body))
 		}
 	}
 }
 
-// cycle runs one dispatch cycle of the agent and publishes its messages on
-// the agent's inbox subject. A message whose publish fails is sent again
-// by its delivery's policy, as one whose HTTP answer was lost.
-func (b *Bridge) cycle(pa *pushAgent) Answer {
+// cycle hands over the agent's messages and publishes them on its inbox
+// subject: with the agent's token, a dispatch cycle the agent asked for
+// (GET /v1/inbox, with its checks); without, a push (Options.Push). A
+// message whose publish fails is sent again by its delivery's policy, as
+// one whose HTTP answer was lost.
+func (b *Bridge) cycle(pa *pushAgent, token string) Answer {
 	pa.mu.Lock()
 	defer pa.mu.Unlock()
-	ans := b.call(http.MethodGet, "/v1/inbox", pa.token, nil)
-	if ans.Status != http.StatusOK {
-		if ans.Status == http.StatusUnauthorized {
-			b.mu.Lock()
-			delete(b.agents, pa.name)
-			b.mu.Unlock()
+	var msgs []json.RawMessage
+	if token != "" {
+		ans := b.call(http.MethodGet, "/v1/inbox", token, nil)
+		if ans.Status != http.StatusOK {
+			return ans
 		}
-		return ans
-	}
-	var out struct {
-		Messages []json.RawMessage `json:"messages"`
-	}
-	if err := json.Unmarshal(ans.Body, &out); err != nil {
-		return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+		var out struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(ans.Body, &out); err != nil {
+			return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+		}
+		msgs = out.Messages
+	} else {
+		var err error
+		if msgs, err = b.opts.Push(b.ctx, pa.name); err != nil {
+			if b.opts.Unknown != nil && b.opts.Unknown(err) {
+				return Answer{Status: http.StatusNotFound, Body: errorBody("not_found", err.Error())}
+			}
+			return Answer{Status: http.StatusServiceUnavailable, Body: errorBody("unavailable", err.Error())}
+		}
 	}
 	subject := InboxSubject(b.opts.Repo, pa.name)
-	for _, raw := range out.Messages {
+	for _, raw := range msgs {
 		var m Message
 		_ = json.Unmarshal(raw, &m)
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
@@ -272,7 +311,7 @@ func (b *Bridge) cycle(pa *pushAgent) Answer {
 			b.log.Warn("NATS mailbox: publishing a message failed; its delivery's policy sends it again", "agent", pa.name, "message", m.ID, "err", err)
 		}
 	}
-	return Answer{Status: http.StatusOK, Body: json.RawMessage(fmt.Sprintf(`{"published":%d}`, len(out.Messages)))}
+	return Answer{Status: http.StatusOK, Body: json.RawMessage(fmt.Sprintf(`{"published":%d}`, len(msgs)))}
 }
 
 // call runs one request through wilco's handler with the agent's token.

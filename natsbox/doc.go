@@ -35,13 +35,16 @@
 // the agent's side waits for it with a deadline, and a request whose
 // answer did not come is still in the stream, handled when wilco is back.
 //
-// Between cycles the agent asks for, Bridge runs one whenever wilco has a
-// new message for an agent it has heard from (it keeps the token of each
-// agent's last request, in memory): messages are pushed as they arrive.
-// A wilco that just started, or took over from another node, has heard
-// from no agent yet: an agent's side asks for a cycle now and then
-// (`wilco inbox --follow` every 15 s), which also brings its
-// unacknowledged instructions again, as polling would.
+// Between the cycles the agent asks for, Bridge pushes: whenever wilco has
+// a new message for an agent on NATS, it hands over what waits for the
+// agent (the core's Push: the inbox and new instructions, without
+// counting the agent as heard from) and publishes it. The agents on NATS
+// are those it has had a request from, and those with a consumer of
+// their inbox in the stream: a wilco that just started, or took over
+// from another node, pushes to them at once, what landed meanwhile
+// first. An agent's side still asks for a cycle now and then (`wilco
+// inbox --follow` every 15 s), which tells wilco it is alive and brings
+// its unacknowledged instructions again, as polling would.
 // A message is published with the JetStream message id
 // <message id>/<attempt>, so that a publish repeated after a lost answer
 // is stored once, while a retry (the next attempt) is a new message.

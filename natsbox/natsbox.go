@@ -3,6 +3,7 @@ package natsbox
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -63,6 +64,39 @@ func Escape(name string) string {
 	return b.String()
 }
 
+// Unescape is the name Escape made token of, or an error when token is
+// not one Escape makes.
+func Unescape(token string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			b.WriteByte(c)
+		case c == '_' && i+1 < len(token) && token[i+1] == '_':
+			b.WriteByte('_')
+			i++
+		case c == '_' && i+2 < len(token) && upperHex(token[i+1]) && upperHex(token[i+2]):
+			v, _ := strconv.ParseUint(token[i+1:i+3], 16, 8)
+			if escapeKeeps(byte(v)) {
+				return "", fmt.Errorf("natsbox: %q is not an escaped name: _%s stands for a byte kept as it is", token, token[i+1:i+3])
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		default:
+			return "", fmt.Errorf("natsbox: %q is not an escaped name (at byte %d)", token, i)
+		}
+	}
+	return b.String(), nil
+}
+
+func upperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
+
+// escapeKeeps reports whether Escape writes c as it is.
+func escapeKeeps(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
 // Stream is the name of the repository's stream.
 func Stream(repo string) string { return "WILCO_" + Escape(repo) }
 
@@ -77,7 +111,9 @@ func ReplySubject(repo, agent string) string {
 }
 
 // agentConsumer is the durable consumer of an agent's inbox.
-func agentConsumer(agent string) string { return "agent-" + Escape(agent) }
+func agentConsumer(agent string) string { return agentConsumerPrefix + Escape(agent) }
+
+const agentConsumerPrefix = "agent-"
 
 // bridgeConsumer is wilco's durable consumer of the replies.
 const bridgeConsumer = "wilco"

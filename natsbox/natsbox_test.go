@@ -83,6 +83,7 @@ func (n *natsServer) down() {
 func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
 
 type testBundle struct {
+	opts  daemon.Options
 	ctx   context.Context
 	nats  *natsServer
 	d     *daemon.Daemon
@@ -102,8 +103,9 @@ func setup(t testing.TB) *testBundle {
 		t.Fatal(err)
 	}
 	ns := startNATS(t)
-	d, err := daemon.Start(t.Context(), daemon.Options{ConfigPath: cfg, Root: dir, Addr: "127.0.0.1:0", Token: "admin",
-		Transport: ns.url(), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	opts := daemon.Options{ConfigPath: cfg, Root: dir, Addr: "127.0.0.1:0", Token: "admin",
+		Transport: ns.url(), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	d, err := daemon.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func setup(t testing.TB) *testBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(ag.Close)
-	return &testBundle{ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag, token: tok}
+	return &testBundle{opts: opts, ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag, token: tok}
 }
 
 // reply sends r until wilco answers it (across a NATS restart).
@@ -258,6 +260,46 @@ func TestNATSRestartedMidTaskLosesNothing(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatal("the instruction sent after the restart was not pushed")
+		}
+	}
+}
+
+// A wilco that starts (after a restart, or taking over from another node)
+// pushes at once to the agents with a consumer in the stream, without
+// waiting to hear from them: this agent never sends wilco a request.
+func TestANewWilcoPushesToTheAgentsOnNATSWithoutHearingFromThem(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	msgs := make(chan natsbox.Message, 16)
+	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	if err := tb.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Start(t.Context(), tb.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	admin := client.New(d.URL, "admin")
+	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-msgs:
+		if m.TaskID != task.ID {
+			t.Fatalf("pushed %+v, want the delegation of %s", m, task.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delegation was not pushed to an agent wilco had not heard from since it started")
+	}
+	page, err := admin.Events(tb.ctx, client.EventQuery{Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range page.Events {
+		if ev.Type == "agent.seen" {
+			t.Errorf("pushing to the agent counted it as seen: %+v", ev)
 		}
 	}
 }

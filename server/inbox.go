@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -69,13 +70,29 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	WriteJSON(w, http.StatusOK, map[string]any{"messages": nonNil(s.signed(msgs))})
+	return nil
+}
+
+// Push hands over what waits for agent, as a transport that pushes an
+// agent's messages (package natsbox) does when one lands: core.Push, not
+// the agent asking, so that the agent is not counted as heard from.
+func (s *Server) Push(ctx context.Context, agent string) ([]core.InboxMessage, error) {
+	msgs, err := do(ctx, s, func(c *core.State, now time.Time) ([]core.InboxMessage, error) {
+		return c.Push(now, agent)
+	})
+	return s.signed(msgs), err
+}
+
+// signed puts the orchestrator's configured name on its messages: the name
+// the agent writes back to.
+func (s *Server) signed(msgs []core.InboxMessage) []core.InboxMessage {
 	for i := range msgs {
 		if msgs[i].From == core.Orchestrator {
-			msgs[i].From = s.orch // the name the agent writes back to
+			msgs[i].From = s.orch
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"messages": nonNil(msgs)})
-	return nil
+	return msgs
 }
 
 // poll runs dispatch cycles for agent until one returns messages or wait

@@ -284,3 +284,24 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 		t.Errorf("after a change the client talks to %s, want the active node %s", standby.Addr(), da.URL)
 	}
 }
+
+// A standby stopped before it takes over (wilco serve given SIGTERM while
+// it stands by) returns its context's error, and releases the repository's
+// lock, its port and its reads: it can start again at once.
+func TestAStandbyStoppedWhileStandingByReturnsAndReleasesEverything(t *testing.T) {
+	t.Parallel()
+	url := database(t, "standby_stopped")
+	a, b := setup(t), setup(t)
+	oa, ob := a.opts(), b.opts()
+	oa.Store, ob.Store = url, url
+	a.start(oa)
+	ob.Addr = freeAddr(t)
+	for range 2 {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		d, err := Start(ctx, ob)
+		cancel()
+		if d != nil || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a standby stopped while standing by: %v, %v", d, err)
+		}
+	}
+}

@@ -194,7 +194,7 @@ func isClosed(c <-chan struct{}) bool {
 
 // Start starts a daemon and returns once it serves. ctx bounds the start
 // only: stop the daemon with Close.
-func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
+func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -265,7 +265,9 @@ func Start(ctx context.Context, opts Options) (d *Daemon, err error) {
 		}
 	}()
 
-	d = &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock, dir: dir}
+	// d is not the named result: a failed start returns nil, and the
+	// cleanups deferred below must still see the daemon they undo.
+	d := &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock, dir: dir}
 	dbPath := cfg.Store
 	if opts.Store != "" {
 		dbPath = opts.Store

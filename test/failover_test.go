@@ -776,3 +776,50 @@ func firstMatch(s string, subs ...string) string {
 	}
 	return "(no fencing refusal logged)"
 }
+
+// wilco run, when no server answers, serves in its own process on the
+// store WILCO_STORE names: on a PostgreSQL store it takes the free lease
+// and runs the task; while another node holds the lease it says so and
+// which variable to set, instead of waiting for that node to die.
+func TestWilcoRunServesOnThePostgreSQLStoreOfWilcoStore(t *testing.T) {
+	store := startPostgres(t, "run")
+	dir := t.TempDir()
+	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
+	cfg := "agents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, int) {
+		t.Helper()
+		cmd := exec.Command(wilcoBin, "run", "Write done to out.txt")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "WILCO_STORE="+store, "WILCO_ADDR=http://127.0.0.1:1", "WILCO_TOKEN=")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &ee):
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("wilco run: %v", err)
+		return "", 0
+	}
+	if out, code := run(); code != 0 || !strings.Contains(out, "serving in this process") {
+		t.Fatalf("wilco run on a free PostgreSQL store: exit %d\n%s", code, out)
+	}
+
+	node := newPGNode(t, "holder", store)
+	node.start()
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return node.role(http.DefaultClient) == "active" }) {
+		t.Fatalf("the node never became active:\n%s", node.out)
+	}
+	out, code := run()
+	if code == 0 || !strings.Contains(out, "another wilco node holds the repository's lease") || !strings.Contains(out, "WILCO_ADDR") ||
+		strings.Contains(out, "password") {
+		t.Fatalf("wilco run while another node holds the lease: exit %d\n%s", code, out)
+	}
+}

@@ -80,6 +80,34 @@ func TestRunStartsAnInProcessServer(t *testing.T) {
 	}
 }
 
+// The in-process server of wilco run keeps its state where WILCO_STORE
+// says, as wilco serve does.
+func TestRunsInProcessServerUsesWilcoStore(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
+	delete(b.env, "WILCO_TOKEN")
+	elsewhere := filepath.Join(t.TempDir(), "state.db")
+	b.env["WILCO_STORE"] = elsewhere
+	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "agent.sh"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.run("run", "Fix it"); code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, b.errb)
+	}
+	if _, err := os.Stat(elsewhere); err != nil {
+		t.Errorf("the store WILCO_STORE names: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(b.c.wd, ".wilco", "wilco.db")); err == nil {
+		t.Error("the in-process server also wrote the default store")
+	}
+}
+
 func TestServeReportsABadConfiguration(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)

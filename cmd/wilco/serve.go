@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"wilco/client"
 	"wilco/config"
 	"wilco/daemon"
+	"wilco/store/postgres"
 )
 
 // configPath is the configuration file: the flag, else WILCO_CONFIG, else
@@ -72,15 +74,35 @@ func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 	return exitOK
 }
 
+// inProcessLeaseWait bounds how long `wilco run` waits for the lease of a
+// PostgreSQL store: a free lease is taken at once, and one whose node died
+// frees within its TTL.
+const inProcessLeaseWait = daemon.DefaultLeaseTTL + 5*time.Second
+
 // startInProcess starts a server inside this process for `wilco run` when
 // none answers, and returns a client of it and the function that stops it.
 func (c *cli) startInProcess(ctx context.Context, cfgFlag string) (*client.Client, func(), error) {
 	path := c.configPath(cfgFlag)
-	d, err := daemon.Start(ctx, daemon.Options{
+	store := c.getenv(daemon.EnvStore)
+	startCtx := ctx
+	if postgres.IsURL(store) {
+		// One node of several: it serves once it holds the repository's
+		// lease. Another node holding it is a server that should have
+		// answered; run does not wait for it to die.
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithTimeout(ctx, inProcessLeaseWait)
+		defer cancel()
+	}
+	d, err := daemon.Start(startCtx, daemon.Options{
 		ConfigPath: path, Root: c.wd, Dir: stateDir("", c.wd),
+		Store: store, Transport: c.getenv(daemon.EnvTransport),
 		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("another wilco node holds the repository's lease in %s: set WILCO_ADDR to one of its nodes "+
+				"(wilco status --cluster lists them)", postgres.Redact(store))
+		}
 		return nil, nil, err
 	}
 	return client.New(d.URL, d.Token), func() { _ = d.Close() }, nil

@@ -28,12 +28,16 @@ type Agent struct {
 
 // Dial connects agent (with its token) to the NATS mailbox of repository
 // repo on the NATS server at url, and sets up its durable consumer. The
-// connection reconnects by itself for as long as the Agent is open.
+// connection reconnects by itself for as long as the Agent is open. Its
+// inboxes are under InboxPrefix(agent), so that a NATS user limited to
+// Permissions(repo, agent) can do all an agent does (once wilco has made
+// the stream).
 func Dial(ctx context.Context, url, repo, agent, token string, opts ...nats.Option) (*Agent, error) {
 	nopts := append([]nats.Option{
 		nats.Name("wilco agent " + agent),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
+		nats.CustomInboxPrefix(InboxPrefix(agent)),
 	}, opts...)
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {

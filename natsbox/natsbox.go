@@ -110,6 +110,32 @@ func ReplySubject(repo, agent string) string {
 	return "wilco." + Escape(repo) + ".reply." + Escape(agent)
 }
 
+// InboxPrefix is the prefix of the NATS inboxes of agent's connection
+// (Dial sets it): the answers to its requests, and the messages its
+// consumer hands over, come on subjects under it, which no other agent's
+// user may subscribe to (see Permissions).
+func InboxPrefix(agent string) string { return "_INBOX_" + Escape(agent) }
+
+// Permissions are the subjects agent's NATS user needs on repository
+// repo's mailbox, and no more: publishing its requests, looking up the
+// stream, creating and reading its own consumer, acknowledging its
+// messages; subscribing to its own inboxes. Given to each agent's user in
+// the NATS server's configuration, they make NATS itself refuse an agent
+// that publishes as another or reads another's messages, before wilco
+// checks its token. Wilco's own user needs the whole stream.
+func Permissions(repo, agent string) (publish, subscribe []string) {
+	st, cons := Stream(repo), agentConsumer(agent)
+	publish = []string{
+		ReplySubject(repo, agent),
+		"$JS.API.STREAM.INFO." + st,
+		"$JS.API.CONSUMER.CREATE." + st + "." + cons + ".>",
+		"$JS.API.CONSUMER.INFO." + st + "." + cons,
+		"$JS.API.CONSUMER.MSG.NEXT." + st + "." + cons,
+		"$JS.ACK." + st + "." + cons + ".>",
+	}
+	return publish, []string{InboxPrefix(agent) + ".>"}
+}
+
 // agentConsumer is the durable consumer of an agent's inbox.
 func agentConsumer(agent string) string { return agentConsumerPrefix + Escape(agent) }
 

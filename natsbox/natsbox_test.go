@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"wilco/client"
 	"wilco/daemon"
@@ -33,12 +34,13 @@ type natsServer struct {
 	t     testing.TB
 	dir   string
 	port  int
+	users []*server.User
 	srv   *server.Server
 	mu    sync.Mutex
 	start func()
 }
 
-func startNATS(t testing.TB) *natsServer {
+func startNATS(t testing.TB, users ...*server.User) *natsServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,7 +48,7 @@ func startNATS(t testing.TB) *natsServer {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	n := &natsServer{t: t, dir: t.TempDir(), port: port}
+	n := &natsServer{t: t, dir: t.TempDir(), port: port, users: users}
 	n.up()
 	t.Cleanup(n.down)
 	return n
@@ -55,7 +57,7 @@ func startNATS(t testing.TB) *natsServer {
 func (n *natsServer) up() {
 	n.t.Helper()
 	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true,
+		Host: "127.0.0.1", Port: n.port, JetStream: true, StoreDir: n.dir, NoLog: true, NoSigs: true, Users: n.users,
 	})
 	if err != nil {
 		n.t.Fatal(err)
@@ -81,6 +83,11 @@ func (n *natsServer) down() {
 }
 
 func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+// urlAs is the server's URL with a user's name and password.
+func (n *natsServer) urlAs(user, password string) string {
+	return fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", user, password, n.port)
+}
 
 type testBundle struct {
 	opts  daemon.Options
@@ -301,5 +308,130 @@ func TestANewWilcoPushesToTheAgentsOnNATSWithoutHearingFromThem(t *testing.T) {
 		if ev.Type == "agent.seen" {
 			t.Errorf("pushing to the agent counted it as seen: %+v", ev)
 		}
+	}
+}
+
+// agentUser is a NATS user limited to natsbox.Permissions.
+func agentUser(repo, agent, password string) *server.User {
+	pub, sub := natsbox.Permissions(repo, agent)
+	return &server.User{Username: agent, Password: password, Permissions: &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: pub}, Subscribe: &server.SubjectPermission{Allow: sub},
+	}}
+}
+
+// With each agent's NATS user limited to natsbox.Permissions, an agent
+// does all its work — its consumer, pushed messages, its ACK and its
+// completion — while NATS itself refuses another agent's user that
+// replies as it, reads its messages, or listens to its inboxes.
+func TestNATSPermissionsLetAnAgentWorkAndKeepOthersOut(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t, &server.User{Username: "wilco", Password: "wilco-pw"},
+		agentUser("repo", "far.1", "far-pw"), agentUser("repo", "near", "near-pw"))
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "wilco.yaml")
+	conf := strings.Replace(testConfig, "verify:", "  - {name: near, adapter: mailbox, capabilities: [go]}\nverify:", 1)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Start(t.Context(), daemon.Options{ConfigPath: cfg, Root: dir, Addr: "127.0.0.1:0", Token: "admin",
+		Transport: ns.urlAs("wilco", "wilco-pw"), Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	admin := client.New(d.URL, "admin")
+	ctx := t.Context()
+	farTok, err := admin.RotateAgentToken(ctx, "far.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bridge makes the stream when it connects.
+	var far *natsbox.Agent
+	if !eventuallyOK(30*time.Second, func() error {
+		far, err = natsbox.Dial(ctx, ns.urlAs("far.1", "far-pw"), "repo", "far.1", farTok)
+		return err
+	}) {
+		t.Fatalf("far.1 with its limited user: %v", err)
+	}
+	defer far.Close()
+	msgs := make(chan natsbox.Message, 16)
+	go far.Messages(ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	if err := far.Cycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := admin.Submit(ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m natsbox.Message
+	select {
+	case m = <-msgs:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delegation was not pushed to the limited user")
+	}
+	ans := reply(t, far, map[string]any{"in_reply_to": m.ID, "text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list the files", task.ID)})
+	if ans.Status != 202 {
+		t.Fatalf("ACK answered %d %s", ans.Status, ans.Body)
+	}
+	waitState(t, admin, task.ID, "running")
+
+	// near's user, even with far.1's token, cannot act as far.1.
+	violations := make(chan error, 16)
+	nc, err := nats.Connect(ns.urlAs("near", "near-pw"), nats.CustomInboxPrefix(natsbox.InboxPrefix("near")),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	expectViolation := func(what string) {
+		t.Helper()
+		select {
+		case err := <-violations:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("%s: %v, want a permissions violation", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: NATS did not refuse it", what)
+		}
+	}
+	forged, _ := json.Marshal(natsbox.Request{Kind: natsbox.KindReply, Token: farTok,
+		Reply: json.RawMessage(`{"type":"task-complete","data":{"task_id":"` + task.ID + `","status":"success","summary":"forged"}}`)})
+	if err := nc.Publish(natsbox.ReplySubject("repo", "far.1"), forged); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+	expectViolation("publishing on far.1's reply subject")
+	if _, err := nc.SubscribeSync(natsbox.InboxPrefix("far.1") + ".>"); err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.Flush()
+	expectViolation("subscribing to far.1's inboxes")
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if stolen, err := natsbox.Dial(dctx, ns.urlAs("near", "near-pw"), "repo", "far.1", farTok); err == nil {
+		stolen.Close()
+		t.Error("near's user set up far.1's consumer")
+	}
+	if tk, _ := admin.Task(ctx, task.ID); tk == nil || tk.State != "running" {
+		t.Fatalf("after the forgeries the task is %+v, want still running", tk)
+	}
+	reply(t, far, map[string]any{"type": "task-complete", "data": map[string]any{"task_id": task.ID, "status": "success", "summary": "listed"}})
+	waitState(t, admin, task.ID, "success")
+}
+
+// eventuallyOK calls fn until it returns nil or timeout passes.
+func eventuallyOK(timeout time.Duration, fn func() error) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if fn() == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -38,7 +38,7 @@ type BridgeOptions struct {
 	// Unknown reports whether Push's error says the agent is not known
 	// (removed).
 	Unknown func(error) bool
-	Logger *slog.Logger
+	Logger  *slog.Logger
 	// Options are more options of the NATS connection (credentials, TLS).
 	Options []nats.Option
 }

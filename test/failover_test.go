@@ -28,6 +28,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
+	"wilco/natsbox"
 	"wilco/store/postgres/pgtemp"
 )
 
@@ -76,6 +79,8 @@ type pgNode struct {
 	dir   string
 	addr  string
 	store string
+	// transport is the NATS server's URL ("": none).
+	transport string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -110,7 +115,11 @@ func (n *pgNode) start() {
 	defer n.mu.Unlock()
 	n.starts++
 	fmt.Fprintf(n.out, "=== start %d\n", n.starts)
-	cmd := exec.Command(wilcoBin, "serve", "--addr", n.addr, "--store", n.store, "--lease-ttl", failoverTTL.String())
+	args := []string{"serve", "--addr", n.addr, "--store", n.store, "--lease-ttl", failoverTTL.String()}
+	if n.transport != "" {
+		args = append(args, "--transport", n.transport)
+	}
+	cmd := exec.Command(wilcoBin, args...)
 	cmd.Dir = n.dir
 	cmd.Env = append(os.Environ(), "WILCO_TOKEN="+adminToken)
 	cmd.Stdout, cmd.Stderr = n.out, n.out
@@ -355,10 +364,79 @@ func (x *failoverRun) agent(ctx context.Context, name string) {
 	}
 }
 
+// natsAgent is agent on NATS: pushed its messages, it answers them as
+// agent does, and asks for a dispatch cycle every 2 s.
+func (x *failoverRun) natsAgent(ctx context.Context, name, url string) {
+	var ag *natsbox.Agent
+	for ctx.Err() == nil {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var err error
+		ag, err = natsbox.Dial(dctx, url, "failover", name, x.tokens[name])
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	if ag == nil {
+		return
+	}
+	defer ag.Close()
+	go func() {
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = ag.Cycle(cctx)
+			cancel()
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	answer := func(body map[string]any) bool {
+		for ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			ans, err := ag.Reply(rctx, body)
+			cancel()
+			if err != nil {
+				continue // stored or not, the same reply again is answered the same
+			}
+			return x.answered(name, body, ans.Status, ans.Body)
+		}
+		return false
+	}
+	for ctx.Err() == nil {
+		_ = ag.Messages(ctx, func(m natsbox.Message) error {
+			switch {
+			case m.InstructionID != "":
+				answer(map[string]any{"in_reply_to": m.InstructionID, "text": "ok, done"})
+			case m.TaskID != "" && m.Type != "cancel":
+				if answer(map[string]any{"in_reply_to": m.ID,
+					"text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list item %s", m.TaskID, m.TaskID)}) {
+					answer(map[string]any{"type": "task-complete",
+						"data": map[string]any{"task_id": m.TaskID, "status": "success", "summary": "listed"}})
+				}
+			}
+			return nil
+		})
+	}
+}
+
 // reply sends an agent's reply and records what it acknowledged.
 func (x *failoverRun) reply(ctx context.Context, name, token string, body map[string]any) bool {
 	r, err := x.call(ctx, "POST", "/v1/inbox/replies", token, body)
-	if err != nil || r.status != 202 {
+	if err != nil {
+		return false
+	}
+	return x.answered(name, body, r.status, r.body)
+}
+
+// answered records what a reply answered 202 acknowledged, and reports
+// whether it was an acknowledgment.
+func (x *failoverRun) answered(name string, body map[string]any, status int, answer []byte) bool {
+	if status != 202 {
 		return false
 	}
 	var out struct {
@@ -367,7 +445,7 @@ func (x *failoverRun) reply(ctx context.Context, name, token string, body map[st
 			Acknowledged []string `json:"acknowledged"`
 		} `json:"interpreted"`
 	}
-	_ = json.Unmarshal(r.body, &out)
+	_ = json.Unmarshal(answer, &out)
 	x.mu.Lock()
 	for _, id := range out.Interpreted.Acknowledged {
 		x.acked[id] = fmt.Sprintf("%s's reply %v answered 202", name, body)
@@ -415,11 +493,33 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 	if testing.Short() {
 		kills = 3
 	}
+	failover(t, kills, "")
+}
+
+// TestFailoverWithAgentsOnNATSLosesNothingAcknowledged is the same with the
+// three nodes carrying the mailbox over NATS JetStream (wilco serve
+// --store postgres://… --transport nats://…) and the agents on NATS
+// (package natsbox): pushed their messages, replying on their subjects,
+// asking for a cycle every 2 s as `wilco inbox --follow` does every 15.
+func TestFailoverWithAgentsOnNATSLosesNothingAcknowledged(t *testing.T) {
+	kills := 5
+	if testing.Short() {
+		kills = 2
+	}
+	failover(t, kills, startNATS(t))
+}
+
+// failover runs three nodes on one PostgreSQL database under load and
+// kills the active one kills times; with transport, the nodes and the
+// agents use NATS.
+func failover(t *testing.T, kills int, transport string) {
 	store := startPostgres(t, "failover")
 	x := &failoverRun{t: t, hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		tokens: map[string]string{}, instrs: map[string]bool{}, tasks: map[string]bool{}, acked: map[string]string{}}
 	for i := range 3 {
-		x.nodes = append(x.nodes, newPGNode(t, fmt.Sprintf("node%d", i+1), store))
+		n := newPGNode(t, fmt.Sprintf("node%d", i+1), store)
+		n.transport = transport
+		x.nodes = append(x.nodes, n)
 	}
 	for _, n := range x.nodes {
 		n.start()
@@ -449,7 +549,11 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 	defer stopAgents()
 	var agents sync.WaitGroup
 	for _, a := range []string{"a1", "a2", "a3"} {
-		agents.Go(func() { x.agent(agentsCtx, a) })
+		if transport != "" {
+			agents.Go(func() { x.natsAgent(agentsCtx, a, transport) })
+		} else {
+			agents.Go(func() { x.agent(agentsCtx, a) })
+		}
 	}
 
 	var failovers []time.Duration
@@ -496,8 +600,8 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 
 	sorted := slices.Clone(failovers)
 	slices.Sort(sorted)
-	t.Logf("failover (kill to the first event of the new active node), %d kills, TTL %s: median %s, max %s; %d tasks, %d instructions, %d acknowledgments",
-		len(sorted), failoverTTL, sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond),
+	t.Logf("failover (kill to the first event of the new active node), %d kills, TTL %s, transport %q: median %s, max %s; %d tasks, %d instructions, %d acknowledgments",
+		len(sorted), failoverTTL, transport, sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond),
 		len(x.tasks), len(x.instrs), len(x.acked))
 }
 
@@ -822,4 +926,23 @@ func TestWilcoRunServesOnThePostgreSQLStoreOfWilcoStore(t *testing.T) {
 		strings.Contains(out, "password") {
 		t.Fatalf("wilco run while another node holds the lease: exit %d\n%s", code, out)
 	}
+}
+
+// startNATS starts an embedded NATS server with JetStream for one test and
+// returns its URL.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the NATS server is not ready")
+	}
+	t.Cleanup(func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	})
+	return srv.ClientURL()
 }

@@ -455,6 +455,7 @@ func (d *Daemon) startNode(ctx context.Context, opts Options, storeURL, root str
 		url = "http://" + ln.Addr().String()
 	}
 	d.node = newNode(st, strings.TrimRight(url, "/"), ttl, d.Token, d.log.With("component", "cluster"))
+	d.node.vers = opts.Version
 	if d.reader, err = d.openReader(ctx, d.node); err != nil {
 		return fmt.Errorf("daemon: a standby's reads: %w", err)
 	}

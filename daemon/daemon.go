@@ -91,6 +91,9 @@ type Options struct {
 	// Advertise is the URL other nodes send clients to while this node is
 	// active (default: http:// and the bound address).
 	Advertise string
+	// Version is wilco's version, shown with this node in the cluster's
+	// view (a rolling upgrade shows which node runs which).
+	Version string
 	// Transport, a nats:// URL, carries the mailbox agents' messages over
 	// NATS JetStream too (package natsbox), while this node is active.
 	Transport string

@@ -946,3 +946,66 @@ func startNATS(t *testing.T) string {
 	})
 	return srv.ClientURL()
 }
+
+// loginLink is the page's login link the node printed when it last became
+// active.
+func (n *pgNode) loginLink() string {
+	n.t.Helper()
+	var link string
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
+		out := n.out.String()
+		out = out[strings.LastIndex(out, "=== start"):]
+		for _, f := range strings.Fields(out) {
+			if strings.HasPrefix(f, "http://") && strings.Contains(f, "/#login=") {
+				link = f
+				return true
+			}
+		}
+		return false
+	}) {
+		n.t.Fatalf("%s printed no login link:\n%s", n.name, n.out)
+	}
+	return link
+}
+
+// The page of a node on a PostgreSQL store has a Cluster view: the nodes,
+// which one is active, and the lease with its holder and fencing token;
+// after the active node is killed, the page of the node that took over
+// shows it active, with the next token.
+func TestThePageShowsTheClusterInARealBrowser(t *testing.T) {
+	store := startPostgres(t, "page")
+	x := &failoverRun{t: t, hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	a, b := newPGNode(t, "node1", store), newPGNode(t, "node2", store)
+	x.nodes = []*pgNode{a, b}
+	a.start()
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return a.role(x.hc) == "active" }) {
+		t.Fatalf("node1 never became active:\n%s", a.out)
+	}
+	b.start()
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return b.role(x.hc) == "standby" }) {
+		t.Fatalf("node2 never stood by:\n%s", b.out)
+	}
+	br := openBrowser(t)
+	show := func(n *pgNode, token int) {
+		t.Helper()
+		br.navigate(n.loginLink())
+		br.waitFor("the Cluster link", `(() => { const a = document.querySelector('#nav a[data-view="cluster"]'); return a !== null && !a.hidden; })()`, 30*time.Second)
+		br.goTo("#/cluster")
+		br.waitFor("two nodes, one active, and the lease of "+n.name, fmt.Sprintf(`(() => {
+			const active = [...document.querySelectorAll('#cluster-nodes tr[data-role="active"]')];
+			const lease = document.querySelector('#cluster-leases tr[data-repository="page"]');
+			return document.querySelectorAll('#cluster-nodes tr[data-node]').length === 2 && active.length === 1 &&
+				active[0].textContent.includes(%s) && lease !== null && lease.dataset.holder === active[0].dataset.node &&
+				lease.textContent.includes(%s) && lease.textContent.includes('held');
+		})()`, js(n.url()), js(fmt.Sprint(token))), 30*time.Second)
+	}
+	show(a, 1)
+	br.screenshot("cluster")
+	a.kill()
+	if !eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { return b.role(x.hc) == "active" }) {
+		t.Fatalf("node2 did not take over:\n%s", b.out)
+	}
+	a.start() // back, as a standby
+	show(b, 2)
+	br.noExceptions()
+}

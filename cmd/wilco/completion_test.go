@@ -77,4 +77,10 @@ func TestVersionNamesTheCommit(t *testing.T) {
 	if got := versionText(nil, false); got != "wilco devel" {
 		t.Errorf("no build information: %q", got)
 	}
+	if got := shortVersion(info, true); got != "v1.4.0 0123456789ab+dirty" {
+		t.Errorf("the version a node shows: %q", got)
+	}
+	if got := shortVersion(nil, false); got != "devel" {
+		t.Errorf("the version a node shows without build information: %q", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"wilco/client"
@@ -62,7 +63,7 @@ func cmdServe(ctx context.Context, c *cli, v *verb, args []string) int {
 	path := c.configPath(*cfg)
 	err := daemon.Run(ctx, daemon.Options{
 		ConfigPath: path, Root: c.wd, Addr: *addr, Dir: stateDir(*dir, c.wd), AllowRemote: *remote,
-		Store: *st, LeaseTTL: *ttl, Advertise: *advertise, Transport: *transport,
+		Store: *st, LeaseTTL: *ttl, Advertise: *advertise, Transport: *transport, Version: shortVersion(debug.ReadBuildInfo()),
 		Logger: slog.New(slog.NewTextHandler(c.stderr, nil)),
 		Started: func(d *daemon.Daemon) {
 			fmt.Fprintf(c.stderr, "\nThe page: %s\n  (a one-time login link: it logs one browser in; `wilco web` prints another)\n\n", d.LoginURL)

@@ -60,6 +60,18 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 	return "wilco " + v + " (" + strings.Join(parts, ", ") + ")"
 }
 
+// shortVersion is the version and its commit: what a node of several
+// shows of itself in the cluster's view.
+func shortVersion(info *debug.BuildInfo, ok bool) string {
+	text := strings.TrimPrefix(versionText(info, ok), "wilco ")
+	v, rest, _ := strings.Cut(text, " (")
+	if commit, ok := strings.CutPrefix(rest, "commit "); ok {
+		commit, _, _ = strings.Cut(strings.TrimSuffix(commit, ")"), ", ")
+		return v + " " + commit
+	}
+	return v
+}
+
 func cmdVersion(_ context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	if _, _, code, ok := c.parse(v, fs, args, 0, 0); !ok {

@@ -11,6 +11,7 @@ import { agentsView } from './agents.js';
 import { instructionsView, operationsView } from './deliveries.js';
 import { numbersView } from './numbers.js';
 import { notificationsView } from './notify.js';
+import { clusterView, available as clusterAvailable } from './cluster.js';
 
 const views = [
   { path: 'tasks', title: 'Tasks', view: tasksView },
@@ -19,6 +20,7 @@ const views = [
   { path: 'operations', title: 'Operations', view: operationsView },
   { path: 'numbers', title: 'Numbers', view: numbersView },
   { path: 'notifications', title: 'Notifications', view: notificationsView },
+  { path: 'cluster', title: 'Cluster', view: clusterView, hidden: true },
 ];
 
 const main = document.getElementById('main');
@@ -105,6 +107,11 @@ async function boot() {
     return;
   }
   nav.hidden = false;
+  // The cluster's view only where there is one (a PostgreSQL store).
+  clusterAvailable().then((yes) => {
+    const a = nav.querySelector('a[data-view="cluster"]');
+    if (a) a.hidden = !yes;
+  }).catch(() => {});
   replace(who, h('button', { class: 'link', id: 'logout', onclick: async () => { await api.logout().catch(() => {}); showLogin('Logged out.'); } }, 'Log out'));
   if (!started) {
     // The stream starts at the current head: each view reads the state
@@ -123,7 +130,7 @@ live.onState((st) => {
   status.className = 'live ' + st.replace(/\s+/g, '-');
 });
 
-replace(nav, views.map((v) => h('a', { href: '#/' + v.path, dataset: { view: v.path } }, v.title)));
+replace(nav, views.map((v) => h('a', { href: '#/' + v.path, dataset: { view: v.path }, hidden: v.hidden || null }, v.title)));
 window.addEventListener('hashchange', () => {
   if (/^#login=/.test(location.hash)) boot();
   else if (started) render();

@@ -138,7 +138,7 @@ func (b *Bridge) consume() error {
 		Description:   "wilco reads the agents' requests",
 		FilterSubject: "wilco." + Escape(b.opts.Repo) + ".reply.*",
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       bridgeAckWait,
 		MaxAckPending: 1,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
@@ -162,8 +162,35 @@ func (b *Bridge) consume() error {
 			}
 			return err
 		}
-		b.handle(m)
+		b.handling(m)
 	}
+}
+
+// bridgeAckWait is how long the stream waits for wilco to acknowledge a
+// request before handing it over again. One request is handled at a time
+// (MaxAckPending 1, to keep an agent's replies in order), so a request a
+// node was handling when it died holds up every agent's requests for this
+// long: short, and kept alive while a request is really being handled.
+const bridgeAckWait = 3 * time.Second
+
+// handling handles m, telling the stream every second that it is still
+// being handled.
+func (b *Bridge) handling(m jetstream.Msg) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(bridgeAckWait / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = m.InProgress()
+			}
+		}
+	}()
+	defer close(done)
+	b.handle(m)
 }
 
 // handle runs one request through wilco's handler, answers it, and

@@ -356,8 +356,13 @@ func (x *failoverRun) agent(ctx context.Context, name string) {
 			case m.TaskID != "" && m.Type != "cancel":
 				if x.reply(ctx, name, token, map[string]any{"in_reply_to": m.ID,
 					"text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list item %s", m.TaskID, m.TaskID)}) {
-					x.reply(ctx, name, token, map[string]any{"type": "task-complete",
-						"data": map[string]any{"task_id": m.TaskID, "status": "success", "summary": "listed"}})
+					// A completion whose answer was lost is sent again,
+					// as an agent that knows its work is done does; an
+					// ACK whose answer was lost comes back as an ACK
+					// REQUIRED.
+					for !x.replied(ctx, name, token, map[string]any{"type": "task-complete",
+						"data": map[string]any{"task_id": m.TaskID, "status": "success", "summary": "listed"}}) && ctx.Err() == nil {
+					}
 				}
 			}
 		}
@@ -433,6 +438,17 @@ func (x *failoverRun) reply(ctx context.Context, name, token string, body map[st
 	return x.answered(name, body, r.status, r.body)
 }
 
+// replied sends an agent's reply and reports whether it was answered at
+// all (its answer not lost to a node's death).
+func (x *failoverRun) replied(ctx context.Context, name, token string, body map[string]any) bool {
+	r, err := x.call(ctx, "POST", "/v1/inbox/replies", token, body)
+	if err != nil {
+		return false
+	}
+	x.answered(name, body, r.status, r.body)
+	return true
+}
+
 // answered records what a reply answered 202 acknowledged, and reports
 // whether it was an acknowledgment.
 func (x *failoverRun) answered(name string, body map[string]any, status int, answer []byte) bool {
@@ -502,7 +518,7 @@ func TestFailoverKillNineLosesNothingAcknowledged(t *testing.T) {
 // (package natsbox): pushed their messages, replying on their subjects,
 // asking for a cycle every 2 s as `wilco inbox --follow` does every 15.
 func TestFailoverWithAgentsOnNATSLosesNothingAcknowledged(t *testing.T) {
-	kills := 5
+	kills := 3
 	if testing.Short() {
 		kills = 2
 	}

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 }
 
 // database creates a database for the test and returns its store URL.
-func database(t *testing.T, name string) string {
+func database(t testing.TB, name string) string {
 	t.Helper()
 	if pgErr != nil {
 		t.Skipf("no PostgreSQL here: %v", pgErr)
@@ -128,7 +128,7 @@ func TestAStandbyRedirectsToTheActiveNodeAndTakesOverWhenItStops(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -303,5 +303,59 @@ func TestAStandbyStoppedWhileStandingByReturnsAndReleasesEverything(t *testing.T
 		if d != nil || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("a standby stopped while standing by: %v, %v", d, err)
 		}
+	}
+}
+
+// BenchmarkReadATask reads a task (GET /v1/tasks/{id}) from the active
+// node, and from a standby, which first catches up with what the active
+// node committed (one query of the store when nothing is new).
+func BenchmarkReadATask(b *testing.B) {
+	url := database(b, "bench_reads")
+	x, y := setup(b), setup(b)
+	ox, oy := x.opts(), y.opts()
+	ox.Store, oy.Store = url, url
+	ox.Token, oy.Token = "admin-token", "admin-token"
+	oy.Addr = freeAddr(b)
+	da := x.start(ox)
+	ds, errs := startAsync(oy)
+	b.Cleanup(func() {
+		select {
+		case d := <-ds:
+			d.Close()
+		default:
+		}
+	})
+	active := client.New(da.URL, "admin-token")
+	task, err := active.Submit(b.Context(), client.TaskRequest{Description: "read me"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	standby := client.New(oy.Addr, "admin-token")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := standby.Task(b.Context(), task.ID); err == nil && standby.Addr() == "http://"+oy.Addr {
+			break
+		}
+		select {
+		case err := <-errs:
+			b.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the standby never answered")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range []struct {
+		name string
+		cl   *client.Client
+	}{{"active", active}, {"standby", standby}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.cl.Task(b.Context(), task.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

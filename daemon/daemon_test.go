@@ -25,13 +25,13 @@ compat: {aimaestro: true}
 `
 
 type testBundle struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	cfg  string
 	logs *syncBuffer
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	b := &testBundle{t: t, dir: t.TempDir(), logs: &syncBuffer{}}
 	b.cfg = filepath.Join(b.dir, "wilco.yaml")

@@ -3,6 +3,7 @@ package test
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every bad request is refused with the documented status and error.code,
@@ -39,6 +40,13 @@ compat: {aimaestro: true}
 	in.inbox(beta, 0)
 	in.replyAs(beta, map[string]any{"text": "ok"}) // the operation proceeds and is done (no command)
 	in.replyAs(beta, map[string]any{"in_reply_to": conv.ID, "text": "Fine, thanks."})
+	// The restart is performed after its "ok", off the request: its end
+	// is committed before the requests below count the events.
+	in.until("the restart to be done", 30*time.Second, func() bool {
+		var o struct{ State string }
+		in.must(200, in.call("GET", "/v1/operations/"+op.ID, adminToken, nil), &o)
+		return o.State == "done"
+	})
 
 	big := `{"name": "x", "adapter": "mailbox", "capabilities": ["` + strings.Repeat("a", 1<<20) + `"]}`
 	tests := []struct {

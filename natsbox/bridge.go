@@ -71,6 +71,9 @@ type pushAgent struct {
 // for as long as the bridge runs, so a NATS server that is down at the
 // start or restarts later costs only the time it is away.
 func StartBridge(opts BridgeOptions) (*Bridge, error) {
+	if opts.Handler == nil || opts.Authenticate == nil || opts.Signal == nil || opts.Push == nil {
+		return nil, errors.New("natsbox: a bridge needs Handler, Authenticate, Signal and Push")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

@@ -75,20 +75,7 @@ func TestAStandbyRedirectsToTheActiveNodeAndTakesOverWhenItStops(t *testing.T) {
 	ob.Addr = freeAddr(t)
 	ds, errs := startAsync(ob)
 	standby := client.New(ob.Addr, "admin-token")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := http.Get("http://" + ob.Addr + "/healthz")
-		if err == nil {
-			h.Body.Close()
-			if h.Header.Get(HeaderStandby) != "" {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second node never answered as a standby")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStandby(t, ob.Addr, errs)
 
 	// A write sent to the standby lands on the active node.
 	task, err := standby.Submit(t.Context(), client.TaskRequest{Description: "one"})
@@ -125,6 +112,31 @@ func TestAStandbyRedirectsToTheActiveNodeAndTakesOverWhenItStops(t *testing.T) {
 	}
 	if got.ID != task.ID {
 		t.Errorf("task = %+v", got)
+	}
+}
+
+// waitStandby waits until the node starting at addr answers as a
+// standby; errs is its start's error.
+func waitStandby(t testing.TB, addr string, errs <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			h.Body.Close()
+			if h.Header.Get(HeaderStandby) != "" {
+				return
+			}
+		}
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node never answered as a standby")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -173,25 +185,7 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := http.Get(base + "/healthz")
-		if err == nil {
-			h.Body.Close()
-			if h.Header.Get(HeaderStandby) != "" {
-				break
-			}
-		}
-		select {
-		case err := <-errs:
-			t.Fatal(err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second node never answered as a standby")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStandby(t, ob.Addr, errs)
 
 	// The standby's event stream, opened before the change.
 	streamed := make(chan client.Event, 64)
@@ -331,21 +325,7 @@ func BenchmarkReadATask(b *testing.B) {
 		b.Fatal(err)
 	}
 	standby := client.New(oy.Addr, "admin-token")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := standby.Task(b.Context(), task.ID); err == nil && standby.Addr() == "http://"+oy.Addr {
-			break
-		}
-		select {
-		case err := <-errs:
-			b.Fatal(err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the standby never answered")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitStandby(b, oy.Addr, errs)
 	for _, c := range []struct {
 		name string
 		cl   *client.Client

@@ -61,16 +61,7 @@ func TestRunExitsOneUnlessSuccess(t *testing.T) {
 func TestRunStartsAnInProcessServer(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
-	delete(b.env, "WILCO_TOKEN")
-	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
-	if err := os.WriteFile(filepath.Join(b.c.wd, "agent.sh"), []byte(agent), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
-	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	noServer(t, b)
 	code := b.run("run", "Fix it")
 	if code != exitOK || !strings.Contains(b.errb.String(), "serving in this process at http://127.0.0.1:") {
 		t.Errorf("exit %d, stderr %s\nstdout %s", code, b.errb, b.out.String())
@@ -85,18 +76,9 @@ func TestRunStartsAnInProcessServer(t *testing.T) {
 func TestRunsInProcessServerUsesWilcoStore(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)
-	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
-	delete(b.env, "WILCO_TOKEN")
+	noServer(t, b)
 	elsewhere := filepath.Join(t.TempDir(), "state.db")
 	b.env["WILCO_STORE"] = elsewhere
-	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
-	if err := os.WriteFile(filepath.Join(b.c.wd, "agent.sh"), []byte(agent), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
-	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if code := b.run("run", "Fix it"); code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, b.errb)
 	}
@@ -105,6 +87,22 @@ func TestRunsInProcessServerUsesWilcoStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(b.c.wd, ".wilco", "wilco.db")); err == nil {
 		t.Error("the in-process server also wrote the default store")
+	}
+}
+
+// noServer makes the working directory a repository where no server
+// answers, with a scripted exec agent and a verify step it passes.
+func noServer(t *testing.T, b *cliBundle) {
+	t.Helper()
+	b.env["WILCO_ADDR"] = "http://127.0.0.1:1"
+	delete(b.env, "WILCO_TOKEN")
+	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "agent.sh"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "version: 1\nlisten: 127.0.0.1:0\nagents:\n  - {name: script, adapter: exec, command: [./agent.sh]}\nverify:\n  steps:\n    - {name: check, run: \"grep -q done out.txt\"}\n"
+	if err := os.WriteFile(filepath.Join(b.c.wd, "wilco.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

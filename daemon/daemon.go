@@ -397,6 +397,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			st, ok := d.disp.Tmux().State(name)
 			return server.PaneView{State: st.State, Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working, Conversation: st.Conversation}, ok
 		},
+		AgentRemoved: func(name string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := d.disp.Tmux().Remove(ctx, name); err != nil {
+				log.Warn("the removed agent's tmux session could not be ended", "agent", name, "err", err)
+			}
+		},
 		TokenRotated: func(name, token string) {
 			d.execMu.Lock()
 			a, ok := d.execAgents[name]

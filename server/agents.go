@@ -87,6 +87,9 @@ func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if s.opts.AgentRemoved != nil {
+		s.opts.AgentRemoved(name)
+	}
 	WriteJSON(w, http.StatusOK, s.agentView(a))
 	return nil
 }

@@ -248,3 +248,30 @@ func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 		t.Fatalf("the first attempt: %+v", got.Failures)
 	}
 }
+
+// Removing a tmux agent (wilco agents remove) ends the session wilco made
+// for it: its program does not go on running, unseen, after it left service.
+func TestRemovingATmuxAgentEndsItsSession(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
+	if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+	}
+	hasSession := func() bool {
+		return exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil
+	}
+	if !hasSession() {
+		t.Fatal("the agent's session does not run after its task")
+	}
+	r := wilcoCLI(t, dir, in.url, time.Minute, "agents", "remove", "tui")
+	if r.code != 0 {
+		t.Fatalf("wilco agents remove: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if hasSession() {
+		t.Fatal("the removed agent's session still runs")
+	}
+}

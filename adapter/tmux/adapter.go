@@ -263,7 +263,7 @@ func (a *Adapter) Add(c AgentConfig) error {
 	if style.Ready == nil {
 		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'", c.Name)
 	}
-	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1)}
+	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if b, err := os.ReadFile(ag.convFile()); err == nil {
 		ag.conv = strings.TrimSpace(string(b))
 	}
@@ -393,6 +393,41 @@ func (a *Adapter) Close() error {
 	a.mu.Unlock()
 	a.cancel()
 	a.wg.Wait()
+	return nil
+}
+
+// Remove takes an agent out of service (wilco agents remove): nothing
+// more is typed into its pane, what it worked on and what waited for it
+// are dropped (the core has ended them), its loop stops, and a session
+// wilco made is ended; a user's session is left as it is. Adding the agent
+// again starts afresh. Removing an agent the adapter does not know does
+// nothing.
+func (a *Adapter) Remove(ctx context.Context, name string) error {
+	a.mu.Lock()
+	ag, ok := a.agents[name]
+	delete(a.agents, name)
+	a.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	close(ag.gone)
+	ag.opMu.Lock()
+	defer ag.opMu.Unlock()
+	ag.mu.Lock()
+	if ag.cur != nil {
+		ag.cur.close()
+		ag.cur = nil
+	}
+	for _, j := range ag.queue {
+		j.close()
+	}
+	ag.queue, ag.hibernated = nil, true
+	ag.mu.Unlock()
+	if ag.own && ag.srv.HasSession(ctx, ag.session) {
+		if err := ag.srv.KillSession(ctx, ag.session); err != nil {
+			return fmt.Errorf("tmux: end the session of %s: %w", name, err)
+		}
+	}
 	return nil
 }
 

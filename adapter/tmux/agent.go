@@ -58,6 +58,8 @@ type agent struct {
 	// the user's, and wilco only runs the program in it.
 	own  bool
 	wake chan struct{}
+	// gone is closed when the agent is removed: its loop ends.
+	gone chan struct{}
 
 	mu         sync.Mutex
 	queue      []*job
@@ -265,6 +267,8 @@ func (ag *agent) loop() {
 	for {
 		select {
 		case <-ag.a.ctx.Done():
+			return
+		case <-ag.gone:
 			return
 		case <-t.C:
 		case <-ag.wake:

@@ -202,6 +202,7 @@ const (
 	TypeNotificationAttempt   = "notification.attempt"
 	TypeNotificationDelivered = "notification.delivered"
 	TypeNotificationFailed    = "notification.failed"
+	TypeNotificationsPruned   = "notification.pruned"
 )
 
 // NotificationQueued records a new notification; its first attempt
@@ -234,6 +235,13 @@ type NotificationDelivered struct {
 	Status  int    `json:"status,omitempty"`
 }
 
+// NotificationsPruned records the notifications dropped because they
+// ended before EndedBefore (NotificationRetention).
+type NotificationsPruned struct {
+	IDs         []string  `json:"ids"`
+	EndedBefore time.Time `json:"ended_before"`
+}
+
 // NotificationFailed records the last attempt failing: there is no other.
 type NotificationFailed struct {
 	ID       string `json:"id"`
@@ -247,6 +255,7 @@ func (NotificationRetried) EventType() string   { return TypeNotificationRetried
 func (NotificationAttempt) EventType() string   { return TypeNotificationAttempt }
 func (NotificationDelivered) EventType() string { return TypeNotificationDelivered }
 func (NotificationFailed) EventType() string    { return TypeNotificationFailed }
+func (NotificationsPruned) EventType() string   { return TypeNotificationsPruned }
 
 func init() {
 	register[NotificationQueued]()
@@ -254,6 +263,7 @@ func init() {
 	register[NotificationAttempt]()
 	register[NotificationDelivered]()
 	register[NotificationFailed]()
+	register[NotificationsPruned]()
 }
 
 // Notify asks the shell to make attempt Attempt of a notification and to
@@ -278,14 +288,51 @@ func (s *State) notifyOn(ev Event) {
 	if !ok {
 		return
 	}
+	pruned := false
 	for _, h := range hooks {
 		if !h.Wants(n.Event) {
 			continue
+		}
+		if !pruned {
+			s.pruneNotifications(ev.Time)
+			pruned = true
 		}
 		c := n
 		c.ID, c.Hook = s.nextID("N"), h.Name
 		s.emit(ev.Time, ev.TaskID, ev.Agent, NotificationQueued{Notification: c})
 	}
+}
+
+// NotificationRetention is how long a notification is kept after it ended
+// (delivered, or failed for good); then it is pruned when a new one is
+// queued. The event log keeps its whole history.
+const NotificationRetention = 30 * 24 * time.Hour
+
+// maxPruned bounds the notifications one NotificationsPruned names.
+const maxPruned = 1000
+
+// pruneNotifications drops the notifications that ended more than
+// NotificationRetention before now.
+func (s *State) pruneNotifications(now time.Time) {
+	before := norm(now).Add(-NotificationRetention)
+	var ids []string
+	for id, n := range s.notifications {
+		end := n.DeliveredAt
+		if n.State == NoteFailed {
+			end = n.FailedAt
+		}
+		if n.State != NotePending && !end.IsZero() && end.Before(before) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sort.Slice(ids, func(i, j int) bool { return idLess(ids[i], ids[j]) })
+	if len(ids) > maxPruned {
+		ids = ids[:maxPruned]
+	}
+	s.emit(now, "", "", NotificationsPruned{IDs: ids, EndedBefore: before})
 }
 
 // noticeOf is what ev tells a person, if anything.
@@ -490,6 +537,14 @@ func (s *State) applyNotification(ev Event) {
 		if n := s.notificationAt(e.ID, seq); n != nil {
 			n.State, n.Attempts, n.LastStatus, n.LastError = NoteFailed, e.Attempts, e.Status, e.Error
 			n.TimerAt, n.FailedAt = time.Time{}, now
+		}
+
+	case NotificationsPruned:
+		for _, id := range e.IDs {
+			if n := s.notifications[id]; n != nil && n.Version < seq {
+				delete(s.notifications, id)
+				s.touch(KindNotification, id) // its record is deleted
+			}
 		}
 	}
 }

@@ -388,3 +388,43 @@ func TestNotifyPolicyIsValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A notification that ended more than NotificationRetention ago is pruned
+// when the next one is queued; one still under way is kept however old.
+func TestNotificationsAreKeptThirtyDaysAfterTheyEnd(t *testing.T) {
+	t.Parallel()
+	b := notifyBundle(t, hook("ops"))
+	// Each task escalates (one notification) and is aborted, so that the
+	// next one runs.
+	escalate := func() {
+		tk := escalateNow(b)
+		_, err := b.c.Respond(b.now, tk.ID, RespondAbort, "")
+		b.ok(err)
+	}
+	escalate()
+	first := b.notifies()[0].Notification.ID
+	b.endNotification(NotificationResult{ID: first, Attempt: 1, Status: 200})
+	escalate()
+	second := b.notifies()[1].Notification.ID // left under way
+	b.advance(NotificationRetention - time.Minute)
+	escalate() // within the retention: nothing pruned
+	if _, ok := b.c.Notification(first); !ok || len(b.eventsOf(TypeNotificationsPruned)) != 0 {
+		t.Fatalf("pruned within the retention: %+v", b.eventsOf(TypeNotificationsPruned))
+	}
+	b.advance(2 * time.Minute)
+	escalate()
+	pruned := b.eventsOf(TypeNotificationsPruned)
+	if len(pruned) != 1 || !slices.Equal(pruned[0].Data.(NotificationsPruned).IDs, []string{first}) {
+		t.Fatalf("pruned %+v, want %s alone", pruned, first)
+	}
+	if _, ok := b.c.Notification(first); ok {
+		t.Fatalf("%s is still listed", first)
+	}
+	if n, ok := b.c.Notification(second); !ok || n.State != NotePending {
+		t.Fatalf("the notification under way: %+v, %v", n, ok)
+	}
+	if got := len(b.c.Notifications(nil)); got != 3 {
+		t.Fatalf("%d notifications listed, want 3 (all but the pruned one)", got)
+	}
+	b.checkReplay()
+}

@@ -315,6 +315,8 @@ func (w *watcher) apply(v *taskView, ev client.Event) (string, bool) {
 		return fmt.Sprintf("notification %s delivered (attempt %d)", orDash(d.str("id")), firstInt(d, "attempt")), true
 	case "notification.failed":
 		return fmt.Sprintf("notification %s failed after %d attempts", orDash(d.str("id")), firstInt(d, "attempts")) + optional(": ", oneLine(d.str("error"), 60)), true
+	case "notification.pruned":
+		return fmt.Sprintf("%d notifications that ended over 30 days ago pruned", d.len("ids")), false
 	}
 	return ev.Type + optional(" ", compactJSON(ev.Data, 80)), false
 }

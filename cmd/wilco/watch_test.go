@@ -289,6 +289,7 @@ func TestWatchSaysWhatNotificationsDid(t *testing.T) {
 		{"notification.retried", `{"id":"N-4","attempt":2}`, "notification N-4: attempt 2", false},
 		{"notification.delivered", `{"id":"N-4","attempt":2,"status":200}`, "notification N-4 delivered (attempt 2)", true},
 		{"notification.failed", `{"id":"N-5","attempts":10,"error":"no answer in 10s"}`, "notification N-5 failed after 10 attempts: no answer in 10s", true},
+		{"notification.pruned", `{"ids":["N-1","N-2"],"ended_before":"2026-01-01T00:00:00Z"}`, "2 notifications that ended over 30 days ago pruned", false},
 	} {
 		line, important := w.apply(nil, client.Event{Type: c.typ, Data: json.RawMessage(c.data)})
 		if line != c.want || important != c.important {

@@ -31,13 +31,13 @@ func (c *cli) printCluster(ctx context.Context, asJSON bool) int {
 		return c.fail(err)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NODE\tREPOSITORY\tURL\tROLE\tSEEN\n")
+	fmt.Fprintf(tw, "NODE\tREPOSITORY\tURL\tROLE\tVERSION\tSEEN\n")
 	for _, n := range v.Nodes {
 		role := "standby"
 		if n.Active {
 			role = "active"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\n", n.ID, n.Repository, n.URL, role, v.Time.Sub(n.Seen).Round(time.Millisecond))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s ago\n", n.ID, n.Repository, n.URL, role, orDash(n.Version), v.Time.Sub(n.Seen).Round(time.Millisecond))
 	}
 	fmt.Fprintf(tw, "\nREPOSITORY\tHOLDER\tURL\tTOKEN\tEXPIRES\n")
 	for _, l := range v.Leases {

@@ -459,6 +459,8 @@ func (d *Daemon) startNode(ctx context.Context, opts Options, storeURL, root str
 	if d.reader, err = d.openReader(ctx, d.node); err != nil {
 		return fmt.Errorf("daemon: a standby's reads: %w", err)
 	}
+	// Seen in the cluster's view before it answers anything.
+	_ = st.Heartbeat(ctx, postgres.Node{ID: d.node.id, URL: d.node.url, Version: d.node.vers})
 	d.setFront(d.node.standby(d.reader))
 	d.serve(ln)
 	if err := d.node.acquire(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,13 +36,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// databases numbers the databases made, so that a test run again in the
+// same process (-count) gets a new one.
+var databases atomic.Int64
+
 // database creates a database for the test and returns its store URL.
 func database(t testing.TB, name string) string {
 	t.Helper()
 	if pgErr != nil {
 		t.Skipf("no PostgreSQL here: %v", pgErr)
 	}
-	url, err := pg.CreateDatabase(t.Context(), name)
+	url, err := pg.CreateDatabase(t.Context(), fmt.Sprintf("%s_%d", name, databases.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -902,6 +902,7 @@ func firstMatch(s string, subs ...string) string {
 // and runs the task; while another node holds the lease it says so and
 // which variable to set, instead of waiting for that node to die.
 func TestWilcoRunServesOnThePostgreSQLStoreOfWilcoStore(t *testing.T) {
+	t.Parallel()
 	store := startPostgres(t, "run")
 	dir := t.TempDir()
 	agent := "#!/bin/sh\ncat >/dev/null\necho \"[ACK] $WILCO_TASK_ID - RECEIVED\"\necho done > out.txt\n"
@@ -989,6 +990,7 @@ func (n *pgNode) loginLink() string {
 // after the active node is killed, the page of the node that took over
 // shows it active, with the next token.
 func TestThePageShowsTheClusterInARealBrowser(t *testing.T) {
+	t.Parallel()
 	store := startPostgres(t, "page")
 	x := &failoverRun{t: t, hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	a, b := newPGNode(t, "node1", store), newPGNode(t, "node2", store)

@@ -58,8 +58,8 @@ type Bridge struct {
 	agents map[string]*pushAgent
 }
 
-// pushAgent is an agent on NATS: heard from, or with a consumer of its
-// inbox in the stream. mu keeps its hand-overs (and so its messages) in
+// pushAgent is an agent on NATS: heard from, or reading its inbox's
+// consumer when the bridge started. mu keeps its hand-overs (and so its messages) in
 // order.
 type pushAgent struct {
 	name string
@@ -237,15 +237,17 @@ func subjectAgent(subject string) string {
 	return subject[strings.LastIndexByte(subject, '.')+1:]
 }
 
-// discover starts pushing to every agent with a consumer of its inbox in
-// the stream: the agents on NATS, known without hearing from them, so
-// that a wilco that just started or took over from another node pushes
-// at once what waits for them.
+// discover starts pushing to every agent reading its inbox's consumer
+// now (a pull request of its waits), known without hearing from it, so
+// that a wilco that just started or took over from another node pushes at
+// once what waits for them. An agent away at that moment asks for a cycle
+// when it is back; one that left NATS for the HTTP mailbox is not pushed
+// to just because its consumer is still in the stream.
 func (b *Bridge) discover(ctx context.Context, st jetstream.Stream) {
-	names := st.ConsumerNames(ctx)
-	for name := range names.Name() {
-		esc, ok := strings.CutPrefix(name, agentConsumerPrefix)
-		if !ok {
+	list := st.ListConsumers(ctx)
+	for info := range list.Info() {
+		esc, ok := strings.CutPrefix(info.Name, agentConsumerPrefix)
+		if !ok || info.NumWaiting == 0 {
 			continue
 		}
 		agent, err := Unescape(esc)
@@ -254,7 +256,7 @@ func (b *Bridge) discover(ctx context.Context, st jetstream.Stream) {
 		}
 		b.remember(agent)
 	}
-	if err := names.Err(); err != nil {
+	if err := list.Err(); err != nil {
 		b.log.Warn("NATS mailbox: listing the agents' consumers failed; agents are pushed to once heard from", "err", err)
 	}
 }

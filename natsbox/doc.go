@@ -39,10 +39,11 @@
 // a new message for an agent on NATS, it hands over what waits for the
 // agent (the core's Push: the inbox and new instructions, without
 // counting the agent as heard from) and publishes it. The agents on NATS
-// are those it has had a request from, and those with a consumer of
-// their inbox in the stream: a wilco that just started, or took over
-// from another node, pushes to them at once, what landed meanwhile
-// first. An agent's side still asks for a cycle now and then (`wilco
+// are those it has had a request from, and those reading their inbox's
+// consumer when it starts (a pull request of theirs waits): a wilco that
+// just started, or took over from another node, pushes to them at once,
+// what landed meanwhile first. An agent that left NATS for the HTTP
+// mailbox is not pushed to by the next wilco, though its consumer stays. An agent's side still asks for a cycle now and then (`wilco
 // inbox --follow` every 15 s), which tells wilco it is alive and brings
 // its unacknowledged instructions again, as polling would.
 // A message is published with the JetStream message id

@@ -435,3 +435,31 @@ func eventuallyOK(timeout time.Duration, fn func() error) bool {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// An agent whose consumer is in the stream but that reads it no more (it
+// went back to the HTTP mailbox) is not pushed to by a wilco that starts:
+// its messages wait for its next poll.
+func TestANewWilcoDoesNotPushToAnAgentThatStoppedReadingNATS(t *testing.T) {
+	t.Parallel()
+	tb := setup(t) // the agent's consumer is made; nothing reads it
+	if err := tb.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Start(t.Context(), tb.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	admin := client.New(d.URL, "admin")
+	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := client.New(d.URL, tb.token).Inbox(tb.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].TaskID != task.ID {
+		t.Fatalf("the agent's poll got %+v, want the delegation (not pushed into NATS)", msgs)
+	}
+}

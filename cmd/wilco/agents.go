@@ -152,28 +152,13 @@ func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) in
 
 func cmdAgentsRemove(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents remove", args: "NAME [--json]", summary: "take an agent out of service: no more work, its token refused, its task retried by another agent"}
-	fs := c.flags(v)
-	asJSON := fs.Bool("json", false, "print the API JSON")
-	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	cl, err := c.admin()
-	if err != nil {
-		return c.fail(err)
-	}
-	a, err := cl.RemoveAgent(ctx, pos[0])
-	if err != nil {
-		return c.fail(err)
-	}
-	if *asJSON {
-		return c.printJSON(a)
-	}
-	fmt.Fprintf(c.stdout, "removed %s: it gets no more work and its token is refused\n", a.Name)
-	if a.FromConfig {
-		fmt.Fprintf(c.stderr, "wilco: %s is still in wilco.yaml: remove it there too, or it comes back at the next start\n", a.Name)
-	}
-	return exitOK
+	return oneNamed(ctx, c, v, args, (*client.Client).RemoveAgent, func(a *client.Agent, _ string) int {
+		fmt.Fprintf(c.stdout, "removed %s: it gets no more work and its token is refused\n", a.Name)
+		if a.FromConfig {
+			fmt.Fprintf(c.stderr, "wilco: %s is still in wilco.yaml: remove it there too, or it comes back at the next start\n", a.Name)
+		}
+		return exitOK
+	})
 }
 
 func cmdAgentsAdd(ctx context.Context, c *cli, parent *verb, args []string) int {
@@ -422,41 +407,38 @@ func nonNil[T any](s []T) []T {
 
 func cmdAgentsShow(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents show", args: "NAME [--json]", summary: "one agent: its adapter, status, role, and what its context probe learned"}
-	fs := c.flags(v)
-	asJSON := fs.Bool("json", false, "print the API JSON")
-	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	cl, err := c.admin()
-	if err != nil {
-		return c.fail(err)
-	}
-	a, err := cl.Agent(ctx, pos[0])
-	if err != nil {
-		return c.fail(err)
-	}
-	if *asJSON {
-		return c.printJSON(a)
-	}
-	fmt.Fprintf(c.stdout, "%s: %s, %s", a.Name, a.Adapter, a.Status)
-	if a.Role != "" {
-		fmt.Fprintf(c.stdout, ", role %s", a.Role)
-	}
-	fmt.Fprintf(c.stdout, "\ncapabilities: %s\n", orDash(strings.Join(a.Capabilities, ", ")))
-	if a.Context == nil {
-		fmt.Fprintf(c.stdout, "context: not probed yet (wilco agents probe %s)\n", a.Name)
+	return oneNamed(ctx, c, v, args, (*client.Client).Agent, func(a *client.Agent, _ string) int {
+		fmt.Fprintf(c.stdout, "%s: %s, %s", a.Name, a.Adapter, a.Status)
+		if a.Role != "" {
+			fmt.Fprintf(c.stdout, ", role %s", a.Role)
+		}
+		fmt.Fprintf(c.stdout, "\ncapabilities: %s\n", orDash(strings.Join(a.Capabilities, ", ")))
+		if a.Context == nil {
+			fmt.Fprintf(c.stdout, "context: not probed yet (wilco agents probe %s)\n", a.Name)
+			return exitOK
+		}
+		fmt.Fprintf(c.stdout, "context (probed %s):\n  os: %s\n  cli: %s\n", a.Context.At.Local().Format(time.RFC3339), orDash(a.Context.OS), orDash(a.Context.CLI))
+		for _, t := range slices.Sorted(maps.Keys(a.Context.Tools)) {
+			fmt.Fprintf(c.stdout, "  tool %s: %s\n", t, a.Context.Tools[t])
+		}
 		return exitOK
-	}
-	fmt.Fprintf(c.stdout, "context (probed %s):\n  os: %s\n  cli: %s\n", a.Context.At.Local().Format(time.RFC3339), orDash(a.Context.OS), orDash(a.Context.CLI))
-	for _, t := range slices.Sorted(maps.Keys(a.Context.Tools)) {
-		fmt.Fprintf(c.stdout, "  tool %s: %s\n", t, a.Context.Tools[t])
-	}
-	return exitOK
+	})
 }
 
 func cmdAgentsProbe(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents probe", args: "NAME [--json]", summary: "ask an agent for its context (OS, CLI version, tools); wilco agents show prints the answer"}
+	return oneNamed(ctx, c, v, args, (*client.Client).ProbeAgent, func(m *client.Message, name string) int {
+		fmt.Fprintf(c.stdout, "asked %s for its context (%s); wilco agents show %s prints the answer\n", name, m.ID, name)
+		return exitOK
+	})
+}
+
+// oneNamed runs a verb whose one argument names what it reads or acts on,
+// with --json as its only flag: get does it with the admin client, and the
+// result is printed as the API's JSON with --json, else by text (given
+// the name too).
+func oneNamed[T any](ctx context.Context, c *cli, v *verb, args []string,
+	get func(*client.Client, context.Context, string) (T, error), text func(T, string) int) int {
 	fs := c.flags(v)
 	asJSON := fs.Bool("json", false, "print the API JSON")
 	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
@@ -467,13 +449,12 @@ func cmdAgentsProbe(ctx context.Context, c *cli, parent *verb, args []string) in
 	if err != nil {
 		return c.fail(err)
 	}
-	m, err := cl.ProbeAgent(ctx, pos[0])
+	x, err := get(cl, ctx, pos[0])
 	if err != nil {
 		return c.fail(err)
 	}
 	if *asJSON {
-		return c.printJSON(m)
+		return c.printJSON(x)
 	}
-	fmt.Fprintf(c.stdout, "asked %s for its context (%s); wilco agents show %s prints the answer\n", pos[0], m.ID, pos[0])
-	return exitOK
+	return text(x, pos[0])
 }

@@ -535,23 +535,13 @@ func readPlan(path string) (client.PlanRequest, error) {
 
 func cmdPlanShow(ctx context.Context, c *cli, args []string) int {
 	v := &verb{name: "plan show", args: "ID [--json]", summary: "show a plan, its tasks and its retry summary"}
-	fs := c.flags(v)
-	asJSON := fs.Bool("json", false, "print the API JSON")
-	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
-	if !ok {
-		return code
-	}
-	cl, err := c.admin()
-	if err != nil {
-		return c.fail(err)
-	}
-	p, err := cl.Plan(ctx, pos[0])
-	if err != nil {
-		return c.fail(err)
-	}
-	if *asJSON {
-		return c.printJSON(p)
-	}
+	return oneNamed(ctx, c, v, args, (*client.Client).Plan, func(p *client.Plan, _ string) int {
+		return c.printPlan(p)
+	})
+}
+
+// printPlan prints a plan, its tasks and its retry summary.
+func (c *cli) printPlan(p *client.Plan) int {
 	fmt.Fprintf(c.stdout, "plan %s: %s\n", p.ID, p.State)
 	if len(p.Tasks) > 0 {
 		tw := c.table()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	execadapter "wilco/adapter/exec"
 	"wilco/core"
 )
 
@@ -39,19 +40,14 @@ const (
 	stopWait = 10 * time.Second
 )
 
-// Reporter takes what the adapter learns back into wilco (the exec
-// adapter's Reporter): the agent's ACK, checkpoints and answers, and the
-// end of a task's turn.
-type Reporter interface {
-	Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error)
-	EndTurn(ctx context.Context, r core.TurnResult) error
-}
+// Reporter takes what the adapter learns back into wilco: the agent's
+// ACK, checkpoints and answers, and the end of a task's turn. It is the
+// exec adapter's: one implementation serves both.
+type Reporter = execadapter.Reporter
 
 // ActivityReporter also takes what the agent is doing (a tool call the
 // pane shows) as the task's milestone.
-type ActivityReporter interface {
-	Activity(ctx context.Context, taskID string, attempt int, text string) error
-}
+type ActivityReporter = execadapter.ActivityReporter
 
 // PermissionReporter also takes the agent's permission questions: what it
 // asked, for which tool, and how it was answered ("allowed", "denied", or

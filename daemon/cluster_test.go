@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,16 +23,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	pg, pgErr = pgtemp.Start(context.Background())
-	if pgErr != nil && !errors.Is(pgErr, pgtemp.ErrNoServer) {
-		fmt.Fprintln(os.Stderr, pgErr)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if pg != nil {
-		pg.Stop()
-	}
-	os.Exit(code)
+	pgtemp.Main(func(srv *pgtemp.Server, err error) int {
+		pg, pgErr = srv, err
+		return m.Run()
+	})
 }
 
 // databases numbers the databases made, so that a test run again in the

@@ -1,12 +1,10 @@
 package postgres_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,16 +23,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	pg, pgErr = pgtemp.Start(context.Background())
-	if pgErr != nil && !errors.Is(pgErr, pgtemp.ErrNoServer) {
-		fmt.Fprintln(os.Stderr, pgErr)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if pg != nil {
-		pg.Stop()
-	}
-	os.Exit(code)
+	pgtemp.Main(func(srv *pgtemp.Server, err error) int {
+		pg, pgErr = srv, err
+		return m.Run()
+	})
 }
 
 func server(t testing.TB) *pgtemp.Server {

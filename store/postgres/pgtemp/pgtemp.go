@@ -223,3 +223,20 @@ func (s *Server) CreateDatabase(ctx context.Context, name string) (string, error
 	}
 	return s.URL(name), nil
 }
+
+// Main is the body of a TestMain whose tests share one server: it starts
+// the server, hands it to run (with ErrNoServer, and a nil server, where
+// none can be installed: each test then skips saying so), stops it, and
+// exits with run's code. Any other failure to start exits at once.
+func Main(run func(srv *Server, err error) int) {
+	srv, err := Start(context.Background())
+	if err != nil && !errors.Is(err, ErrNoServer) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := run(srv, err)
+	if srv != nil {
+		srv.Stop()
+	}
+	os.Exit(code)
+}

@@ -130,6 +130,21 @@ func setup(t testing.TB) *testBundle {
 	return &testBundle{opts: opts, ctx: t.Context(), nats: ns, d: d, admin: admin, agent: ag, token: tok}
 }
 
+// restart stops wilco and starts it again on the same repository and NATS
+// server, and returns it and its admin client.
+func (tb *testBundle) restart(t *testing.T) (*daemon.Daemon, *client.Client) {
+	t.Helper()
+	if err := tb.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Start(t.Context(), tb.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, client.New(d.URL, "admin")
+}
+
 // reply sends r until wilco answers it (across a NATS restart).
 func reply(t *testing.T, ag *natsbox.Agent, r map[string]any) natsbox.Answer {
 	t.Helper()
@@ -279,15 +294,7 @@ func TestANewWilcoPushesToTheAgentsOnNATSWithoutHearingFromThem(t *testing.T) {
 	tb := setup(t)
 	msgs := make(chan natsbox.Message, 16)
 	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
-	if err := tb.d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.Start(t.Context(), tb.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	admin := client.New(d.URL, "admin")
+	_, admin := tb.restart(t)
 	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -442,15 +449,7 @@ func eventuallyOK(timeout time.Duration, fn func() error) bool {
 func TestANewWilcoDoesNotPushToAnAgentThatStoppedReadingNATS(t *testing.T) {
 	t.Parallel()
 	tb := setup(t) // the agent's consumer is made; nothing reads it
-	if err := tb.d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.Start(t.Context(), tb.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	admin := client.New(d.URL, "admin")
+	d, admin := tb.restart(t)
 	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)

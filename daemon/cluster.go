@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -275,7 +274,7 @@ func (n *node) clusterRoute() server.Route {
 
 // standby is what a node answers while another holds the lease. Reads
 // are answered here, by the server's own routes on a runtime that follows
-// the store (catching up before each read, so that a change the active
+// the store (catching up before each read of the API, so that a change the active
 // node acknowledged before the read is in the answer); what only the
 // active node has — the agents' side, the files of runs and dry runs, the
 // retry log, AI Maestro's API — and every change are redirected to it
@@ -293,15 +292,6 @@ func (n *node) standby(rd *reader) http.Handler {
 		seq, _ := n.st.LastSeq(r.Context())
 		server.WriteJSON(w, http.StatusOK, map[string]any{"status": "standby", "seq": seq, "node": n.id, "active": active})
 	})
-	mux.HandleFunc("GET /v1/cluster", n.admin(func(w http.ResponseWriter, r *http.Request) {
-		v, err := n.view(r.Context())
-		if err != nil {
-			server.WriteError(w, err)
-			return
-		}
-		w.Header().Set(HeaderStandby, "1")
-		server.WriteJSON(w, http.StatusOK, v)
-	}))
 	for _, p := range activeOnly {
 		mux.HandleFunc(p, n.redirect)
 	}
@@ -309,6 +299,12 @@ func (n *node) standby(rd *reader) http.Handler {
 		w.Header().Set(HeaderStandby, "1")
 		if a := n.activeURL.Load(); a != nil && *a != "" {
 			w.Header().Set(HeaderActive, *a)
+		}
+		// The API's reads catch up first; the page's files and the
+		// server's own documents need not.
+		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+			rd.srv.ServeHTTP(w, r)
+			return
 		}
 		if _, err := rd.rt.CatchUp(r.Context()); err != nil {
 			w.Header().Set("Retry-After", "1")
@@ -359,6 +355,7 @@ func (d *Daemon) openReader(ctx context.Context, n *node) (*reader, error) {
 	srv, err := server.New(server.Options{
 		Runtime: rt, Store: n.st, Config: d.Config, AdminToken: d.Token, Page: page,
 		Logger: d.log.With("component", "http", "standby", true), Standby: n.redirect,
+		Routes: []server.Route{n.clusterRoute()},
 	})
 	if err != nil {
 		rt.Close()
@@ -392,18 +389,6 @@ func (rd *reader) close() {
 	<-rd.done
 	rd.srv.Stop()
 	rd.rt.Close()
-}
-
-func (n *node) admin(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(n.tok)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="wilco"`)
-			server.WriteJSON(w, http.StatusUnauthorized, errorJSON("unauthenticated", "missing or wrong admin token"))
-			return
-		}
-		h(w, r)
-	}
 }
 
 func (n *node) redirect(w http.ResponseWriter, r *http.Request) {

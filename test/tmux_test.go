@@ -89,6 +89,21 @@ func endTmux(t testing.TB, dir string) {
 	})
 }
 
+// serveTUI serves a repository whose one agent is the scripted TUI, "tui",
+// on a tmux server ended with the test.
+func serveTUI(t *testing.T) (string, *instance) {
+	t.Helper()
+	needTmux(t)
+	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
+	endTmux(t, dir)
+	return dir, serveRepo(t, dir)
+}
+
+// tuiSessionRuns reports whether the session wilco made for "tui" runs.
+func tuiSessionRuns(t *testing.T, dir string) bool {
+	return exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil
+}
+
 // tmuxServer is wilco's tmux server for the repository at dir.
 func tmuxServer(t testing.TB, dir string) tmuxadapter.Server {
 	t.Helper()
@@ -160,10 +175,7 @@ func TestATmuxAgentThatCrashesIsAnExecutionErrorWithThePanesLastLines(t *testing
 // ready); the operation log shows each round.
 func TestOperationsOnATmuxAgentAskForOkThenRestartHibernateAndWakeIt(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir, in := serveTUI(t)
 
 	// Busy on a task: the request waits for the pane (never typed into a
 	// busy agent), the timeout comes, the restart proceeds anyway.
@@ -184,7 +196,7 @@ func TestOperationsOnATmuxAgentAskForOkThenRestartHibernateAndWakeIt(t *testing.
 		t.Fatalf("wilco op hibernate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "wilco agents", in.cli("agents"), "hibernating, pane hibernating")
-	if exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil {
+	if tuiSessionRuns(t, dir) {
 		t.Fatal("the hibernated agent's session still runs")
 	}
 	// Hibernated, it cannot answer: the wake proceeds at its timeout.
@@ -227,14 +239,11 @@ func waitMilestone(t *testing.T, in *instance, id, want string, timeout time.Dur
 // the turn to its end, and the task goes on to success.
 func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir, in := serveTUI(t)
 	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
 	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
 	in.kill()
-	if exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() != nil {
+	if !tuiSessionRuns(t, dir) {
 		t.Fatal("the agent's session died with wilco")
 	}
 	again := serveRepo(t, dir)
@@ -253,25 +262,19 @@ func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 // for it: its program does not go on running, unseen, after it left service.
 func TestRemovingATmuxAgentEndsItsSession(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir, in := serveTUI(t)
 	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
 	if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
 		t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
 	}
-	hasSession := func() bool {
-		return exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil
-	}
-	if !hasSession() {
+	if !tuiSessionRuns(t, dir) {
 		t.Fatal("the agent's session does not run after its task")
 	}
 	r := wilcoCLI(t, dir, in.url, time.Minute, "agents", "remove", "tui")
 	if r.code != 0 {
 		t.Fatalf("wilco agents remove: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if hasSession() {
+	if tuiSessionRuns(t, dir) {
 		t.Fatal("the removed agent's session still runs")
 	}
 }

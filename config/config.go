@@ -435,3 +435,15 @@ func (v Verify) Programs() []string {
 	}
 	return out
 }
+
+// CheckTransport says what is wrong with a transport: it must be NATS
+// servers' URLs (nats:// or tls://), separated by commas.
+func CheckTransport(transport string) error {
+	for _, u := range strings.Split(transport, ",") {
+		scheme, host, ok := strings.Cut(strings.TrimSpace(u), "://")
+		if !ok || scheme != "nats" && scheme != "tls" || host == "" {
+			return fmt.Errorf("must be a NATS server URL such as nats://127.0.0.1:4222 (several separated by commas), got %q", transport)
+		}
+	}
+	return nil
+}

@@ -183,6 +183,8 @@ func TestParseBad(t *testing.T) {
 		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, listen"}},
 		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
 		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
+		{"bad transport", agent + "transport: http://nats:4222\n", []string{`wilco.yaml:2: transport: must be a NATS server URL such as nats://127.0.0.1:4222`}},
+		{"a transport without a host", agent + "transport: \"nats://a:4222, tls://\"\n", []string{`wilco.yaml:2: transport: must be a NATS server URL`}},
 		{"version string", "version: one\n" + agent, []string{`wilco.yaml:1: version: must be an integer, got "one"`}},
 		{"bad listen", "listen: localhost\n" + agent, []string{"wilco.yaml:1: listen: must be host:port"}},
 		{"bad port", "listen: 127.0.0.1:99999\n" + agent, []string{"wilco.yaml:1: listen: port must be a number"}},

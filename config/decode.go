@@ -458,8 +458,10 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		"probe": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
 		"transport": func(n *yaml.Node, k string) {
 			d.str(n, k, &c.Transport)
-			if n.Kind == yaml.ScalarNode && c.Transport != "" && !strings.HasPrefix(c.Transport, "nats://") && !strings.HasPrefix(c.Transport, "tls://") {
-				d.fail(n, k, "must be a NATS server URL such as nats://127.0.0.1:4222, got %q", c.Transport)
+			if n.Kind == yaml.ScalarNode && c.Transport != "" {
+				if err := CheckTransport(c.Transport); err != nil {
+					d.fail(n, k, "%v", err)
+				}
 			}
 		},
 		"package": func(n *yaml.Node, k string) {

@@ -214,6 +214,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if opts.Root != "" {
 		base = opts.Root
 	}
+	// The flag's and WILCO_TRANSPORT's transport; wilco.yaml's is checked
+	// with the file.
+	if opts.Transport != "" {
+		if err := config.CheckTransport(opts.Transport); err != nil {
+			return nil, fmt.Errorf("daemon: transport: %w", err)
+		}
+	}
 	dir := opts.Dir
 	if dir == "" {
 		dir = filepath.Join(base, DefaultDir)

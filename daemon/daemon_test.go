@@ -153,6 +153,19 @@ func TestStartServesAndRestartKeepsState(t *testing.T) {
 	}
 }
 
+func TestATransportThatIsNotNATSIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	o := b.opts()
+	o.Transport = "http://127.0.0.1:4222"
+	if d, err := Start(context.Background(), o); err == nil || !strings.Contains(err.Error(), "must be a NATS server URL") {
+		if d != nil {
+			d.Close()
+		}
+		t.Fatalf("Start with transport %q: %v", o.Transport, err)
+	}
+}
+
 func TestRefusesRemoteListenUnlessAllowed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -340,7 +340,9 @@ func exists(path string) bool {
 func (in *instance) prompt(runID string) string {
 	in.t.Helper()
 	p := filepath.Join(in.dir, ".wilco", "runs", runID, "prompt.md")
-	if !exists(p) {
+	// The prompt is written as the attempt's turn starts, which may come
+	// just after the task is seen to exist.
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return exists(p) }) {
 		in.t.Fatalf("no prompt %s", p)
 	}
 	return readFile(in.t, p)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wilco/ack"
+	"wilco/atomicfile"
 	"wilco/core"
 )
 
@@ -241,7 +242,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		_, _ = fmt.Fprintf(logf, "--- wilco: the %s turn could not start: %v\n", phase, err)
 		return procResult{exitCode: -1, startErr: err, text: &textTail{max: maxText}}
 	}
-	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
+	if err := atomicfile.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		return fail(fmt.Errorf("write the prompt: %w", err))
 	}
 	t.transcript.add(Entry{Kind: "prompt", Text: prompt})
@@ -411,7 +412,7 @@ func (a *Adapter) answer(t *turn) {
 	}
 	defer logf.Close()
 	promptFile := filepath.Join(runDir, PromptFileName)
-	if err := os.WriteFile(promptFile, []byte(t.prompt), 0o644); err != nil {
+	if err := atomicfile.WriteFile(promptFile, []byte(t.prompt), 0o644); err != nil {
 		t.log.Error("message not answered: prompt", "err", err)
 		return
 	}

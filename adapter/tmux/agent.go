@@ -16,6 +16,7 @@ import (
 	"time"
 
 	execadapter "wilco/adapter/exec"
+	"wilco/atomicfile"
 	"wilco/core"
 )
 
@@ -815,7 +816,7 @@ func (ag *agent) begin(j *job) error {
 	if err := os.MkdirAll(j.runDir, 0o755); err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(j.runDir, execadapter.PromptFileName), []byte(j.prompt), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(j.runDir, execadapter.PromptFileName), []byte(j.prompt), 0o644); err != nil {
 		return fmt.Errorf("write the prompt: %w", err)
 	}
 	if j.task {

@@ -93,6 +93,10 @@ type Options struct {
 	StateDir string
 	// URL is wilco's address, given to agents as WILCO_URL.
 	URL string
+	// MCP is the command line of wilco's MCP server for agents (wilco
+	// mcp), registered with the program of each preset that can take it,
+	// as the exec adapter's presets do (see mcp.go); nil: none.
+	MCP []string
 	// Program is the tmux binary (default: tmux on the PATH).
 	Program string
 	Report  Reporter

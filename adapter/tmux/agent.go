@@ -448,6 +448,7 @@ func (ag *agent) env() []string {
 			}
 		}
 	}
+	maps.Copy(set, ag.mcpEnv())
 	maps.Copy(set, ag.cfg.Env)
 	out := make([]string, 0, len(set))
 	for _, k := range slices.Sorted(maps.Keys(set)) {
@@ -481,6 +482,7 @@ func (ag *agent) argv(resume bool, conv string) (argv []string, newConv string) 
 		sess = nil
 	}
 	argv = append(argv, p.Args...)
+	argv = append(argv, ag.mcpArgs()...)
 	argv = append(argv, extra...)
 	return append(argv, sess...), newConv
 }

@@ -9,8 +9,10 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,6 +112,139 @@ func TestClaudeCodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		var out []string
 		for _, r := range model.AgentRequests() {
 			b, _ := json.Marshal(r.Body["messages"])
+			out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, b))
+		}
+		return strings.Join(out, "\n")
+	})
+}
+
+// codexTUIAgent is the wilco.yaml agent line of the real Codex TUI in tmux,
+// pointed at a scripted Responses API as codexAgent is; its commands run
+// in its workspace-write sandbox without asking (approval_policy never):
+// wilco's tools are approved by their registration.
+func codexTUIAgent(t testing.TB, codex, url string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\napproval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n\n"+
+		"[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\n", url)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("  - {name: codex, adapter: tmux, preset: codex, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 160, height: 50}}\n",
+		quoted(codex), quoted(home))
+}
+
+// The real Codex TUI in tmux acknowledges and completes two tasks by
+// calling wilco's MCP tools (registered by the tmux preset with -c
+// mcp_servers.wilco=…), which it offers as a deferred namespace the model
+// loads with its tool_search; the second task's calls name it.
+func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	var mu sync.Mutex
+	loaded := map[string]string{} // a tool tool_search gave the model → its namespace
+	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
+		m := ackRequest.FindStringSubmatch(turn.Prompt)
+		if m == nil {
+			return modelserver.Reply{Text: "noted"}
+		}
+		if turn.Step == 0 {
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Search: true, Input: map[string]any{"query": "wilco acknowledge complete task"}}}
+		}
+		steps := mcpTUISteps(m[1], "wilco_ack", "wilco_complete")
+		if turn.Step > len(steps) {
+			return modelserver.Reply{Text: "Done: wrote file.txt."}
+		}
+		s := steps[turn.Step-1]
+		if s.tool == "" {
+			return modelserver.Reply{Tool: shellTool("printf 'fixed " + m[1] + "\\n' > file.txt")}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for name, ns := range loaded {
+			if strings.HasSuffix(name, s.tool) {
+				return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Namespace: ns, Name: name, Input: mcpToolInput(s.tool, m[1], s.named)}}
+			}
+		}
+		return modelserver.Reply{Text: "No wilco tool was found."}
+	})
+	model.OnRequest(func(body map[string]any) {
+		items, _ := body["input"].([]any)
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			if m["type"] != "tool_search_output" {
+				continue
+			}
+			tools, _ := m["tools"].([]any)
+			for _, tl := range tools {
+				ns, _ := tl.(map[string]any)
+				children, _ := ns["tools"].([]any)
+				for _, c := range children {
+					cm, _ := c.(map[string]any)
+					mu.Lock()
+					loaded[fmt.Sprint(cm["name"])] = fmt.Sprint(ns["name"])
+					mu.Unlock()
+				}
+			}
+		}
+	})
+	dir := newRepo(t, "agents:\n"+codexTUIAgent(t, codex, model.URL())+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	checkMCPTUITasks(t, in, dir, func() string {
+		var out []string
+		for _, r := range model.AgentRequests() {
+			b, _ := json.Marshal(r.Body["input"])
+			out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, b))
+		}
+		return strings.Join(out, "\n")
+	})
+}
+
+// The real Gemini CLI TUI in tmux acknowledges and completes two tasks by
+// calling wilco's MCP tools, registered by the tmux preset in a home of
+// wilco's (GEMINI_CLI_HOME) as the exec preset registers them; the second
+// task's calls name it.
+func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	var dir string
+	model := modelserver.NewGemini(t, func(turn modelserver.Turn) modelserver.Reply {
+		m := ackRequest.FindStringSubmatch(turn.Prompt)
+		if m == nil {
+			return modelserver.Reply{Text: "noted"}
+		}
+		steps := mcpTUISteps(m[1], "mcp_wilco_wilco_ack", "mcp_wilco_wilco_complete")
+		if turn.Step >= len(steps) {
+			return modelserver.Reply{Text: "Done: wrote file.txt."}
+		}
+		s := steps[turn.Step]
+		if s.tool == "" {
+			return modelserver.Reply{Tool: &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": "fixed " + m[1] + "\n"}}}
+		}
+		return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Name: s.tool, Input: mcpToolInput(s.tool, m[1], s.named)}}
+	})
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := fmt.Sprintf("  - {name: gemini, adapter: tmux, preset: gemini, command: [%s, --approval-mode, auto_edit], timeout: 4m, "+
+		"env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}, tmux: {width: 160, height: 50}}\n", quoted(gemini), quoted(home), quoted(model.URL()))
+	dir = newRepo(t, "agents:\n"+agent+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	checkMCPTUITasks(t, in, dir, func() string {
+		var out []string
+		for _, r := range model.AgentRequests() {
+			b, _ := json.Marshal(r.Body["contents"])
 			out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, b))
 		}
 		return strings.Join(out, "\n")

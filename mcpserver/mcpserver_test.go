@@ -243,3 +243,40 @@ func TestServeAnswersTheCallsReadBeforeItsInputEnded(t *testing.T) {
 		t.Fatalf("answers %v:\n%s", ids, out.String())
 	}
 }
+
+// Whatever line a client writes, the server answers it or ignores it and
+// goes on: the request after it is answered, and Serve returns once the
+// input ends.
+func FuzzServeGoesOnAfterAnyLine(f *testing.F) {
+	for _, seed := range []string{
+		`not json`, `{"foo":1}`, `[]`, `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, `{"jsonrpc":"2.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wilco_ack","arguments":{"task_id":"T-4"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wilco_ack","arguments":[1]}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,
+		`{"jsonrpc":"1.0","id":7,"method":"ping"}`, `"x"`, `7`, `null`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\r\n") || strings.Contains(line, "99") {
+			return // one line, which does not answer for the request after it
+		}
+		in := strings.Join(append(initialize, line, `{"jsonrpc":"2.0","id":99,"method":"ping"}`), "\n")
+		var out strings.Builder
+		done := make(chan error, 1)
+		go func() {
+			done <- Serve(context.Background(), strings.NewReader(in), &out, &fakeReplier{}, Task{ID: "T-3", MessageID: "M-7"}, "test")
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Serve did not return after %q", line)
+		}
+		if !strings.Contains(out.String(), `"id":99,"result":{}`) {
+			t.Fatalf("the ping after %q got no answer:\n%s", line, out.String())
+		}
+	})
+}

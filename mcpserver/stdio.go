@@ -49,15 +49,9 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for line := range bytes.SplitSeq(bytes.TrimSpace(p), []byte("\n")) {
-		raws := []json.RawMessage{line}
-		if len(line) > 0 && line[0] == '[' {
-			_ = json.Unmarshal(line, &raws) // a batch's answers
-		}
-		for _, raw := range raws {
-			if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
-				if resp, ok := msg.(*jsonrpc.Response); ok {
-					delete(l.pending, idKey(resp.ID))
-				}
+		if msg, err := jsonrpc.DecodeMessage(line); err == nil {
+			if resp, ok := msg.(*jsonrpc.Response); ok {
+				delete(l.pending, idKey(resp.ID))
 			}
 		}
 	}
@@ -119,32 +113,29 @@ func (l *lineWriter) readErr() error {
 	return l.err
 }
 
-// requestIDs returns the ids of the requests a line holds (a message or a
-// batch of them), or the JSON-RPC error that answers a line that holds
-// none.
+// requestIDs returns the ids of the requests a line holds that the server
+// answers once it is done with them, or the JSON-RPC error that answers a
+// line that holds no message. A batch (an array of messages, gone from MCP
+// since 2025-06-18, and a reason for the SDK's transport to end the
+// connection after that version) is answered so too.
 func requestIDs(line []byte) ([]string, *jsonrpc.Error) {
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
 	}
-	raws := []json.RawMessage{line}
 	if line[0] == '[' {
-		if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: an empty batch"}
-		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a batch (send one message a line)"}
 	}
-	var ids []string
-	for _, raw := range raws {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()}
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			ids = append(ids, idKey(req.ID))
-		}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()}
 	}
-	return ids, nil
+	// A subscription is answered only when the client ends it.
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "subscriptions/listen" {
+		return []string{idKey(req.ID)}, nil
+	}
+	return nil, nil
 }
 
 func idKey(id jsonrpc.ID) string {

@@ -187,3 +187,35 @@ func TestAProbeFillsTheAgentsContextAndATaskNeedingAMissingToolIsRefused(t *test
 		t.Fatalf("a task needing go: %d %s", resp.status, resp.body)
 	}
 }
+
+// A verify step that checks a file with the shell's builtins (test, echo,
+// exit) needs no program on the agent's side: an agent that answers its
+// context probe truthfully is asked about neither the file nor the
+// builtins, is given the task, and the task succeeds.
+func TestAProbeAsksOnlyAboutTheProgramsAVerifyStepRuns(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "bot", "probe_honest.sh", nil)+
+		"verify:\n  steps:\n    - {name: fixed, run: "+quoted(`test -f fixed.txt || { echo "fixed.txt is missing"; exit 1; }`)+", timeout: 10s}\n"+
+		"probe: true\n")
+	in := serveRepo(t, dir)
+	var a struct {
+		Context *struct{ Tools map[string]string }
+	}
+	in.until("the probe's answer", 30*time.Second, func() bool {
+		in.must(200, in.call("GET", "/v1/agents/bot", adminToken, nil), &a)
+		return a.Context != nil
+	})
+	for _, word := range []string{"fixed.txt", "exit", "test", "echo"} {
+		if v, asked := a.Context.Tools[word]; asked {
+			t.Errorf("the probe asked about %q (answered %q): %v", word, v, a.Context.Tools)
+		}
+	}
+	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "F-1", "description": "Create fixed.txt"})
+	if resp.status != 201 {
+		t.Fatalf("the task was refused: %d %s", resp.status, resp.body)
+	}
+	got := in.waitTask("F-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Agent != "bot" {
+		t.Fatalf("the task ended %s with %s:\n%s", got.State, got.Agent, got)
+	}
+}

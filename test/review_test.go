@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,66 @@ func TestAMonorepoTaskFailsOnAChangeInTheWrongPackage(t *testing.T) {
 	}
 }
 
+// A plan's tasks are scoped to packages as tasks submitted alone are: the
+// package a task names, else wilco.yaml's — over the API and from a plan
+// file (wilco plan submit).
+func TestAPlanTaskKeepsItsPackage(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: m, adapter: mailbox}\npackage: svc/a\n")
+	in := serveRepo(t, dir)
+	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Change package b", "package": "svc/b"},
+		map[string]any{"description": "Change the default package"},
+	}}))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(plan, []byte("id: 01-02\ntasks:\n  - {description: Change package b, package: svc/b}\n  - {description: Change the default package}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.cli("plan", "submit", plan)
+	for _, p := range []string{"01-01", "01-02"} {
+		if got := in.taskRaw(p + ":task-1")["package"]; got != "svc/b" {
+			t.Errorf("plan %s: the task that names svc/b has package %v", p, got)
+		}
+		if got := in.taskRaw(p + ":task-2")["package"]; got != "svc/a" {
+			t.Errorf("plan %s: the task that names none has package %v, want wilco.yaml's svc/a", p, got)
+		}
+	}
+	mustContain(t, "wilco status", in.cli("status", "01-02:task-1"), "package:              svc/b")
+}
+
+// A plan whose task names two packages is refused as a task submitted
+// alone is (400, the same words), over the API and from a plan file, and
+// none of its tasks exists.
+func TestAPlanTaskInTwoPackagesIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: m, adapter: mailbox}\n")
+	in := serveRepo(t, dir)
+	var alone struct{ Error struct{ Message string } }
+	in.must(400, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Change both", "package": "svc/a,svc/b"}), &alone)
+	var inPlan struct{ Error struct{ Message string } }
+	in.must(400, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Change a", "package": "svc/a"},
+		map[string]any{"description": "Change both", "package": "svc/a,svc/b"},
+	}}), &inPlan)
+	if inPlan.Error.Message != "tasks[1]: "+alone.Error.Message || !strings.Contains(alone.Error.Message, "split into tasks, one per package") {
+		t.Fatalf("the plan: %s\nalone: %s", inPlan.Error.Message, alone.Error.Message)
+	}
+	for i, body := range []string{"package: svc/a,svc/b", "package: [svc/a, svc/b]"} {
+		plan := filepath.Join(t.TempDir(), "plan.yaml")
+		if err := os.WriteFile(plan, []byte("tasks:\n  - description: Change a\n    package: svc/a\n  - description: Change both\n    "+body+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := wilcoCLI(t, dir, in.url, 30*time.Second, "plan", "submit", plan, "--id", fmt.Sprintf("01-0%d", i+2))
+		if r.code != 1 || !strings.Contains(r.stderr, "tasks[1]: "+alone.Error.Message) {
+			t.Fatalf("wilco plan submit with %s: exit %d\n%s", body, r.code, r.stderr)
+		}
+	}
+	for _, p := range []string{"01-01", "01-02", "01-03"} {
+		in.must(404, in.call("GET", "/v1/plans/"+p, adminToken, nil))
+		in.must(404, in.call("GET", "/v1/tasks/"+p+":task-1", adminToken, nil))
+	}
+}
+
 // A context probe fills the agent's record (wilco agents show), and a task
 // whose verify step needs a tool the agent's side lacks is refused up
 // front, saying which.
@@ -185,6 +246,44 @@ func TestAProbeFillsTheAgentsContextAndATaskNeedingAMissingToolIsRefused(t *test
 	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Write the fix into file.txt"})
 	if resp.status != 409 || !strings.Contains(string(resp.body), "nogo lacks go") {
 		t.Fatalf("a task needing go: %d %s", resp.status, resp.body)
+	}
+}
+
+// A plan whose tasks no agent can verify (its probe says it lacks a tool
+// the verify steps run) is refused up front, as a task submitted alone
+// is: 409, naming the agent and the tool, over the API and from a plan
+// file, and none of its tasks exists.
+func TestAPlanIsRefusedForAToolNoAgentHas(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "nogo", "probe.sh", nil)+
+		"verify:\n  steps:\n    - {name: unit, run: \"go test ./...\", timeout: 1m}\nprobe: true\n")
+	in := serveRepo(t, dir)
+	in.until("the probe's answer", 30*time.Second, func() bool {
+		var a struct {
+			Context *struct{ Tools map[string]string }
+		}
+		in.must(200, in.call("GET", "/v1/agents/nogo", adminToken, nil), &a)
+		return a.Context != nil && a.Context.Tools["go"] == "missing"
+	})
+	var alone struct{ Error struct{ Message string } }
+	in.must(409, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Write the fix into file.txt"}), &alone)
+	var inPlan struct{ Error struct{ Message string } }
+	in.must(409, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Write the fix into file.txt"},
+	}}), &inPlan)
+	if inPlan.Error.Message != "tasks[0]: "+alone.Error.Message || !strings.Contains(alone.Error.Message, "nogo lacks go") {
+		t.Fatalf("the plan: %s\nalone: %s", inPlan.Error.Message, alone.Error.Message)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"id": "01-02", "tasks": [{"description": "Write the fix into file.txt", "agent": "nogo"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := wilcoCLI(t, dir, in.url, 30*time.Second, "plan", "submit", plan); r.code != 1 || !strings.Contains(r.stderr, "agent nogo lacks go, which the verify steps need") {
+		t.Fatalf("wilco plan submit: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, p := range []string{"01-01", "01-02"} {
+		in.must(404, in.call("GET", "/v1/plans/"+p, adminToken, nil))
+		in.must(404, in.call("GET", "/v1/tasks/"+p+":task-1", adminToken, nil))
 	}
 }
 

@@ -185,6 +185,7 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	list("non-goals", t.NonGoals)
 	list("boundaries", t.Boundaries)
 	list("acceptance criteria", t.AcceptanceCriteria)
+	kv("package", t.Package)
 	kv("agent", t.Agent)
 	if t.Position != nil {
 		kv("queue position", fmt.Sprint(*t.Position))
@@ -506,21 +507,27 @@ func cmdPlanSubmit(ctx context.Context, c *cli, args []string) int {
 }
 
 // readPlan reads a plan file: JSON, or YAML (which is converted to JSON
-// first, so both read the same strict shape).
+// first, so both read the same strict shape). A task's package written as
+// a list (package: [a, b]) is sent as the one string a,b, which the server
+// refuses with its own words when it names two packages.
 func readPlan(path string) (client.PlanRequest, error) {
 	var req client.PlanRequest
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return req, err
 	}
+	var v any
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
-		var v any
-		if err := yaml.Unmarshal(b, &v); err != nil {
-			return req, fmt.Errorf("plan %s: %w", path, err)
-		}
-		if b, err = json.Marshal(v); err != nil {
-			return req, fmt.Errorf("plan %s: %w", path, err)
-		}
+		err = yaml.Unmarshal(b, &v)
+	} else {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		return req, fmt.Errorf("plan %s: %w", path, err)
+	}
+	joinPackageLists(v)
+	if b, err = json.Marshal(v); err != nil {
+		return req, fmt.Errorf("plan %s: %w", path, err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
@@ -531,6 +538,23 @@ func readPlan(path string) (client.PlanRequest, error) {
 		return req, fmt.Errorf("plan %s: no tasks", path)
 	}
 	return req, nil
+}
+
+// joinPackageLists writes each plan task's package given as a list as
+// the list's items joined with commas.
+func joinPackageLists(plan any) {
+	p, _ := plan.(map[string]any)
+	tasks, _ := p["tasks"].([]any)
+	for _, t := range tasks {
+		task, _ := t.(map[string]any)
+		if list, ok := task["package"].([]any); ok {
+			names := make([]string, len(list))
+			for i, n := range list {
+				names[i] = fmt.Sprint(n)
+			}
+			task["package"] = strings.Join(names, ",")
+		}
+	}
 }
 
 func cmdPlanShow(ctx context.Context, c *cli, args []string) int {

@@ -47,6 +47,32 @@ func TestAScoutIsConsultedAndItsAnswerReachesTheEditor(t *testing.T) {
 	}
 }
 
+// wilco status ID --detail shows the questions the task's agent asked a
+// scout: who asked whom, when, the question and the answer.
+func TestStatusDetailShowsTheScoutsQuestionsAndAnswers(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+
+		execAgent(t, "editor", "ask_scout.sh", []string{wilcoBin, "scout-a"})+
+		"  - {name: scout-a, adapter: exec, role: scout, command: [sh, "+quoted(scriptPath(t, "scout.sh"))+"], timeout: 1m}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-3", "description": "Write the fix into file.txt"})
+	if got := in.waitTask("S-3", 60*time.Second, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("the task ended %s:\n%s", got.State, got)
+	}
+	cs := in.consultations("S-3")
+	if len(cs) != 1 {
+		t.Fatalf("the consultations: %v", cs)
+	}
+	out := in.cli("status", "S-3", "--detail")
+	mustContain(t, "wilco status S-3 --detail", out,
+		"scout    editor asked scout-a (attempt 1, "+cs[0]["id"].(string)+"): answered",
+		"    asked:            ",
+		"    question:         What should file.txt hold?\n",
+		"    answered:         ",
+		"    answer:           fixed S-3\n")
+	mustContain(t, "wilco status S-3", in.cli("status", "S-3"), "scouts:               1 question(s) asked (--detail shows them)")
+}
+
 // A scout works in a copy of the working tree and must not change it: a
 // scout that writes a file has its answer refused, the editor is told,
 // and the repository is untouched by it.
@@ -67,6 +93,8 @@ func TestAScoutThatWritesAFileHasItsAnswerRefused(t *testing.T) {
 	if b := readFile(t, filepath.Join(dir, "file.txt")); b != "no answer\n" {
 		t.Fatalf("file.txt holds %q: the scout's write or its answer reached the repository", b)
 	}
+	mustContain(t, "wilco status S-2 --detail", in.cli("status", "S-2", "--detail"),
+		"scout    editor asked scout-w (attempt 1, "+cs[0]["id"].(string)+"): failed", "    error:            ", "a scout is read-only")
 }
 
 // A reviewer rejects the first verified change with reasons (a failure of

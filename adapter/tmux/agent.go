@@ -1073,6 +1073,9 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 			ag.fromScreen(ctx, j, "the agent's record does not show the prompt")
 		}
 	}
+	if ag.rec == nil || j.source == sourceScreen {
+		ag.take(ctx, j, j.reader.Final(ag.style.Content(j.lastScreen)))
+	}
 	j.scanner.Settle()
 	ag.sendAck(ctx, j)
 	text := strings.Join(j.text, "\n")

@@ -860,7 +860,14 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 	} else if d != nil && d.Holds {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
 	}
-	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: to, Reason: reason})
+	ended := TaskStateChanged{From: t.State, To: to, Reason: reason}
+	if reason != "" && (to == TaskCancelled || to == Skipped || to == Aborted) {
+		// No step before says this end (as success, stuck and unverified
+		// do): the reason is the milestone, or the last live step's would
+		// stay, as if it were still happening.
+		ended.Milestone = strings.ToUpper(reason[:1]) + reason[1:]
+	}
+	s.emit(now, t.ID, t.Agent, ended)
 	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
 		s.setStatus(now, a, Available, "task "+t.ID+" ended")
 	}

@@ -72,7 +72,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -108,7 +107,7 @@ func (codexFormat) Open(w Where) (Log, bool, error) {
 		if err != nil || path == "" {
 			return nil, false, err
 		}
-		return &codexLog{path: path, conv: w.Conversation}, true, nil
+		return newCodexLog(path, w.Conversation), true, nil
 	}
 	if w.Dir == "" {
 		return nil, false, errors.New("codex: a conversation is found by its id or by its folder, and neither was given")
@@ -117,7 +116,7 @@ func (codexFormat) Open(w Where) (Log, bool, error) {
 	if err != nil || len(found) == 0 {
 		return nil, false, err
 	}
-	return &codexLog{path: found[0].path, conv: found[0].id}, true, nil
+	return newCodexLog(found[0].path, found[0].id), true, nil
 }
 
 // codexHome is Codex's home directory: $CODEX_HOME, else ~/.codex.
@@ -268,54 +267,30 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
-// codexLog is one rollout, read as it grows: each Read parses the whole
-// lines appended since the last one.
+// codexLog is one rollout, read as it grows (a JSONL record: each Read
+// parses the whole lines appended since the last one).
 type codexLog struct {
-	path string
-	conv string
-
-	mu      sync.Mutex
-	off     int64 // the bytes read: whole lines only
-	parser  codexParser
-	entries []Entry
+	*jsonlLog
+	parser *codexParser
 }
 
-// Path is the rollout file.
-func (l *codexLog) Path() string { return l.path }
+func newCodexLog(path, conv string) *codexLog {
+	p := &codexParser{}
+	return &codexLog{parser: p, jsonlLog: &jsonlLog{path: path, conv: conv, parse: func(line []byte, n int) []Entry {
+		if e, ok := p.line(line); ok {
+			e.ID = "line-" + strconv.Itoa(n+1)
+			return []Entry{e}
+		}
+		return nil
+	}}}
+}
 
 // Conversation is Codex's id of the conversation (`codex resume <id>`).
-func (l *codexLog) Conversation() string { return l.conv }
-
-// Read returns every entry of the rollout so far.
-func (l *codexLog) Read() ([]Entry, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f, err := os.Open(l.path)
-	if err != nil {
-		return nil, fmt.Errorf("codex: reading its record: %w", err)
+func (l *codexLog) Conversation() string {
+	if l.conv != "" {
+		return l.conv
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("codex: reading its record: %w", err)
-	}
-	if info.Size() < l.off {
-		return nil, fmt.Errorf("codex: its record %s shrank from %d to %d bytes", l.path, l.off, info.Size())
-	}
-	if _, err := f.Seek(l.off, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("codex: reading its record: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("codex: reading its record: %w", err)
-	}
-	got, n := l.parser.feed(data)
-	l.off += int64(n)
-	l.entries = append(l.entries, got...)
-	if l.conv == "" {
-		l.conv = l.parser.conv
-	}
-	return append([]Entry(nil), l.entries...), nil
+	return l.parser.conv
 }
 
 // codexParser turns a rollout's lines into Entries, line by line: what it

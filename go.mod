@@ -13,6 +13,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.yaml.in/yaml/v3 v3.0.6
 	modernc.org/sqlite v1.60.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -8,8 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxBody bounds the body of one request over HTTP.
-const MaxBody = 1 << 20
+// maxBody bounds the body of one request over HTTP.
+const maxBody = 1 << 20
 
 // Handler serves wilco's MCP tools over MCP's streamable HTTP transport,
 // for the agent and task bind finds for each request (wilco authenticated
@@ -30,7 +30,7 @@ const MaxBody = 1 << 20
 // token, which a page a browser was tricked into loading does not have,
 // and wilco may be reached through a proxy on the same host.
 func Handler(bind func(*http.Request) (Replier, Task), version string) http.Handler {
-	opts := &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: MaxBody}
+	opts := &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBody}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			if jsonOK, streamOK := accepts(r.Header.Values("Accept")); !streamOK && (jsonOK || r.Header.Get("Accept") == "") {

@@ -488,8 +488,7 @@ func (r *Runtime) do(ctx context.Context, fn Func, urgent bool) (any, error) {
 // When the loop cannot run fn — it was closed (ErrClosed) or stopped by a
 // failure (ErrStopped) — Read returns that error and fn does not run: what
 // fn would have found is unknown, not empty, and the caller must say so.
-// Read also returns the failure when the turn that ran fn failed to
-// commit.
+// Read also returns ErrStopped when the turn that ran fn failed to commit.
 func (r *Runtime) Read(fn func(*core.State)) error {
 	if sb := r.standby; sb != nil {
 		sb.mu.RLock()

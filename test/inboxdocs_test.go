@@ -6,6 +6,7 @@ package test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -76,8 +77,9 @@ func ofTask(id string) func(map[string]any) bool {
 }
 
 // inboxSamples makes a message of every type in inboxTypes through a real
-// server and returns the first of each type.
-func inboxSamples(t *testing.T) map[string]map[string]any {
+// server, and returns the collector that holds the first of each type, and
+// the token of the agent that takes tasks (alpha).
+func inboxSamples(t *testing.T) (*inboxCollector, string) {
 	dir := newRepo(t, `agents:
   - {name: alpha, adapter: mailbox, capabilities: [go]}
   - {name: reviewer, adapter: mailbox, capabilities: [review]}
@@ -163,7 +165,7 @@ policy:
 	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart-db", "agents": []string{"alpha"},
 		"timeout": "1s", "reminders": []string{"500ms"}, "command": []string{"true"}}), &op)
 	c.await(alpha, "timeout_notice", nil)
-	return c.seen
+	return c, alpha
 }
 
 // docSection is the text of the section of a page of docs/ under heading
@@ -219,7 +221,8 @@ func jsonKinds(m map[string]any) map[string]string {
 // have, and docs/AGENTS.md shows and explains every type an inbox can hold.
 func TestTheInboxSamplesOfTheDocsAreTheServers(t *testing.T) {
 	t.Parallel()
-	real := inboxSamples(t)
+	c, alpha := inboxSamples(t)
+	real := c.seen
 	for _, typ := range inboxTypes {
 		if real[typ] == nil {
 			t.Errorf("the server made no message of type %s", typ)
@@ -264,5 +267,33 @@ func TestTheInboxSamplesOfTheDocsAreTheServers(t *testing.T) {
 				t.Errorf("docs/%s's table does not explain the type %s", doc.page, typ)
 			}
 		}
+	}
+
+	// wilco inbox --json prints the messages as the API gives them.
+	c.in.submit(map[string]any{"id": "T-3", "description": "Write the fix into file.txt"})
+	c.in.must(201, c.in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Run go vet ./..."}))
+	printed := map[string]bool{}
+	for try := 0; try < 20 && !(printed["task_delegation"] && printed["instruction"]); try++ {
+		cmd := exec.Command(wilcoBin, "inbox", "--json", "--wait", "2s")
+		cmd.Dir = c.in.dir
+		cmd.Env = append(os.Environ(), "WILCO_ADDR="+c.in.url, "WILCO_AGENT_TOKEN="+alpha)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("wilco inbox --json: %v\n%s", err, out)
+		}
+		var got struct{ Messages []map[string]any }
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("wilco inbox --json printed %s: %v", out, err)
+		}
+		for _, m := range got.Messages {
+			typ, _ := m["type"].(string)
+			printed[typ] = true
+			if want := real[typ]; want != nil && !reflect.DeepEqual(jsonKinds(m), jsonKinds(want)) {
+				t.Errorf("wilco inbox --json printed a %s with the fields %v, the API's has %v", typ, jsonKinds(m), jsonKinds(want))
+			}
+		}
+	}
+	if !printed["task_delegation"] || !printed["instruction"] {
+		t.Errorf("wilco inbox --json printed no task delegation or no instruction: %v", printed)
 	}
 }

@@ -13,6 +13,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.60.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

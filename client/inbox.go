@@ -45,7 +45,7 @@ func (c *Client) Ask(ctx context.Context, scout, question string, wait time.Dura
 		return nil, err
 	}
 	deadline := time.Now().Add(wait)
-	for q.State == "pending" {
+	for q.State == ConsultPending {
 		left := time.Until(deadline)
 		if left <= 0 {
 			break

@@ -517,13 +517,20 @@ type Consultation struct {
 	From     string `json:"from"`
 	Scout    string `json:"scout"`
 	Question string `json:"question"`
-	// State is pending, answered or failed.
+	// State is ConsultPending, ConsultAnswered or ConsultFailed.
 	State   string     `json:"state"`
 	Answer  string     `json:"answer,omitempty"`
 	Error   string     `json:"error,omitempty"`
 	AskedAt time.Time  `json:"asked_at"`
 	EndedAt *time.Time `json:"ended_at,omitempty"`
 }
+
+// Consultation states.
+const (
+	ConsultPending  = "pending"
+	ConsultAnswered = "answered"
+	ConsultFailed   = "failed"
+)
 
 // QueueEntry is one queued task (position 1 runs next).
 type QueueEntry struct {

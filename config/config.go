@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/shellcmd"
 )
 
 // Defaults that are not delivery policies (those are core's).
@@ -407,29 +408,16 @@ func probeTools(needed []string) []string {
 	return out
 }
 
-// shellWords are the words of a command line that are not the program it
-// runs.
-var shellWords = map[string]bool{"sh": true, "bash": true, "env": true, "exec": true, "time": true, "nice": true, "cd": true,
-	"set": true, "export": true, "if": true, "then": true, "test": true, "[": true, "true": true, "echo": true, "sudo": true}
-
-// Programs are the programs the verify steps run (the first word of each
-// of their commands, past variable assignments and shell words), as a
-// context probe checks them.
+// Programs are the programs the verify steps run, each once, as a context
+// probe asks about them: the commands each step's line runs as sh reads
+// it (shellcmd.Programs), not the shell's builtins (test, echo, exit…),
+// variable assignments, or the repository's own scripts.
 func (v Verify) Programs() []string {
 	var out []string
 	for _, s := range v.Steps {
-		for _, part := range strings.FieldsFunc(s.Run, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' }) {
-			for _, w := range strings.Fields(part) {
-				if strings.Contains(w, "=") || shellWords[w] || strings.HasPrefix(w, "-") {
-					continue
-				}
-				if strings.ContainsAny(w, "/$`'\"(){}") || strings.HasSuffix(w, ".sh") {
-					break // a script of the repository, or a shell form: nothing to install
-				}
-				if !slices.Contains(out, w) {
-					out = append(out, w)
-				}
-				break
+		for _, p := range shellcmd.Programs(s.Run) {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}

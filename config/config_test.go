@@ -386,3 +386,18 @@ func TestWebhookURLAndSecretReadTheEnvironment(t *testing.T) {
 		t.Fatalf("encoded %v:\n%s", err, data)
 	}
 }
+
+// The programs a context probe asks about are the commands the verify
+// steps run, each once: not test's operand, nor echo or exit.
+func TestTheProbeAsksOnlyAboutTheProgramsTheStepsRun(t *testing.T) {
+	t.Parallel()
+	v := Verify{Steps: []Step{
+		{Name: "fixed", Run: `test -f fixed.txt || { echo "fixed.txt is missing"; exit 1; }`},
+		{Name: "unit", Run: "go test ./... && go vet ./..."},
+		{Name: "lint", Run: "sh -c 'gofmt -l . | grep . && exit 1 || true'"},
+		{Name: "repo", Run: "./check.sh"},
+	}}
+	if got, want := v.Programs(), []string{"go", "gofmt", "grep"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Programs = %q, want %q", got, want)
+	}
+}

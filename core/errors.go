@@ -49,3 +49,12 @@ func conflictf(format string, args ...any) error {
 func deniedf(format string, args ...any) error {
 	return &Error{Code: PermissionDenied, Msg: fmt.Sprintf(format, args...)}
 }
+
+// within is err said of a part of a command (tasks[2]: …), with its code.
+func within(part string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Code: e.Code, Msg: part + ": " + e.Msg}
+	}
+	return fmt.Errorf("%s: %w", part, err)
+}

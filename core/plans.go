@@ -19,7 +19,9 @@ type PlanTaskSpec struct {
 }
 
 // SubmitPlan queues a plan's tasks in order, with ids
-// {phase}-{plan}:task-{n}.
+// {phase}-{plan}:task-{n}. Each task passes the checks a task submitted
+// alone passes (admit) before any is created, and keeps its package as
+// one does.
 func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan, error) {
 	now = norm(now)
 	if !validName(id) || strings.Contains(id, ":") {
@@ -31,10 +33,8 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 	if len(tasks) == 0 {
 		return Plan{}, invalidf("tasks: a plan needs at least one task")
 	}
-	if s.inService() == 0 {
-		return Plan{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
-	}
 	p := Plan{ID: id, State: PlanRunning}
+	packages := make([]string, len(tasks))
 	for i, t := range tasks {
 		n := i + 1
 		tid := id + ":task-" + strconv.Itoa(n)
@@ -44,11 +44,11 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 		if t.ID != "" && t.ID != tid {
 			return Plan{}, invalidf("tasks[%d].id: plan tasks are numbered %s", i, tid)
 		}
-		if t.Agent != "" {
-			if _, ok := s.agents[t.Agent]; !ok {
-				return Plan{}, notFoundf("tasks[%d].agent: no agent %q", i, t.Agent)
-			}
+		pkg, err := s.admit(t.TaskSpec)
+		if err != nil {
+			return Plan{}, within(fmt.Sprintf("tasks[%d]", i), err)
 		}
+		packages[i] = pkg
 		for _, dep := range t.DependsOn {
 			if dep < 1 || dep >= n {
 				return Plan{}, invalidf("tasks[%d].depends_on: %d is not an earlier task of the plan (1..%d)", i, dep, n-1)
@@ -68,6 +68,7 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 			ID: spec.ID, Description: spec.Description, Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals),
 			Boundaries: nonNil(spec.Boundaries), AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun,
 			RequestedAgent: spec.Agent, PlanID: id, DependsOn: spec.DependsOn, State: Queued, Failures: []FailureRecord{},
+			Package: packages[i],
 		}
 		s.emit(now, task.ID, "", TaskQueued{Task: task})
 		if why := malformed(t); why != "" {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -158,38 +159,52 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 			return Task{}, err
 		}
 	}
-	if spec.Agent != "" {
-		a, ok := s.agents[spec.Agent]
-		if !ok || a.Removed {
-			return Task{}, notFoundf("no agent %q", spec.Agent)
-		}
-		if spec.DryRun && a.Pull {
-			return Task{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
-		}
-	}
-	if s.inService() == 0 {
-		return Task{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
-	}
-	if why := s.noAgentHasTheTools(spec.Agent); why != "" {
-		return Task{}, conflictf("%s", why)
-	}
-	pkg := spec.Package
-	if pkg == "" {
-		pkg = s.policies.Package
-	}
-	if err := CheckPackage(pkg); err != nil {
-		return Task{}, invalidf("package: %v", err)
+	pkg, err := s.admit(spec)
+	if err != nil {
+		return Task{}, err
 	}
 	t := Task{
 		ID: spec.ID, Description: spec.Description,
 		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
-		State: Queued, Failures: []FailureRecord{}, Package: cleanPackage(pkg),
+		State: Queued, Failures: []FailureRecord{}, Package: pkg,
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
 	return s.tasks[t.ID].copy(), nil
+}
+
+// admit is what a task must pass before it exists, submitted alone or in
+// a plan: the agent it asks for exists (and works in wilco's worktree for
+// a dry run), some agent is in service, an agent that may take it has the
+// tools the verify steps need (as the probes say), and it is scoped to at
+// most one package. It returns the package the task keeps: its own, else
+// the configuration's.
+func (s *State) admit(spec TaskSpec) (string, error) {
+	if spec.Agent != "" {
+		a, ok := s.agents[spec.Agent]
+		if !ok || a.Removed {
+			return "", notFoundf("no agent %q", spec.Agent)
+		}
+		if spec.DryRun && a.Pull {
+			return "", invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
+		}
+	}
+	if s.inService() == 0 {
+		return "", conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
+	}
+	if why := s.noAgentHasTheTools(spec.Agent); why != "" {
+		return "", conflictf("%s", why)
+	}
+	pkg := spec.Package
+	if pkg == "" {
+		pkg = s.policies.Package
+	}
+	if err := CheckPackage(pkg); err != nil {
+		return "", invalidf("package: %v", err)
+	}
+	return cleanPackage(pkg), nil
 }
 
 func nonNil(xs []string) []string {
@@ -257,6 +272,38 @@ func (s *State) pickTaskAgent(t *Task) string {
 	return fallback
 }
 
+// noAgentFor says why no agent can take the task (pickTaskAgent chose
+// none): the agent it asks for was removed, no agent has the tools the
+// verify steps need (as a submission is refused), or what keeps each
+// agent from it.
+func (s *State) noAgentFor(t *Task) string {
+	if t.RequestedAgent != "" {
+		return "the agent this task asks for, " + t.RequestedAgent + ", was removed: answer skip or abort, or add it back to wilco.yaml"
+	}
+	if why := s.noAgentHasTheTools(""); why != "" {
+		return why
+	}
+	var why []string
+	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
+		a := s.agents[n]
+		switch {
+		case a.Removed:
+		case a.Role == RoleScout:
+			why = append(why, n+" is a scout")
+		case n == s.policies.Review.Agent:
+			why = append(why, n+" is the reviewer")
+		case len(s.lacksFor(a)) > 0:
+			why = append(why, n+" lacks "+strings.Join(s.lacksFor(a), ", "))
+		case t.DryRun && (a.Pull || a.Adapter == "tmux"):
+			why = append(why, n+" is a "+a.Adapter+" agent, and a dry run needs an exec agent")
+		}
+	}
+	if len(why) == 0 {
+		return "no agent can take this task: no agent is configured (add one to wilco.yaml or POST /v1/agents)"
+	}
+	return "no agent can take this task (" + strings.Join(why, "; ") + "): answer skip or abort, or add an agent that can to wilco.yaml"
+}
+
 // startAttempt gives the task's next attempt to an agent: a delegation
 // that must be acknowledged (or, for an agent with handshake none, a
 // recorded turn).
@@ -267,11 +314,7 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 	}
 	agent := s.pickTaskAgent(t)
 	if agent == "" {
-		why := "no agent can take this task (a dry run needs an exec agent)"
-		if t.RequestedAgent != "" {
-			why = "the agent this task asks for, " + t.RequestedAgent + ", was removed: answer skip or abort, or add it back to wilco.yaml"
-		}
-		s.escalateTask(now, t, why)
+		s.escalateTask(now, t, s.noAgentFor(t))
 		return
 	}
 	a := s.agents[agent]
@@ -817,7 +860,14 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 	} else if d != nil && d.Holds {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
 	}
-	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: to, Reason: reason})
+	ended := TaskStateChanged{From: t.State, To: to, Reason: reason}
+	if reason != "" && (to == TaskCancelled || to == Skipped || to == Aborted) {
+		// No step before says this end (as success, stuck and unverified
+		// do): the reason is the milestone, or the last live step's would
+		// stay, as if it were still happening.
+		ended.Milestone = strings.ToUpper(reason[:1]) + reason[1:]
+	}
+	s.emit(now, t.ID, t.Agent, ended)
 	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
 		s.setStatus(now, a, Available, "task "+t.ID+" ended")
 	}
@@ -1050,7 +1100,7 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 	}
 	return s.SubmitTask(now, TaskSpec{
 		Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
-		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent,
+		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent, Package: t.Package,
 		Context: "This task resumes " + t.ID + ", which stopped at the hard stop. Its stuck report:\n\n" + t.StuckReport.Markdown,
 		Resumed: t.ID,
 	})

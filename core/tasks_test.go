@@ -374,6 +374,66 @@ func TestCancelRunningTaskStopsTheAgentAndStartsTheNext(t *testing.T) {
 	b.refused(err, Conflict)
 }
 
+// A task that ended without a milestone of its end (cancelled, a dry run
+// discarded, skipped, aborted) does not keep its last live one ("Waiting
+// for acknowledgment...", "Escalated: waiting for you"): its milestone
+// says how it ended.
+func TestACancelledTaskShowsNoLiveMilestone(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	p := DefaultPolicies()
+	p.Loop.EscalateAfter = 1
+	b.ok(b.c.Configure(b.now, p))
+	end := func(id string, state TaskState, milestone string) {
+		t.Helper()
+		if got := b.task(id); got.State != state || got.Milestone != milestone {
+			t.Fatalf("%s ended %s with the milestone %q, want %s with %q", id, got.State, got.Milestone, state, milestone)
+		}
+	}
+
+	waiting := submit(b, TaskSpec{Description: "waits for its ACK"})
+	if got := b.task(waiting.ID).Milestone; got != MilestoneWaitingAck {
+		t.Fatalf("the milestone before the cancel: %q", got)
+	}
+	_, _, err := b.c.CancelTask(b.now, waiting.ID)
+	b.ok(err)
+	end(waiting.ID, TaskCancelled, "Cancelled by the user")
+
+	dry := submit(b, TaskSpec{Description: "a dry run", DryRun: true})
+	ackTask(b, dry.ID)
+	endTurn(b, dry.ID, 0)
+	_, err = b.c.EndProposal(b.now, ProposalResult{TaskID: dry.ID, RunID: b.task(dry.ID).RunID, Files: []string{"new.go"}})
+	b.ok(err)
+	if got := b.task(dry.ID); got.State != Proposed {
+		t.Fatalf("the dry run is %s", got.State)
+	}
+	_, _, err = b.c.CancelTask(b.now, dry.ID)
+	b.ok(err)
+	end(dry.ID, TaskCancelled, "The proposal was discarded")
+
+	for _, answer := range []struct {
+		action string
+		state  TaskState
+		want   string
+	}{{RespondSkip, Skipped, "Skipped by the user"}, {RespondAbort, Aborted, "Aborted by the user; partial state kept"}} {
+		tk := submit(b, TaskSpec{Description: "escalated, then " + answer.action})
+		failAttempt(b, tk.ID)
+		if got := b.task(tk.ID).Milestone; got != "Escalated: waiting for you" {
+			t.Fatalf("the milestone of the escalated task: %q", got)
+		}
+		_, err := b.c.Respond(b.now, tk.ID, answer.action, "")
+		b.ok(err)
+		end(tk.ID, answer.state, answer.want)
+	}
+
+	// The ends that say themselves keep their own milestone.
+	done := submit(b, TaskSpec{Description: "verified"})
+	ackTask(b, done.ID)
+	endTurn(b, done.ID, 0)
+	verify(b, done.ID, true)
+	end(done.ID, Success, "Done: verified in run "+b.task(done.ID).RunID)
+}
+
 func TestDryRunProposesThenApplyRunsTheFullLoop(t *testing.T) {
 	t.Parallel()
 	b := taskBundle(t)

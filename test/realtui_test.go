@@ -119,7 +119,8 @@ func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 		t.Fatalf("no milestone said what Claude Code did:\n%s\nthe agent's logs:\n%s", ms, agentLogs(t, dir))
 	}
 	tr := in.cli("transcript", "T-1", "--attempt", "1", "--full")
-	mustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "Write(", "Status: complete")
+	// Read from Claude Code's own record: its tool calls with their input.
+	mustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "tool Write {", `"file_path"`, "Status: complete")
 	for _, not := range []string{"esc to interrupt", "accept edits on", "────"} {
 		if strings.Contains(tr, not) {
 			t.Fatalf("the transcript holds the TUI's decoration %q:\n%s", not, tr)
@@ -221,6 +222,10 @@ func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 	in.submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt again"})
 	if got := in.waitTask("T-2", 5*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
 		t.Fatalf("T-2 ended %s:\n%s\nserver:\n%s", got.State, got, tail(in.stderr.String(), 40))
+	}
+	// The resumed conversation is read from Claude Code's record too.
+	if log := readFile(t, filepath.Join(dir, ".wilco", "runs", "T-2-a1", "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
+		t.Fatalf("after the wake, T-2 was not read from Claude Code's record:\n%s", log)
 	}
 	offered, resumed := false, false
 	for _, req := range model.AgentRequests() {

@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,32 @@ func TestAScoutIsConsultedAndItsAnswerReachesTheEditor(t *testing.T) {
 	}
 }
 
+// wilco status ID --detail shows the questions the task's agent asked a
+// scout: who asked whom, when, the question and the answer.
+func TestStatusDetailShowsTheScoutsQuestionsAndAnswers(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+
+		execAgent(t, "editor", "ask_scout.sh", []string{wilcoBin, "scout-a"})+
+		"  - {name: scout-a, adapter: exec, role: scout, command: [sh, "+quoted(scriptPath(t, "scout.sh"))+"], timeout: 1m}\n"+checkStep)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-3", "description": "Write the fix into file.txt"})
+	if got := in.waitTask("S-3", 60*time.Second, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("the task ended %s:\n%s", got.State, got)
+	}
+	cs := in.consultations("S-3")
+	if len(cs) != 1 {
+		t.Fatalf("the consultations: %v", cs)
+	}
+	out := in.cli("status", "S-3", "--detail")
+	mustContain(t, "wilco status S-3 --detail", out,
+		"scout    editor asked scout-a (attempt 1, "+cs[0]["id"].(string)+"): answered",
+		"    asked:            ",
+		"    question:         What should file.txt hold?\n",
+		"    answered:         ",
+		"    answer:           fixed S-3\n")
+	mustContain(t, "wilco status S-3", in.cli("status", "S-3"), "scouts:               1 question(s) asked (--detail shows them)")
+}
+
 // A scout works in a copy of the working tree and must not change it: a
 // scout that writes a file has its answer refused, the editor is told,
 // and the repository is untouched by it.
@@ -66,6 +93,8 @@ func TestAScoutThatWritesAFileHasItsAnswerRefused(t *testing.T) {
 	if b := readFile(t, filepath.Join(dir, "file.txt")); b != "no answer\n" {
 		t.Fatalf("file.txt holds %q: the scout's write or its answer reached the repository", b)
 	}
+	mustContain(t, "wilco status S-2 --detail", in.cli("status", "S-2", "--detail"),
+		"scout    editor asked scout-w (attempt 1, "+cs[0]["id"].(string)+"): failed", "    error:            ", "a scout is read-only")
 }
 
 // A reviewer rejects the first verified change with reasons (a failure of
@@ -165,6 +194,66 @@ func TestAMonorepoTaskFailsOnAChangeInTheWrongPackage(t *testing.T) {
 	}
 }
 
+// A plan's tasks are scoped to packages as tasks submitted alone are: the
+// package a task names, else wilco.yaml's — over the API and from a plan
+// file (wilco plan submit).
+func TestAPlanTaskKeepsItsPackage(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: m, adapter: mailbox}\npackage: svc/a\n")
+	in := serveRepo(t, dir)
+	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Change package b", "package": "svc/b"},
+		map[string]any{"description": "Change the default package"},
+	}}))
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(plan, []byte("id: 01-02\ntasks:\n  - {description: Change package b, package: svc/b}\n  - {description: Change the default package}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.cli("plan", "submit", plan)
+	for _, p := range []string{"01-01", "01-02"} {
+		if got := in.taskRaw(p + ":task-1")["package"]; got != "svc/b" {
+			t.Errorf("plan %s: the task that names svc/b has package %v", p, got)
+		}
+		if got := in.taskRaw(p + ":task-2")["package"]; got != "svc/a" {
+			t.Errorf("plan %s: the task that names none has package %v, want wilco.yaml's svc/a", p, got)
+		}
+	}
+	mustContain(t, "wilco status", in.cli("status", "01-02:task-1"), "package:              svc/b")
+}
+
+// A plan whose task names two packages is refused as a task submitted
+// alone is (400, the same words), over the API and from a plan file, and
+// none of its tasks exists.
+func TestAPlanTaskInTwoPackagesIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n  - {name: m, adapter: mailbox}\n")
+	in := serveRepo(t, dir)
+	var alone struct{ Error struct{ Message string } }
+	in.must(400, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Change both", "package": "svc/a,svc/b"}), &alone)
+	var inPlan struct{ Error struct{ Message string } }
+	in.must(400, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Change a", "package": "svc/a"},
+		map[string]any{"description": "Change both", "package": "svc/a,svc/b"},
+	}}), &inPlan)
+	if inPlan.Error.Message != "tasks[1]: "+alone.Error.Message || !strings.Contains(alone.Error.Message, "split into tasks, one per package") {
+		t.Fatalf("the plan: %s\nalone: %s", inPlan.Error.Message, alone.Error.Message)
+	}
+	for i, body := range []string{"package: svc/a,svc/b", "package: [svc/a, svc/b]"} {
+		plan := filepath.Join(t.TempDir(), "plan.yaml")
+		if err := os.WriteFile(plan, []byte("tasks:\n  - description: Change a\n    package: svc/a\n  - description: Change both\n    "+body+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := wilcoCLI(t, dir, in.url, 30*time.Second, "plan", "submit", plan, "--id", fmt.Sprintf("01-0%d", i+2))
+		if r.code != 1 || !strings.Contains(r.stderr, "tasks[1]: "+alone.Error.Message) {
+			t.Fatalf("wilco plan submit with %s: exit %d\n%s", body, r.code, r.stderr)
+		}
+	}
+	for _, p := range []string{"01-01", "01-02", "01-03"} {
+		in.must(404, in.call("GET", "/v1/plans/"+p, adminToken, nil))
+		in.must(404, in.call("GET", "/v1/tasks/"+p+":task-1", adminToken, nil))
+	}
+}
+
 // A context probe fills the agent's record (wilco agents show), and a task
 // whose verify step needs a tool the agent's side lacks is refused up
 // front, saying which.
@@ -185,5 +274,75 @@ func TestAProbeFillsTheAgentsContextAndATaskNeedingAMissingToolIsRefused(t *test
 	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Write the fix into file.txt"})
 	if resp.status != 409 || !strings.Contains(string(resp.body), "nogo lacks go") {
 		t.Fatalf("a task needing go: %d %s", resp.status, resp.body)
+	}
+}
+
+// A plan whose tasks no agent can verify (its probe says it lacks a tool
+// the verify steps run) is refused up front, as a task submitted alone
+// is: 409, naming the agent and the tool, over the API and from a plan
+// file, and none of its tasks exists.
+func TestAPlanIsRefusedForAToolNoAgentHas(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "nogo", "probe.sh", nil)+
+		"verify:\n  steps:\n    - {name: unit, run: \"go test ./...\", timeout: 1m}\nprobe: true\n")
+	in := serveRepo(t, dir)
+	in.until("the probe's answer", 30*time.Second, func() bool {
+		var a struct {
+			Context *struct{ Tools map[string]string }
+		}
+		in.must(200, in.call("GET", "/v1/agents/nogo", adminToken, nil), &a)
+		return a.Context != nil && a.Context.Tools["go"] == "missing"
+	})
+	var alone struct{ Error struct{ Message string } }
+	in.must(409, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Write the fix into file.txt"}), &alone)
+	var inPlan struct{ Error struct{ Message string } }
+	in.must(409, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{
+		map[string]any{"description": "Write the fix into file.txt"},
+	}}), &inPlan)
+	if inPlan.Error.Message != "tasks[0]: "+alone.Error.Message || !strings.Contains(alone.Error.Message, "nogo lacks go") {
+		t.Fatalf("the plan: %s\nalone: %s", inPlan.Error.Message, alone.Error.Message)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(plan, []byte(`{"id": "01-02", "tasks": [{"description": "Write the fix into file.txt", "agent": "nogo"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := wilcoCLI(t, dir, in.url, 30*time.Second, "plan", "submit", plan); r.code != 1 || !strings.Contains(r.stderr, "agent nogo lacks go, which the verify steps need") {
+		t.Fatalf("wilco plan submit: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, p := range []string{"01-01", "01-02"} {
+		in.must(404, in.call("GET", "/v1/plans/"+p, adminToken, nil))
+		in.must(404, in.call("GET", "/v1/tasks/"+p+":task-1", adminToken, nil))
+	}
+}
+
+// A verify step that checks a file with the shell's builtins (test, echo,
+// exit) needs no program on the agent's side: an agent that answers its
+// context probe truthfully is asked about neither the file nor the
+// builtins, is given the task, and the task succeeds.
+func TestAProbeAsksOnlyAboutTheProgramsAVerifyStepRuns(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "bot", "probe_honest.sh", nil)+
+		"verify:\n  steps:\n    - {name: fixed, run: "+quoted(`test -f fixed.txt || { echo "fixed.txt is missing"; exit 1; }`)+", timeout: 10s}\n"+
+		"probe: true\n")
+	in := serveRepo(t, dir)
+	var a struct {
+		Context *struct{ Tools map[string]string }
+	}
+	in.until("the probe's answer", 30*time.Second, func() bool {
+		in.must(200, in.call("GET", "/v1/agents/bot", adminToken, nil), &a)
+		return a.Context != nil
+	})
+	for _, word := range []string{"fixed.txt", "exit", "test", "echo"} {
+		if v, asked := a.Context.Tools[word]; asked {
+			t.Errorf("the probe asked about %q (answered %q): %v", word, v, a.Context.Tools)
+		}
+	}
+	resp := in.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "F-1", "description": "Create fixed.txt"})
+	if resp.status != 201 {
+		t.Fatalf("the task was refused: %d %s", resp.status, resp.body)
+	}
+	got := in.waitTask("F-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Agent != "bot" {
+		t.Fatalf("the task ended %s with %s:\n%s", got.State, got.Agent, got)
 	}
 }

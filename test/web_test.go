@@ -2,15 +2,18 @@ package test
 
 // The page, in a real headless Chromium, against the real binary: a user
 // logs in with the link wilco serve printed, submits a task and watches it
-// fail verification, retry and succeed without a reload, answers an
-// escalation with a fix, applies a dry run from its diff; an agent's
-// markup is shown as text; the session is refused without its cookie or
-// with a wrong CSRF token; an agent's token never logs in.
+// fail verification, retry and succeed without a reload (its timeline in
+// sentences), answers an escalation (rendered, not Markdown) with a fix,
+// applies a dry run from its diff (file names as they are), cancels a
+// task (which then says how it ended); an agent's markup is shown as
+// text; the session is refused without its cookie or with a wrong CSRF
+// token; an agent's token never logs in.
 
 import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -35,11 +38,17 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	dir := newRepo(t, "agents:\n"+
 		execAgent(t, "fixer", "web.sh", []string{"retry"}, "WEB_AGENT_DELAY=1")+
 		execAgent(t, "escalator", "web.sh", []string{"fix"})+
-		execAgent(t, "proposer", "propose.sh", nil)+
+		execAgent(t, "proposer", "propose.sh", []string{"names"})+
 		execAgent(t, "scripter", "web.sh", []string{"markup"})+
 		execAgent(t, "asker", "clarify.sh", nil)+
 		"  - {name: remote, adapter: mailbox}\n"+
 		checkStep+"policy:\n  loop: {escalate_after: 2}\n")
+	// A file whose name git leaves as it is in a diff, spaces and all.
+	if err := os.WriteFile(filepath.Join(dir, "notes with spaces.md"), []byte("the notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "notes")
 	in := serveRepo(t, dir)
 	link := in.loginLink()
 	b := openBrowser(t)
@@ -98,7 +107,9 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.waitFor("attempt 1's verify log", `(document.querySelector('details[data-attempt="1"] pre.log') || {}).textContent?.includes('file.txt is not fixed')`, 10*time.Second)
 	b.click(`details[data-attempt="2"] > summary`)
 	b.waitFor("attempt 2's retry context", `(document.querySelector('details[data-attempt="2"] .retry-context') || {}).textContent?.includes('<retry_context attempt="2"')`, 10*time.Second)
-	mustContain(t, "T-1's timeline", b.str(`document.getElementById('timeline').textContent`), "task.failure", "task.success", "queued → awaiting_ack")
+	webTimeline(t, b)
+	b.eval(`document.getElementById('timeline').closest('section').scrollIntoView()`, nil)
+	b.screenshot("timeline")
 	mustContain(t, "T-1's summary", b.str(`document.getElementById('summary').textContent`), "Wrote the fix into file.txt.", "T-1-a2")
 	b.eval(`document.querySelector('details[data-attempt="2"]').open = false; window.scrollTo(0, 0)`, nil)
 	b.screenshot("task")
@@ -107,7 +118,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	in.submit(map[string]any{"description": "Write the fix into file.txt, as the user says", "agent": "escalator"})
 	b.goTo("#/tasks/T-2")
 	b.waitFor("T-2's escalation on its page", `(document.getElementById('needs-you') || {}).textContent?.includes('Escalated')`, 60*time.Second)
-	mustContain(t, "the escalation", b.str(`document.getElementById('needs-you').textContent`), "## Task Escalation Required", "fix: <instruction>")
+	webEscalation(t, b)
 	b.eval(`document.getElementById('needs-you').scrollIntoView()`, nil)
 	b.screenshot("escalation")
 	b.typeIn("#fix-instruction", webFix)
@@ -117,6 +128,9 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 		t.Fatalf("the server's T-2: %s %d\n%s", got.State, got.Attempt, b.snapshot())
 	}
 	mustContain(t, "the prompt after the fix", in.prompt("T-2-a3"), "<user_intervention>", "User provided fix: "+webFix)
+	byType := timelineLines(t, b, "task.success")
+	mustContain(t, "the escalation on the timeline", byType["task.escalated"], "Escalated to you after 2 failed attempts.")
+	mustContain(t, "the answer on the timeline", byType["task.response"], "You sent a fix.", webFix)
 
 	// A dry run submitted from the page, applied from its diff.
 	b.goTo("#/tasks")
@@ -130,6 +144,14 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.click(`tr[data-task="T-3"] a`)
 	b.waitFor("T-3's diff", `document.querySelector('.diff-file[data-path="new.txt"]') !== null`, 20*time.Second)
 	mustContain(t, "the side-by-side diff", b.str(`document.getElementById('diff').textContent`), "file.txt", "new file", "fixed T-3", "a new file")
+	// The files' names as they are, not as git quotes them.
+	var heads []string
+	b.eval(`[...document.querySelectorAll('#diff .diff-file-head .mono')].map((e) => e.textContent).sort()`, &heads)
+	if want := []string{"file.txt", "new.txt", "notes with spaces.md", "résumé.txt"}; !slices.Equal(heads, want) {
+		t.Fatalf("the diff's files are shown as %q, want %q", heads, want)
+	}
+	mustContain(t, "the diff of the file with spaces", b.str(`document.querySelector('.diff-file[data-path="notes with spaces.md"]').textContent`), "a note of T-3")
+	mustContain(t, "the diff of résumé.txt", b.str(`document.querySelector('.diff-file[data-path="résumé.txt"]').textContent`), "a résumé of T-3", "new file")
 	if !b.truth(`document.querySelector('.diff.split td.code.add') !== null && document.querySelector('.diff.split td.code.del') !== null`) {
 		t.Fatalf("the side-by-side diff has no added or removed line:\n%s", b.snapshot())
 	}
@@ -143,6 +165,9 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
 		t.Fatalf("the applied diff: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "résumé.txt")) + readFile(t, filepath.Join(dir, "notes with spaces.md")); got != "a résumé of T-3\nthe notes\na note of T-3\n" {
+		t.Fatalf("the applied diff: résumé.txt and notes with spaces.md are %q", got)
 	}
 
 	// An agent that writes markup and scripts: the page shows them as
@@ -216,6 +241,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.goTo("#/tasks")
 	b.waitFor("the list", rowState("T-7")+` === 'queued' && `+rowState("T-6")+` === 'awaiting_ack'`, 10*time.Second)
 	b.screenshot("tasks")
+	webCancelled(t, in, b)
 	if got := b.str("window.__sameDocument"); got != "yes" {
 		t.Fatalf("the page was reloaded (its mark is %q)", got)
 	}
@@ -224,6 +250,108 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 
 	webSecurity(t, in, b, link, agentTok)
 	b.noExceptions()
+}
+
+// timelineLines reads the timeline of the task on the page, by event
+// type, once the event of type last is on it, and checks that each line
+// is a sentence: not empty, not the event's JSON, not its type's name.
+func timelineLines(t *testing.T, b *browser, last string) map[string]string {
+	t.Helper()
+	b.waitFor("the timeline", `document.querySelector('#timeline li[data-type="`+last+`"]') !== null`, 10*time.Second)
+	var lines []struct{ Type, Text string }
+	b.eval(`[...document.querySelectorAll('#timeline li')].map((li) => ({type: li.dataset.type, text: (li.querySelector('.ev') || li).textContent}))`, &lines)
+	jsonish := regexp.MustCompile(`[{\[]\s*"[A-Za-z_]+"\s*:`)
+	byType := map[string]string{}
+	for _, l := range lines {
+		if strings.TrimSpace(l.Text) == "" || jsonish.MatchString(l.Text) || strings.Contains(l.Text, l.Type) {
+			t.Errorf("the timeline's %s line is %q", l.Type, l.Text)
+		}
+		byType[l.Type] += l.Text + "\n"
+	}
+	return byType
+}
+
+// webTimeline checks T-1's timeline: each event is a sentence — its turns'
+// ends with their duration, exit code, status and summary.
+func webTimeline(t *testing.T, b *browser) {
+	t.Helper()
+	byType := timelineLines(t, b, "task.success")
+	mustContain(t, "the turns' ends on the timeline", byType["task.turn_ended"],
+		"fixer's turn of attempt 1 ended after ", "exit code 0: the agent reports success.", "Guessed: wrote attempt 1 into file.txt.",
+		"fixer's turn of attempt 2 ended after ", "Wrote the fix into file.txt.")
+	mustContain(t, "the failure on the timeline", byType["task.failure"], "Attempt 1 failed: verification failed (sh check.sh exited 1).")
+	mustContain(t, "the success on the timeline", byType["task.success"], "Verified in run T-1-a2")
+	mustContain(t, "the states on the timeline", byType["task.state"], "Waiting for the agent to acknowledge the task.", "Running: verifying the change.",
+		"The task succeeded — verification passed in run T-1-a2.")
+	mustContain(t, "the attempts on the timeline", byType["task.attempt"], "Attempt 1 of 12: sent to fixer.", "Attempt 2 of 12, a retry: sent to fixer.")
+}
+
+// webEscalation checks T-2's escalation: a heading in words, the message's
+// Markdown rendered into the section (headings, bold, the table of the
+// attempts, lists) with no Markdown left in its text and no box of its own
+// to scroll, and without the answers a terminal types (the buttons are
+// there).
+func webEscalation(t *testing.T, b *browser) {
+	t.Helper()
+	if got := b.str(`document.querySelector('#needs-you > h2').textContent`); got != "Escalated after 2 failed attempts" {
+		t.Fatalf("the escalation's heading is %q", got)
+	}
+	text := b.str(`document.getElementById('escalation').textContent`)
+	mustContain(t, "the escalation", text, "Task:", "Write the fix into file.txt, as the user says", "Failure Summary",
+		"This task has failed 2 times.", "Attempt History", "verification_failed", "Suggested Actions", "Skip task")
+	for _, raw := range []string{"##", "**", "|--", "| Attempt", "Your options", "fix: <instruction>", "`"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("the escalation shows %q:\n%s", raw, text)
+		}
+	}
+	var got struct {
+		Headings, Strong, Header []string
+		Rows, Items              int
+		Scrolls                  []string
+	}
+	b.eval(`((e) => ({
+		headings: [...e.querySelectorAll('h3')].map((x) => x.textContent),
+		strong: [...e.querySelectorAll('strong')].map((x) => x.textContent),
+		header: [...e.querySelectorAll('table th')].map((x) => x.textContent),
+		rows: e.querySelectorAll('table tbody tr').length,
+		items: e.querySelectorAll('ol li').length,
+		scrolls: [e, ...e.querySelectorAll('*')].filter((x) => x.scrollHeight > x.clientHeight + 2 && /auto|scroll/.test(getComputedStyle(x).overflowY)).map((x) => x.tagName),
+	}))(document.getElementById('escalation'))`, &got)
+	if !slices.Contains(got.Headings, "Failure Summary") || !slices.Contains(got.Headings, "Attempt History") || slices.Contains(got.Headings, "Task Escalation Required") ||
+		!slices.Contains(got.Strong, "Task:") || !slices.Equal(got.Header, []string{"Attempt", "Timestamp", "Failure Type", "Error"}) ||
+		got.Rows != 2 || got.Items != 5 || len(got.Scrolls) > 0 {
+		t.Fatalf("the escalation's Markdown is rendered as %+v", got)
+	}
+	if !b.truth(`document.getElementById('respond-fix') && document.getElementById('respond-retry') && document.getElementById('respond-skip') && document.getElementById('respond-abort')`) {
+		t.Fatal("the escalation has no buttons to answer it")
+	}
+}
+
+// webCancelled cancels T-6, which waits for its agent to acknowledge it,
+// from the list: then its row, its page and wilco status say how it
+// ended, not what it waited for.
+func webCancelled(t *testing.T, in *instance, b *browser) {
+	t.Helper()
+	const milestone = `(document.querySelector('tr[data-task="T-6"] td.milestone') || {}).textContent`
+	mustContain(t, "T-6's milestone before the cancel", b.str(milestone), "Waiting for")
+	b.click(`button[data-cancel="T-6"]`)
+	b.click(`button[data-cancel="T-6"]`)
+	b.waitFor("T-6 cancelled on the list", rowState("T-6")+` === 'cancelled'`, 30*time.Second)
+	if got := b.str(milestone); got != "Cancelled by the user" {
+		t.Fatalf("the cancelled task's row says %q", got)
+	}
+	b.goTo("#/tasks/T-6")
+	b.waitFor("T-6's page", detailState+` === 'cancelled'`, 10*time.Second)
+	if got := b.str(`(document.querySelector('#overview dd[data-key="ended"]') || {}).textContent`); !strings.HasPrefix(got, "Cancelled by the user · ") ||
+		b.truth(`document.querySelector('#overview dd[data-key="milestone"]')`) {
+		t.Fatalf("the cancelled task's page says it ended %q\n%s", got, b.snapshot())
+	}
+	out := in.cli("status", "T-6")
+	mustContain(t, "wilco status T-6", out, "Cancelled by the user")
+	if strings.Contains(out, "Waiting for") {
+		t.Fatalf("wilco status of the cancelled task:\n%s", out)
+	}
+	b.goTo("#/tasks")
 }
 
 // webSecurity checks the session of a logged-in browser: its cookie is

@@ -65,3 +65,7 @@ func (t *Transcript) Close() {
 		t.t.close()
 	}
 }
+
+// DescribeToolCall says a tool call as a milestone from its name and
+// input, as an agent's record gives them.
+func DescribeToolCall(name string, input map[string]any) string { return describeTool(name, input) }

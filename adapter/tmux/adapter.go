@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	"wilco/core"
 )
@@ -260,6 +261,11 @@ func (a *Adapter) Add(c AgentConfig) error {
 		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'", c.Name)
 	}
 	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	if p != nil {
+		if f := chatlog.For(p.Name); f != nil {
+			ag.rec = &record{format: f}
+		}
+	}
 	if b, err := os.ReadFile(ag.convFile()); err == nil {
 		ag.conv = strings.TrimSpace(string(b))
 	}
@@ -293,6 +299,9 @@ func (a *Adapter) Add(c AgentConfig) error {
 		// Keep what runs; take the new configuration for what comes.
 		old.opMu.Lock()
 		old.cfg, old.preset, old.style, old.allow, old.keys = c, p, style, ag.allow, ag.keys
+		if (old.rec == nil) != (ag.rec == nil) || old.rec != nil && old.rec.format.Name() != ag.rec.format.Name() {
+			old.rec = ag.rec
+		}
 		old.opMu.Unlock()
 		return nil
 	}

@@ -81,6 +81,9 @@ type agent struct {
 	probed      bool // whether an existing session runs the program was looked at
 	lastScreen  string
 	screenSince time.Time
+	// rec follows the program's record of its conversation (nil: it
+	// keeps none wilco reads; the pane is read).
+	rec *record
 }
 
 type phase int
@@ -130,6 +133,13 @@ type job struct {
 	stopAt      time.Time
 	activity    string
 	lastScreen  Screen
+	// source is where the turn's text is read from; held are the pane's
+	// lines while that is not decided; recNext is the next entry of the
+	// record to read, recEnded that the record says the turn is over.
+	source   source
+	held     []string
+	recNext  int
+	recEnded bool
 }
 
 // deliver queues a message (or acts on a cancel or a notice).
@@ -863,6 +873,10 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 		j.lastKey, j.lastChange = key, now
 	}
 	j.lastScreen = pane.Screen
+	ag.readRecord(ctx, j, now)
+	if j.quiet {
+		return
+	}
 	if stable || state == Ready {
 		ag.read(ctx, j, content)
 		if j.quiet {
@@ -887,13 +901,20 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 		if j.readySince.IsZero() {
 			j.readySince = now
 		}
+		if j.source == sourceRecord && j.recEnded {
+			// The record says the turn is over, and the pane takes input.
+			ag.endTurn(ctx, j)
+			return
+		}
 		settle := ag.settle()
-		if !j.busySeen && len(j.text) == 0 {
+		if !j.busySeen && len(j.text) == 0 || j.source == sourceRecord && ag.rec.endsTurns {
 			// Nothing of the agent's work showed yet: some programs show
-			// ready for a while after they took a prompt.
+			// ready for a while after they took a prompt. Or the record,
+			// which says when a turn ends, has not said it: the turn was
+			// interrupted, or failed, or the pane shows ready too soon.
 			settle = max(settle, quietSettle)
 		}
-		if now.Sub(j.readySince) >= settle && stable {
+		if now.Sub(j.readySince) >= settle && stable && (j.source != sourceRecord || now.Sub(j.lastChange) >= settle) {
 			ag.endTurn(ctx, j)
 			return
 		}
@@ -923,6 +944,17 @@ func contentKey(content []Line) string {
 // scanner, the tool calls.
 func (ag *agent) read(ctx context.Context, j *job, content []Line) {
 	lines := j.reader.Next(content)
+	switch {
+	case len(lines) == 0:
+	case j.source == sourceScreen || ag.rec == nil:
+		ag.take(ctx, j, lines)
+	case j.source == sourceUndecided:
+		j.held = append(j.held, lines...)
+	}
+}
+
+// take reads the turn's new lines from the pane.
+func (ag *agent) take(ctx context.Context, j *job, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
@@ -939,13 +971,7 @@ func (ag *agent) read(ctx context.Context, j *job, content []Line) {
 		for _, l := range lines {
 			l = strings.TrimSpace(l) // a blinking marker leaves its indent
 			if m := toolCall.FindStringSubmatch(l); m != nil && ag.style.Tool.MatchString(ag.replyMarker()+l) {
-				text := execadapter.DescribeTool(m[1], m[2])
-				if text != j.activity {
-					j.activity = text
-					if ar, ok := ag.a.opts.Report.(ActivityReporter); ok {
-						_ = ar.Activity(context.WithoutCancel(ctx), j.msg.TaskID, j.msg.TaskAttempt, text)
-					}
-				}
+				ag.activity(ctx, j, execadapter.DescribeTool(m[1], m[2]))
 			}
 		}
 	}
@@ -1041,12 +1067,21 @@ func (ag *agent) stall(ctx context.Context, j *job, why string) {
 
 // endTurn reports a turn the agent finished: it is ready again.
 func (ag *agent) endTurn(ctx context.Context, j *job) {
+	if ag.rec != nil {
+		ag.readRecord(ctx, j, time.Now())
+		if j.source == sourceUndecided {
+			ag.fromScreen(ctx, j, "the agent's record does not show the prompt")
+		}
+	}
+	if ag.rec == nil || j.source == sourceScreen {
+		ag.take(ctx, j, j.reader.Final(ag.style.Content(j.lastScreen)))
+	}
 	j.scanner.Settle()
 	ag.sendAck(ctx, j)
 	text := strings.Join(j.text, "\n")
 	if j.wantAck && !j.ackSent && !j.quiet {
 		// What the pane showed says why no ACK was read.
-		ag.appendLog(j, "--- wilco: the turn ended without an acknowledgment read from the pane; its screen showed:\n"+
+		ag.appendLog(j, "--- wilco: the turn ended without an acknowledgment read from "+j.source.String()+"; the pane showed:\n"+
 			strings.Join(j.lastScreen.History, "\n")+"\n"+j.lastScreen.Text())
 	}
 	ag.appendLog(j, fmt.Sprintf("--- wilco: the agent is ready again: turn over %s", time.Now().UTC().Format(time.RFC3339)))

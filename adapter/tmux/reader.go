@@ -14,21 +14,39 @@ const anchorLines = 6
 // Mark starts a turn: the lines the pane shows then are the past. Next,
 // given the conversation the pane shows now (Style.Content), returns the
 // lines of the turn that it did not return before. The turn begins after
-// the last lines seen at Mark (found again even when they moved: the
-// program scrolled, redrew or cleared its screen); the echo of the prompt
-// at its start is skipped. What is new is what the turn as the pane shows
-// it now holds beyond the turn as it showed it last time (their longest
-// common subsequence): lines added anywhere, and lines the program
-// rewrote in place ("Reading file.txt" becoming "Read 1 file"), but never
-// a line that only moved.
+// the echo of its own prompt: the last place the pane shows the prompt's
+// last lines. That holds on an alternate screen, where nothing scrolls
+// back: once the echo was seen and has scrolled away, all the pane shows
+// is the turn's. Until the echo shows (a program that does not echo, or
+// shows a long paste as a note), the turn begins after the last lines
+// seen at Mark (found again even when they moved: the program scrolled,
+// redrew or cleared its screen), the echo at its start skipped. What is
+// new is what the turn as the pane shows it now holds beyond the turn as
+// it showed it last time (their longest common subsequence): lines added
+// anywhere, and lines the program rewrote in place ("Reading file.txt"
+// becoming "Read 1 file"), but never a line that only moved.
 //
 // A Reader is pure: it reads what it is given and keeps only text.
 type Reader struct {
 	anchor  []string // the last non-blank lines before the turn
 	prompt  string   // the prompt of the turn, loosely normalised (see loose)
+	tail    []string // the prompt's last non-blank lines, loosely normalised
 	prev    []string // the turn as the pane showed it last
 	emitted []string // the turn's lines returned so far
+	// echoed: the end of the prompt's echo was seen in this turn.
+	echoed bool
+	// before is what followed the last echo of the same last lines when
+	// the turn began (an earlier prompt's, ended the same way), hasBefore
+	// whether there was one: while that is what follows the last echo,
+	// the pane still shows the earlier turn.
+	before    []string
+	hasBefore bool
+	// final: the turn is over; nothing is held back any more.
+	final bool
 }
+
+// tailLines is how many of the prompt's last lines find its echo.
+const tailLines = 2
 
 // Mark starts a turn after the conversation content; prompt is what is
 // about to be sent (its echo is not the agent's).
@@ -43,7 +61,27 @@ func (r *Reader) Mark(content []Line, prompt string) {
 		r.anchor[i], r.anchor[j] = r.anchor[j], r.anchor[i]
 	}
 	r.prompt = loose(prompt)
-	r.prev, r.emitted = nil, nil
+	r.tail = r.tail[:0]
+	pl := strings.Split(prompt, "\n")
+	for i := len(pl) - 1; i >= 0 && len(r.tail) < tailLines; i-- {
+		if w := loose(pl[i]); w != "" {
+			r.tail = append([]string{w}, r.tail...)
+		}
+	}
+	r.prev, r.emitted, r.echoed, r.final = nil, nil, false, false
+	r.before, r.hasBefore = nil, false
+	if end, ok := r.echoEnd(content); ok {
+		r.before, r.hasBefore = lineTexts(content[end:]), true
+	}
+}
+
+// Final returns the lines of the turn not returned before, the turn being
+// over: an echo of the prompt followed by what followed an earlier one is
+// this turn's now (the agent answered as it did then, faster than the
+// pane was read).
+func (r *Reader) Final(content []Line) []string {
+	r.final = true
+	return r.Next(content)
 }
 
 // Turn is every line of the turn returned so far.
@@ -127,8 +165,105 @@ func added(a, b []string) []string {
 // turn is the turn's lines in content: after the anchor, without the
 // prompt's echo.
 func (r *Reader) turn(content []Line) []string {
-	start := r.start(content)
-	return r.skipEcho(content[start:])
+	if end, ok := r.echoEnd(content); ok {
+		after := lineTexts(content[end:])
+		if !r.echoed && r.hasBefore && !r.final && len(after) >= len(r.before) && equal(after[:len(r.before)], r.before) &&
+			r.inPrompt(after[len(r.before):]) {
+			// The earlier turn as the pane showed it when this one began,
+			// then perhaps this prompt's echo being drawn: nothing of this
+			// turn yet (or its answer so far repeats the earlier one's).
+			return nil
+		}
+		r.echoed = true
+		return after
+	}
+	if r.echoed {
+		// The echo scrolled away: what shows is all after it.
+		return lineTexts(content)
+	}
+	t := r.skipEcho(content[r.start(content):])
+	if !r.final {
+		// Lines at the end that the prompt holds may be its echo being
+		// drawn: held until a line follows that it does not hold, or the
+		// echo's end shows, or the turn is over.
+		n := len(t)
+		for n > 0 && r.inPrompt(t[n-1:n]) {
+			n--
+		}
+		t = t[:n]
+	}
+	return t
+}
+
+// inPrompt reports whether every line is blank or part of the prompt.
+func (r *Reader) inPrompt(lines []string) bool {
+	for _, l := range lines {
+		if w := loose(l); w != "" && !strings.Contains(r.prompt, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// lineTexts are the lines' texts, without the blank lines that end them.
+func lineTexts(lines []Line) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, l.Text)
+	}
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// echoEnd is where the turn begins after the echo of its prompt: after
+// the last line of content that ends the prompt's last lines as the
+// program shows them (wrapped, re-indented, its markdown marks taken off).
+// Lines that show only part of them count where they are the first the
+// pane shows (the rest scrolled away) once the whole was seen.
+func (r *Reader) echoEnd(content []Line) (int, bool) {
+	if len(r.tail) == 0 {
+		return 0, false
+	}
+	want := strings.Join(r.tail, " ")
+	for e := len(content) - 1; e >= 0; e-- {
+		if content[e].Reply {
+			continue
+		}
+		// Up from e, the lines read together must end what is wanted, and
+		// then hold it whole (a line may hold more: the end of the line
+		// before, joined to it).
+		acc := ""
+		k := e
+		for ; k >= 0; k-- {
+			w := loose(content[k].Text)
+			if w == "" {
+				if k == e {
+					break
+				}
+				continue
+			}
+			if content[k].Reply {
+				break
+			}
+			if acc == "" {
+				acc = w
+			} else {
+				acc = w + " " + acc
+			}
+			if strings.HasSuffix(acc, want) || !strings.HasSuffix(want, acc) {
+				break
+			}
+		}
+		if acc == "" {
+			continue
+		}
+		if strings.HasSuffix(acc, want) || k < 0 && r.echoed && strings.HasSuffix(want, acc) {
+			return e + 1, true
+		}
+	}
+	return 0, false
 }
 
 // start is where the turn begins in content: after the last occurrence of
@@ -138,6 +273,13 @@ func (r *Reader) turn(content []Line) []string {
 func (r *Reader) start(content []Line) int {
 	for n := len(r.anchor); n >= min(2, len(r.anchor)) && n > 0; n-- {
 		if at, ok := r.after(content, r.anchor[:n]); ok {
+			return at
+		}
+	}
+	// The anchor's first lines scrolled away over the top of the screen
+	// (no scrollback): the content begins with its last ones.
+	for m := len(r.anchor) - 1; m >= 1; m-- {
+		if at, ok := beginsWith(content, r.anchor[len(r.anchor)-m:]); ok {
 			return at
 		}
 	}
@@ -212,6 +354,25 @@ func (r *Reader) after(content []Line, anchor []string) (int, bool) {
 		}
 	}
 	return ends[len(ends)-1], true
+}
+
+// beginsWith reports whether content's first non-blank lines are lines,
+// and where it goes on after them.
+func beginsWith(content []Line, lines []string) (int, bool) {
+	k := 0
+	for i := range content {
+		t := strings.TrimSpace(content[i].Text)
+		if t == "" {
+			continue
+		}
+		if t != lines[k] {
+			return 0, false
+		}
+		if k++; k == len(lines) {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 func prefixOf(a, b []string) bool {

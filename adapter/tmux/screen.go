@@ -162,12 +162,16 @@ type Line struct {
 	// Echo: the line begins the echo of a prompt; Reply: it begins one of
 	// the agent's messages (each as the style's markers say).
 	Echo, Reply bool
+	// cols is how wide the last row of the line is drawn (for joining a
+	// row the program wrapped with the next).
+	cols int
 }
 
 // Content is the conversation a screen shows, scrollback included: the
 // rows without the live region at the bottom, without decoration lines
 // and rules, without a side panel, without the markers that begin
-// messages and without box borders, each right-trimmed.
+// messages and without box borders, each right-trimmed; the rows the
+// program wrapped itself joined again (see joinWrapped).
 func (st *Style) Content(s Screen) []Line {
 	rows := st.conversationRows(s)
 	cut, sep := 0, false
@@ -197,7 +201,9 @@ func (st *Style) Content(s Screen) []Line {
 		if isRule(raw) || st.dropped(raw) {
 			return
 		}
-		out = append(out, st.line(raw))
+		l := st.line(raw)
+		l.cols = utf8.RuneCountInString(strings.TrimRight(raw, " "))
+		out = append(out, l)
 	}
 	for _, l := range s.History {
 		add(l)
@@ -205,7 +211,64 @@ func (st *Style) Content(s Screen) []Line {
 	for _, l := range rows {
 		add(l)
 	}
+	width := s.Width
+	if cut > 0 {
+		width = cut
+	}
+	return joinWrapped(out, width)
+}
+
+// joinWrapped joins the rows a program wrapped itself (tmux joins the
+// rows it wrapped; a TUI wraps its text before tmux sees it): a row goes
+// on in the next one when the next one's first word would not have fit
+// in it, and the next row does not begin a line of its own — a message,
+// an echo, a list item, a field such as "Understanding:". Where the
+// program wraps is the widest row of the conversation when another row
+// reaches near it (a conversation whose rows end anywhere is not taken as
+// wrapped there), else the width of the screen.
+func joinWrapped(lines []Line, width int) []Line {
+	wrapAt := 0
+	for _, l := range lines {
+		wrapAt = max(wrapAt, l.cols)
+	}
+	near := 0
+	for _, l := range lines {
+		if l.cols >= wrapAt-8 {
+			near++
+		}
+	}
+	if near < 2 || wrapAt < 40 {
+		wrapAt = width
+	}
+	if wrapAt < 40 {
+		return lines
+	}
+	out := lines[:0]
+	for _, l := range lines {
+		if n := len(out); n > 0 && wrapped(out[n-1], l, wrapAt) {
+			out[n-1].Text = strings.TrimRight(out[n-1].Text, " ") + " " + strings.TrimLeft(l.Text, " ")
+			out[n-1].cols = l.cols
+			continue
+		}
+		out = append(out, l)
+	}
 	return out
+}
+
+// ownLine begins a line that is never the rest of the row above: a list
+// item, a field of the acknowledgment language or of a report, an
+// [ACK], a JSON object.
+var ownLine = regexp.MustCompile(`^(?:[-*•+]\s|\d+[.)]\s|\[ACK\]|[A-Z][A-Za-z_ ]{0,30}:(\s|$)|[{}\[\]<#>|` + "`" + `])`)
+
+// wrapped reports whether next is the rest of the row prev, wrapped by
+// the program at the column wrapAt.
+func wrapped(prev, next Line, wrapAt int) bool {
+	t := strings.TrimSpace(next.Text)
+	if t == "" || strings.TrimSpace(prev.Text) == "" || next.Echo || next.Reply || ownLine.MatchString(t) {
+		return false
+	}
+	word, _, _ := strings.Cut(t, " ")
+	return prev.cols+1+utf8.RuneCountInString(word) > wrapAt && prev.cols*3 >= wrapAt*2
 }
 
 // conversationRows are the screen's rows above its live region.

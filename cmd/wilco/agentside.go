@@ -162,16 +162,16 @@ func cmdAsk(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	if *asJSON {
-		if code := c.printJSON(q); code != exitOK || q.State == "answered" {
+		if code := c.printJSON(q); code != exitOK || q.State == client.ConsultAnswered {
 			return code
 		}
 		return exitFailure
 	}
 	switch q.State {
-	case "answered":
+	case client.ConsultAnswered:
 		fmt.Fprintln(c.stdout, q.Answer)
 		return exitOK
-	case "failed":
+	case client.ConsultFailed:
 		fmt.Fprintf(c.stderr, "wilco: the scout %s gave no answer: %s\n", q.Scout, q.Error)
 	default:
 		fmt.Fprintf(c.stderr, "wilco: the scout %s did not answer within %s (question %s)\n", q.Scout, *timeout, q.ID)

@@ -403,6 +403,49 @@ func TestOpFailsWhenAborted(t *testing.T) {
 	}
 }
 
+// wilco status ID --detail prints the questions the task's agent asked
+// scouts: who asked whom, when, the question, and the answer, the reason
+// there is none, or that it is awaited. Without --detail, their number.
+func TestStatusDetailShowsTheScoutsQuestionsAndAnswers(t *testing.T) {
+	t.Parallel()
+	b := setupCLI(t)
+	b.mux.Handle("GET /v1/tasks/T-7", respond(200, `{"id":"T-7","description":"Fix the timeout","state":"running","package":"svc/api","agent":"editor","attempt":1,"failures":[],"created_at":"2026-01-26T14:29:00Z",
+		"consultations":[
+		{"id":"M-4","task_id":"T-7","attempt":1,"from":"editor","scout":"reader","question":"Where is the timeout set?","state":"answered","answer":"config.go:12\nand main.go:40","asked_at":"2026-01-26T14:29:10Z","ended_at":"2026-01-26T14:29:40Z"},
+		{"id":"M-6","task_id":"T-7","attempt":1,"from":"editor","scout":"reader","question":"Which test covers it?","state":"failed","error":"the scout reader did not answer within 10m0s","asked_at":"2026-01-26T14:30:00Z","ended_at":"2026-01-26T14:40:00Z"},
+		{"id":"M-9","task_id":"T-7","attempt":1,"from":"editor","scout":"reader","question":"Anything else?","state":"pending","asked_at":"2026-01-26T14:41:00Z"}]}`))
+	if code := b.run("status", "T-7", "--detail"); code != 0 {
+		t.Fatalf("exit %d: %s", code, b.errb)
+	}
+	mustHave := []string{
+		"  package:              svc/api\n",
+		"  scout    editor asked reader (attempt 1, M-4): answered\n" +
+			"    asked:            2026-01-26 14:29:10\n" +
+			"    question:         Where is the timeout set?\n" +
+			"    answered:         2026-01-26 14:29:40\n" +
+			"    answer:           config.go:12\n" +
+			"                      and main.go:40\n",
+		"  scout    editor asked reader (attempt 1, M-6): failed\n" +
+			"    asked:            2026-01-26 14:30:00\n" +
+			"    question:         Which test covers it?\n" +
+			"    failed:           2026-01-26 14:40:00\n" +
+			"    error:            the scout reader did not answer within 10m0s\n",
+		"  scout    editor asked reader (attempt 1, M-9): pending\n" +
+			"    asked:            2026-01-26 14:41:00\n" +
+			"    question:         Anything else?\n" +
+			"    answer:           none yet: the scout is working on it\n",
+	}
+	for _, want := range mustHave {
+		if !strings.Contains(b.out.String(), want) {
+			t.Errorf("status --detail does not hold\n%s\ngot:\n%s", want, b.out)
+		}
+	}
+	if code := b.run("status", "T-7"); code != 0 || !strings.Contains(b.out.String(), "scouts:               3 question(s) asked (--detail shows them)") ||
+		strings.Contains(b.out.String(), "Where is the timeout set?") {
+		t.Errorf("status without --detail: exit %d\n%s", code, b.out)
+	}
+}
+
 func TestTaskVerbs(t *testing.T) {
 	t.Parallel()
 	b := setupCLI(t)

@@ -117,7 +117,7 @@ var taskStates = []string{client.TaskQueued, client.TaskAwaitingAck, client.Task
 
 func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
-	detail := fs.Bool("detail", false, "with ID: every failure in full")
+	detail := fs.Bool("detail", false, "with ID: every failure in full, and the questions asked of scouts with their answers")
 	state := fs.String("state", "", "without ID: only tasks in this state")
 	asJSON := fs.Bool("json", false, "print the API JSON")
 	cluster := fs.Bool("cluster", false, "the nodes of a PostgreSQL store and the repositories' leases")
@@ -162,7 +162,8 @@ func stateWithPhase(state, phase string) string {
 	return state
 }
 
-// printTask prints one task for a human; detail adds each failure in full.
+// printTask prints one task for a human; detail adds each failure in full
+// and each question asked of a scout.
 func (c *cli) printTask(t *client.Task, detail bool) {
 	w := c.stdout
 	fmt.Fprintf(w, "%s  %s", t.ID, stateWithPhase(t.State, t.Phase))
@@ -185,6 +186,7 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	list("non-goals", t.NonGoals)
 	list("boundaries", t.Boundaries)
 	list("acceptance criteria", t.AcceptanceCriteria)
+	kv("package", t.Package)
 	kv("agent", t.Agent)
 	if t.Position != nil {
 		kv("queue position", fmt.Sprint(*t.Position))
@@ -240,6 +242,11 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 			ind("suggested fix", f.SuggestedFix)
 		}
 	}
+	if detail {
+		c.printConsultations(t.Consultations)
+	} else if n := len(t.Consultations); n > 0 {
+		kv("scouts", fmt.Sprintf("%d question(s) asked (--detail shows them)", n))
+	}
 	if s := rawText(t.Summary); s != "" {
 		fmt.Fprintf(w, "\nsummary:\n%s\n", indent(s))
 	}
@@ -249,6 +256,39 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	if s := rawText(t.StuckReport); s != "" {
 		fmt.Fprintf(w, "\nstuck report:\n%s\n", indent(s))
 	}
+}
+
+// printConsultations prints the questions the task's agents asked
+// scouts: who asked whom, when, the question, and the answer or why there
+// is none.
+func (c *cli) printConsultations(cs []client.Consultation) {
+	w := c.stdout
+	for _, q := range cs {
+		fmt.Fprintf(w, "  scout    %s asked %s (attempt %d, %s): %s\n", q.From, q.Scout, q.Attempt, q.ID, q.State)
+		ind := func(k, val string) {
+			if val != "" {
+				fmt.Fprintf(w, "    %-17s %s\n", k+":", indentRest(val, 22))
+			}
+		}
+		ind("asked", fmtTime(&q.AskedAt, c.loc))
+		ind("question", q.Question)
+		switch q.State {
+		case client.ConsultAnswered:
+			ind("answered", fmtTime(q.EndedAt, c.loc))
+			ind("answer", q.Answer)
+		case client.ConsultFailed:
+			ind("failed", fmtTime(q.EndedAt, c.loc))
+			ind("error", q.Error)
+		default:
+			ind("answer", "none yet: the scout is working on it")
+		}
+	}
+}
+
+// indentRest indents every line of s after the first by n spaces, so a
+// text of several lines stays in its column.
+func indentRest(s string, n int) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+strings.Repeat(" ", n))
 }
 
 // escalationReason is the one line that says why a task was escalated.
@@ -506,21 +546,27 @@ func cmdPlanSubmit(ctx context.Context, c *cli, args []string) int {
 }
 
 // readPlan reads a plan file: JSON, or YAML (which is converted to JSON
-// first, so both read the same strict shape).
+// first, so both read the same strict shape). A task's package written as
+// a list (package: [a, b]) is sent as the one string a,b, which the server
+// refuses with its own words when it names two packages.
 func readPlan(path string) (client.PlanRequest, error) {
 	var req client.PlanRequest
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return req, err
 	}
+	var v any
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
-		var v any
-		if err := yaml.Unmarshal(b, &v); err != nil {
-			return req, fmt.Errorf("plan %s: %w", path, err)
-		}
-		if b, err = json.Marshal(v); err != nil {
-			return req, fmt.Errorf("plan %s: %w", path, err)
-		}
+		err = yaml.Unmarshal(b, &v)
+	} else {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		return req, fmt.Errorf("plan %s: %w", path, err)
+	}
+	joinPackageLists(v)
+	if b, err = json.Marshal(v); err != nil {
+		return req, fmt.Errorf("plan %s: %w", path, err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
@@ -531,6 +577,23 @@ func readPlan(path string) (client.PlanRequest, error) {
 		return req, fmt.Errorf("plan %s: no tasks", path)
 	}
 	return req, nil
+}
+
+// joinPackageLists writes each plan task's package given as a list as
+// the list's items joined with commas.
+func joinPackageLists(plan any) {
+	p, _ := plan.(map[string]any)
+	tasks, _ := p["tasks"].([]any)
+	for _, t := range tasks {
+		task, _ := t.(map[string]any)
+		if list, ok := task["package"].([]any); ok {
+			names := make([]string, len(list))
+			for i, n := range list {
+				names[i] = fmt.Sprint(n)
+			}
+			task["package"] = strings.Join(names, ",")
+		}
+	}
 }
 
 func cmdPlanShow(ctx context.Context, c *cli, args []string) int {

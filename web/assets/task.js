@@ -3,11 +3,12 @@
 // each attempt (prompt, retry context, transcript, failure record, verify
 // log) and the timeline of its events, all live.
 
-import { h, replace, pre, badge, elapsed, clock, money, tokens, taskLink, coalesce } from './dom.js';
+import { h, replace, pre, badge, elapsed, clock, duration, money, tokens, taskLink, coalesce } from './dom.js';
 import * as api from './api.js';
 import * as live from './live.js';
 import { flash, act, confirmButton, section, json } from './ui.js';
 import { viewer } from './diff.js';
+import { markdown } from './markdown.js';
 
 const ENDED = new Set(['success', 'unverified', 'cancelled', 'stuck', 'skipped', 'aborted', 'failed']);
 
@@ -65,7 +66,8 @@ export function taskView(root, r) {
     const meta = [
       ['State', t.state + (t.phase ? ' · ' + t.phase : '')],
       ['Attempt', t.attempt ? t.attempt + ' of ' + t.max_attempts : '—'],
-      ['Milestone', t.milestone || '—'],
+      // An ended task shows how it ended (its last milestone says it), and when.
+      ENDED.has(t.state) ? ['Ended', (t.milestone || t.state) + (t.finished_at ? ' · ' + clock(t.finished_at) : '')] : ['Milestone', t.milestone || '—'],
       ['Agent', t.agent || '—'],
       ['Position', t.position ? String(t.position) : '—'],
       ['Created', clock(t.created_at)],
@@ -109,7 +111,7 @@ export function taskView(root, r) {
   function answerPanel(t) {
     switch (t.state) {
       case 'escalated':
-        return needsYou('Escalated: ' + (t.escalation ? t.escalation.reason : ''), t.escalation && pre(t.escalation.message, 'text escalation'), respondControls(t));
+        return needsYou(escalatedAfter(t), escalationView(t.escalation), respondControls(t));
       case 'blocked':
         return needsYou('Blocked', pre(t.blocked_by || 'The agent says it is blocked.', 'text'), respondControls(t));
       case 'clarifying':
@@ -301,8 +303,10 @@ export function taskView(root, r) {
   function addEvent(ev) {
     if (seenEvents.has(ev.seq)) return;
     seenEvents.add(ev.seq);
-    timeline.append(h('li', { dataset: { type: ev.type, seq: String(ev.seq) } },
-      h('time', null, clock(ev.time)), ' ', h('span', { class: 'ev-type' }, ev.type), ' ', h('span', { class: 'ev-text' }, eventText(ev))));
+    const [text, detail] = eventText(ev);
+    timeline.append(h('li', { dataset: { type: ev.type, seq: String(ev.seq) }, title: ev.type },
+      h('time', null, clock(ev.time)),
+      h('div', { class: 'ev' }, h('span', { class: 'ev-text' }, text), detail ? h('div', { class: 'ev-detail' }, detail) : null)));
   }
 
   const unsub = live.subscribe((ev) => {
@@ -376,38 +380,255 @@ function merged(entries) {
   return out;
 }
 
-// eventText says in a line what an event of a task is.
+// --- escalations -------------------------------------------------------------
+
+// escalatedAfter is the heading of an escalated task: how many of its
+// attempts failed (its failure records, as the message counts them; not
+// the policy that counted them).
+function escalatedAfter(t) {
+  const n = (t.failures || []).length;
+  return n > 0 ? 'Escalated after ' + plural(n, 'failed attempt') : 'Escalated';
+}
+
+// escalationView is the escalation as a part of the page: why, in words,
+// then the message's Markdown rendered.
+function escalationView(e) {
+  if (!e) return null;
+  const why = reasonWords(e.reason);
+  return h('div', { class: 'escalation', id: 'escalation' },
+    why ? h('p', { class: 'why' }, why) : null,
+    markdown(escalationBody(e.message)));
+}
+
+// escalationBody is the message without its title (the section's heading
+// says it) and without the answers a terminal types (retry, skip, abort,
+// fix: the buttons below the message do them).
+function escalationBody(text) {
+  let s = String(text || '').replace(/^\s*#{1,6}\s[^\n]*\n/, '');
+  const options = s.search(/\n(?:\s*(?:-{3,}|\*{3,}|_{3,})\s*\n)?\s*\*\*Your options:\*\*/);
+  if (options >= 0) s = s.slice(0, options);
+  return s;
+}
+
+// reasonWords says why a task was escalated, in words; nothing when the
+// heading says it already (so many failed attempts).
+function reasonWords(reason) {
+  const r = String(reason || '').trim();
+  if (!r || /^(escalate_after|max_retries)\b/.test(r)) return '';
+  const m = /^([a-z]+(?:_[a-z]+)*): ([\s\S]*)$/.exec(r);
+  if (!m) return upper(r);
+  const rest = m[2];
+  switch (m[1]) {
+    case 'budget': return 'Over its budget: ' + rest;
+    case 'impossible': return 'The agent says it cannot be done: ' + rest;
+    case 'environment': return 'Not the code but its environment (no retry can fix it): ' + rest;
+    default: return upper(m[1].replace(/_/g, ' ')) + ': ' + rest;
+  }
+}
+
+// upper is s with its first letter in capitals.
+function upper(s) {
+  return s ? s[0].toUpperCase() + s.slice(1) : s;
+}
+
+// --- the timeline ------------------------------------------------------------
+
+// STATE_WORDS say a task's state in a sentence; PHASE_WORDS what a
+// running task does.
+const STATE_WORDS = {
+  queued: 'Queued',
+  awaiting_ack: 'Waiting for the agent to acknowledge the task',
+  running: 'Running',
+  escalated: 'Escalated: waiting for you',
+  blocked: 'Blocked: waiting for you',
+  clarifying: 'Waiting for your answers to the agent\'s questions',
+  proposed: 'The proposed diff waits for your review',
+  success: 'The task succeeded',
+  unverified: 'The task is done, not verified',
+  cancelled: 'The task was cancelled',
+  stuck: 'The task is stuck',
+  skipped: 'The task was skipped',
+  aborted: 'The task was aborted',
+  failed: 'The task failed',
+};
+const PHASE_WORDS = {
+  executing: 'the agent works',
+  verifying: 'verifying the change',
+  retrying: 'a retry starts',
+  replanning: 'a replan starts',
+  reviewing: 'the reviewer looks at the change',
+};
+
+// TURN_WORDS say how an agent's turn ended, by its status.
+const TURN_WORDS = {
+  success: 'the agent reports success',
+  failure: 'the agent reports a failure',
+  blocked: 'the agent reports it is blocked',
+  impossible: 'the agent says it cannot be done',
+  unacknowledged: 'it ended without acknowledging the task',
+  stopped: 'stopped by wilco',
+};
+
+// SEND_WORDS say what a send of a message was, by its kind.
+const SEND_WORDS = {
+  first: 'Sent',
+  retry: 'Sent again',
+  ack_request: 'Asked again for the acknowledgment of',
+  resend: 'Sent again, after the wait,',
+  correction: 'Sent a correction of',
+  wrong_id: 'Told the agent it named another task than',
+  task_clarification: 'Sent your answers about',
+  reminder: 'Sent a reminder of',
+  followup: 'Asked whether work started on',
+  timeout_notice: 'Sent the timeout notice of',
+  extension_granted: 'Granted more time for',
+  cancel: 'Told the agent to stop',
+  operation_outcome: 'Sent the outcome of',
+};
+
+const ATTEMPT_KINDS = { first: '', retry: ', a retry', replan: ', after a replan', fix: ', with your fix' };
+
+// plural is n and its noun: "1 file", "2 files".
+function plural(n, one, many) {
+  return n + ' ' + (n === 1 ? one : many || one + 's');
+}
+
+// firstLine is the first line of s, at most max characters.
+function firstLine(s, max = 200) {
+  const l = String(s || '').trim().split('\n')[0].trim();
+  return l.length > max ? l.slice(0, max) + '…' : l;
+}
+
+// plainSummary is what an agent's turn says it did: its text, or — when
+// an agent ended with a JSON object (a completion report wilco did not
+// read as one) — the text in it.
+function plainSummary(s) {
+  const text = String(s || '').trim();
+  if (text.startsWith('{') && text.endsWith('}')) {
+    try {
+      const o = JSON.parse(text);
+      for (const k of ['summary', 'result', 'response', 'message', 'text', 'reason', 'error']) {
+        if (typeof o[k] === 'string' && o[k].trim()) return o[k].trim();
+      }
+    } catch (e) {
+      // Not JSON: the text as it is.
+    }
+  }
+  return text.length > 600 ? text.slice(0, 600) + '…' : text;
+}
+
+// fields says an event of a kind the page does not know as "name: value"
+// pairs of its plain values.
+function fields(d) {
+  return Object.entries(d).filter(([, v]) => v !== null && v !== '' && ['string', 'number', 'boolean'].includes(typeof v))
+    .map(([k, v]) => k.replace(/_/g, ' ') + ': ' + (typeof v === 'string' ? firstLine(v) : String(v))).join(', ');
+}
+
+// eventText says an event of a task as a sentence, and the text it
+// carries (a summary, an instruction) when it has some: [sentence,
+// detail].
 function eventText(ev) {
   const d = ev.data || {};
+  const agent = ev.agent || '';
   switch (ev.type) {
-    case 'task.state': return d.from + ' → ' + d.to + (d.phase ? ' (' + d.phase + ')' : '') + (d.reason ? ': ' + d.reason : '');
-    case 'task.milestone': return d.text;
-    case 'task.attempt': return 'attempt ' + d.attempt + (d.max_attempts ? ' of ' + d.max_attempts : '') + ', ' + (d.kind || '') + ', to ' + d.agent;
-    case 'task.turn_ended': return 'exit ' + d.exit_code + (d.status ? ', ' + d.status : '') + (d.summary ? ': ' + d.summary : '');
-    case 'task.failure': return d.record ? d.record.failure_type + (d.record.root_cause_guess ? ': ' + d.record.root_cause_guess : '') : '';
-    case 'task.replan': return 'replan ' + d.number + ' after ' + d.failures + ' failures';
-    case 'task.escalated': return d.reason;
-    case 'task.response': return d.action + (d.instruction ? ': ' + d.instruction : '');
-    case 'task.success': return d.summary ? d.summary.why || 'verified by ' + d.summary.run_id : 'verified';
-    case 'task.stuck': return 'stuck: ' + ((d.report && d.report.hypotheses) || []).length + ' hypotheses';
-    case 'task.proposed': return 'a diff of ' + ((d.proposal && d.proposal.files) || []).length + ' files';
-    case 'task.warning': return d.text;
-    case 'task.queued': return 'queued';
-    case 'delivery.queued': return (d.message ? d.message.id + ' for ' + d.message.to : '');
+    case 'task.queued': {
+      const t = d.task || {};
+      return ['Submitted' + (t.dry_run ? ' as a dry run' : '') + (t.agent || t.requested_agent ? ', for ' + (t.agent || t.requested_agent) : '') + '.'];
+    }
+    case 'task.state': {
+      const words = (STATE_WORDS[d.to] || 'Now ' + d.to) + (d.to === 'running' && d.phase ? ': ' + (PHASE_WORDS[d.phase] || d.phase) : '');
+      // An escalation's reason has a line of its own (task.escalated); what
+      // blocks the agent is its own text.
+      const reason = d.reason && d.to !== 'escalated' && d.to !== 'blocked' ? ' — ' + d.reason : '';
+      return [words + reason + '.', d.to === 'blocked' ? d.reason : ''];
+    }
+    case 'task.milestone': return [d.text];
+    case 'task.attempt':
+      return ['Attempt ' + d.attempt + (d.max_attempts ? ' of ' + d.max_attempts : '') + (ATTEMPT_KINDS[d.kind] ?? ', ' + (d.kind || '')) + ': sent to ' + d.agent + '.'];
+    case 'task.turn_ended': {
+      const u = d.usage || {};
+      const said = TURN_WORDS[d.status] || (d.status ? 'status ' + d.status : 'no status');
+      const files = d.files && d.files.length ? ' Files: ' + d.files.join(', ') + '.' : '';
+      const cost = u.cost_usd ? ' It cost ' + money(u.cost_usd) + '.' : u.input_tokens || u.output_tokens ? ' ' + tokens(u.input_tokens) + ' tokens in, ' + tokens(u.output_tokens) + ' out.' : '';
+      const blocker = d.blocker ? ' Its output shows: ' + firstLine(d.blocker) + '.' : '';
+      return [(agent ? agent + '\'s turn' : 'The turn') + ' of attempt ' + d.attempt + ' ended' + (d.duration_ms > 0 ? ' after ' + duration(d.duration_ms) : '') +
+        ', exit code ' + d.exit_code + ': ' + said + '.' + files + blocker + cost, plainSummary(d.summary)];
+    }
+    case 'task.failure': {
+      const r = d.record || {};
+      const v = r.executor_output && r.executor_output.verification;
+      const how = v ? ' (' + v.command + ' exited ' + v.exit_code + ')' : '';
+      return ['Attempt ' + r.attempt + ' failed: ' + String(r.failure_type || '').replace(/_/g, ' ') + how + '.',
+        r.root_cause_guess ? 'Guessed cause: ' + r.root_cause_guess + (r.suggested_fix ? '\nSuggested fix: ' + r.suggested_fix : '') : ''];
+    }
+    case 'task.replan': return ['Replanning (replan ' + d.number + ') after ' + plural(d.failures, 'failure') + '.'];
+    case 'task.escalated': {
+      const m = /^(?:escalate_after|max_retries): (\d+) failed attempts$/.exec(d.reason || '');
+      return [m ? 'Escalated to you after ' + plural(Number(m[1]), 'failed attempt') + '.' : 'Escalated to you.', m ? '' : reasonWords(d.reason)];
+    }
+    case 'task.response': {
+      const words = { retry: 'You answered: retry, with the counters reset.', fix: 'You sent a fix.', skip: 'You skipped the task.', abort: 'You aborted the task.' };
+      return [words[d.action] || 'You answered ' + d.action + '.', d.instruction];
+    }
+    case 'task.success': {
+      const sum = d.summary || {};
+      return ['Verified' + (sum.run_id ? ' in run ' + sum.run_id : '') + (d.verify_ms > 0 ? ' (' + duration(d.verify_ms) + ')' : '') +
+        (sum.files && sum.files.length ? '; changed ' + sum.files.join(', ') : '') + '.', sum.why];
+    }
+    case 'task.unverified': return ['Done, but not verified: no verify step is configured.', (d.summary || {}).why];
+    case 'task.stuck': {
+      const r = d.report || {};
+      return ['Stopped at the hard stop: ' + plural((r.hypotheses || []).length, 'hypothesis', 'hypotheses') + (r.path ? ', the report in ' + r.path : '') + '.'];
+    }
+    case 'task.proposed': {
+      const files = (d.proposal && d.proposal.files) || [];
+      return ['Proposed a diff of ' + plural(files.length, 'file') + (files.length ? ': ' + files.join(', ') : '') + '.'];
+    }
+    case 'task.removed': return ['Removed from the queue.'];
+    case 'task.warning': return [d.text];
+    case 'task.review_requested': {
+      const r = d.review || {};
+      return ['Review of attempt ' + r.attempt + ' asked of ' + r.reviewer + '.'];
+    }
+    case 'task.reviewed': return ['The reviewer ' + (d.verdict === 'APPROVED' ? 'approved the change' : d.verdict === 'REJECTED' ? 'rejected the change' : 'answered ' + d.verdict) + '.', d.reasons];
+    case 'scout.asked': {
+      const c = d.consultation || {};
+      return [c.from + ' asked the scout ' + c.scout + ' (' + c.id + ').', c.question];
+    }
+    case 'scout.answered': return ['The scout answered ' + d.id + '.', d.answer];
+    case 'scout.failed': return ['No answer from the scout to ' + d.id + ': ' + d.reason + '.'];
+    case 'agent.permission':
+      return [agent + ' asks permission' + (d.tool ? ' to use ' + d.tool : '') + (d.answer ? ': ' + d.answer : ': waiting for you') + '.', d.text];
+    case 'delivery.queued': {
+      const m = d.message || {};
+      return [(m.type === 'task_delegation' ? 'The task' : 'A message') + ' (' + m.id + ') waits for ' + m.to + ' to fetch it.'];
+    }
     case 'delivery.sent':
     case 'delivery.retried':
-    case 'delivery.notice': return d.id + ' to ' + (ev.agent || '') + (d.kind && d.kind !== 'first' ? ' (' + d.kind + ')' : '') + (d.attempt ? ', send ' + d.attempt : '');
-    case 'delivery.acknowledged': return d.id + ' acknowledged by ' + d.by + (d.status ? ' (' + d.status + ')' : '') + (d.understanding ? ': ' + d.understanding : '') + (d.note ? ' — ' + d.note : '');
-    case 'delivery.clarifying': return d.id + ' asks: ' + (d.questions || []).join(' / ');
-    case 'delivery.reply': return (d.id ? d.id + ' ' : '') + d.kind.replace(/_/g, ' ') + (d.text ? ': ' + d.text : '');
-    case 'delivery.failed':
-    case 'delivery.cancelled':
-    case 'delivery.escalated':
-    case 'delivery.deferred': return d.id + ': ' + d.reason;
-    case 'delivery.reassigned': return d.id + ' passed from ' + d.from + ' to ' + d.to + ' as ' + d.new_id;
-    default: {
-      const s = JSON.stringify(d);
-      return s === '{}' ? '' : s.length > 240 ? s.slice(0, 240) + '…' : s;
+    case 'delivery.notice':
+      return [(SEND_WORDS[d.kind] || 'Sent (' + String(d.kind || '').replace(/_/g, ' ') + ')') + ' ' + d.id + ' to ' + agent + (d.attempt > 1 ? ' (send ' + d.attempt + ')' : '') + '.'];
+    case 'delivery.acknowledged': {
+      const by = { caller: 'You acknowledged', matcher: agent + '\'s reply acknowledged', turn: agent + '\'s finished turn acknowledged' }[d.by] || (agent || d.by) + ' acknowledged';
+      return [by + ' ' + d.id + (d.status ? ' (' + d.status.toLowerCase() + ')' : '') + '.', [d.understanding ? 'Understanding: ' + d.understanding : '', d.note ? 'Note: ' + d.note : ''].filter(Boolean).join('\n')];
     }
+    case 'delivery.clarifying': return [agent + ' asks before starting ' + d.id + ':', (d.questions || []).join('\n')];
+    case 'delivery.reply': {
+      const kinds = { attempt_failed: 'The attempt failed: the agent is released from ' + d.id + '.', task_ended: 'The task ended: the agent is released from ' + d.id + '.' };
+      return [kinds[d.kind] || (agent || 'The agent') + ' replied' + (d.kind && d.kind !== 'message' ? ' (' + d.kind.replace(/_/g, ' ') + ')' : '') + (d.id ? ' to ' + d.id : '') + '.', d.text];
+    }
+    case 'delivery.failed': return [d.id + ' failed' + (d.attempts ? ' after ' + plural(d.attempts, 'send') : '') + ': ' + d.reason + '.'];
+    case 'delivery.cancelled': return [d.id + ' was withdrawn: ' + d.reason + '.'];
+    case 'delivery.escalated': return [d.id + ' was escalated to you: ' + d.reason + '.'];
+    case 'delivery.deferred': return [d.id + ' waits' + (d.timer_at ? ' until ' + clock(d.timer_at) : '') + ': ' + d.reason + '.'];
+    case 'delivery.reassigned': return [d.id + ' passed from ' + d.from + ' to ' + d.to + ' as ' + d.new_id + '.'];
+    case 'notification.queued': {
+      const n = d.notification || {};
+      return ['Notification ' + n.id + ' (' + n.hook + ') of ' + n.event + ' queued.'];
+    }
+    case 'notification.retried': return ['Notification ' + d.id + ': attempt ' + d.attempt + ' starts.'];
+    case 'notification.attempt': return ['Notification ' + d.id + ': attempt ' + d.attempt + ' failed' + (d.status ? ' (HTTP ' + d.status + ')' : '') + (d.error ? ': ' + d.error : '') + (d.retry_at ? '; next at ' + clock(d.retry_at) : '') + '.'];
+    case 'notification.delivered': return ['Notification ' + d.id + ' delivered' + (d.status ? ' (HTTP ' + d.status + ')' : '') + '.'];
+    case 'notification.failed': return ['Notification ' + d.id + ' given up after ' + plural(d.attempts, 'attempt') + (d.error ? ': ' + d.error : '') + '.'];
+    default: return [fields(d) || ev.type.replace(/[._]/g, ' ')];
   }
 }

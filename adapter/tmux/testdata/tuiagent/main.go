@@ -12,8 +12,14 @@
 //	IDLE            acknowledge, then go quiet without finishing
 //	BUSY=DURATION   work that long (default TUIAGENT_BUSY, else 300ms)
 //
-// Environment: TUIAGENT_SWALLOW=1 ignores the first Enter after every
-// paste; TUIAGENT_SWALLOW_RATE=0.3 ignores it with that probability
+//	LONG            acknowledge with an Understanding longer than the pane is wide
+//
+// Environment: TUIAGENT_ALT=1 draws as full-screen TUIs do: on the
+// alternate screen (no scrollback), its conversation wrapped by itself
+// (continuation rows indented), the last rows of it redrawn on every
+// change under a width that narrows by 12 columns once a file was written
+// (a side panel opening), and its input box and status at the bottom.
+// TUIAGENT_SWALLOW=1 ignores the first Enter after every paste; TUIAGENT_SWALLOW_RATE=0.3 ignores it with that probability
 // (TUIAGENT_SEED seeds it); TUIAGENT_OP_ANSWER is the answer to an
 // operation's request (default "ok"); TUIAGENT_LOG appends every prompt
 // received to that file.
@@ -45,6 +51,7 @@ func main() {
 		a.opAnswer = s
 	}
 	a.swallow = os.Getenv("TUIAGENT_SWALLOW") == "1"
+	alt = os.Getenv("TUIAGENT_ALT") == "1"
 	a.rate, _ = strconv.ParseFloat(os.Getenv("TUIAGENT_SWALLOW_RATE"), 64)
 	seed, _ := strconv.ParseInt(os.Getenv("TUIAGENT_SEED"), 10, 64)
 	a.rnd = rand.New(rand.NewSource(seed))
@@ -54,7 +61,13 @@ func main() {
 		}
 	}
 	fmt.Print("\x1b[?2004h")
-	fmt.Print("tuiagent 1.0 — a scripted agent\r\n\r\n")
+	if alt {
+		fmt.Print("\x1b[?1049h")
+		conversation = append(conversation, "tuiagent 1.0 — a scripted agent", "")
+		redraw()
+	} else {
+		fmt.Print("tuiagent 1.0 — a scripted agent\r\n\r\n")
+	}
 	a.run()
 }
 
@@ -78,7 +91,87 @@ func (a *agent) prompt() {
 	if i := strings.IndexByte(shown, '\n'); i >= 0 {
 		shown = shown[:i] + fmt.Sprintf(" [+%d lines]", strings.Count(string(a.input), "\n"))
 	}
+	if alt {
+		status, input = "", "> "+shown
+		redraw()
+		return
+	}
 	fmt.Print("\r\x1b[K> " + shown)
+}
+
+// The alternate screen's state: the conversation (logical lines), the
+// status row and the input row.
+var (
+	alt           bool
+	conversation  []string
+	status, input string
+	narrow        bool
+)
+
+// redraw draws the last rows of the conversation, wrapped at the width,
+// then the status and the input box, on the alternate screen.
+func redraw() {
+	w, h := termSize()
+	width := w - 2
+	if narrow {
+		width -= 12
+	}
+	var rows []string
+	for _, l := range conversation {
+		rows = append(rows, wrap(l, width)...)
+	}
+	room := h - 2
+	if len(rows) > room {
+		rows = rows[len(rows)-room:]
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H\x1b[2J")
+	for _, r := range rows {
+		b.WriteString(r + "\r\n")
+	}
+	// The bottom row: the input box, or what the agent is doing.
+	bottom := input
+	if status != "" {
+		bottom = status
+	}
+	b.WriteString(fmt.Sprintf("\x1b[%d;1H%s", h, bottom))
+	fmt.Print(b.String())
+}
+
+// wrap cuts a line into rows of at most width columns at spaces; the rows
+// after the first are indented by two.
+func wrap(l string, width int) []string {
+	if width < 10 {
+		width = 10
+	}
+	var rows []string
+	indent := ""
+	for {
+		r := []rune(l)
+		if len(r)+len(indent) <= width {
+			return append(rows, indent+l)
+		}
+		cut := width - len(indent)
+		sp := strings.LastIndex(string(r[:cut+1]), " ")
+		if sp <= 0 {
+			sp = len(string(r[:cut]))
+			rows = append(rows, indent+l[:sp])
+			l = l[sp:]
+		} else {
+			rows = append(rows, indent+l[:sp])
+			l = l[sp+1:]
+		}
+		indent = "  "
+	}
+}
+
+// termSize is the terminal's width and height.
+func termSize() (int, int) {
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, os.Stdout.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); e != 0 || ws.Col == 0 {
+		return 80, 24
+	}
+	return int(ws.Col), int(ws.Row)
 }
 
 func (a *agent) run() {
@@ -178,6 +271,12 @@ func (a *agent) paste() {
 }
 
 func say(lines ...string) {
+	if alt {
+		conversation = append(conversation, lines...)
+		status = ""
+		redraw()
+		return
+	}
 	fmt.Print("\r\x1b[K")
 	for _, l := range lines {
 		fmt.Print(l + "\r\n")
@@ -199,9 +298,22 @@ func (a *agent) answer(text string) {
 		}
 	}
 	// The echo of the prompt, as a plain program shows what it was given.
-	fmt.Print("\r\x1b[K")
-	for _, l := range strings.Split(text, "\n") {
-		fmt.Print(l + "\r\n")
+	if alt {
+		for i, l := range strings.Split(text, "\n") {
+			if i == 0 {
+				l = "> " + l
+			} else {
+				l = "  " + l
+			}
+			conversation = append(conversation, l)
+		}
+		input = "> "
+		redraw()
+	} else {
+		fmt.Print("\r\x1b[K")
+		for _, l := range strings.Split(text, "\n") {
+			fmt.Print(l + "\r\n")
+		}
 	}
 	busy := a.busyFor
 	if m := busyWord.FindStringSubmatch(text); m != nil {
@@ -225,13 +337,23 @@ func (a *agent) answer(text string) {
 		return
 	}
 	id := m[1]
-	say("", "[ACK] "+id+" - RECEIVED", "Understanding: will do the task as it is described", "")
+	understanding := "will do the task as it is described"
+	if strings.Contains(text, "LONG") {
+		understanding = "will write the fix into file.txt so that the check passes, and make sure that first.txt holds the word first, " +
+			"that second.txt holds the word second, and that third.txt holds the word third, as the criteria say"
+	}
+	say("", "[ACK] "+id+" - RECEIVED", "Understanding: "+understanding, "")
 	if strings.Contains(text, "CRASH") {
 		say("starting the work", "panic: scripted crash", "goroutine 1 [running]:", "main.main()")
 		os.Exit(3)
 	}
 	if strings.Contains(text, "IDLE") {
-		fmt.Print("\r\x1b[Kthinking (esc to interrupt)")
+		if alt {
+			status = "thinking (esc to interrupt)"
+			redraw()
+		} else {
+			fmt.Print("\r\x1b[Kthinking (esc to interrupt)")
+		}
 		for {
 			if b := <-a.keys; b == 0x1b || b == 0x03 {
 				say("interrupted")
@@ -249,7 +371,12 @@ func (a *agent) answer(text string) {
 			content = "fixed " + id + "\n"
 		}
 		if strings.Contains(text, "PERMISSION") {
-			fmt.Print("\r\x1b[KAllow write to " + file + "? (y/n) ")
+			if alt {
+				status = "Allow write to " + file + "? (y/n) "
+				redraw()
+			} else {
+				fmt.Print("\r\x1b[KAllow write to " + file + "? (y/n) ")
+			}
 			if b := <-a.keys; b != 'y' && b != 'Y' {
 				say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
 				return
@@ -260,6 +387,7 @@ func (a *agent) answer(text string) {
 			say("could not write "+file+": "+err.Error(), "Status: failure")
 			return
 		}
+		narrow = alt
 		say("Wrote "+file+".", "")
 	}
 	say("Status: complete", "Summary: did what the task asked")
@@ -267,7 +395,12 @@ func (a *agent) answer(text string) {
 
 // work shows the busy line for d; an Escape interrupts it (false).
 func (a *agent) work(d time.Duration) bool {
-	fmt.Print("\r\x1b[Kworking… (esc to interrupt)")
+	if alt {
+		status = "working… (esc to interrupt)"
+		redraw()
+	} else {
+		fmt.Print("\r\x1b[Kworking… (esc to interrupt)")
+	}
 	deadline := time.After(d)
 	for {
 		select {

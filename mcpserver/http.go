@@ -11,9 +11,9 @@ import (
 // maxBody bounds the body of one request over HTTP.
 const maxBody = 1 << 20
 
-// Handler serves wilco's MCP tools over MCP's streamable HTTP transport,
-// for the agent and task bind finds for each request (wilco authenticated
-// it before).
+// Handler serves wilco's MCP tools over MCP's streamable HTTP transport to
+// one request, for the agent whose replies rep sends and its task (wilco
+// authenticated the request and found them before).
 //
 // The server is stateless: no session (any node of wilco's, or a restarted
 // one, answers any request), the protocol version negotiated by initialize
@@ -29,7 +29,7 @@ const maxBody = 1 << 20
 // loopback connection is refused) is off: every request carries an agent's
 // token, which a page a browser was tricked into loading does not have,
 // and wilco may be reached through a proxy on the same host.
-func Handler(bind func(*http.Request) (Replier, Task), version string) http.Handler {
+func Handler(rep Replier, task Task, version string) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBody}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -37,7 +37,6 @@ func Handler(bind func(*http.Request) (Replier, Task), version string) http.Hand
 				r.Header.Set("Accept", "application/json, text/event-stream")
 			}
 		}
-		rep, task := bind(r)
 		srv := New(rep, task, version)
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts).ServeHTTP(w, r)
 	})

@@ -73,9 +73,9 @@ func TestTheSDKClientCallsTheToolsOverStdio(t *testing.T) {
 func TestTheSDKClientCallsTheToolsOverHTTP(t *testing.T) {
 	t.Parallel()
 	rep := &fakeReplier{}
-	srv := httptest.NewServer(Handler(func(r *http.Request) (Replier, Task) {
-		return rep, Task{ID: r.Header.Get("X-Task"), MessageID: "M-7"}
-	}, "test"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Handler(rep, Task{ID: r.Header.Get("X-Task"), MessageID: "M-7"}, "test").ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	hc := &http.Client{Transport: headerTransport{"X-Task", "T-3"}}
 	text, init := callAck(t, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc})

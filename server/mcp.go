@@ -14,19 +14,19 @@ import (
 // transport, see mcpserver.Handler): the same tools as `wilco mcp`, for
 // the calling agent (its token) and the task it works on.
 func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
-	mcpserver.Handler(func(r *http.Request) (mcpserver.Replier, mcpserver.Task) {
-		agent := AgentName(r.Context())
-		task := mcpserver.Task{ID: r.Header.Get("X-Wilco-Task")}
-		if task.ID == "" {
-			// The task the agent works on: the one it holds, if any.
-			s.read(func(c *core.State) {
-				for _, t := range c.Tasks(func(t *core.Task) bool { return t.Agent == agent && t.State.Holds() }) {
-					task = mcpserver.Task{ID: t.ID, MessageID: t.Delivery}
-				}
-			})
+	agent := AgentName(r.Context())
+	task := mcpserver.Task{ID: r.Header.Get("X-Wilco-Task")}
+	if task.ID == "" {
+		// The task the agent works on: the one it holds, if any.
+		if err := s.read(func(c *core.State) {
+			for _, t := range c.Tasks(func(t *core.Task) bool { return t.Agent == agent && t.State.Holds() }) {
+				task = mcpserver.Task{ID: t.ID, MessageID: t.Delivery}
+			}
+		}); err != nil {
+			return err
 		}
-		return mcpReplier{s: s, r: r, agent: agent}, task
-	}, "wilco").ServeHTTP(w, r)
+	}
+	mcpserver.Handler(mcpReplier{s: s, r: r, agent: agent}, task, "wilco").ServeHTTP(w, r)
 	return nil
 }
 

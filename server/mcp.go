@@ -24,11 +24,13 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
 	task := mcpserver.Task{ID: r.Header.Get("X-Wilco-Task")}
 	if task.ID == "" {
 		// The task the agent works on: the one it holds, if any.
-		s.read(func(c *core.State) {
+		if err := s.read(func(c *core.State) {
 			for _, t := range c.Tasks(func(t *core.Task) bool { return t.Agent == agent && t.State.Holds() }) {
 				task = mcpserver.Task{ID: t.ID, MessageID: t.Delivery}
 			}
-		})
+		}); err != nil {
+			return err
+		}
 	}
 	out := mcpserver.Handle(r.Context(), body, mcpReplier{s: s, r: r, agent: agent}, task, "wilco")
 	if out == nil {

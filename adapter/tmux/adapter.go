@@ -258,7 +258,7 @@ func (a *Adapter) Add(c AgentConfig) error {
 		}
 	}
 	if style.Ready == nil {
-		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'", c.Name)
+		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'", c.Name)
 	}
 	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if p != nil {

@@ -56,7 +56,8 @@ func (aiderFormat) Name() string { return "aider" }
 // (the folder's, the repository's, the home's, the first found) or the
 // environment, else chat-history-file from .aider.conf.yml (the same
 // places), else .aider.chat.history.md in the repository's root (or the
-// folder). A relative name is in w.Dir.
+// folder). A relative name is in w.Dir. (--chat-history-file among the
+// program's arguments is not seen: a Where holds no arguments.)
 func AiderHistoryFile(w Where) string {
 	root := gitRoot(w.Dir)
 	places := []string{w.Dir}

@@ -19,7 +19,7 @@ const aiderHistory = "testdata/aider/chat.history.md"
 
 func TestAnAiderHistoryHoldsThePromptsTheRepliesAndAidersOwnOutput(t *testing.T) {
 	t.Parallel()
-	got := ParseAider(readTestdata(t, aiderHistory))
+	got := ParseAider(readRecordFile(t, aiderHistory))
 	announce := "Aider v0.86.2\nModel: openai/scripted with whole edit format\nGit repo: .git with 1 files\nRepo-map: disabled"
 	want := []Entry{
 		{ID: "line-3", Kind: ToolResult, Text: announce},
@@ -120,7 +120,7 @@ func TestAnAiderHistoryIsThisRunsConversation(t *testing.T) {
 	if _, ok, err := For("aider").Open(w); ok || err != nil {
 		t.Fatalf("no history yet: ok %v, err %v", ok, err)
 	}
-	b := readTestdata(t, aiderHistory)
+	b := readRecordFile(t, aiderHistory)
 	writeFile(t, path, string(b))
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(path, old, old); err != nil {
@@ -145,7 +145,7 @@ func TestAnAiderHistoryIsThisRunsConversation(t *testing.T) {
 
 func TestAnAiderHistoryReadAsItGrowsNeverChangesWhatItReturned(t *testing.T) {
 	t.Parallel()
-	b := readTestdata(t, aiderHistory)
+	b := readRecordFile(t, aiderHistory)
 	for _, cut := range []func(int) int{
 		func(int) int { return 1 },
 		func(i int) int { return (i*7919)%97 + 1 },
@@ -157,7 +157,7 @@ func TestAnAiderHistoryReadAsItGrowsNeverChangesWhatItReturned(t *testing.T) {
 }
 
 func FuzzParseAider(f *testing.F) {
-	b := readTestdata(f, aiderHistory)
+	b := readRecordFile(f, aiderHistory)
 	f.Add(b)
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	for i := 0; i+4 <= len(lines); i += 4 {

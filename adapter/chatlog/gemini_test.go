@@ -42,7 +42,7 @@ const (
 
 var geminiRecords = []string{geminiTwoTurns, geminiResumed, geminiResumedNew, geminiLoop, geminiDenied}
 
-func readTestdata(t testing.TB, path string) []byte {
+func readRecordFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -72,7 +72,7 @@ func geminiPlan() string {
 
 func TestAGeminiRecordHoldsThePromptsTheRepliesAndTheToolCallsWithTheirResults(t *testing.T) {
 	t.Parallel()
-	got := ParseGemini(readTestdata(t, geminiTwoTurns))
+	got := ParseGemini(readRecordFile(t, geminiTwoTurns))
 	want := []Entry{
 		{ID: "967153c4-7675-472d-9b36-2fc22cd92b4b", Kind: Prompt, Text: "Please do the first task: write notes.txt with a greeting.", At: at(t, "2026-11-26T11:33:06.816Z")},
 		{ID: "f4341855-e4e2-4308-9386-2c8a447e52a4", Kind: Text, Text: geminiPlan(), At: at(t, "2026-11-26T11:33:07.591Z")},
@@ -111,8 +111,8 @@ func TestAGeminiConversationWrittenAgainAfterADenialMakesNoNewPrompt(t *testing.
 	// Resumed, then a call denied: Gemini CLI wrote the whole conversation
 	// again (the first two prompts and replies, under new ids) and made
 	// it the record's conversation. None of it is said anew.
-	got := ParseGemini(readTestdata(t, geminiResumed))
-	want := ParseGemini(readTestdata(t, geminiTwoTurns))
+	got := ParseGemini(readRecordFile(t, geminiResumed))
+	want := ParseGemini(readRecordFile(t, geminiTwoTurns))
 	third := []Entry{
 		{ID: "3e418970-e624-43f6-92cf-815dcb9c68f6", Kind: Prompt, Text: "And the third task please.", At: at(t, "2026-11-26T11:34:50.532Z")},
 		{ID: "6693e458-2eaf-4e8f-a537-c6c906be21ee", Kind: Text, Text: "Writing other.txt.", At: at(t, "2026-11-26T11:34:50.607Z")},
@@ -127,7 +127,7 @@ func TestAGeminiConversationWrittenAgainAfterADenialMakesNoNewPrompt(t *testing.
 
 func TestAGeminiPromptSentAgainAfterADenialIsANewPrompt(t *testing.T) {
 	t.Parallel()
-	got := ParseGemini(readTestdata(t, geminiDenied))
+	got := ParseGemini(readRecordFile(t, geminiDenied))
 	want := strings.Join([]string{
 		"prompt 7d37b09c-a8f2-4b05-92fc-3641ad312316",
 		"text 6146893e-07bf-44a5-b1eb-62599442a18b",
@@ -165,7 +165,7 @@ func TestAGeminiRequestOfItsOwnInPlaceOfThePromptIsNotANewPrompt(t *testing.T) {
 	// A loop detected: the prompt rolled back, "System: Potential loop
 	// detected…" sent in its place (shown as the prompt): the reply to it
 	// is the prompt's.
-	got := ParseGemini(readTestdata(t, geminiLoop))
+	got := ParseGemini(readRecordFile(t, geminiLoop))
 	want := []Entry{
 		{ID: "065a0851-3c20-4400-8c7a-ca6d1d55f011", Kind: Prompt, Text: "Please do the first task: write notes.txt with a greeting.", At: at(t, "2026-11-26T11:31:36.832Z")},
 		{ID: "5546d72b-a4bd-434d-87d8-f18b27733020", Kind: Text, Text: "OK", At: at(t, "2026-11-26T11:31:37.237Z")},
@@ -237,9 +237,9 @@ func TestAGeminiRecordIsFoundByItsConversationID(t *testing.T) {
 	}
 	// Two conversations in the same folder, and one whose id begins as
 	// the first's.
-	mine := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-33-3f2a9c1e.jsonl", readTestdata(t, geminiTwoTurns))
-	other := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-40-7c1d2e3f.jsonl", readTestdata(t, geminiDenied))
-	alike := bytes.ReplaceAll(readTestdata(t, geminiLoop), []byte(geminiTwoTurnsID), []byte("3f2a9c1e-0000-4000-8000-000000000000"))
+	mine := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-33-3f2a9c1e.jsonl", readRecordFile(t, geminiTwoTurns))
+	other := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-40-7c1d2e3f.jsonl", readRecordFile(t, geminiDenied))
+	alike := bytes.ReplaceAll(readRecordFile(t, geminiLoop), []byte(geminiTwoTurnsID), []byte("3f2a9c1e-0000-4000-8000-000000000000"))
 	writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-31-3f2a9c1e.jsonl", alike)
 	for _, c := range []struct {
 		id, path, record string
@@ -250,7 +250,7 @@ func TestAGeminiRecordIsFoundByItsConversationID(t *testing.T) {
 		if err != nil || l.Path() != c.path || l.Conversation() != c.id {
 			t.Fatalf("%s: %s %s %v", c.id, l.Path(), l.Conversation(), err)
 		}
-		if !reflect.DeepEqual(es, ParseGemini(readTestdata(t, c.record))) {
+		if !reflect.DeepEqual(es, ParseGemini(readRecordFile(t, c.record))) {
 			t.Fatalf("%s: read\n%s", c.id, dumpEntries(es))
 		}
 	}
@@ -260,7 +260,7 @@ func TestAGeminiRecordIsFoundByItsConversationID(t *testing.T) {
 	if _, ok, _ := For("gemini").Open(w); ok {
 		t.Fatal("found outside GEMINI_CLI_HOME")
 	}
-	moved := writeGeminiRecord(t, cliHome, "repo-1", "session-2026-11-26T11-40-7c1d2e3f.jsonl", readTestdata(t, geminiDenied))
+	moved := writeGeminiRecord(t, cliHome, "repo-1", "session-2026-11-26T11-40-7c1d2e3f.jsonl", readRecordFile(t, geminiDenied))
 	if l := mustOpen(t, For("gemini"), w); l.Path() != moved {
 		t.Fatalf("under GEMINI_CLI_HOME: %s", l.Path())
 	}
@@ -271,8 +271,8 @@ func TestAResumedGeminiConversationIsTheRecordStartedFirst(t *testing.T) {
 	// Resuming, Gemini CLI starts a record of its own under the same id,
 	// then goes on in the old one.
 	home := t.TempDir()
-	old := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-33-3f2a9c1e.jsonl", readTestdata(t, geminiResumed))
-	writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-34-3f2a9c1e.jsonl", readTestdata(t, geminiResumedNew))
+	old := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-33-3f2a9c1e.jsonl", readRecordFile(t, geminiResumed))
+	writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-34-3f2a9c1e.jsonl", readRecordFile(t, geminiResumedNew))
 	l := mustOpen(t, For("gemini"), Where{Env: map[string]string{"HOME": home}, Dir: "/repo", Conversation: geminiTwoTurnsID})
 	if l.Path() != old {
 		t.Fatalf("found %s", l.Path())
@@ -316,10 +316,10 @@ func TestAGeminiRecordWithoutAnIDIsTheFirstStartedInTheFolderSinceTheStart(t *te
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			gemini := filepath.Join(home, ".gemini")
-			first := writeGeminiRecord(t, home, c.project, "session-a.jsonl", geminiStarted(t, readTestdata(t, geminiTwoTurns), t0.Add(time.Minute)))
-			second := writeGeminiRecord(t, home, c.project, "session-b.jsonl", geminiStarted(t, readTestdata(t, geminiDenied), t0.Add(2*time.Minute)))
+			first := writeGeminiRecord(t, home, c.project, "session-a.jsonl", geminiStarted(t, readRecordFile(t, geminiTwoTurns), t0.Add(time.Minute)))
+			second := writeGeminiRecord(t, home, c.project, "session-b.jsonl", geminiStarted(t, readRecordFile(t, geminiDenied), t0.Add(2*time.Minute)))
 			// Another folder's record, started in between.
-			writeGeminiRecord(t, home, "repo-1", "session-c.jsonl", geminiStarted(t, readTestdata(t, geminiLoop), t0.Add(90*time.Second)))
+			writeGeminiRecord(t, home, "repo-1", "session-c.jsonl", geminiStarted(t, readRecordFile(t, geminiLoop), t0.Add(90*time.Second)))
 			writeFile(t, filepath.Join(gemini, "tmp", "repo-1", ".project_root"), "/srv/other")
 			c.mark(t, gemini)
 			w := Where{Env: map[string]string{"HOME": home}, Dir: dir}
@@ -421,7 +421,7 @@ func checkLogGrowth(t *testing.T, path string, b []byte, cut func(i int) int, op
 func TestAGeminiRecordReadAsItGrowsNeverChangesWhatItReturned(t *testing.T) {
 	t.Parallel()
 	for _, record := range geminiRecords {
-		b := readTestdata(t, record)
+		b := readRecordFile(t, record)
 		first, _, _ := bytes.Cut(b, []byte("\n"))
 		var meta geminiMeta
 		if err := json.Unmarshal(first, &meta); err != nil {
@@ -442,7 +442,7 @@ func TestAGeminiRecordReadAsItGrowsNeverChangesWhatItReturned(t *testing.T) {
 func TestAGeminiRecordRewrittenIsReadAgainFromItsStart(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	b := readTestdata(t, geminiTwoTurns)
+	b := readRecordFile(t, geminiTwoTurns)
 	path := writeGeminiRecord(t, home, "repo", "session-2026-11-26T11-33-3f2a9c1e.jsonl", b)
 	l := mustOpen(t, For("gemini"), Where{Env: map[string]string{"HOME": home}, Conversation: geminiTwoTurnsID})
 	if es, err := l.Read(); err != nil || len(es) != 9 {
@@ -467,7 +467,7 @@ func FuzzParseGemini(f *testing.F) {
 	// The records' lines, a few at a time (a whole record is slow to
 	// minimize).
 	for _, record := range geminiRecords {
-		lines := bytes.SplitAfter(readTestdata(f, record), []byte("\n"))
+		lines := bytes.SplitAfter(readRecordFile(f, record), []byte("\n"))
 		for i := 0; i+3 <= len(lines); i += 3 {
 			f.Add(bytes.Join(lines[i:i+3], nil))
 		}

@@ -41,6 +41,8 @@ type Reader struct {
 	// the pane still shows the earlier turn.
 	before    []string
 	hasBefore bool
+	// final: the turn is over; nothing is held back any more.
+	final bool
 }
 
 // tailLines is how many of the prompt's last lines find its echo.
@@ -66,7 +68,7 @@ func (r *Reader) Mark(content []Line, prompt string) {
 			r.tail = append([]string{w}, r.tail...)
 		}
 	}
-	r.prev, r.emitted, r.echoed = nil, nil, false
+	r.prev, r.emitted, r.echoed, r.final = nil, nil, false, false
 	r.before, r.hasBefore = nil, false
 	if end, ok := r.echoEnd(content); ok {
 		r.before, r.hasBefore = lineTexts(content[end:]), true
@@ -78,11 +80,7 @@ func (r *Reader) Mark(content []Line, prompt string) {
 // this turn's now (the agent answered as it did then, faster than the
 // pane was read).
 func (r *Reader) Final(content []Line) []string {
-	if !r.echoed && r.hasBefore {
-		if _, ok := r.echoEnd(content); ok {
-			r.hasBefore = false
-		}
-	}
+	r.final = true
 	return r.Next(content)
 }
 
@@ -169,9 +167,11 @@ func added(a, b []string) []string {
 func (r *Reader) turn(content []Line) []string {
 	if end, ok := r.echoEnd(content); ok {
 		after := lineTexts(content[end:])
-		if !r.echoed && r.hasBefore && equal(after, r.before) {
-			// The earlier turn, as the pane showed it when this one began:
-			// this prompt's echo has not shown yet.
+		if !r.echoed && r.hasBefore && !r.final && len(after) >= len(r.before) && equal(after[:len(r.before)], r.before) &&
+			r.inPrompt(after[len(r.before):]) {
+			// The earlier turn as the pane showed it when this one began,
+			// then perhaps this prompt's echo being drawn: nothing of this
+			// turn yet (or its answer so far repeats the earlier one's).
 			return nil
 		}
 		r.echoed = true
@@ -181,8 +181,28 @@ func (r *Reader) turn(content []Line) []string {
 		// The echo scrolled away: what shows is all after it.
 		return lineTexts(content)
 	}
-	start := r.start(content)
-	return r.skipEcho(content[start:])
+	t := r.skipEcho(content[r.start(content):])
+	if !r.final {
+		// Lines at the end that the prompt holds may be its echo being
+		// drawn: held until a line follows that it does not hold, or the
+		// echo's end shows, or the turn is over.
+		n := len(t)
+		for n > 0 && r.inPrompt(t[n-1:n]) {
+			n--
+		}
+		t = t[:n]
+	}
+	return t
+}
+
+// inPrompt reports whether every line is blank or part of the prompt.
+func (r *Reader) inPrompt(lines []string) bool {
+	for _, l := range lines {
+		if w := loose(l); w != "" && !strings.Contains(r.prompt, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // lineTexts are the lines' texts, without the blank lines that end them.
@@ -253,6 +273,13 @@ func (r *Reader) echoEnd(content []Line) (int, bool) {
 func (r *Reader) start(content []Line) int {
 	for n := len(r.anchor); n >= min(2, len(r.anchor)) && n > 0; n-- {
 		if at, ok := r.after(content, r.anchor[:n]); ok {
+			return at
+		}
+	}
+	// The anchor's first lines scrolled away over the top of the screen
+	// (no scrollback): the content begins with its last ones.
+	for m := len(r.anchor) - 1; m >= 1; m-- {
+		if at, ok := beginsWith(content, r.anchor[len(r.anchor)-m:]); ok {
 			return at
 		}
 	}
@@ -327,6 +354,25 @@ func (r *Reader) after(content []Line, anchor []string) (int, bool) {
 		}
 	}
 	return ends[len(ends)-1], true
+}
+
+// beginsWith reports whether content's first non-blank lines are lines,
+// and where it goes on after them.
+func beginsWith(content []Line, lines []string) (int, bool) {
+	k := 0
+	for i := range content {
+		t := strings.TrimSpace(content[i].Text)
+		if t == "" {
+			continue
+		}
+		if t != lines[k] {
+			return 0, false
+		}
+		if k++; k == len(lines) {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 func prefixOf(a, b []string) bool {

@@ -211,25 +211,25 @@ func (st *Style) Content(s Screen) []Line {
 	for _, l := range rows {
 		add(l)
 	}
-	return joinWrapped(out)
+	width := s.Width
+	if cut > 0 {
+		width = cut
+	}
+	return joinWrapped(out, width)
 }
 
 // joinWrapped joins the rows a program wrapped itself (tmux joins the
 // rows it wrapped; a TUI wraps its text before tmux sees it): a row goes
 // on in the next one when the next one's first word would not have fit
-// in it, measured against the widest row of the conversation (where the
-// program wraps), and the next row does not begin a line of its own — a
-// message, an echo, a list item, a field such as "Understanding:". The
-// widest row must be wide (40 columns at least), and three rows at least
-// must reach near it: a conversation whose rows end anywhere is not taken
-// as wrapped.
-func joinWrapped(lines []Line) []Line {
+// in it, and the next row does not begin a line of its own — a message,
+// an echo, a list item, a field such as "Understanding:". Where the
+// program wraps is the widest row of the conversation when another row
+// reaches near it (a conversation whose rows end anywhere is not taken as
+// wrapped there), else the width of the screen.
+func joinWrapped(lines []Line, width int) []Line {
 	wrapAt := 0
 	for _, l := range lines {
 		wrapAt = max(wrapAt, l.cols)
-	}
-	if wrapAt < 40 {
-		return lines
 	}
 	near := 0
 	for _, l := range lines {
@@ -237,7 +237,10 @@ func joinWrapped(lines []Line) []Line {
 			near++
 		}
 	}
-	if near < 3 {
+	if near < 2 || wrapAt < 40 {
+		wrapAt = width
+	}
+	if wrapAt < 40 {
 		return lines
 	}
 	out := lines[:0]

@@ -92,7 +92,30 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 	}
 	// Each delegation acknowledged once, with its whole Understanding; no
 	// correction, no wrong id was ever sent.
-	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
+	checkReadRight(t, in, dir, wantAttempts, longUnderstanding)
+	// One Claude Code session served the four tasks.
+	sessions := map[string]bool{}
+	for _, r := range model.AgentRequests() {
+		if md, ok := r.Body["metadata"].(map[string]any); ok {
+			sessions[fmt.Sprint(md["user_id"])] = true
+		}
+	}
+	if len(sessions) > 1 {
+		t.Errorf("the tasks went through %d sessions", len(sessions))
+	}
+}
+
+// checkReadRight checks tasks an interactive agent worked (each to its
+// number of attempts, every attempt a run of its own): each delegation
+// acknowledged with the whole understanding; no correction, wrong id or
+// ACK request ever sent; and no line of a prompt read as the agent's — not
+// in a run's agent.log, not in its transcript's text, not in the task —
+// with one ACK in each run.
+func checkReadRight(t *testing.T, in *instance, dir string, attempts map[string]int, understanding string) {
+	t.Helper()
+	runsWanted := 0
+	for id, want := range attempts {
+		runsWanted += want
 		var msgs struct{ Messages []message }
 		in.must(200, in.call("GET", "/v1/messages?task="+id, adminToken, nil), &msgs)
 		n := 0
@@ -101,12 +124,18 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 				continue
 			}
 			n++
-			if m.State != "acknowledged" || m.Understanding != longUnderstanding {
+			if m.State != "acknowledged" || m.Understanding != understanding {
 				t.Errorf("%s: the delegation %s is %s with the understanding %q", id, m.ID, m.State, m.Understanding)
 			}
 		}
-		if n != wantAttempts[id] {
-			t.Errorf("%s: %d delegations, want %d", id, n, wantAttempts[id])
+		if n != want {
+			t.Errorf("%s: %d delegations, want %d", id, n, want)
+		}
+		b, _ := json.Marshal(in.taskRaw(id))
+		for _, p := range promptLines {
+			if strings.Contains(string(b), strings.ReplaceAll(p, "<", `\u003c`)) && !strings.Contains(p, "## Task") {
+				t.Errorf("%s: the task holds a line of the prompt %q", id, p)
+			}
 		}
 	}
 	evs, _ := in.events(0)
@@ -115,11 +144,9 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 			t.Errorf("wilco sent %s to the agent although it acknowledged each task right: %s", e.Type, d)
 		}
 	}
-	// No line of a prompt is ever read as the agent's: not in the agent's
-	// log, not in the transcript's text, not in a turn's summary.
 	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "T-*"))
-	if len(runs) != 5 {
-		t.Fatalf("%d runs: %v", len(runs), runs)
+	if len(runs) != runsWanted {
+		t.Fatalf("%d runs, want %d: %v", len(runs), runsWanted, runs)
 	}
 	for _, run := range runs {
 		b, _ := os.ReadFile(filepath.Join(run, "agent.log"))
@@ -153,24 +180,5 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 		if acks != 1 {
 			t.Errorf("%s: the transcript holds %d ACKs, want 1 (one turn, its own)", filepath.Base(run), acks)
 		}
-	}
-	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
-		raw := in.taskRaw(id)
-		b, _ := json.Marshal(raw)
-		for _, p := range promptLines {
-			if strings.Contains(string(b), strings.ReplaceAll(p, "<", `\u003c`)) && !strings.Contains(p, "## Task") {
-				t.Errorf("%s: the task holds a line of the prompt %q", id, p)
-			}
-		}
-	}
-	// One Claude Code session served the four tasks.
-	sessions := map[string]bool{}
-	for _, r := range model.AgentRequests() {
-		if md, ok := r.Body["metadata"].(map[string]any); ok {
-			sessions[fmt.Sprint(md["user_id"])] = true
-		}
-	}
-	if len(sessions) > 1 {
-		t.Errorf("the tasks went through %d sessions", len(sessions))
 	}
 }

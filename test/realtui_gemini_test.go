@@ -31,7 +31,8 @@ func geminiTUIAgent(t testing.TB, gemini, url string) string {
 
 // The real Gemini CLI TUI in tmux: the task pasted and submitted, its ACK,
 // its write_file call (allowed in the pane) and its words read from its
-// own record of the conversation, a failed verification, a retry, success.
+// own record of the conversation — each ACK whole, nothing of the prompt
+// taken for the agent's — a failed verification, a retry, success.
 func TestGeminiCLITUIIsReadFromItsOwnRecordUntilVerified(t *testing.T) {
 	t.Parallel()
 	needTmux(t)
@@ -56,6 +57,7 @@ func TestGeminiCLITUIIsReadFromItsOwnRecordUntilVerified(t *testing.T) {
 	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("Gemini CLI's fix is not in the repository")
 	}
+	checkReadRight(t, in, dir, map[string]int{"T-1": 2}, "Will write the fix into file.txt")
 	logs := agentLogs(t, dir)
 	if !strings.Contains(logs, "the agent's words are read from its record") || !strings.Contains(logs, filepath.Join(".gemini", "tmp")) {
 		t.Fatalf("the turns were not read from Gemini CLI's record:\n%s", logs)

@@ -271,13 +271,18 @@ func ParseGemini(data []byte) []Entry {
 //
 //   - a prompt: the first time its message is seen. A "user" message is
 //     not a prompt when it holds no text but tool results, when it is the
-//     program's own context, when it is the program's follow-up of the
+//     program's own context, or when it is the program's follow-up of the
 //     last prompt (its "displayContent" shows that prompt: a loop
-//     detected, "Please continue."), or when its text is that of a user
-//     message still in the conversation (the program wrote its history
-//     again, with new ids, after a request was cancelled: a prompt typed
-//     again word for word while the first is still in the conversation
-//     is read so too);
+//     detected, "Please continue.");
+//   - a prompt whose text is that of a user message still in the
+//     conversation: a prompt typed again word for word, or a copy of the
+//     history the program wrote again under new ids (after a call was
+//     denied, a request cancelled, tool outputs masked: each message of
+//     it a line of its own, the replies without "model", then the whole
+//     conversation in a "$set"). It is a prompt once the model's reply
+//     to it comes (a "gemini" line with a "model"); a copy is followed
+//     by the copy of a reply (no "model") or by the "$set" that replaces
+//     the message it copies, and is no prompt;
 //   - the agent's text: the first time its reply is seen with text;
 //   - a tool call and its result: the first time the reply is seen with
 //     that call (calls are written with their results).
@@ -293,6 +298,10 @@ type geminiParser struct {
 	words      map[string]string
 	liveWords  map[string]int
 	lastPrompt string
+	// again is a user message whose words are those of one still in the
+	// conversation, until it is known to be a prompt typed again (the
+	// model answers it) or a copy.
+	again *Entry
 }
 
 func newGeminiParser() *geminiParser {
@@ -336,7 +345,7 @@ func (p *geminiParser) line(b []byte) []Entry {
 		if json.Unmarshal(b, &m) != nil || m.ID == "" {
 			return nil
 		}
-		out := p.message(m)
+		out := p.message(m, false)
 		p.keep(m)
 		return out
 	}
@@ -362,16 +371,22 @@ func (p *geminiParser) line(b []byte) []Entry {
 		if json.Unmarshal(raw, &m) != nil || m.ID == "" {
 			continue
 		}
-		out = append(out, p.message(m)...)
+		out = append(out, p.message(m, true)...)
 		p.remember(m)
 		ids = append(ids, m.ID)
 	}
 	p.setLive(ids)
+	if a := p.again; a != nil && !(p.isLive[a.ID] && p.liveWords[Words(a.Text)] > 1) {
+		// Rolled back, or the copy of a message the conversation no
+		// longer holds: no prompt.
+		p.again = nil
+	}
 	return out
 }
 
-// message makes the entries m holds that were not made yet.
-func (p *geminiParser) message(m geminiMessage) []Entry {
+// message makes the entries m holds that were not made yet; listed: m is
+// one of the conversation a "$set" holds (not a line of its own).
+func (p *geminiParser) message(m geminiMessage, listed bool) []Entry {
 	at, _ := time.Parse(time.RFC3339Nano, m.Timestamp)
 	switch m.Type {
 	case "user":
@@ -390,17 +405,36 @@ func (p *geminiParser) message(m geminiMessage) []Entry {
 				return nil
 			}
 		}
-		if w := Words(text); w == "" || p.liveWords[w] > 0 {
+		w := Words(text)
+		if w == "" {
 			return nil
 		}
-		p.lastPrompt = Words(text)
+		e := Entry{ID: m.ID, Kind: Prompt, Text: text, At: at}
+		if p.liveWords[w] > 0 {
+			if !listed {
+				p.again = &e
+			}
+			return nil
+		}
+		p.again = nil
+		p.lastPrompt = w
 		p.made[m.ID] = true
-		return []Entry{{ID: m.ID, Kind: Prompt, Text: text, At: at}}
+		return []Entry{e}
 	case "gemini":
 		if m.Model == nil {
+			if !listed {
+				p.again = nil // history written again
+			}
 			return nil
 		}
 		var out []Entry
+		if a := p.again; a != nil && !listed && !p.isLive[m.ID] {
+			// The model answers the prompt typed again.
+			p.again = nil
+			p.lastPrompt = Words(a.Text)
+			p.made[a.ID] = true
+			out = append(out, *a)
+		}
 		if !p.made[m.ID] {
 			if text, _ := geminiText(m.Content); strings.TrimSpace(text) != "" {
 				p.made[m.ID] = true
@@ -480,6 +514,9 @@ func (p *geminiParser) rewind(id string) {
 		}
 	}
 	p.setLive(p.live[:cut])
+	if p.again != nil && !p.isLive[p.again.ID] {
+		p.again = nil
+	}
 }
 
 // geminiIgnored is Gemini CLI's own test of a user message that is not the

@@ -28,19 +28,23 @@ import (
 //     own in its place;
 //   - denied-then-sent-again: a pasted prompt of many lines whose
 //     write_file call was denied, then the same prompt pasted again and
-//     its call allowed.
+//     its call allowed;
+//   - typed-again: a prompt answered (a task-acknowledgment-error), then
+//     the same prompt pasted again word for word while the first is still
+//     in the conversation, answered with a write_file call, allowed.
 const (
 	geminiTwoTurns   = "testdata/gemini/two-turns.jsonl"
 	geminiResumed    = "testdata/gemini/resumed.jsonl"
 	geminiResumedNew = "testdata/gemini/resumed-new.jsonl"
 	geminiLoop       = "testdata/gemini/loop-recovery.jsonl"
 	geminiDenied     = "testdata/gemini/denied-then-sent-again.jsonl"
+	geminiTypedAgain = "testdata/gemini/typed-again.jsonl"
 
 	geminiTwoTurnsID = "3f2a9c1e-5b7d-4e8f-9a01-23456789abcd"
 	geminiDeniedID   = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 )
 
-var geminiRecords = []string{geminiTwoTurns, geminiResumed, geminiResumedNew, geminiLoop, geminiDenied}
+var geminiRecords = []string{geminiTwoTurns, geminiResumed, geminiResumedNew, geminiLoop, geminiDenied, geminiTypedAgain}
 
 func readRecordFile(t testing.TB, path string) []byte {
 	t.Helper()
@@ -157,6 +161,78 @@ func TestAGeminiPromptSentAgainAfterADenialIsANewPrompt(t *testing.T) {
 	}
 	if allowed := got[7]; allowed.Error || !strings.HasPrefix(allowed.Text, "Successfully created") {
 		t.Fatalf("the allowed call's result: %+v", allowed)
+	}
+}
+
+func TestAGeminiPromptTypedAgainWordForWordIsANewPrompt(t *testing.T) {
+	t.Parallel()
+	// wilco sends a delegation again as it was (after the agent said it
+	// was busy): the same words, while the first is still in the
+	// conversation. The model's reply to it makes it a prompt.
+	got := ParseGemini(readRecordFile(t, geminiTypedAgain))
+	want := strings.Join([]string{
+		"prompt bb0bab3d-37cf-418c-92e8-e3a4db6aeb40",
+		"text 07e42fd3-1656-4b1b-b8d8-1650983a8850",
+		"prompt f82b912c-3867-4b2c-a424-a6ed9096f9ea",
+		"text 03cde653-8f45-437a-82a0-4ef1f1eb7154",
+		"tool_call write_file__write_file_1795697708499_0",
+		"tool_result write_file__write_file_1795697708499_0/result",
+		"text bf9759df-66de-42bb-a5fe-0bf5692a0202",
+	}, "\n")
+	if kinds(got) != want {
+		t.Fatalf("entries:\n%s\nwant:\n%s", kinds(got), want)
+	}
+	prompt := "[R-1] The same words twice.\n\nLine two of it.\nReply with [ACK] R-1 - RECEIVED first."
+	if got[0].Text != prompt || got[2].Text != prompt || !got[2].At.Equal(at(t, "2026-11-26T12:55:08.477Z")) {
+		t.Fatalf("the prompts: %+v, %+v", got[0], got[2])
+	}
+}
+
+func TestACopyOfAGeminiPromptIsNoNewPrompt(t *testing.T) {
+	t.Parallel()
+	const (
+		ctx    = `{"id":"c","timestamp":"2026-11-26T11:00:00Z","type":"user","content":[{"text":"<session_context>x</session_context>"}]}`
+		first  = `{"id":"p1","timestamp":"2026-11-26T11:00:01Z","type":"user","content":[{"text":"Do the task."}]}`
+		reply  = `{"id":"g1","timestamp":"2026-11-26T11:00:02Z","type":"gemini","content":"Done.","model":"m"}`
+		again  = `{"id":"p2","timestamp":"2026-11-26T11:00:03Z","type":"user","content":[{"text":"Do   the task."}]}`
+		answer = `{"id":"g2","timestamp":"2026-11-26T11:00:04Z","type":"gemini","content":"Done again.","model":"m"}`
+	)
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"answered", []string{ctx, first, reply, again, `{"$set":{"lastUpdated":"x"}}`, `{"id":"i","type":"info","content":"x"}`, answer},
+			"prompt p1\ntext g1\nprompt p2\ntext g2"},
+		{"not answered yet", []string{ctx, first, reply, again}, "prompt p1\ntext g1"},
+		// The history written again: each message a line under a new id,
+		// the replies without a model, then the conversation.
+		{"history copied", []string{ctx, first, reply,
+			`{"id":"c2","type":"user","content":[{"text":"<session_context>x</session_context>"}]}`,
+			`{"id":"p1c","type":"user","content":[{"text":"Do the task."}]}`,
+			`{"id":"g1c","type":"gemini","content":[{"text":"Done."}]}`,
+			`{"$set":{"messages":[{"id":"c2","type":"user","content":"<session_context>"},{"id":"p1c","type":"user","content":[{"text":"Do the task."}]},{"id":"g1c","type":"gemini","content":"Done."}]}}`,
+			answer}, "prompt p1\ntext g1\ntext g2"},
+		// A copy the history ends with: the conversation that follows
+		// holds it in place of the message it copies.
+		{"copy last", []string{ctx, first, reply, again,
+			`{"$set":{"messages":[{"id":"c","type":"user","content":"<session_context>"},{"id":"p2","type":"user","content":[{"text":"Do the task."}]}]}}`,
+			answer}, "prompt p1\ntext g1\ntext g2"},
+		// Rolled back before the model answered.
+		{"rolled back", []string{ctx, first, reply, again,
+			`{"$set":{"messages":[{"id":"c","type":"user","content":"<session_context>"},{"id":"p1","type":"user","content":[{"text":"Do the task."}]},{"id":"g1","type":"gemini","content":"Done.","model":"m"}]}}`,
+			answer}, "prompt p1\ntext g1\ntext g2"},
+		{"rewound", []string{ctx, first, reply, again, `{"$rewindTo":"p2"}`, answer}, "prompt p1\ntext g1\ntext g2"},
+		// The conversation listed whole, the prompt typed again still in
+		// it beside the first: it waits for its answer.
+		{"listed beside the first", []string{ctx, first, reply, again,
+			`{"$set":{"messages":[{"id":"c","type":"user","content":"<session_context>"},{"id":"p1","type":"user","content":[{"text":"Do the task."}]},{"id":"g1","type":"gemini","content":"Done.","model":"m"},{"id":"p2","type":"user","content":[{"text":"Do   the task."}]}]}}`,
+			answer}, "prompt p1\ntext g1\nprompt p2\ntext g2"},
+	} {
+		got := ParseGemini([]byte(strings.Join(c.lines, "\n") + "\n"))
+		if kinds(got) != c.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", c.name, kinds(got), c.want)
+		}
 	}
 }
 

@@ -149,16 +149,32 @@ var Presets = map[string]Preset{
 	},
 	// Codex: "› " opens its input box (an empty one shows a faint
 	// placeholder), "• Working (1s • esc to interrupt)" while it works,
-	// its messages begin with "• ". It asks once to trust the folder ("›
-	// 1. Trust and continue") and may offer a new model ("› 1. Try new
-	// model", "2. Use existing model": the existing one is kept). Its
-	// approvals ask "Would you like to run the following command?" (the
-	// first choice is yes).
+	// its messages begin with "• ". It is ready once its status line
+	// shows the model under the input box ("GPT-5.5 default · <folder>"):
+	// at its first start it draws its input box a moment before it asks
+	// to trust the folder, and takes no prompt then. It asks once to trust
+	// the folder ("› 1. Trust and continue") and may offer a newer model
+	// ("› 1. Try new model", "2. Use existing model"): the existing one is
+	// kept by its key "2", which chooses it whatever is highlighted (Enter
+	// or Escape take the highlighted choice, the new model at first).
+	//
+	// Its approvals ask "Would you like to run the following command?"
+	// (or to make edits, grant permissions), then give the command on a
+	// row of its own ("$ go test ./..."), the model's reason above it, and
+	// "› 1. Yes, proceed (y)" … "3. No, and tell Codex what to do
+	// differently (esc)": Enter says yes; Escape says no, and Codex stops
+	// its turn. The command is the question's tool, and all the allow
+	// list is matched against.
+	//
+	// It runs with --no-daemon: Codex 0.169.0 otherwise starts an
+	// app-server under $CODEX_HOME that runs its conversations and
+	// outlives it (and the agent's session); this way the agent's whole
+	// program is in its pane, and ends with it.
 	//
 	// Skills: $CODEX_HOME/skills/<name>/SKILL.md ($CODEX_HOME defaults to
 	// ~/.codex); it has no plugin directory.
 	PresetCodex: {
-		Name: PresetCodex, Program: "codex",
+		Name: PresetCodex, Program: "codex", Args: []string{"--no-daemon"},
 		Resume: func(id string) []string {
 			if id == "" {
 				return []string{"resume", "--last"}
@@ -167,16 +183,17 @@ var Presets = map[string]Preset{
 		},
 		ResumeFirst: true,
 		Style: Style{
-			Ready: mustRE(`(?m)^›\s*$`), Busy: mustRE(`esc to interrupt`),
+			Ready: mustRE(`(?m)^›[ \t]*\n(?:[ \t]*\n)*[ \t]+\S.* · `), Busy: mustRE(`esc to interrupt`),
 			Permission: mustRE(`Would you like to (run|make|grant|send)[^\n]*\?`),
 			Dialogs: []DialogRule{
 				{Name: "trust the folder", Match: mustRE(`(?s)Trust this folder\?.*› 1\. Trust and continue`), Keys: []string{"Enter"}},
-				{Name: "keep the model", Match: mustRE(`› 1\. Try new model`), Keys: []string{"Down", "Enter"}},
+				{Name: "keep the model", Match: mustRE(`(?s)1\. Try new model.*2\. Use existing model`), Keys: []string{"2"}},
 			},
 			LiveFrom:    mustRE(`^›( |$)`),
 			Drop:        []*regexp.Regexp{mustRE(`^\s*Worked for \d`), mustRE(`^\s*• Working \(`), mustRE(`^\s{24,}\S`)},
 			EchoMarkers: []string{"› "}, ReplyMarkers: []string{"• "},
-			Tool: mustRE(`(?m)^•\s*(Ran|Edited|Read|Explored)\b`),
+			PermissionBelow: true,
+			Asks:            mustRE(`(?s)(?:^|\n)\$ (.+?)\n(?:› )?1\. Yes`),
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},

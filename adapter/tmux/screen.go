@@ -122,6 +122,16 @@ type Style struct {
 	// Tool finds, in the rows above a permission prompt, the tool it asks
 	// for (its first group).
 	Tool *regexp.Regexp
+	// PermissionBelow: a permission question shows what it asks below its
+	// first line (Codex: the command, the model's reason for it), so its
+	// text is read from the question down, not from the rows above it
+	// (the conversation, the echo of a prompt).
+	PermissionBelow bool
+	// Asks finds, in a permission question's text, the whole of what it
+	// asks for (its first group: the command Codex would run). What it
+	// finds is the question's tool, and the only thing an allow list is
+	// matched against: the words around it (the model's reason) are not.
+	Asks *regexp.Regexp
 }
 
 // Classify tells the state a screen shows, and for a dialog, which one.
@@ -487,9 +497,15 @@ func cutPanel(l string, col int, sep bool) string {
 	return l
 }
 
-// ToolOf is the tool a permission prompt asks for, from the screen's rows
-// ("" when the style cannot tell).
+// ToolOf is the tool a permission prompt asks for: what Asks finds in its
+// text, else what Tool finds in the screen's rows ("" when the style
+// cannot tell).
 func (st *Style) ToolOf(s Screen) string {
+	if st.Asks != nil {
+		if m := st.Asks.FindStringSubmatch(st.PermissionText(s)); len(m) > 1 {
+			return m[1]
+		}
+	}
 	if st.Tool == nil {
 		return ""
 	}
@@ -503,8 +519,9 @@ func (st *Style) ToolOf(s Screen) string {
 }
 
 // PermissionText is the prompt a permission question shows: the screen's
-// rows from a few above the first row that matches the permission pattern,
-// to the end.
+// rows from a few above the first row that matches the permission pattern
+// (from that row itself with PermissionBelow), to the end, each trimmed,
+// without blank rows and rules.
 func (st *Style) PermissionText(s Screen) string {
 	if st.Permission == nil {
 		return ""
@@ -515,7 +532,7 @@ func (st *Style) PermissionText(s Screen) string {
 	}
 	row := strings.Count(s.Text()[:loc[0]], "\n")
 	from := row
-	for n := 0; from > 0 && n < 8; {
+	for n := 0; from > 0 && n < 8 && !st.PermissionBelow; {
 		from--
 		if strings.TrimSpace(s.Rows[from]) != "" && !isRule(s.Rows[from]) {
 			n++
@@ -528,4 +545,18 @@ func (st *Style) PermissionText(s Screen) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Allows reports whether an entry of an allow list answers yes to a
+// permission question for tool whose text is text: the entry matches the
+// tool — and, unless Asks told the whole of what the question asks, its
+// text.
+func (st *Style) Allows(entry *regexp.Regexp, tool, text string) bool {
+	if tool != "" && entry.MatchString(tool) {
+		return true
+	}
+	if st.Asks != nil && tool != "" {
+		return false
+	}
+	return entry.MatchString(text)
 }

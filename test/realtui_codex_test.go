@@ -271,6 +271,13 @@ func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 	if got := in.waitTask("T-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" {
 		t.Fatalf("T-1 ended %s:\n%s\nthe agent's logs:\n%s", got.State, got, agentLogs(t, dir))
 	}
+	// The conversation's id, which Codex made itself, came from its record.
+	var view struct{ Pane struct{ Conversation string } }
+	in.must(200, in.call("GET", "/v1/agents/codex", adminToken, nil), &view)
+	rollouts, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	if conv := view.Pane.Conversation; conv == "" || len(rollouts) != 1 || !strings.HasSuffix(rollouts[0], "-"+conv+".jsonl") {
+		t.Fatalf("the agent's conversation is %q; Codex's rollouts: %v", conv, rollouts)
+	}
 	r := wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "hibernate", "--agent", "codex")
 	if r.code != 0 || !strings.Contains(r.stdout, "codex: ok") || !strings.Contains(r.stdout, "hibernated") {
 		t.Fatalf("wilco op hibernate: exit %d\n%s%s\nserver:\n%s", r.code, r.stdout, r.stderr, tail(in.stderr.String(), 30))

@@ -159,12 +159,12 @@ var Presets = map[string]Preset{
 	// or Escape take the highlighted choice, the new model at first).
 	//
 	// Its approvals ask "Would you like to run the following command?"
-	// (or to make edits, grant permissions), then give the command on a
-	// row of its own ("$ go test ./..."), the model's reason above it, and
-	// "› 1. Yes, proceed (y)" … "3. No, and tell Codex what to do
-	// differently (esc)": Enter says yes; Escape says no, and Codex stops
-	// its turn. The command is the question's tool, and all the allow
-	// list is matched against.
+	// (or to make edits, grant permissions), then give the model's reason
+	// and the command ("$ go test ./...", a long one wrapped, each line of
+	// a multi-line one on a row), and "› 1. Yes, proceed (y)" … "No, and
+	// tell Codex what to do differently (esc)": Enter says yes; Escape
+	// says no, and Codex stops its turn. The command is the question's
+	// tool, and all the allow list is matched against (codexAsks).
 	//
 	// It runs with --no-daemon: Codex 0.169.0 otherwise starts an
 	// app-server under $CODEX_HOME that runs its conversations and
@@ -184,16 +184,16 @@ var Presets = map[string]Preset{
 		ResumeFirst: true,
 		Style: Style{
 			Ready: mustRE(`(?m)^›[ \t]*\n(?:[ \t]*\n)*[ \t]+\S.* · `), Busy: mustRE(`esc to interrupt`),
-			Permission: mustRE(`Would you like to (run|make|grant|send)[^\n]*\?`),
+			Permission: mustRE(`(?s)Would you like to (?:run|make|grant|send)[^\n]*\?.*\n(?:› |  )1\. Yes.*Press enter to confirm or esc to cancel`),
 			Dialogs: []DialogRule{
 				{Name: "trust the folder", Match: mustRE(`(?s)Trust this folder\?.*› 1\. Trust and continue`), Keys: []string{"Enter"}},
-				{Name: "keep the model", Match: mustRE(`(?s)1\. Try new model.*2\. Use existing model`), Keys: []string{"2"}},
+				{Name: "keep the model", Match: mustRE(`(?:^|\n)(?:› |  )1\. Try new model\s*\n(?:› |  )2\. Use existing model`), Keys: []string{"2"}},
 			},
 			LiveFrom:    mustRE(`^›( |$)`),
 			Drop:        []*regexp.Regexp{mustRE(`^\s*Worked for \d`), mustRE(`^\s*• Working \(`), mustRE(`^\s{24,}\S`)},
 			EchoMarkers: []string{"› "}, ReplyMarkers: []string{"• "},
 			PermissionBelow: true,
-			Asks:            mustRE(`(?s)(?:^|\n)\$ (.+?)\n(?:› )?1\. Yes`),
+			Asks:            codexAsks,
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},
@@ -304,3 +304,11 @@ func newSessionID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// codexAsks reads the command of Codex's approval question (its text from
+// the question down, each row trimmed): the rows from the one that begins
+// with "$ " to the choices. The model's reason comes above the command and
+// may wrap, and a command's own lines are drawn as they are: a question
+// with two rows that begin with "$ " cannot be read whole, and reads as
+// none — an allow list answers it no.
+var codexAsks = mustRE(`(?s)^Would you like[^\n]*\n(?:[^$\n][^\n]*\n|\$[^ \n][^\n]*\n)*\$ ((?:[^\n]|\n[^$\n]|\n\$[^ \n])*?)\n(?:› )?1\. Yes`)

@@ -130,7 +130,8 @@ type Style struct {
 	// Asks finds, in a permission question's text, the whole of what it
 	// asks for (its first group: the command Codex would run). What it
 	// finds is the question's tool, and the only thing an allow list is
-	// matched against: the words around it (the model's reason) are not.
+	// matched against: the words around it (the model's reason) are not,
+	// and a question it finds nothing in is answered no.
 	Asks *regexp.Regexp
 }
 
@@ -498,13 +499,14 @@ func cutPanel(l string, col int, sep bool) string {
 }
 
 // ToolOf is the tool a permission prompt asks for: what Asks finds in its
-// text, else what Tool finds in the screen's rows ("" when the style
-// cannot tell).
+// text (with Asks), else what Tool finds in the screen's rows ("" when the
+// style cannot tell).
 func (st *Style) ToolOf(s Screen) string {
 	if st.Asks != nil {
 		if m := st.Asks.FindStringSubmatch(st.PermissionText(s)); len(m) > 1 {
 			return m[1]
 		}
+		return ""
 	}
 	if st.Tool == nil {
 		return ""
@@ -549,14 +551,11 @@ func (st *Style) PermissionText(s Screen) string {
 
 // Allows reports whether an entry of an allow list answers yes to a
 // permission question for tool whose text is text: the entry matches the
-// tool — and, unless Asks told the whole of what the question asks, its
-// text.
+// tool, or its text — except with Asks, which tells the whole of what a
+// question asks: then only the tool it found counts.
 func (st *Style) Allows(entry *regexp.Regexp, tool, text string) bool {
-	if tool != "" && entry.MatchString(tool) {
-		return true
+	if st.Asks != nil {
+		return tool != "" && entry.MatchString(tool)
 	}
-	if st.Asks != nil && tool != "" {
-		return false
-	}
-	return entry.MatchString(text)
+	return tool != "" && entry.MatchString(tool) || entry.MatchString(text)
 }

@@ -28,6 +28,16 @@ func loadScreen(t testing.TB, name string) Screen {
 	return ParseScreen(history, screen, width)
 }
 
+// edited is a capture with each of its rows changed by r.
+func edited(t testing.TB, name string, r *strings.Replacer) Screen {
+	t.Helper()
+	s := loadScreen(t, name)
+	for i := range s.Rows {
+		s.Rows[i], s.Undimmed[i] = r.Replace(s.Rows[i]), r.Replace(s.Undimmed[i])
+	}
+	return s
+}
+
 func texts(lines []Line) []string {
 	var out []string
 	for _, l := range lines {
@@ -130,19 +140,33 @@ func TestCodexsOfferOfANewerModelIsDeclinedByOneKey(t *testing.T) {
 		t.Fatalf("the capture no longer shows the offer:\n%s", s.Text())
 	}
 	// The same offer with the existing model highlighted is answered too.
-	moved := loadScreen(t, "cx-model")
-	for i, r := range moved.Rows {
-		moved.Rows[i] = strings.NewReplacer("› 1. Try", "  1. Try", "  2. Use", "› 2. Use").Replace(r)
-	}
+	moved := edited(t, "cx-model", strings.NewReplacer("› 1. Try", "  1. Try", "  2. Use", "› 2. Use"))
 	if state, d := st.Classify(moved); state != Dialog || d == nil || d.Name != "keep the model" {
 		t.Fatalf("the offer with its second choice highlighted: %s %+v", state, d)
+	}
+}
+
+// Codex's own questions are told from the conversation's words: a model
+// that asks "Would you like to run the tests?" or speaks of trying a new
+// model leaves the pane ready, not asking for permission or a dialog.
+func TestCodexsQuestionsAreNotTheModelsWords(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetCodex].Style
+	s := edited(t, "cx-done", strings.NewReplacer("Status: complete", "Would you like to run the tests? 1. Yes, proceed",
+		"Summary: wrote the fix", "1. Try new model, or 2. Use existing model"))
+	if !strings.Contains(s.Text(), "Would you like to run the tests?") {
+		t.Fatalf("the screen was not changed:\n%s", s.Text())
+	}
+	if state, d := st.Classify(s); state != Ready {
+		t.Fatalf("the model's words are taken for Codex's question: %s %+v", state, d)
 	}
 }
 
 // Codex asks to run a command outside its sandbox: the question's tool is
 // the command, its text the question from its first line down (not the
 // conversation above it, where an earlier command ran), and an allow list
-// is matched against the command alone — not the model's reason for it.
+// is matched against the command alone — not the model's reason for it;
+// a command that cannot be read whole is allowed by nothing.
 func TestCodexsApprovalNamesItsCommandAndOnlyTheCommandIsAllowed(t *testing.T) {
 	t.Parallel()
 	st := Presets[PresetCodex].Style
@@ -172,6 +196,27 @@ func TestCodexsApprovalNamesItsCommandAndOnlyTheCommandIsAllowed(t *testing.T) {
 	} {
 		if got := st.Allows(regexp.MustCompile(c.entry), tool, text); got != c.want {
 			t.Errorf("allow %q: %v, want %v", c.entry, got, c.want)
+		}
+	}
+	// A long command is read whole, across the rows it wraps on.
+	long := loadScreen(t, "cx-permission-long")
+	if tool := st.ToolOf(long); !strings.HasPrefix(tool, "printf 'abcdefghij abcdefghij") || !strings.HasSuffix(tool, "abcdefghij ' > /home/u1/long.txt") ||
+		strings.Count(tool, "abcdefghij") != 20 || !st.Allows(regexp.MustCompile(`^printf '[a-j \n]*' > /home/u1/long\.txt$`), tool, st.PermissionText(long)) {
+		t.Fatalf("the long command: %q", tool)
+	}
+	// A command with a line that begins like one ("$ printf ok"), or a
+	// reason wrapped onto a row that does: the command cannot be told,
+	// and no entry allows it.
+	for name, s := range map[string]Screen{
+		"cx-permission-lines":  loadScreen(t, "cx-permission-lines"),
+		"a reason on two rows": edited(t, "cx-permission", strings.NewReplacer("Environment: local", "$ printf ok")),
+	} {
+		if state, _ := st.Classify(s); state != Permission {
+			t.Fatalf("%s: %s", name, state)
+		}
+		text := st.PermissionText(s)
+		if tool := st.ToolOf(s); tool != "" || st.Allows(regexp.MustCompile(`printf`), tool, text) || st.Allows(regexp.MustCompile(`.`), tool, text) {
+			t.Errorf("%s: read as the command %q:\n%s", name, tool, text)
 		}
 	}
 	// A style that cannot tell the whole request matches the text too.

@@ -237,6 +237,8 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	}
 	mustContain(t, "P-1's agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-1-a1", "agent.log")),
 		"--- wilco: permission asked (allowed): Would you like to run the following command?")
+	mustContain(t, "P-2's first agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
+		"--- wilco: permission asked (denied): Would you like to run the following command?", "--- wilco: the agent's record ends the turn: aborted: interrupted")
 }
 
 // The real Codex TUI hibernated (its "ok" answered by the model in its

@@ -231,18 +231,21 @@ type Instruction struct {
 	CancelledAt    *time.Time `json:"cancelled_at,omitempty"`
 }
 
-// InboxMessage is one send as the agent receives it.
+// InboxMessage is one send as the agent receives it (docs/AGENTS.md, "What
+// the inbox holds"): Type is what this send is, the message's own type the
+// first time, then the kind of each later send of the same ID.
 type InboxMessage struct {
 	ID            string    `json:"id"`
 	From          string    `json:"from"`
 	Type          string    `json:"type"`
-	Subject       string    `json:"subject"`
+	Subject       string    `json:"subject,omitempty"`
 	Body          string    `json:"body"`
 	TaskID        string    `json:"task_id,omitempty"`
 	InstructionID string    `json:"instruction_id,omitempty"`
 	OperationID   string    `json:"operation_id,omitempty"`
 	Attempt       int       `json:"attempt"`
 	CreatedAt     time.Time `json:"created_at"`
+	TaskAttempt   int       `json:"task_attempt,omitempty"`
 }
 
 // Reply is an agent's answer: POST /v1/inbox/replies. Text is parsed (ACK

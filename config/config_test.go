@@ -26,7 +26,7 @@ func TestLoadReferenceExample(t *testing.T) {
 		{Name: "scout-1", Adapter: "exec", Command: []string{"claude", "-p"}, Prompt: "stdin", Handshake: "inline", Role: "scout"},
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
 		{Name: "tui", Adapter: "tmux", Command: []string{"python3", "my_agent.py"}, Tmux: &Tmux{Session: "wilco-tui", Socket: "/tmp/tmux-1000/default",
-			Ready: "^> $", Busy: "working", Permission: `Allow\?`, Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
+			Ready: `^>\s*$`, Busy: "working", Permission: `Allow\?`, Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 			Approve: []string{"y", "Enter"}, Deny: []string{"n", "Enter"}, Allow: []string{"Write", "Edit"}, Width: 200, Height: 50,
 			Settle: 1500 * time.Millisecond, SubmitTries: 3}},
 	}
@@ -101,8 +101,8 @@ func TestParseGood(t *testing.T) {
 		}},
 		{"exec preset without command", "agents: [{name: c, adapter: exec, preset: codex, handshake: session}]", nil},
 		{"tmux with a preset and env", "agents: [{name: t, adapter: tmux, preset: claude-code, env: {A: b}, timeout: 1h}]", nil},
-		{"tmux with a command and its keys", "agents: [{name: t, adapter: tmux, command: [python3, a.py], tmux: {ready: '^> $', busy: working, permission: 'Allow\\?', submit: C-m, interrupt: Escape, approve: [y, Enter], allow: [Write, 'Bash\\(go test']}}]", nil},
-		{"tmux attached to a session", "agents: [{name: t, adapter: tmux, tmux: {session: wilco-tui, socket: /tmp/s.sock, ready: '^> $'}}]", nil},
+		{"tmux with a command and its keys", "agents: [{name: t, adapter: tmux, command: [python3, a.py], tmux: {ready: '^>\\s*$', busy: working, permission: 'Allow\\?', submit: C-m, interrupt: Escape, approve: [y, Enter], allow: [Write, 'Bash\\(go test']}}]", nil},
+		{"tmux attached to a session", "agents: [{name: t, adapter: tmux, tmux: {session: wilco-tui, socket: /tmp/s.sock, ready: '^> ?$'}}]", nil},
 		{"short ack timeouts", "agents: [{name: a, adapter: mailbox}]\npolicy:\n  ack: {timeouts: [200ms, 200ms], backoff: {base: 50ms, max: 100ms}}\n", func(t *testing.T, c *Config) {
 			p := c.Policies().Ack
 			if !reflect.DeepEqual(p.Timeouts, []time.Duration{200 * time.Millisecond, 200 * time.Millisecond}) || p.BackoffBase != 50*time.Millisecond {

@@ -576,6 +576,12 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			continue
 		}
 		d.checkAgent(item, k, &a, set, names)
+		if len(d.errs) == before && a.Adapter == "tmux" && a.Tmux != nil {
+			if w := readyWarning(a.Name, a.Tmux.Ready); w != "" {
+				key := k + ".tmux.ready"
+				c.Warnings = append(c.Warnings, (&Error{File: d.file, Line: d.lineOf(key), Key: key, Msg: w}).Error())
+			}
+		}
 		c.Agents = append(c.Agents, a)
 	}
 }
@@ -677,7 +683,7 @@ func (a *Agent) check(present []string) []problem {
 			add("command", "required for adapter tmux without a preset or a tmux.session: what the pane runs, such as [python3, my_agent.py]")
 		}
 		if a.Preset == "" && (a.Tmux == nil || a.Tmux.Ready == "") {
-			add("tmux", "tmux.ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'")
+			add("tmux", "tmux.ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'")
 		}
 	}
 	if a.Timeout > 0 && a.IdleTimeout > a.Timeout {

@@ -494,6 +494,11 @@ func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Int
 	switch d.State {
 	case Failed, Cancelled:
 		return in, s.settled(d)
+	}
+	if err := s.pastTurn(d); err != nil {
+		return in, err
+	}
+	switch d.State {
 	case Pending, Sent, Clarifying:
 		s.emit(now, d.TaskID, d.To, DeliveryAcknowledged{ID: d.ID, By: "agent", Status: string(ack.Received), Note: "implied by " + string(r.Kind)})
 		in.Acknowledged = []string{d.ID}
@@ -519,6 +524,25 @@ func (s *State) progress(now time.Time, a *Agent, d *Delivery, r ack.Reply) (Int
 		in.Action = fmt.Sprintf("checkpoint %d recorded", r.Checkpoint)
 	}
 	return in, nil
+}
+
+// pastTurn refuses a report on a task's delegation that no longer carries
+// the task's turn: the task ended, or a later attempt (another delegation)
+// runs. Such a report comes from an agent that reports on an earlier turn
+// (a program that outlived it, or ids kept from it); recording it would
+// say the agent finished the task it works on now.
+func (s *State) pastTurn(d *Delivery) error {
+	t := s.tasks[d.TaskID]
+	if d.Type != TypeDelegation || t == nil {
+		return nil
+	}
+	switch {
+	case t.State.Terminal():
+		return conflictf("task %s is already %s: a report on it changes nothing", t.ID, t.State)
+	case t.Delivery != "" && t.Delivery != d.ID:
+		return conflictf("%s is the delegation of an earlier attempt of task %s; its attempt %d is %s", d.ID, t.ID, t.Attempt, t.Delivery)
+	}
+	return nil
 }
 
 // message handles plain text: it acknowledges instructions whose matcher it

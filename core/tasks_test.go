@@ -675,3 +675,33 @@ func TestTaskWithoutVerificationIsNeverSuccess(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 }
+
+// A report on a delegation that no longer carries its task's turn — an
+// earlier attempt's, or the task ended — is refused: it changes nothing
+// (the agent was reporting on a turn that is over, with ids it kept).
+func TestAReportOnATurnThatIsOverIsRefused(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	tk := submit(b, TaskSpec{Description: "Add a flag"})
+	first := b.task(tk.ID).Delivery
+	failAttempt(b, tk.ID)
+	ackTask(b, tk.ID)
+	for _, form := range []ReplyInput{
+		{Agent: "claude", InReplyTo: first, Type: "checkpoint-ack", Data: []byte(`{"task_id":"` + tk.ID + `","checkpoint":1,"summary":"half"}`)},
+		{Agent: "claude", InReplyTo: first, Type: "task-complete", Data: []byte(`{"task_id":"` + tk.ID + `","status":"success"}`)},
+	} {
+		_, err := b.c.Reply(b.now, form)
+		if CodeOf(err) != Conflict || !strings.Contains(err.Error(), "earlier attempt of task "+tk.ID) {
+			t.Fatalf("%s on attempt 1's delegation: %v", form.Type, err)
+		}
+	}
+	if got := b.task(tk.ID); got.State != Running || got.Phase != Executing {
+		t.Fatalf("the report on attempt 1 moved the task to %s/%s", got.State, got.Phase)
+	}
+	endTurn(b, tk.ID, 0)
+	verify(b, tk.ID, true)
+	_, err := b.c.Reply(b.now, ReplyInput{Agent: "claude", Type: "checkpoint-ack", Data: []byte(`{"task_id":"` + tk.ID + `","checkpoint":2,"summary":"more"}`)})
+	if CodeOf(err) != Conflict || !strings.Contains(err.Error(), "task "+tk.ID+" is already success") {
+		t.Fatalf("a checkpoint of the task that ended: %v", err)
+	}
+}

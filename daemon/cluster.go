@@ -481,13 +481,7 @@ func (d *Daemon) startBridge(url, root string) error {
 	}
 	b, err := natsbox.StartBridge(natsbox.BridgeOptions{
 		URL: url, Repo: repo, Handler: d.Server, Signal: d.Runtime.InboxSignal,
-		Authenticate: func(token string) (agent string, ok bool) {
-			if token == "" {
-				return "", false
-			}
-			d.Runtime.Read(func(c *core.State) { agent, ok = c.AgentWithToken(server.TokenHash(token)) })
-			return agent, ok
-		},
+		Authenticate: d.Server.AgentWithToken,
 		Push: func(ctx context.Context, agent string) ([]json.RawMessage, error) {
 			msgs, err := d.Server.Push(ctx, agent)
 			out := make([]json.RawMessage, 0, len(msgs))

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"wilco/client"
+	"wilco/store/postgres"
 	"wilco/store/postgres/pgtemp"
 )
 
@@ -335,5 +339,70 @@ func BenchmarkReadATask(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAFormerLeaderAnswersAValidAgentToken503NotUnknown: the active node's
+// lease runs out (its renewals stalled) and the standby takes over. Until
+// the former leader stands by again, its loop stops at its next commit —
+// refused by the database — and an agent that asks it with a valid token
+// is told to try again (503), never that its token is unknown (401).
+func TestAFormerLeaderAnswersAValidAgentToken503NotUnknown(t *testing.T) {
+	t.Parallel()
+	url := database(t, "former_leader")
+	a, b := setup(t), setup(t)
+	oa, ob := a.opts(), b.opts()
+	oa.Store, ob.Store = url, url
+	oa.LeaseTTL, ob.LeaseTTL = 2*time.Second, 2*time.Second
+	oa.Token, ob.Token = "admin-token", "admin-token"
+	da := a.start(oa)
+	token, err := client.New(da.URL, "admin-token").RotateAgentToken(t.Context(), "remote-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := call(t, da, "GET", "/v1/inbox", token, nil); status != http.StatusOK {
+		t.Fatalf("the agent's inbox on the active node: %d %v", status, body)
+	}
+	ob.Addr = freeAddr(t)
+	ds, errs := startAsync(ob)
+	waitStandby(t, ob.Addr, errs)
+
+	// The lease runs out, as when the active node's renewals stall for a
+	// TTL: the standby takes it.
+	conn, _, err := postgres.SplitURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(t.Context(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if _, err := db.Exec(t.Context(), `UPDATE wilco_leases SET expires_at = clock_timestamp()`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case taker := <-ds:
+		defer taker.Close()
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby did not take over")
+	}
+
+	// The former leader's next commit is refused: its loop stops.
+	if status, body := call(t, da, "POST", "/v1/tasks", "admin-token", map[string]any{"description": "too late"}); status != http.StatusServiceUnavailable {
+		t.Fatalf("a write to the former leader: %d %v, want 503", status, body)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/v1/inbox"}, {"GET", "/v1/inbox?wait=2s"}, {"POST", "/v1/inbox/replies"}} {
+		var body any
+		if c.method == "POST" {
+			body = map[string]any{"in_reply_to": "M-1", "text": "ok"}
+		}
+		status, out := call(t, da, c.method, c.path, token, body)
+		e, _ := out["error"].(map[string]any)
+		if status != http.StatusServiceUnavailable || e["code"] != "unavailable" || !strings.Contains(fmt.Sprint(e["message"]), "lost the repository's lease") {
+			t.Errorf("%s %s with the agent's valid token on the former leader: %d %v, want 503 unavailable (the lease was lost)", c.method, c.path, status, out)
+		}
 	}
 }

@@ -793,7 +793,9 @@ func saveTmuxToken(dir, agent, token string) error {
 // in wilco.yaml), from the settings the store kept, each with a new token.
 func (d *Daemon) restoreAPIAgents(ctx context.Context, cfg *config.Config) error {
 	var agents []core.Agent
-	d.Runtime.Read(func(c *core.State) { agents = c.Agents() })
+	if err := d.Runtime.Read(func(c *core.State) { agents = c.Agents() }); err != nil {
+		return fmt.Errorf("daemon: the agents created through the API: %w", err)
+	}
 	for _, ag := range agents {
 		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Adapter != "exec" && ag.Adapter != "tmux" {
 			continue

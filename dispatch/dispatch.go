@@ -74,8 +74,8 @@ type Options struct {
 	Steps   []verify.Step
 	// URL is wilco's address, given to agents.
 	URL string
-	// MCP is the command line of wilco's MCP server for agents (see the
-	// exec adapter's Options.MCP).
+	// MCP is the command line of wilco's MCP server for agents, exec and
+	// tmux ones (see the adapters' Options.MCP).
 	MCP []string
 	// StateDir is where wilco's own tmux server keeps its socket (default
 	// <Dir>/.wilco); Tmux the tmux program (default tmux on the PATH).
@@ -121,7 +121,7 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.exec = ex
-	tm, err := tmuxadapter.New(tmuxadapter.Options{Dir: dir, RunsDir: runs, StateDir: opts.StateDir, URL: opts.URL, Program: opts.Tmux, Report: d, Logger: log})
+	tm, err := tmuxadapter.New(tmuxadapter.Options{Dir: dir, RunsDir: runs, StateDir: opts.StateDir, URL: opts.URL, MCP: opts.MCP, Program: opts.Tmux, Report: d, Logger: log})
 	if err != nil {
 		return nil, err
 	}

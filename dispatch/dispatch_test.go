@@ -418,7 +418,9 @@ func (b *coreBundle) task(id string) core.Task {
 	b.t.Helper()
 	var tk core.Task
 	var ok bool
-	b.rt.Read(func(c *core.State) { tk, ok = c.Task(id) })
+	if err := b.rt.Read(func(c *core.State) { tk, ok = c.Task(id) }); err != nil {
+		b.t.Fatal(err)
+	}
 	if !ok {
 		b.t.Fatalf("no task %s", id)
 	}

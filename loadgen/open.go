@@ -80,7 +80,10 @@ func RunOpen(ctx context.Context, o Options, n int, recoverCmd func(dir string) 
 	}
 	created := time.Since(start)
 	res := Result{System: "wilco", Open: n, Agents: o.Agents, Deliveries: n, Events: rt.CommittedSeq(), ElapsedMS: ms(created)}
-	res.Timers = rt.Timers()
+	if res.Timers, err = rt.Timers(); err != nil {
+		st.Close()
+		return Result{}, err
+	}
 	goruntime.GC()
 	debug.FreeOSMemory()
 	res.RSSMB = RSSMB()

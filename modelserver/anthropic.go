@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // ToolUse is a tool call the model makes: the CLI runs it for real.
@@ -50,6 +51,9 @@ type Request struct {
 	Path string
 	Body map[string]any
 	Turn Turn
+	// Answered is when the answer was sent whole (zero while it is
+	// being sent).
+	Answered time.Time
 }
 
 // Anthropic is a scripted Anthropic Messages API (POST /v1/messages,
@@ -115,6 +119,7 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	turn := anthropicTurn(req)
 	a.mu.Lock()
 	a.requests = append(a.requests, Request{Path: r.URL.Path, Body: req, Turn: turn})
+	at := len(a.requests) - 1
 	a.nextID++
 	id := a.nextID
 	failStatus, failType, failMessage := a.failStatus, a.failType, a.failMessage
@@ -140,6 +145,11 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		reply = a.script(turn)
 	}
 	model, _ := req["model"].(string)
+	defer func() {
+		a.mu.Lock()
+		a.requests[at].Answered = time.Now()
+		a.mu.Unlock()
+	}()
 	if stream, _ := req["stream"].(bool); !stream {
 		writeJSON(w, anthropicMessage(id, model, reply))
 		return

@@ -26,8 +26,12 @@ type BridgeOptions struct {
 	Repo string
 	// Handler is wilco's HTTP API: requests go through its mailbox routes.
 	Handler http.Handler
-	// Authenticate names the agent whose token this is.
-	Authenticate func(token string) (agent string, ok bool)
+	// Authenticate names the agent whose token this is (ok false: no
+	// agent has it). Its error says that wilco cannot tell now (it is
+	// stopping, or its loop stopped): the request is left for another
+	// wilco, or this one restarted, never answered as from an unknown
+	// token.
+	Authenticate func(token string) (agent string, ok bool, err error)
 	// Signal is closed when a message next lands in the agent's inbox
 	// (runtime.InboxSignal).
 	Signal func(agent string) <-chan struct{}
@@ -206,7 +210,12 @@ func (b *Bridge) handle(m jetstream.Msg) {
 		_ = m.Ack()
 		return
 	}
-	agent, ok := b.opts.Authenticate(req.Token)
+	agent, ok, err := b.opts.Authenticate(req.Token)
+	if err != nil {
+		// Not now, as for a 503 below: the token may well be valid.
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
 	if !ok || Escape(agent) != subjectAgent(m.Subject()) {
 		b.answer(m, Answer{Status: http.StatusUnauthorized, Body: errorBody("unauthenticated", "not the token of the agent of "+m.Subject())})
 		_ = m.Ack()

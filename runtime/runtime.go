@@ -93,7 +93,12 @@ type Func func(c *core.State, now time.Time) (any, error)
 // Errors.
 var (
 	ErrClosed = errors.New("runtime: closed")
-	ErrSlow   = errors.New("runtime: subscriber fell behind and was dropped; resume from the last event seen")
+	// ErrStopped is what a runtime answers every command and read with
+	// once a failure stopped its loop (a commit the store refused: the
+	// core moved past what the store holds), wrapping that failure. Only a
+	// restart serves again.
+	ErrStopped = errors.New("runtime: the loop stopped after a failure")
+	ErrSlow    = errors.New("runtime: subscriber fell behind and was dropped; resume from the last event seen")
 )
 
 type request struct {
@@ -385,11 +390,11 @@ func (r *Runtime) load(ctx context.Context) (uint64, error) {
 	return w, nil
 }
 
-// Timers is how many timers are armed.
-func (r *Runtime) Timers() int {
+// Timers is how many timers are armed; the error is Read's.
+func (r *Runtime) Timers() (int, error) {
 	var n int
-	r.Read(func(*core.State) { n = r.timers.Len() })
-	return n
+	err := r.Read(func(*core.State) { n = r.timers.Len() })
+	return n, err
 }
 
 // Start runs the loop in the background until Close.
@@ -435,11 +440,11 @@ func (r *Runtime) submit(fn Func, done func(any, error), urgent bool) {
 	}
 	r.mu.Lock()
 	if r.closed || r.failure != nil {
-		err := r.failure
-		r.mu.Unlock()
-		if err == nil {
-			err = ErrClosed
+		err := ErrClosed
+		if r.failure != nil {
+			err = stopped(r.failure)
 		}
+		r.mu.Unlock()
 		if done != nil {
 			done(nil, err)
 		}
@@ -479,24 +484,30 @@ func (r *Runtime) do(ctx context.Context, fn Func, urgent bool) (any, error) {
 // under the lock of a manual driver) for a consistent read of the core.
 // The core must not be changed by fn. Reads through Do instead see only
 // durable state.
-func (r *Runtime) Read(fn func(*core.State)) {
+//
+// When the loop cannot run fn — it was closed (ErrClosed) or stopped by a
+// failure (ErrStopped) — Read returns that error and fn does not run: what
+// fn would have found is unknown, not empty, and the caller must say so.
+// Read also returns ErrStopped when the turn that ran fn failed to commit.
+func (r *Runtime) Read(fn func(*core.State)) error {
 	if sb := r.standby; sb != nil {
 		sb.mu.RLock()
 		defer sb.mu.RUnlock()
 		fn(r.core)
-		return
+		return nil
 	}
 	r.mu.Lock()
 	started := r.started
 	r.mu.Unlock()
 	if !started {
 		fn(r.core)
-		return
+		return nil
 	}
-	_, _ = r.Do(context.Background(), func(c *core.State, _ time.Time) (any, error) {
+	_, err := r.Do(context.Background(), func(c *core.State, _ time.Time) (any, error) {
 		fn(c)
 		return nil, nil
 	})
+	return err
 }
 
 // Close stops the loop after the queued work, completes a checkpoint of
@@ -930,21 +941,22 @@ func (r *Runtime) fail(err error, group []*batch) {
 	rest := append(r.urgent, r.queue...)
 	r.queue, r.urgent = nil, nil
 	r.mu.Unlock()
+	answer := stopped(err)
 	for _, b := range group {
 		for _, req := range b.reqs {
 			if req.done != nil {
-				req.done(nil, err)
+				req.done(nil, answer)
 			}
 		}
 	}
 	for _, req := range rest {
 		if req.done != nil {
-			req.done(nil, err)
+			req.done(nil, answer)
 		}
 	}
 	r.subsMu.Lock()
 	for s := range r.subs {
-		s.end(err)
+		s.end(answer)
 	}
 	r.subsMu.Unlock()
 	select {
@@ -952,6 +964,10 @@ func (r *Runtime) fail(err error, group []*batch) {
 	default:
 	}
 }
+
+// stopped is the answer of a runtime that failure stopped: ErrStopped,
+// and the failure itself (store.ErrLeaseLost, say) for errors.Is.
+func stopped(failure error) error { return fmt.Errorf("%w: %w", ErrStopped, failure) }
 
 func (r *Runtime) perform(effects []core.Effect) {
 	for _, e := range effects {

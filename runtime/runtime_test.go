@@ -351,6 +351,60 @@ func TestStoreFailureStopsTheRuntime(t *testing.T) {
 	}
 }
 
+// TestAReadOfAStoppedLoopSaysSo: once a failure stopped the loop, or
+// Close did, Read does not run its function and returns why — ErrStopped
+// wrapping the failure, or ErrClosed — so that no caller takes what it did
+// not read for an empty state (an agent's token for an unknown one).
+func TestAReadOfAStoppedLoopSaysSo(t *testing.T) {
+	t.Parallel()
+	read := func(rt *Runtime) (ran bool, err error) {
+		err = rt.Read(func(*core.State) { ran = true })
+		return ran, err
+	}
+
+	b := setup(t)
+	b.rt.Start()
+	ctx := context.Background()
+	if _, err := b.rt.Do(ctx, register("a", "mailbox")); err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := read(b.rt); !ran || err != nil {
+		t.Fatalf("a running loop's read: ran %v, err %v", ran, err)
+	}
+	diskFull := errors.New("disk full")
+	b.st.mu.Lock()
+	b.st.failing = diskFull
+	b.st.mu.Unlock()
+	if _, err := b.rt.Do(ctx, register("b", "mailbox")); !errors.Is(err, ErrStopped) || !errors.Is(err, diskFull) {
+		t.Fatalf("the failed commit answered %v, want ErrStopped and the failure", err)
+	}
+	ran, err := read(b.rt)
+	if ran || !errors.Is(err, ErrStopped) || !errors.Is(err, diskFull) {
+		t.Fatalf("a stopped loop's read: ran %v, err %v; want not run, ErrStopped wrapping the failure", ran, err)
+	}
+	if _, err := b.rt.Timers(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Timers of a stopped loop: %v", err)
+	}
+	if _, err := b.rt.Do(ctx, register("c", "mailbox")); !errors.Is(err, ErrStopped) {
+		t.Fatalf("a command to a stopped loop: %v", err)
+	}
+	if err := b.rt.Close(); !errors.Is(err, diskFull) {
+		t.Fatalf("Close of a stopped loop: %v", err)
+	}
+
+	closed := setup(t)
+	closed.rt.Start()
+	if _, err := closed.rt.Do(ctx, register("a", "mailbox")); err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := read(closed.rt); ran || !errors.Is(err, ErrClosed) {
+		t.Fatalf("a closed loop's read: ran %v, err %v; want not run, ErrClosed", ran, err)
+	}
+}
+
 func TestCheckpointWrittenALittleAtATimeRecoversTheSameState(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -397,7 +451,9 @@ func TestASendThatMayNotHaveLeftIsSentAgainAfterARestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", b.eff.delivered)
 	}
 	var inbox int
-	b.rt.Read(func(c *core.State) { a, _ := c.Agent("m"); inbox = len(a.Inbox) })
+	if err := b.rt.Read(func(c *core.State) { a, _ := c.Agent("m"); inbox = len(a.Inbox) }); err != nil {
+		t.Fatal(err)
+	}
 	if inbox != 1 {
 		t.Fatalf("the mailbox agent's inbox holds %d messages, want its 1 (kept, not doubled)", inbox)
 	}
@@ -577,7 +633,9 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 		t.Fatalf("notified %+v", eff.notified)
 	}
 	var queuedAt uint64
-	b.rt.Read(func(c *core.State) { n, _ := c.Notification("N-1"); queuedAt = n.Version })
+	if err := b.rt.Read(func(c *core.State) { n, _ := c.Notification("N-1"); queuedAt = n.Version }); err != nil {
+		t.Fatal(err)
+	}
 	if eff.durableAt[0] < queuedAt {
 		t.Fatalf("the attempt was made with the log durable to %d, before the notification (%d)", eff.durableAt[0], queuedAt)
 	}

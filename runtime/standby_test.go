@@ -135,7 +135,9 @@ func TestCatchUpsCalledTogetherSeeEveryEarlierCommit(t *testing.T) {
 				err = errors.New("caught up to an older seq than was committed before the call")
 			}
 			var found bool
-			sb.Read(func(c *core.State) { _, found = c.Agent(name) })
+			if rerr := sb.Read(func(c *core.State) { _, found = c.Agent(name) }); err == nil && rerr != nil {
+				err = rerr
+			}
 			if err == nil && !found {
 				err = errors.New("agent " + name + " is missing after the catch-up")
 			}

@@ -26,8 +26,8 @@ type Subscription struct {
 	err    error
 }
 
-// Err says why the subscription ended: ErrSlow, ErrClosed, or nil while it
-// runs or after Cancel.
+// Err says why the subscription ended: ErrSlow, ErrClosed, ErrStopped, or
+// nil while it runs or after Cancel.
 func (s *Subscription) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

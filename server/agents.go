@@ -58,7 +58,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := []AgentView{}
 	var next, why string
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		var agents []core.Agent
 		for _, a := range c.Agents() {
 			if status == "" || a.Status == status {
@@ -67,7 +67,9 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, s.agentViews(c, agents...)...)
 		next, why = c.NextTaskAgent()
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"agents": out, "next": map[string]string{"agent": next, "why": why}})
 	return nil
 }
@@ -101,12 +103,14 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	var v AgentView
 	var ok bool
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		var a core.Agent
 		if a, ok = c.Agent(name); ok {
 			v = s.agentViews(c, a)[0]
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	if !ok {
 		return notFoundf("no agent %q", name)
 	}

@@ -89,19 +89,13 @@ func (s *Server) maestroAgent(r *http.Request) (string, error) {
 	return agent, nil
 }
 
-// known reports whether name is the orchestrator or a registered agent, and
-// whether that agent pulls its messages.
-func (s *Server) known(name string) (exists, pull bool) {
+// known reports whether name is the orchestrator or a registered agent.
+func (s *Server) known(name string) (exists bool, err error) {
 	if name == s.orch {
-		return true, false
+		return true, nil
 	}
-	s.read(func(c *core.State) {
-		var a core.Agent
-		if a, exists = c.Agent(name); exists {
-			pull = a.Pull
-		}
-	})
-	return exists, pull
+	err = s.read(func(c *core.State) { _, exists = c.Agent(name) })
+	return exists, err
 }
 
 var maestroActions = map[string]bool{"resolve": true, "search": true, "unread-count": true, "sent-count": true,
@@ -281,7 +275,11 @@ func (s *Server) maestroFromWilco(agent string, m core.InboxMessage, now time.Ti
 }
 
 func (s *Server) maestroResolve(w http.ResponseWriter, r *http.Request, agent string) error {
-	if exists, _ := s.known(agent); !exists {
+	exists, err := s.known(agent)
+	if err != nil {
+		return err
+	}
+	if !exists {
 		WriteJSON(w, http.StatusNotFound, map[string]any{"error": "Agent not found", "code": CodeNotFound, "resolved": nil})
 		return nil
 	}
@@ -311,11 +309,13 @@ func (s *Server) resolved(r *http.Request, name string) map[string]any {
 func (s *Server) maestroSearch(w http.ResponseWriter, r *http.Request, query string) error {
 	results := []map[string]any{}
 	names := []string{s.orch}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		for _, a := range c.Agents() {
 			names = append(names, a.Name)
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	for _, n := range names {
 		if strings.Contains(strings.ToLower(n), strings.ToLower(query)) {
 			res := s.resolved(r, n)
@@ -383,11 +383,14 @@ func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
 	if me != "" && from != me {
 		return Errorf(CodePermissionDenied, "the token of %s may not send as %s", me, from)
 	}
-	if exists, _ := s.known(from); !exists {
-		return notFoundf("Agent not found: %s", from)
-	}
-	if exists, _ := s.known(to); !exists {
-		return notFoundf("Agent not found: %s", to)
+	for _, name := range []string{from, to} {
+		exists, err := s.known(name)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return notFoundf("Agent not found: %s", name)
+		}
 	}
 	if to == s.orch && from != s.orch && me != from {
 		return Errorf(CodePermissionDenied, "a reply to %s counts only with the sending agent's own token: send %s's token as Authorization: Bearer", s.orch, from)
@@ -429,7 +432,9 @@ func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *maest
 			in.InReplyTo = orig.Delivery // "" for a relayed message: wilco finds what it answers
 		default:
 			var found bool
-			s.read(func(c *core.State) { _, found = c.Delivery(msg.InReplyTo) })
+			if err := s.read(func(c *core.State) { _, found = c.Delivery(msg.InReplyTo) }); err != nil {
+				return err
+			}
 			if !found {
 				return notFoundf("no message %q", msg.InReplyTo)
 			}

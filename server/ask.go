@@ -55,8 +55,10 @@ func (s *Server) consultation(ctx context.Context, id, agent string, wait time.D
 	get := func() (core.Consultation, error) {
 		var c core.Consultation
 		var ok bool
-		s.read(func(st *core.State) { c, ok = st.Consultation(id) })
+		err := s.read(func(st *core.State) { c, ok = st.Consultation(id) })
 		switch {
+		case err != nil:
+			return c, err
 		case !ok:
 			return c, Errorf(CodeNotFound, "no question %q", id)
 		case c.From != agent:

@@ -51,21 +51,38 @@ type caller struct {
 	session string
 }
 
-// identify resolves a bearer token: the admin, an agent, or nobody.
-func (s *Server) identify(tok string) caller {
+// identify resolves a bearer token: the admin, an agent, or nobody. Its
+// error says that the agents' tokens cannot be read now (the runtime is
+// closed or stopped): whose token it is is unknown, which is not "nobody".
+func (s *Server) identify(tok string) (caller, error) {
 	if tok == "" {
-		return caller{}
+		return caller{}, nil
 	}
 	h := hashToken(tok)
 	if s.hasAdm && subtle.ConstantTimeCompare(h[:], s.admin[:]) == 1 {
-		return caller{admin: true}
+		return caller{admin: true}, nil
 	}
-	// What is compared is the token's SHA-256, not the token: how long a
-	// comparison takes tells nothing of a token that would match.
-	want := hex.EncodeToString(h[:])
-	var name string
-	s.read(func(c *core.State) { name, _ = c.AgentWithToken(want) })
-	return caller{agent: name}
+	name, _, err := s.agentWithHash(hex.EncodeToString(h[:]))
+	return caller{agent: name}, err
+}
+
+// AgentWithToken names the agent whose token this is (ok false: no agent
+// has it). The error is the runtime's when it cannot tell (closed or
+// stopped): the token may well be valid, and must not be refused as
+// unknown.
+func (s *Server) AgentWithToken(token string) (name string, ok bool, err error) {
+	if token == "" {
+		return "", false, nil
+	}
+	return s.agentWithHash(TokenHash(token))
+}
+
+// agentWithHash looks up the agent whose token hashes to hash. What is
+// compared is the token's SHA-256, not the token: how long a comparison
+// takes tells nothing of a token that would match.
+func (s *Server) agentWithHash(hash string) (name string, ok bool, err error) {
+	err = s.read(func(c *core.State) { name, ok = c.AgentWithToken(hash) })
+	return name, ok, err
 }
 
 // authenticate checks the request's token against the route's audience: 401
@@ -96,7 +113,10 @@ func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
 	if tok == "" {
 		return caller{}, Errorf(CodeUnauthenticated, "malformed Authorization header: want Bearer <token>")
 	}
-	c := s.identify(tok)
+	c, err := s.identify(tok)
+	if err != nil {
+		return caller{}, err
+	}
 	switch {
 	case !c.admin && c.agent == "":
 		return caller{}, Errorf(CodeUnauthenticated, "unknown token")

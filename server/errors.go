@@ -48,7 +48,8 @@ var errorTable = []struct {
 		return errors.As(err, &mb) || isCode("", CodeTooLarge)(err)
 	}},
 	{CodeUnavailable, http.StatusServiceUnavailable, func(err error) bool {
-		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, runtime.ErrStandby) || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, context.Canceled) ||
+		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, runtime.ErrStopped) || errors.Is(err, runtime.ErrStandby) ||
+			errors.Is(err, store.ErrLeaseLost) || errors.Is(err, context.Canceled) ||
 			errors.Is(err, context.DeadlineExceeded) || isCode("", CodeUnavailable)(err)
 	}},
 }
@@ -120,6 +121,11 @@ func message(err error, code Code) string {
 		}
 		if errors.Is(err, store.ErrLeaseLost) {
 			return "this node lost the repository's lease to another node: send the request again (the client follows the active node)"
+		}
+		if errors.Is(err, runtime.ErrStopped) {
+			// The failure itself may name files or the database: it is
+			// in the server's log.
+			return "wilco's loop stopped after a failure (see the server's log; GET /healthz answers 503 too): restart wilco"
 		}
 	}
 	return err.Error()

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/runtime"
+	"wilco/store"
 	"wilco/store/sqlite"
 )
 
@@ -35,6 +38,8 @@ type testBundle struct {
 	dir     string
 	// tokens are the agents' tokens (maestroSetup makes them).
 	tokens map[string]string
+	// broken is the store under the runtime with setupOpts.breakable.
+	broken *breakableStore
 }
 
 type setupOpts struct {
@@ -43,6 +48,26 @@ type setupOpts struct {
 	keepAlive    time.Duration
 	streamBuffer int
 	routes       []Route
+	// breakable puts the store behind a breakableStore (b.broken), whose
+	// commits fail once it is broken.
+	breakable bool
+}
+
+// errBroken is what a broken breakableStore's commits fail with.
+var errBroken = errors.New("disk I/O error (the test broke the store)")
+
+// breakableStore is a store whose commits fail once broken: a disk that
+// fails under a running wilco.
+type breakableStore struct {
+	store.Store
+	broken atomic.Bool
+}
+
+func (s *breakableStore) Commit(ctx context.Context, b store.Batch) error {
+	if s.broken.Load() {
+		return errBroken
+	}
+	return s.Store.Commit(ctx, b)
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -63,7 +88,12 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if b.metrics, err = NewMetrics(b.reg); err != nil {
 		t.Fatal(err)
 	}
-	if b.rt, err = runtime.Open(context.Background(), runtime.Config{Store: b.st, Observe: b.metrics.Observe}); err != nil {
+	var st store.Store = b.st
+	if o.breakable {
+		b.broken = &breakableStore{Store: b.st}
+		st = b.broken
+	}
+	if b.rt, err = runtime.Open(context.Background(), runtime.Config{Store: st, Observe: b.metrics.Observe}); err != nil {
 		t.Fatal(err)
 	}
 	if b.srv, err = New(Options{
@@ -89,7 +119,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	t.Cleanup(func() {
 		b.srv.Stop()
 		b.hs.Close()
-		if err := b.rt.Close(); err != nil {
+		if err := b.rt.Close(); err != nil && !errors.Is(err, errBroken) {
 			t.Error(err)
 		}
 		b.st.Close()
@@ -222,7 +252,9 @@ func (b *testBundle) delivery(id string) core.Delivery {
 	b.t.Helper()
 	var d core.Delivery
 	var ok bool
-	b.rt.Read(func(c *core.State) { d, ok = c.Delivery(id) })
+	if err := b.rt.Read(func(c *core.State) { d, ok = c.Delivery(id) }); err != nil {
+		b.t.Fatal(err)
+	}
 	if !ok {
 		b.t.Fatalf("no delivery %s", id)
 	}

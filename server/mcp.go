@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"time"
 
@@ -11,32 +10,23 @@ import (
 	"wilco/mcpserver"
 )
 
-// mcp is wilco's MCP server for agents over HTTP (the streamable HTTP
-// transport, answering each POSTed JSON-RPC message with one JSON
-// response): the same tools as `wilco mcp`, for the calling agent (its
-// token) and the task it works on.
+// mcp is wilco's MCP server for agents over HTTP (MCP's streamable HTTP
+// transport, see mcpserver.Handler): the same tools as `wilco mcp`, for
+// the calling agent (its token) and the task it works on.
 func (s *Server) mcp(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err != nil {
-		return invalidf("the request body: %v", err)
-	}
 	agent := AgentName(r.Context())
 	task := mcpserver.Task{ID: r.Header.Get("X-Wilco-Task")}
 	if task.ID == "" {
 		// The task the agent works on: the one it holds, if any.
-		s.read(func(c *core.State) {
+		if err := s.read(func(c *core.State) {
 			for _, t := range c.Tasks(func(t *core.Task) bool { return t.Agent == agent && t.State.Holds() }) {
 				task = mcpserver.Task{ID: t.ID, MessageID: t.Delivery}
 			}
-		})
+		}); err != nil {
+			return err
+		}
 	}
-	out := mcpserver.Handle(r.Context(), body, mcpReplier{s: s, r: r, agent: agent}, task, "wilco")
-	if out == nil {
-		w.WriteHeader(http.StatusAccepted) // a notification
-		return nil
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	mcpserver.Handler(mcpReplier{s: s, r: r, agent: agent}, task, "wilco").ServeHTTP(w, r)
 	return nil
 }
 

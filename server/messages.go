@@ -71,14 +71,16 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	}
 	agent, typ, task := q.Get("agent"), q.Get("type"), q.Get("task")
 	out := []MessageView{}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		for _, d := range c.Deliveries(func(d *core.Delivery) bool {
 			return (agent == "" || d.To == agent) && (state == "" || d.State == state) &&
 				(typ == "" || string(d.Type) == typ) && (task == "" || d.TaskID == task)
 		}) {
 			out = append(out, messageView(d, s.orch))
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"messages": out})
 	return nil
 }
@@ -100,7 +102,9 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) delivery(id string, keep func(core.Delivery) bool) (core.Delivery, error) {
 	var d core.Delivery
 	var ok bool
-	s.read(func(c *core.State) { d, ok = c.Delivery(id) })
+	if err := s.read(func(c *core.State) { d, ok = c.Delivery(id) }); err != nil {
+		return core.Delivery{}, err
+	}
 	if !ok || keep != nil && !keep(d) {
 		return core.Delivery{}, notFoundf("no %s %q", kindName(keep), id)
 	}
@@ -226,13 +230,15 @@ func (s *Server) listInstructions(w http.ResponseWriter, r *http.Request) error 
 	}
 	agent := q.Get("agent")
 	out := []InstructionView{}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		for _, d := range newest(c.Deliveries(func(d *core.Delivery) bool {
 			return d.Policy == core.PolicyCycles && (state == "" || d.State == state) && (agent == "" || d.To == agent)
 		}), limit) {
 			out = append(out, instructionView(d))
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"instructions": out})
 	return nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -171,13 +172,15 @@ func (m *Metrics) Observe(evs []store.Event) {
 // events count) and registers the agents-by-status gauge, read from the
 // core at each scrape.
 func (m *Metrics) attach(rt *runtime.Runtime, reg prometheus.Registerer) error {
-	rt.Read(func(c *core.State) {
+	if err := rt.Read(func(c *core.State) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		for _, d := range c.Deliveries(func(d *core.Delivery) bool { return !d.State.Terminal() }) {
 			m.open[d.ID] = d.Policy
 		}
-	})
+	}); err != nil {
+		return fmt.Errorf("server: metrics: %w", err)
+	}
 	return reg.Register(&agentCollector{rt: rt, desc: prometheus.NewDesc("wilco_agents",
 		"Agents, by status.", []string{"status"}, nil)})
 }
@@ -195,11 +198,15 @@ func (c *agentCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *agentCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[core.AgentStatus]int{}
-	c.rt.Read(func(s *core.State) {
+	if err := c.rt.Read(func(s *core.State) {
 		for _, a := range s.Agents() {
 			counts[a.Status]++
 		}
-	})
+	}); err != nil {
+		// Unknown, not zero: the scrape goes on without this gauge.
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
 	for _, st := range []core.AgentStatus{core.Available, core.Busy, core.Unresponsive, core.Hibernating, core.Offline} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), string(st))
 	}

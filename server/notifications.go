@@ -89,7 +89,7 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 	}
 	hook, task := q.Get("hook"), q.Get("task")
 	out := []NotificationView{}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		maxAttempts := c.Policies().Notify.MaxAttempts
 		for _, n := range c.Notifications(func(n *core.Notification) bool {
 			return (state == "" || string(n.State) == state) && (hook == "" || n.Hook == hook) &&
@@ -100,7 +100,9 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 			}
 			out = append(out, notificationView(n, maxAttempts))
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"notifications": out})
 	return nil
 }
@@ -111,12 +113,14 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	var v *NotificationView
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		if n, ok := c.Notification(id); ok {
 			view := notificationView(n, c.Policies().Notify.MaxAttempts)
 			v = &view
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	if v == nil {
 		return Errorf(CodeNotFound, "no notification %q", id)
 	}

@@ -302,8 +302,12 @@ func componentSchemas() map[string]any {
 		}),
 		"InstructionList": obj([]string{"instructions"}, map[string]any{"instructions": arr(ref("Instruction"))}),
 		"InboxMessage": obj([]string{"id", "from", "type", "body", "attempt", "created_at"}, map[string]any{
-			"id": str, "from": str, "type": str, "subject": str, "body": str, "task_id": str, "instruction_id": str,
-			"operation_id": str, "attempt": integer, "created_at": dateTime,
+			"id": str, "from": str, "subject": str, "body": str, "task_id": str, "instruction_id": str,
+			"operation_id": str, "attempt": integer, "created_at": dateTime, "task_attempt": integer,
+			"type": typ("string", "What this send is: the message's own type the first time (instruction, task_delegation, "+
+				"conversation, context_probe, scout_query, review, pre_operation), then the kind of each later send of the same id "+
+				"(retry of an instruction; ack_request, resend, wrong_id, correction, task_clarification, followup, cancel of a "+
+				"delegation; reminder, extension_granted, timeout_notice, operation_outcome of an operation's request)."),
 		}),
 		"Inbox": obj([]string{"messages"}, map[string]any{"messages": arr(ref("InboxMessage"))}),
 		"Reply": obj(nil, map[string]any{

@@ -94,12 +94,14 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var v OperationView
 	var ok bool
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		var o core.Operation
 		if o, ok = c.Operation(id); ok {
 			v = operationView(o, c)
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	if !ok {
 		return notFoundf("no operation %q", id)
 	}
@@ -121,11 +123,13 @@ const maxLogEvents = 5000
 func (s *Server) operationLog(ctx context.Context, v OperationView) ([]OperationLogEntry, error) {
 	var start, last uint64
 	var deliveries []string
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		if o, ok := c.Operation(v.ID); ok {
 			start, last, deliveries = o.StartSeq, o.Version, o.Deliveries
 		}
-	})
+	}); err != nil {
+		return nil, err
+	}
 	if start == 0 {
 		return nil, nil
 	}
@@ -327,14 +331,16 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := []OperationView{}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		ops := c.Operations(func(o *core.Operation) bool {
 			return (state == "" || o.State == state) && (agent == "" || slices.Contains(o.Agents, agent))
 		})
 		for _, o := range newest(ops, limit) {
 			out = append(out, operationView(o, c))
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
 	return nil
 }

@@ -58,7 +58,7 @@ func (s *Server) ownRoutes() []Route {
 		{Method: "GET", Path: "/v1/inbox", Auth: AgentOnly, Summary: "One dispatch cycle of the calling agent; long-polls up to wait when nothing is there.",
 			Query:   []Param{{"wait", "string", "Go duration to wait when the inbox is empty (default 0, at most 5m)"}},
 			Handler: s.inbox, Responses: map[int]string{200: "Inbox"}},
-		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over HTTP (JSON-RPC 2.0, one message per POST, one JSON answer): acknowledge, clarify, checkpoint, complete — for the calling agent's task (or the X-Wilco-Task header's).",
+		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over MCP's streamable HTTP transport (stateless: no session; the protocol version negotiated by initialize; each JSON-RPC message POSTed gets one JSON answer, a notification 202): acknowledge, clarify, checkpoint, ask a scout, complete — for the calling agent's task (or the X-Wilco-Task header's, or the one a call names).",
 			Request: "MCPMessage", Handler: s.mcp, Responses: map[int]string{200: "MCPMessage"}},
 		{Method: "POST", Path: "/v1/ask", Auth: AgentOnly, Summary: "Ask a scout (a read-only helper agent) a question, from inside the calling agent's task; the answer comes back through GET /v1/ask/{id}.",
 			Request: "Ask", Handler: s.ask, Responses: map[int]string{201: "Consultation"}},

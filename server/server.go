@@ -425,8 +425,9 @@ func isLoopback(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// read runs fn on the runtime's loop for a consistent view of the core.
-func (s *Server) read(fn func(c *core.State)) { s.rt.Read(fn) }
+// read runs fn on the runtime's loop for a consistent view of the core. Its
+// error (a closed or stopped runtime: fn did not run) is the request's.
+func (s *Server) read(fn func(c *core.State)) error { return s.rt.Read(fn) }
 
 // do runs fn on the loop and returns its result once its events are
 // durable.

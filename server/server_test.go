@@ -41,6 +41,7 @@ func TestErrorTableMapsEveryKind(t *testing.T) {
 		{&http.MaxBytesError{Limit: MaxBody}, 413, CodeTooLarge},
 		{Errorf(CodeMethodNotAllowed, "x"), 405, CodeMethodNotAllowed},
 		{runtime.ErrClosed, 503, CodeUnavailable},
+		{fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("runtime: commit: disk I/O error")), 503, CodeUnavailable},
 		{context.Canceled, 503, CodeUnavailable},
 		{errors.New("disk on fire"), 500, CodeInternal},
 	}
@@ -52,6 +53,9 @@ func TestErrorTableMapsEveryKind(t *testing.T) {
 	}
 	if msg := message(errors.New("/secret/path: driver said no"), CodeInternal); strings.Contains(msg, "secret") {
 		t.Errorf("an internal error leaks its text: %q", msg)
+	}
+	if msg := message(fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("/secret/path: disk I/O error")), CodeUnavailable); strings.Contains(msg, "secret") {
+		t.Errorf("a stopped loop's failure leaks its text: %q", msg)
 	}
 }
 
@@ -90,6 +94,77 @@ func TestAuthentication(t *testing.T) {
 			t.Errorf("%s: 401 without WWW-Authenticate", tt.name)
 		}
 	}
+}
+
+// TestAValidTokenOfAStoppedLoopIsUnavailableNotUnknown: once the
+// runtime's loop stopped — a commit the store refused, or wilco shutting
+// down — an agent's valid token is answered 503 unavailable, as the admin
+// token is, never 401 "unknown token" (an agent told so may give up or
+// get a new token); and reads answer 503, not an empty list or a 404.
+func TestAValidTokenOfAStoppedLoopIsUnavailableNotUnknown(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, b *testBundle, agentTok, want string) {
+		t.Helper()
+		for _, c := range []struct{ method, path, token string }{
+			{"GET", "/v1/inbox", agentTok},
+			{"POST", "/v1/inbox/replies", agentTok},
+			{"POST", "/mcp", agentTok},
+			{"GET", "/v1/agents/alpha", adminToken},
+			{"GET", "/v1/agents", adminToken},
+			{"GET", "/v1/tasks", adminToken},
+			{"GET", "/v1/tasks/T-1", adminToken},
+			{"GET", "/v1/queue", adminToken},
+			{"GET", "/v1/messages", adminToken},
+			{"GET", "/v1/instructions", adminToken},
+			{"GET", "/v1/operations", adminToken},
+			{"GET", "/v1/notifications", adminToken},
+			{"GET", "/v1/stats", adminToken},
+			{"GET", "/v1/stats/daily", adminToken},
+		} {
+			var body any
+			if c.method == "POST" {
+				body = map[string]any{"in_reply_to": "M-1", "text": "ok"}
+			}
+			r := b.call(c.method, c.path, c.token, body)
+			if r.status != 503 || r.code(t) != "unavailable" || !strings.Contains(r.text(), want) {
+				t.Errorf("%s %s: %d %s, want 503 unavailable saying %q", c.method, c.path, r.status, r.body, want)
+			}
+		}
+		// Without the loop no token but the admin's can be told apart:
+		// one nobody has is not called unknown either.
+		if r := b.call("GET", "/v1/tasks", "nope", nil); r.status != 503 {
+			t.Errorf("a token nobody has: %d %s, want 503 (the agents' tokens cannot be read)", r.status, r.body)
+		}
+	}
+	t.Run("a failed commit", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{breakable: true})
+		tok := b.agent("alpha")
+		b.must(201, b.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "T-1", "description": "x"}))
+		b.must(200, b.call("GET", "/v1/inbox", tok, nil))
+		b.broken.broken.Store(true)
+		r := b.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "T-2", "description": "y"})
+		if r.status != 503 {
+			t.Fatalf("the failing commit: %d %s, want 503", r.status, r.body)
+		}
+		if strings.Contains(string(r.body), errBroken.Error()) {
+			t.Errorf("the failure's own text reached the client: %s", r.body)
+		}
+		check(t, b, tok, "loop stopped")
+		if r := b.call("GET", "/healthz", "", nil); r.status != 503 {
+			t.Errorf("/healthz of a stopped loop: %d %s", r.status, r.body)
+		}
+	})
+	t.Run("a closed runtime", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		tok := b.agent("alpha")
+		b.must(201, b.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "T-1", "description": "x"}))
+		if err := b.rt.Close(); err != nil {
+			t.Fatal(err)
+		}
+		check(t, b, tok, "shutting down")
+	})
 }
 
 func TestTokenRotationStopsTheOldTokenAtOnce(t *testing.T) {

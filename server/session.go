@@ -281,8 +281,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 			return Errorf(CodeUnauthenticated, "this login link was used already, expired, or belongs to another server: `wilco web` prints a new one")
 		}
 	case req.Token != "":
-		c := s.identify(strings.TrimSpace(req.Token))
+		c, err := s.identify(strings.TrimSpace(req.Token))
 		switch {
+		case err != nil:
+			return err
 		case c.agent != "":
 			return Errorf(CodePermissionDenied, "an agent's token cannot log in to the page: use the admin token (.wilco/token) or a login link")
 		case !c.admin:

@@ -131,7 +131,9 @@ func TestSessionCookieNeedsTheCSRFTokenOnEveryStateChange(t *testing.T) {
 		}
 	}
 	var n int
-	b.rt.Read(func(c *core.State) { n = len(c.Tasks(nil)) })
+	if err := b.rt.Read(func(c *core.State) { n = len(c.Tasks(nil)) }); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Fatalf("a refused request made %d task(s)", n)
 	}

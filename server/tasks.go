@@ -401,7 +401,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	}
 	var tasks any
 	var page core.TaskPage
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		page = c.TaskPage(q)
 		if brief {
 			out := make([]TaskBrief, 0, len(page.Tasks))
@@ -417,7 +417,9 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, taskViewAt(c, t, page.Positions[i]))
 		}
 		tasks = out
-	})
+	}); err != nil {
+		return err
+	}
 	next := ""
 	if page.More {
 		next = taskCursor(page.Tasks[len(page.Tasks)-1].Key())
@@ -438,11 +440,13 @@ func validTaskState(s core.TaskState) bool {
 func (s *Server) findTask(id string) (TaskView, error) {
 	var v TaskView
 	var found bool
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		if t, ok := c.Task(id); ok {
 			v, found = taskView(c, t), true
 		}
-	})
+	}); err != nil {
+		return v, err
+	}
 	if !found {
 		return v, notFoundf("no task %q", id)
 	}
@@ -468,11 +472,13 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 		Description string `json:"description"`
 	}
 	out := []entry{}
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		for i, t := range c.Queue() {
 			out = append(out, entry{ID: t.ID, Position: i + 1, Description: t.Description})
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
 	return nil
 }
@@ -679,11 +685,13 @@ func planView(c *core.State, p core.Plan) map[string]any {
 func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var v map[string]any
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		if p, ok := c.Plan(id); ok {
 			v = planView(c, p)
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	if v == nil {
 		return notFoundf("no plan %q", id)
 	}
@@ -696,7 +704,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var out map[string]any
-	s.read(func(c *core.State) {
+	if err := s.read(func(c *core.State) {
 		// One pass over the deliveries; keep returns false, so none is copied.
 		failed, failedDeliveries := 0, 0
 		c.Deliveries(func(d *core.Delivery) bool {
@@ -716,7 +724,9 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			"failed_deliveries":   failedDeliveries,
 			"usage":               c.UsageTotals(nil),
 		}
-	})
+	}); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -740,7 +750,9 @@ func (s *Server) dailyStats(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := time.Now().UTC()
 	var out []core.DayNumbers
-	s.read(func(c *core.State) { out = c.Daily(now.AddDate(0, 0, -int(days-1)), now) })
+	if err := s.read(func(c *core.State) { out = c.Daily(now.AddDate(0, 0, -int(days-1)), now) }); err != nil {
+		return err
+	}
 	WriteJSON(w, http.StatusOK, map[string]any{"days": out})
 	return nil
 }

@@ -50,12 +50,16 @@ func TestRecoveryKeepsCheckpointSharesOfTurnsWithoutEvents(t *testing.T) {
 		register(rt, "bad name!") // refused: a turn with no event, which carries a share
 	}
 	var live *core.State
-	rt.Read(func(c *core.State) { live = c })
+	if err := rt.Read(func(c *core.State) { live = c }); err != nil {
+		t.Fatal(err)
+	}
 	st.Close() // crash
 	st, rt = open()
 	defer st.Close()
 	var recovered *core.State
-	rt.Read(func(c *core.State) { recovered = c })
+	if err := rt.Read(func(c *core.State) { recovered = c }); err != nil {
+		t.Fatal(err)
+	}
 	if diff := core.StateDiff(live, recovered); diff != "" {
 		t.Fatalf("recovered state differs: %s", diff)
 	}

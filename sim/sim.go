@@ -323,7 +323,9 @@ func (w *world) open() {
 		w.failf("open runtime: %v", err)
 	}
 	w.rt = rt
-	rt.Read(func(c *core.State) { w.live = c })
+	if err := rt.Read(func(c *core.State) { w.live = c }); err != nil {
+		w.failf("read the runtime's core: %v", err)
+	}
 }
 
 // result is what one command did.

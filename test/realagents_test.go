@@ -372,11 +372,19 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 }
 
 // opencodeAgent is the wilco.yaml agent line of the real opencode pointed
-// at a scripted Chat Completions API: a private HOME whose
-// .config/opencode/opencode.json defines a provider on
-// @ai-sdk/openai-compatible with its baseURL, and makes its model the
-// default.
+// at a scripted Chat Completions API (opencodeHome).
 func opencodeAgent(t testing.TB, opencode, handshake, url string) string {
+	t.Helper()
+	home := opencodeHome(t, url)
+	return fmt.Sprintf("  - {name: opencode, adapter: exec, preset: opencode, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
+		handshake, quoted(opencode), quoted(home))
+}
+
+// opencodeHome is a private HOME for the real opencode whose
+// .config/opencode/opencode.json defines a provider on
+// @ai-sdk/openai-compatible with the scripted API's url as its baseURL,
+// and makes its model the default.
+func opencodeHome(t testing.TB, url string) string {
 	t.Helper()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".config", "opencode")
@@ -390,8 +398,7 @@ func opencodeAgent(t testing.TB, opencode, handshake, url string) string {
 	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("  - {name: opencode, adapter: exec, preset: opencode, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
-		handshake, quoted(opencode), quoted(home))
+	return home
 }
 
 // opencode, for real, in both handshakes: the same scenario, its fix

@@ -59,6 +59,33 @@ func tuiUntilReady(t *testing.T, srv tmuxadapter.Server, session string, style *
 	}
 }
 
+// tuiSend pastes a prompt into the program's input box and submits it,
+// again while the input box still holds it (a key sent as the paste ends
+// may be lost).
+func tuiSend(t *testing.T, srv tmuxadapter.Server, session string, preset tmuxadapter.Preset, prompt string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := srv.Paste(ctx, session, "prompt", prompt); err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; try < 4; try++ {
+		time.Sleep(time.Second)
+		if err := srv.SendKeys(ctx, session, preset.Submit); err != nil {
+			t.Fatal(err)
+		}
+		if eventually(3*time.Second, 200*time.Millisecond, func() bool {
+			p, err := srv.Capture(ctx, session)
+			return err == nil && preset.Style.Busy.MatchString(p.Screen.Text())
+		}) {
+			return
+		}
+		p, _ := srv.Capture(ctx, session)
+		if state, _ := preset.Style.Classify(p.Screen); state == tmuxadapter.Ready {
+			return // the turn was already over
+		}
+	}
+}
+
 // stopCodexDaemon stops the app-server daemon the Codex TUI starts under
 // its home to run its conversations, which outlives it: `codex app-server
 // daemon stop` ends the server, and its pid-update loop is ended by the
@@ -179,30 +206,7 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 		t.Fatalf("a record before the first prompt: ok %v, %v", ok, err)
 	}
 
-	// send pastes a prompt and submits it, again while the input box
-	// still holds it (a key sent as the paste ends may be lost).
-	send := func(prompt string) {
-		t.Helper()
-		if err := srv.Paste(ctx, "codex", "prompt", prompt); err != nil {
-			t.Fatal(err)
-		}
-		for try := 0; try < 4; try++ {
-			time.Sleep(time.Second)
-			if err := srv.SendKeys(ctx, "codex", preset.Submit); err != nil {
-				t.Fatal(err)
-			}
-			if eventually(3*time.Second, 200*time.Millisecond, func() bool {
-				p, err := srv.Capture(ctx, "codex")
-				return err == nil && preset.Style.Busy.MatchString(p.Screen.Text())
-			}) {
-				return
-			}
-			p, _ := srv.Capture(ctx, "codex")
-			if state, _ := preset.Style.Classify(p.Screen); state == tmuxadapter.Ready {
-				return // the turn was already over
-			}
-		}
-	}
+	send := func(prompt string) { tuiSend(t, srv, "codex", preset, prompt) }
 	first := "Please do the first task: write notes.txt."
 	send(first)
 	var log chatlog.Log

@@ -21,12 +21,12 @@ import (
 	"wilco/modelserver"
 )
 
-// codexTUIAgent is the wilco.yaml agent line of the real Codex TUI in tmux
+// codexFirstRunAgent is the wilco.yaml agent line of the real Codex TUI in tmux
 // pointed at url, with a private HOME (codexHome) as a first run has it:
 // the folder not trusted yet, the newer model not offered yet — the preset
 // answers both. Its pane is narrower than the Understanding and lower than
 // a prompt; tmux is more of the agent's tmux block.
-func codexTUIAgent(t testing.TB, codex, url, tmux string) (line, home string) {
+func codexFirstRunAgent(t testing.TB, codex, url, tmux string) (line, home string) {
 	t.Helper()
 	home = codexHome(t, url)
 	line = fmt.Sprintf("  - {name: codex, adapter: tmux, preset: codex, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 120, height: 40%s}}\n",
@@ -102,12 +102,19 @@ func TestCodexTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var dir string
 	model := modelserver.NewResponses(t, codexWrites(fourTasksScript(&dir)))
-	agent, home := codexTUIAgent(t, codex, model.URL(), "")
+	agent, home := codexFirstRunAgent(t, codex, model.URL(), "")
 	noProcessOutlives(t, home)
 	dir = newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)
 	in := serveRepo(t, dir)
-	fourTasksRead(t, in, dir)
+	checkReadRight(t, in, dir, runFourTasks(t, in, dir), longUnderstanding)
+	// Codex's words were read from its record, in every run.
+	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "T-*"))
+	for _, run := range runs {
+		if log := readFile(t, filepath.Join(run, "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
+			t.Errorf("%s: Codex's words were not read from its record:\n%s", filepath.Base(run), tail(log, 40))
+		}
+	}
 	// One Codex conversation served the four tasks, on the model
 	// configured: the newer one it offered was declined.
 	rollouts, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
@@ -162,7 +169,7 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	needTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	model := modelserver.NewResponses(t, codexPermissionScript)
-	agent, home := codexTUIAgent(t, codex, model.URL(), ", allow: [printf]")
+	agent, home := codexFirstRunAgent(t, codex, model.URL(), ", allow: [printf]")
 	noProcessOutlives(t, home)
 	dir := newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)
@@ -264,7 +271,7 @@ func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 		}
 		return modelserver.Reply{Text: "Done: wrote file.txt.\nStatus: complete\nSummary: wrote the fix into file.txt"}
 	})
-	agent, home := codexTUIAgent(t, codex, model.URL(), "")
+	agent, home := codexFirstRunAgent(t, codex, model.URL(), "")
 	noProcessOutlives(t, home)
 	dir := newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)

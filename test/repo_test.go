@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,45 @@ func TestConfigCheckValidatesAndPrintsTheEffectiveConfig(t *testing.T) {
 	r = inRepo(t, dir, "config", "check", "--config", bad)
 	if r.code != 1 || !strings.Contains(r.stderr, "bad.yaml:1: agents: must be a list") || !strings.Contains(r.stderr, "bad.yaml:2: lisen: unknown key") {
 		t.Fatalf("config check of a bad file: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// `wilco config check` warns of a tmux agent's ready pattern that can
+// never match — one that needs a blank just before the end of the line,
+// which wilco trims from the pane's lines — naming the agent, the pattern,
+// why, and a fix; the tmux example of docs/AGENTS.md is not one.
+func TestConfigCheckWarnsOfAReadyPatternThatCanNeverMatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	yaml := "agents:\n  - name: tui\n    adapter: tmux\n    command: [python3, my_agent.py]\n    tmux:\n      ready: '^> $'\n"
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := inRepo(t, dir, "config", "check")
+	want := `wilco.yaml:6: agents[0].tmux.ready: '^> $' of agent "tui" can never match: wilco trims the blanks at the end of each line of the pane before it matches`
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "warning: ") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, `use '^>\s*$' or '^>$'`) {
+		t.Fatalf("wilco config check of a ready pattern that can never match: exit %d, want 0 and on stderr\n%s\n… use '^>\\s*$' or '^>$'\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "AGENTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example string
+	for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(doc), -1) {
+		if strings.Contains(block[1], "adapter: tmux") && strings.Contains(block[1], "ready:") {
+			example = block[1]
+			break
+		}
+	}
+	if example == "" {
+		t.Fatal("docs/AGENTS.md has no example of a tmux agent with its ready pattern")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(example), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := inRepo(t, dir, "config", "check"); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("wilco config check of the tmux example of docs/AGENTS.md: exit %d\n%s\n%s%s", r.code, example, r.stdout, r.stderr)
 	}
 }
 

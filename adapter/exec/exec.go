@@ -549,24 +549,9 @@ func (t *turn) env(phase, promptFile, runDir string) []string {
 // servers only from its settings files), nil when there is none. A user who
 // set the variable keeps theirs.
 func (a *Adapter) mcpHome(c AgentConfig) map[string]string {
-	p := presets[c.Preset]
-	if p.mcpHome == nil || len(c.MCP) == 0 {
-		return nil
-	}
-	if _, set := c.Env[p.mcpHomeVar]; set {
-		return nil
-	}
-	if _, set := os.LookupEnv(p.mcpHomeVar); set {
-		return nil
-	}
-	home := c.Env["HOME"]
-	if home == "" {
-		home = os.Getenv("HOME")
-	}
-	dir := filepath.Join(a.runsDir, "homes", c.Name)
-	if err := p.mcpHome(c.MCP, home, dir); err != nil {
+	vars, err := MCPHome(c.Preset, c.MCP, c.Env, filepath.Join(a.runsDir, "homes", c.Name))
+	if err != nil {
 		a.log.Warn("wilco's MCP server is not registered with the agent", "agent", c.Name, "err", err)
-		return nil
 	}
-	return map[string]string{p.mcpHomeVar: dir}
+	return vars
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 )
@@ -254,9 +255,7 @@ func buildCommand(c AgentConfig, prompt, file, session string) (invocation, erro
 		argv = []string{c.Command[0]}
 	}
 	argv = append(argv, p.base...)
-	if p.mcp != nil && len(c.MCP) > 0 {
-		argv = append(argv, p.mcp(c.MCP)...)
-	}
+	argv = append(argv, MCPArgs(c.Preset, c.MCP)...)
 	if len(c.Command) > 1 {
 		argv = append(argv, c.Command[1:]...)
 	}
@@ -279,8 +278,60 @@ func presetEnv(c AgentConfig) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	maps.Copy(out, p.mcpEnv(c.MCP))
+	maps.Copy(out, MCPEnv(c.Preset, c.MCP))
 	return out
+}
+
+// MCPArgs returns the arguments that register wilco's MCP server (its
+// command line) with the program of a preset and allow its tools, placed
+// after the program's own flags; nil when the preset registers it
+// otherwise, or not at all. The interactive programs of the same CLIs
+// (the tmux adapter's presets) take the same arguments.
+func MCPArgs(preset string, command []string) []string {
+	p := presets[preset]
+	if p.mcp == nil || len(command) == 0 {
+		return nil
+	}
+	return p.mcp(command)
+}
+
+// MCPEnv returns the variables that register wilco's MCP server with the
+// program of a preset that takes its configuration from the environment
+// (opencode); nil for the others.
+func MCPEnv(preset string, command []string) map[string]string {
+	p := presets[preset]
+	if p.mcpEnv == nil || len(command) == 0 {
+		return nil
+	}
+	return p.mcpEnv(command)
+}
+
+// MCPHome registers wilco's MCP server with the program of a preset that
+// reads MCP servers only from its settings files (Gemini CLI): it prepares
+// dir, a home of wilco's that holds the user's configuration (from the
+// HOME of env, the agent's variables, else wilco's) with the server
+// added, and returns the variable that points the program at it. It
+// returns nil for the other presets, and when env or wilco's environment
+// sets that variable: the user's is kept.
+func MCPHome(preset string, command []string, env map[string]string, dir string) (map[string]string, error) {
+	p := presets[preset]
+	if p.mcpHome == nil || len(command) == 0 {
+		return nil, nil
+	}
+	if _, set := env[p.mcpHomeVar]; set {
+		return nil, nil
+	}
+	if _, set := os.LookupEnv(p.mcpHomeVar); set {
+		return nil, nil
+	}
+	home := env["HOME"]
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	if err := p.mcpHome(command, home, dir); err != nil {
+		return nil, err
+	}
+	return map[string]string{p.mcpHomeVar: dir}, nil
 }
 
 // canResume reports whether agent c's preset resumes sessions.

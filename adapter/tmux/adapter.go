@@ -94,6 +94,10 @@ type Options struct {
 	StateDir string
 	// URL is wilco's address, given to agents as WILCO_URL.
 	URL string
+	// MCP is the command line of wilco's MCP server for agents (wilco
+	// mcp), registered with the program of each preset that can take it,
+	// as the exec adapter's presets do (see mcp.go); nil: none.
+	MCP []string
 	// Program is the tmux binary (default: tmux on the PATH).
 	Program string
 	Report  Reporter
@@ -258,7 +262,7 @@ func (a *Adapter) Add(c AgentConfig) error {
 		}
 	}
 	if style.Ready == nil {
-		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^> $'", c.Name)
+		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'", c.Name)
 	}
 	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if p != nil {

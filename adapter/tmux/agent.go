@@ -121,6 +121,10 @@ type job struct {
 	pastes      int
 	submits     int
 	pastedAt    time.Time
+	// pasteScreen is the screen just before the paste: a program whose
+	// input box looks the same empty or full (opencode's) shows the paste
+	// landed by any change.
+	pasteScreen string
 	submittedAt time.Time
 	confirmed   time.Time
 	began       time.Time
@@ -458,6 +462,7 @@ func (ag *agent) env() []string {
 			}
 		}
 	}
+	maps.Copy(set, ag.mcpEnv())
 	maps.Copy(set, ag.cfg.Env)
 	out := make([]string, 0, len(set))
 	for _, k := range slices.Sorted(maps.Keys(set)) {
@@ -491,6 +496,7 @@ func (ag *agent) argv(resume bool, conv string) (argv []string, newConv string) 
 		sess = nil
 	}
 	argv = append(argv, p.Args...)
+	argv = append(argv, ag.mcpArgs()...)
 	argv = append(argv, extra...)
 	return append(argv, sess...), newConv
 }
@@ -698,6 +704,7 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 		if state != Ready && len(ag.keys.clear) > 0 {
 			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
 		}
+		j.pasteScreen = pane.Screen.Text()
 		if err := ag.srv.Paste(ctx, ag.session, "wilco-"+pathSafe(ag.cfg.Name), j.prompt); err != nil {
 			j.log.Warn("pasting the prompt failed", "err", err)
 			return
@@ -706,8 +713,10 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 		j.pastedAt = now
 		j.phase = phaseLanding
 	case phaseLanding:
-		if state != Ready {
-			// The prompt shows in the input box: submit it, by its own key.
+		if state != Ready || pane.Screen.Text() != j.pasteScreen {
+			// The prompt shows in the input box (the pane no longer looks
+			// ready, or changed since the paste while it still does): submit
+			// it, by its own key.
 			if err := ag.srv.SendKeys(ctx, ag.session, ag.keys.submit); err != nil {
 				j.log.Warn("sending the submit key failed", "err", err)
 				return

@@ -21,8 +21,8 @@ import (
 	"wilco/modelserver"
 )
 
-// codexFirstRunAgent is the wilco.yaml agent line of the real Codex TUI in tmux
-// pointed at url, with a private HOME (codexHome) as a first run has it:
+// codexFirstRunAgent is the wilco.yaml agent line of the real Codex TUI in
+// tmux pointed at url, with a private HOME (codexHome) as a first run has it:
 // the folder not trusted yet, the newer model not offered yet — the preset
 // answers both. Its pane is narrower than the Understanding and lower than
 // a prompt; tmux is more of the agent's tmux block.

@@ -196,6 +196,11 @@ func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time, final bo
 		case chatlog.TurnEnd:
 			ag.rec.endsTurns = true
 			j.recEnded = true
+			if e.Text != "" {
+				// Not a plain end: interrupted (a permission answered no), or
+				// failed.
+				ag.appendLog(j, "--- wilco: the agent's record ends the turn: "+e.Text)
+			}
 		default:
 			ag.takeEntry(ctx, j, e)
 		}

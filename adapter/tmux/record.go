@@ -270,15 +270,15 @@ func (ag *agent) fromScreen(ctx context.Context, j *job, why string) {
 	ag.take(ctx, j, held)
 }
 
-// headLines is the first lines of s (at most n, and max bytes), indented
+// headLines is the first lines of s (at most n, and limit bytes), indented
 // under the first, with a note of what is left out.
-func headLines(s string, n, max int) string {
+func headLines(s string, n, limit int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	more := 0
 	if len(lines) > n {
 		lines, more = lines[:n], len(lines)-n
 	}
-	out := shorten(strings.Join(lines, "\n    "), max)
+	out := shorten(strings.Join(lines, "\n    "), limit)
 	if more > 0 {
 		out += fmt.Sprintf("\n    … (%d more lines)", more)
 	}

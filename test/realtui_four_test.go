@@ -79,17 +79,7 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 	dir = newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)
 	in := serveRepo(t, dir)
-	criteria := []string{"first.txt holds the word first", "second.txt holds the word second", "third.txt holds the word third"}
-	wantAttempts := map[string]int{"T-1": 1, "T-2": 2, "T-3": 1, "T-4": 1}
-	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
-		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt", "acceptance_criteria": criteria})
-	}
-	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
-		got := in.waitTask(id, 5*time.Minute, "success", "escalated", "stuck", "failed")
-		if got.State != "success" || got.Attempt != wantAttempts[id] {
-			t.Fatalf("%s ended %s at attempt %d (want success at %d):\n%s\nthe agent's logs:\n%s", id, got.State, got.Attempt, wantAttempts[id], got, agentLogs(t, dir))
-		}
-	}
+	wantAttempts := runFourTasks(t, in, dir)
 	// Each delegation acknowledged once, with its whole Understanding; no
 	// correction, no wrong id was ever sent.
 	checkReadRight(t, in, dir, wantAttempts, longUnderstanding)
@@ -103,6 +93,25 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 	if len(sessions) > 1 {
 		t.Errorf("the tasks went through %d sessions", len(sessions))
 	}
+}
+
+// runFourTasks submits the four tasks of fourTasksScript at once and waits
+// for each to succeed at the attempt it should (T-2 at its retry); it
+// returns those attempts.
+func runFourTasks(t *testing.T, in *instance, dir string) map[string]int {
+	t.Helper()
+	criteria := []string{"first.txt holds the word first", "second.txt holds the word second", "third.txt holds the word third"}
+	wantAttempts := map[string]int{"T-1": 1, "T-2": 2, "T-3": 1, "T-4": 1}
+	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
+		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt", "acceptance_criteria": criteria})
+	}
+	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
+		got := in.waitTask(id, 5*time.Minute, "success", "escalated", "stuck", "failed")
+		if got.State != "success" || got.Attempt != wantAttempts[id] {
+			t.Fatalf("%s ended %s at attempt %d (want success at %d):\n%s\nthe agent's logs:\n%s", id, got.State, got.Attempt, wantAttempts[id], got, agentLogs(t, dir))
+		}
+	}
+	return wantAttempts
 }
 
 // checkReadRight checks tasks an interactive agent worked (each to its

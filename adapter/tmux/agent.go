@@ -1047,7 +1047,7 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 	if len(ag.allow) > 0 {
 		answer = "denied"
 		for _, re := range ag.allow {
-			if tool != "" && re.MatchString(tool) || re.MatchString(text) {
+			if ag.style.Allows(re, tool, text) {
 				answer = "allowed"
 				break
 			}

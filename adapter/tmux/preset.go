@@ -204,8 +204,11 @@ var Presets = map[string]Preset{
 	// Gemini CLI: " > " opens its input box (an empty one shows "Type your
 	// message or @path/to/file"), "(esc to cancel, 2s)" while it works,
 	// its messages begin with "✦ ". --skip-trust trusts the folder for the
-	// session. Its confirmations ask "Allow execution of …?" or "Apply
-	// this change?" with "1. Allow once" first.
+	// session. Its confirmations are a box below the conversation, headed
+	// by the tool it asks for ("? Shell  rm -f keep.txt", "? WriteFile
+	// Writing to file.txt"), asking "Allow execution of [Shell]?" or
+	// "Apply this change?" with "● 1. Allow once" chosen (Enter) and "No,
+	// suggest changes (esc)" last: Escape cancels the request.
 	//
 	// Skills: ~/.gemini/skills/<name>/SKILL.md; plugins are its extensions:
 	// ~/.gemini/extensions/<name>/gemini-extension.json.
@@ -226,6 +229,9 @@ var Presets = map[string]Preset{
 			},
 			LiveRule: '─', Drop: []*regexp.Regexp{mustRE(`^\s{24,}\S`)},
 			EchoMarkers: []string{"> "}, ReplyMarkers: []string{"✦ "},
+			// The header of a confirmation's box ("│ ? Shell  rm…"): a tool
+			// done or cancelled shows "✓" or "-" in place of "?".
+			Tool: mustRE(`(?m)^│ \? ([A-Za-z][\w.-]*)\s`),
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},

@@ -524,8 +524,10 @@ func (st *Style) ToolOf(s Screen) string {
 // rows from a few above the first row that matches the permission pattern
 // (from that row itself with PermissionBelow; never above the rule that
 // opens the live region, with LiveRule — the agent's words above it are not
-// the question's — but for the tool call drawn just above it), to the end,
-// each trimmed, without blank rows and rules.
+// the question's — but for the tool call drawn just above it; from the row
+// among those that names its tool, with Tool, when one does: a question
+// drawn as a box headed by its tool), to the end, each trimmed, without
+// the edges of its boxes, blank rows and rules.
 func (st *Style) PermissionText(s Screen) string {
 	if st.Permission == nil {
 		return ""
@@ -558,10 +560,19 @@ func (st *Style) PermissionText(s Screen) string {
 			n++
 		}
 	}
+	if st.Tool != nil {
+		// Gemini CLI's box, below the prompt and the model's words.
+		for r := row; r >= from; r-- {
+			if st.Tool.MatchString(s.Rows[r]) {
+				from = r
+				break
+			}
+		}
+	}
 	var out []string
 	for _, r := range s.Rows[from:] {
-		if strings.TrimSpace(r) != "" && !isRule(r) {
-			out = append(out, strings.TrimSpace(r))
+		if t := unbox(r); t != "" && !isRule(r) {
+			out = append(out, t)
 		}
 	}
 	return strings.Join(out, "\n")
@@ -576,4 +587,18 @@ func (st *Style) Allows(entry *regexp.Regexp, tool, text string) bool {
 		return tool != "" && entry.MatchString(tool)
 	}
 	return tool != "" && entry.MatchString(tool) || entry.MatchString(text)
+}
+
+// unbox is a row without the edges of the boxes it is drawn in
+// ("│ │ rm -f keep.txt │ │": "rm -f keep.txt"), trimmed.
+func unbox(r string) string {
+	t := strings.TrimSpace(r)
+	for {
+		first, n := utf8.DecodeRuneInString(t)
+		last, m := utf8.DecodeLastRuneInString(t)
+		if len(t) <= n || !strings.ContainsRune("│┃║", first) || !strings.ContainsRune("│┃║", last) {
+			return t
+		}
+		t = strings.TrimSpace(t[n : len(t)-m])
+	}
 }

@@ -96,6 +96,8 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetGemini, "gm-typing", Typing, ""},
 		{PresetGemini, "gm-busy", Busy, ""},
 		{PresetGemini, "gm-done", Ready, ""},
+		{PresetGemini, "gm-permission-shell", Permission, ""},
+		{PresetGemini, "gm-permission-write", Permission, ""},
 		{PresetOpencode, "oc-typing", Ready, ""}, // its input box does not tell: its paste is confirmed by the busy line
 		{PresetOpencode, "oc-busy", Ready, ""},   // seconds after its submit it shows nothing of its work yet
 		{PresetOpencode, "oc-done", Busy, ""},
@@ -229,6 +231,26 @@ func TestCodexsApprovalNamesItsCommandAndOnlyTheCommandIsAllowed(t *testing.T) {
 	cs := loadScreen(t, "claude-permission")
 	if !claude.Allows(regexp.MustCompile(`file\.txt`), claude.ToolOf(cs), claude.PermissionText(cs)) {
 		t.Fatal("Claude Code's question is no longer matched by its text")
+	}
+}
+
+// Gemini CLI's confirmation is its box: the tool its header names, and the
+// box's text without its edges — not the prompt above it, nor the model's
+// words (which name write_file above a question for Shell).
+func TestAGeminiConfirmationIsItsBoxNotTheConversationAboveIt(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetGemini].Style
+	for _, c := range []struct{ screen, tool, text string }{
+		{"gm-permission-shell", "Shell", "? Shell  rm -f keep.txt\nrm -f keep.txt\nAllow execution of [Shell]?\n● 1. Allow once\n2. Allow for this session\n3. No, suggest changes (esc)"},
+		{"gm-permission-write", "WriteFile", "? WriteFile  Writing to file.txt\n1 fixed\nApply this change?\n● 1. Allow once\n2. Allow for this session\n3. Modify with external editor\n4. No, suggest changes (esc)"},
+	} {
+		s := loadScreen(t, c.screen)
+		if tool := st.ToolOf(s); tool != c.tool {
+			t.Errorf("%s: tool %q, want %q", c.screen, tool, c.tool)
+		}
+		if text := st.PermissionText(s); text != c.text {
+			t.Errorf("%s: text\n%s\nwant\n%s", c.screen, text, c.text)
+		}
 	}
 }
 

@@ -213,6 +213,29 @@ func TestASwallowedSubmitKeyIsNoticedAndSentAgain(t *testing.T) {
 	}
 }
 
+// A program that shows a paste late — its pane changing at once for
+// another reason, its input box still empty — gets the submit key only
+// once the prompt shows in its input box: a key sent before would be lost,
+// and the empty box taken for the prompt gone.
+func TestAPromptIsSubmittedOnceItShowsInTheInputBox(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]string{"TUIAGENT_PASTE_LAG": "700ms"}, nil)
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	var s SubmitRecord
+	select {
+	case s = <-b.submits:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the prompt was never confirmed")
+	}
+	if s.Submits != 1 {
+		t.Errorf("the submit key was sent %d times, want 1 (once the prompt showed)", s.Submits)
+	}
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if b.rec.turns[0].Status != "success" {
+		t.Fatalf("turn: %+v", b.rec.turns[0])
+	}
+}
+
 func TestAPromptWaitsWhileTheAgentIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, nil)

@@ -125,8 +125,8 @@ type job struct {
 	submits    int
 	pastedAt   time.Time
 	// pasteScreen is the screen just before the paste: a program whose
-	// input box looks the same empty or full (opencode's) shows the paste
-	// landed by any change.
+	// input box looks the same empty or full (Style.HiddenInput) shows
+	// the paste landed by any change.
 	pasteScreen string
 	submittedAt time.Time
 	confirmed   time.Time
@@ -721,7 +721,7 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 		j.pastedAt = now
 		j.phase = phaseLanding
 	case phaseLanding:
-		if state != Ready || pane.Screen.Text() != j.pasteScreen {
+		if state != Ready || ag.style.HiddenInput && pane.Screen.Text() != j.pasteScreen {
 			// The prompt shows in the input box (the pane no longer looks
 			// ready, or changed since the paste while it still does): submit
 			// it, by its own key.

@@ -248,7 +248,7 @@ var Presets = map[string]Preset{
 	// tokens, LSP) on the right; "esc interrupt" while it works. Its
 	// permission question says "Permission required" with "Allow once"
 	// first. Its markdown rendering was once seen to drop the brackets of
-	// "[ACK]".
+	// "[ACK]". Its input box looks the same empty or holding a prompt.
 	//
 	// Skills: $XDG_CONFIG_HOME/opencode/skills/<name>/SKILL.md
 	// (~/.config by default); plugins: …/opencode/plugins/.
@@ -265,6 +265,7 @@ var Presets = map[string]Preset{
 			Permission:  mustRE(`Permission required`),
 			Drop:        []*regexp.Regexp{mustRE(`^\s*▣\s`), mustRE(`^\s*⬝`)},
 			SidePanel:   true,
+			HiddenInput: true,
 			EchoMarkers: []string{"┃ "},
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},

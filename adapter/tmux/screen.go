@@ -119,6 +119,12 @@ type Style struct {
 	// SidePanel: the program draws a panel on the right of the screen;
 	// it is cut off.
 	SidePanel bool
+	// HiddenInput: the input box looks the same empty or holding a prompt
+	// (opencode's), so a paste has landed once the pane changed since it.
+	// Else a paste has landed once the pane no longer looks ready: a pane
+	// that changes otherwise (a hint that goes, a line the program adds
+	// while it starts) says nothing of the paste.
+	HiddenInput bool
 	// Tool finds, in the rows above a permission prompt, the tool it asks
 	// for (its first group).
 	Tool *regexp.Regexp

@@ -20,7 +20,11 @@
 // change under a width that narrows by 12 columns once a file was written
 // (a side panel opening), and its input box and status at the bottom.
 // TUIAGENT_SWALLOW=1 ignores the first Enter after every paste; TUIAGENT_SWALLOW_RATE=0.3 ignores it with that probability
-// (TUIAGENT_SEED seeds it); TUIAGENT_OP_ANSWER is the answer to an
+// (TUIAGENT_SEED seeds it); TUIAGENT_PASTE_LAG=DURATION reads a paste
+// that long before it shows in the input box — saying so on a line of its
+// own at once, the input box still empty — and loses the keys that came
+// meanwhile (an Enter sent with the paste is taken as part of it);
+// TUIAGENT_OP_ANSWER is the answer to an
 // operation's request (default "ok"); TUIAGENT_LOG appends every prompt
 // received to that file.
 package main
@@ -53,6 +57,7 @@ func main() {
 	a.swallow = os.Getenv("TUIAGENT_SWALLOW") == "1"
 	alt = os.Getenv("TUIAGENT_ALT") == "1"
 	a.rate, _ = strconv.ParseFloat(os.Getenv("TUIAGENT_SWALLOW_RATE"), 64)
+	a.pasteLag, _ = time.ParseDuration(os.Getenv("TUIAGENT_PASTE_LAG"))
 	seed, _ := strconv.ParseInt(os.Getenv("TUIAGENT_SEED"), 10, 64)
 	a.rnd = rand.New(rand.NewSource(seed))
 	for i, arg := range os.Args[1:] {
@@ -76,6 +81,7 @@ type agent struct {
 	opAnswer string
 	swallow  bool
 	rate     float64
+	pasteLag time.Duration
 	rnd      *rand.Rand
 
 	input      []byte
@@ -265,6 +271,14 @@ func (a *agent) paste() {
 	}
 	text := strings.ReplaceAll(string(got), "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
+	if a.pasteLag > 0 {
+		say("(reading the pasted text)")
+		a.prompt()
+		time.Sleep(a.pasteLag)
+		for len(a.keys) > 0 {
+			<-a.keys
+		}
+	}
 	a.input = append(a.input, text...)
 	a.pasted, a.swallowed = true, false
 	a.prompt()

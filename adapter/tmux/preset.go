@@ -208,7 +208,10 @@ var Presets = map[string]Preset{
 	// by the tool it asks for ("? Shell  rm -f keep.txt", "? WriteFile
 	// Writing to file.txt"), asking "Allow execution of [Shell]?" or
 	// "Apply this change?" with "● 1. Allow once" chosen (Enter) and "No,
-	// suggest changes (esc)" last: Escape cancels the request.
+	// suggest changes (esc)" last: Escape cancels the request. A prompt
+	// submitted while it starts (its MCP servers not ready yet) waits in
+	// its queue ("Queued (press ↑ to edit):" above the input box, the box
+	// empty): it has the prompt, and runs it once it is ready.
 	//
 	// Skills: ~/.gemini/skills/<name>/SKILL.md; plugins are its extensions:
 	// ~/.gemini/extensions/<name>/gemini-extension.json.
@@ -222,12 +225,15 @@ var Presets = map[string]Preset{
 			return []string{"--resume", id}
 		},
 		Style: Style{
-			Ready: mustRE(`(?m)^\s?>\s+(Type your message or @path/to/file)?\s*$`), Busy: mustRE(`esc to cancel`),
+			Ready:      mustRE(`(?m)^\s?>\s+(Type your message or @path/to/file)?\s*$`),
+			Busy:       mustRE(`esc to cancel|(?m)^\s*Queued \(press ↑ to edit\):`),
 			Permission: mustRE(`Allow execution of|Apply this change\?`),
 			Dialogs: []DialogRule{
 				{Name: "trust the folder", Match: mustRE(`(?s)Do you trust the files in this folder\?.*● 1\. Trust folder`), Keys: []string{"Enter"}},
 			},
-			LiveRule: '─', Drop: []*regexp.Regexp{mustRE(`^\s{24,}\S`)},
+			LiveRule: '─', Drop: []*regexp.Regexp{mustRE(`^\s{24,}\S`), mustRE(`^\s*Press (Ctrl\+O to expand pasted text|Esc again to rewind)`)},
+			// The queue: its prompts, each flattened on a line under it.
+			DropBlock:   []*regexp.Regexp{mustRE(`^\s*Queued \(press ↑ to edit\):`)},
 			EchoMarkers: []string{"> "}, ReplyMarkers: []string{"✦ "},
 			// The header of a confirmation's box ("│ ? Shell  rm…"): a tool
 			// done or cancelled shows "✓" or "-" in place of "?".

@@ -98,6 +98,7 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetGemini, "gm-done", Ready, ""},
 		{PresetGemini, "gm-permission-shell", Permission, ""},
 		{PresetGemini, "gm-permission-write", Permission, ""},
+		{PresetGemini, "gm-queued", Busy, ""},    // the prompt waits in its queue while it starts: the input box is empty
 		{PresetOpencode, "oc-typing", Ready, ""}, // its input box does not tell: its paste is confirmed by the busy line
 		{PresetOpencode, "oc-busy", Ready, ""},   // seconds after its submit it shows nothing of its work yet
 		{PresetOpencode, "oc-done", Busy, ""},
@@ -250,6 +251,19 @@ func TestAGeminiConfirmationIsItsBoxNotTheConversationAboveIt(t *testing.T) {
 		}
 		if text := st.PermissionText(s); text != c.text {
 			t.Errorf("%s: text\n%s\nwant\n%s", c.screen, text, c.text)
+		}
+	}
+}
+
+// Gemini CLI's queue of prompts (while it starts) is not its conversation:
+// it holds a prompt, flattened.
+func TestGeminisQueueIsNotItsConversation(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetGemini].Style
+	got := strings.Join(texts(st.Content(loadScreen(t, "gm-queued"))), "\n")
+	for _, not := range []string{"Queued", "[Q-1] A queued prompt", "Reply with [ACK]"} {
+		if strings.Contains(got, not) {
+			t.Errorf("the conversation holds %q:\n%s", not, got)
 		}
 	}
 }

@@ -79,6 +79,29 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 	dir = newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)
 	in := serveRepo(t, dir)
+	fourTasksRead(t, in, dir)
+	// One Claude Code session served the four tasks.
+	sessions := map[string]bool{}
+	for _, r := range model.AgentRequests() {
+		if md, ok := r.Body["metadata"].(map[string]any); ok {
+			sessions[fmt.Sprint(md["user_id"])] = true
+		}
+	}
+	if len(sessions) > 1 {
+		t.Errorf("the tasks went through %d sessions", len(sessions))
+	}
+}
+
+// fourTasksRead submits the four tasks of fourTasksScript to the repository
+// served by in, whose one agent is a TUI wilco runs in tmux, and checks
+// what came of them: each succeeded at the attempt expected (T-2 at its
+// retry), each delegation was acknowledged with its whole Understanding,
+// wilco never sent a correction, a wrong id or a request for the ACK, no
+// line of a prompt was ever read as the agent's (in agent.log, the
+// transcript's text, the task), and the agent's words were read from its
+// program's own record of the conversation.
+func fourTasksRead(t *testing.T, in *instance, dir string) {
+	t.Helper()
 	criteria := []string{"first.txt holds the word first", "second.txt holds the word second", "third.txt holds the word third"}
 	wantAttempts := map[string]int{"T-1": 1, "T-2": 2, "T-3": 1, "T-4": 1}
 	for _, id := range []string{"T-1", "T-2", "T-3", "T-4"} {
@@ -116,13 +139,17 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 		}
 	}
 	// No line of a prompt is ever read as the agent's: not in the agent's
-	// log, not in the transcript's text, not in a turn's summary.
+	// log, not in the transcript's text, not in a turn's summary. The
+	// agent's words came from its program's record.
 	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "T-*"))
 	if len(runs) != 5 {
 		t.Fatalf("%d runs: %v", len(runs), runs)
 	}
 	for _, run := range runs {
 		b, _ := os.ReadFile(filepath.Join(run, "agent.log"))
+		if !strings.Contains(string(b), "--- wilco: the agent's words are read from its record") {
+			t.Errorf("%s: the agent's words were not read from its record:\n%s", filepath.Base(run), tail(string(b), 40))
+		}
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, "--- wilco") {
 				continue
@@ -162,15 +189,5 @@ func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing
 				t.Errorf("%s: the task holds a line of the prompt %q", id, p)
 			}
 		}
-	}
-	// One Claude Code session served the four tasks.
-	sessions := map[string]bool{}
-	for _, r := range model.AgentRequests() {
-		if md, ok := r.Body["metadata"].(map[string]any); ok {
-			sessions[fmt.Sprint(md["user_id"])] = true
-		}
-	}
-	if len(sessions) > 1 {
-		t.Errorf("the tasks went through %d sessions", len(sessions))
 	}
 }

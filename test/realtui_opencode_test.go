@@ -62,3 +62,64 @@ func TestOpencodeTUIIsReadFromItsRecordThroughARetry(t *testing.T) {
 		}
 	}
 }
+
+// opencodeTUIAgent is the wilco.yaml agent line of the real opencode TUI in
+// tmux pointed at url, with a private HOME (opencodeHome); tmux is more of
+// the agent's entry (its pane's size, an allow list).
+func opencodeTUIAgent(t testing.TB, opencode, url, tmux string) (line, home string) {
+	t.Helper()
+	home = opencodeHome(t, url)
+	line = fmt.Sprintf("  - {name: opencode, adapter: tmux, preset: opencode, command: [%s], timeout: 4m, env: {HOME: %s}, %s}\n",
+		quoted(opencode), quoted(home), tmux)
+	return line, home
+}
+
+// opencodeWrites makes a script's Write calls (Claude Code's tool)
+// opencode's: the same content written into the same file by its write
+// tool.
+func opencodeWrites(script modelserver.Script) modelserver.Script {
+	return func(turn modelserver.Turn) modelserver.Reply {
+		r := script(turn)
+		if r.Tool != nil && r.Tool.Name == "Write" {
+			r.Tool = &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": r.Tool.Input["file_path"], "content": r.Tool.Input["content"]}}
+		}
+		return r
+	}
+}
+
+// recordOf is the record the agent's words of a run were read from, as its
+// agent.log says ("" when they were not read from a record).
+func recordOf(t *testing.T, dir, run string) string {
+	t.Helper()
+	log := readFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log"))
+	_, path, ok := strings.Cut(log, "--- wilco: the agent's words are read from its record ")
+	if !ok {
+		return ""
+	}
+	path, _, _ = strings.Cut(path, "\n")
+	return path
+}
+
+// The real opencode TUI through the four tasks of fourTasksScript in one
+// session, in a pane narrower than the Understanding and lower than a
+// prompt (which opencode shows as "[Pasted ~N lines]"): its words read
+// from its database, one conversation throughout.
+func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	var dir string
+	model := modelserver.NewChat(t, opencodeWrites(fourTasksScript(&dir)))
+	agent, _ := opencodeTUIAgent(t, opencode, model.URL(), "tmux: {width: 120, height: 40}")
+	dir = newRepo(t, "agents:\n"+agent+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	fourTasksRead(t, in, dir)
+	// One opencode conversation served the four tasks.
+	first := recordOf(t, dir, "T-1-a1")
+	for _, run := range []string{"T-2-a1", "T-2-a2", "T-3-a1", "T-4-a1"} {
+		if r := recordOf(t, dir, run); r != first {
+			t.Errorf("T-1 was read from %s, %s from %s: not one conversation", first, run, r)
+		}
+	}
+}

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,15 @@ import (
 var wilcoBin string
 
 func TestMain(m *testing.M) {
+	// The black-box tests spend their time waiting on other processes
+	// (wilco, agents, tmux, browsers), not on the CPU: unless -parallel
+	// was given, four run at once on a machine of fewer cores.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < 4 {
+		_ = flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "wilco-blackbox-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -391,6 +391,18 @@ func opencodeHome(t testing.TB, url string) string {
 	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// opencode installs its provider's package with npm, in the
+	// background: its cache is one shared by the tests (npm's cache takes
+	// concurrent writers), never in this HOME, which a write after the test
+	// would keep from being removed.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	npmrc := "cache=" + filepath.Join(cache, "wilco-test", "npm-cache") + "\n"
+	if err := os.WriteFile(filepath.Join(home, ".npmrc"), []byte(npmrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return home
 }
 

@@ -114,12 +114,13 @@ func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T
 	dir = newRepo(t, "agents:\n"+agent+checkStep)
 	endTmux(t, dir)
 	in := serveRepo(t, dir)
-	fourTasksRead(t, in, dir)
-	// One opencode conversation served the four tasks.
+	attempts := runFourTasks(t, in, dir)
+	checkReadRight(t, in, dir, attempts, longUnderstanding)
+	// Every turn was read from opencode's record, of one conversation.
 	first := recordOf(t, dir, "T-1-a1")
-	for _, run := range []string{"T-2-a1", "T-2-a2", "T-3-a1", "T-4-a1"} {
-		if r := recordOf(t, dir, run); r != first {
-			t.Errorf("T-1 was read from %s, %s from %s: not one conversation", first, run, r)
+	for _, run := range []string{"T-1-a1", "T-2-a1", "T-2-a2", "T-3-a1", "T-4-a1"} {
+		if r := recordOf(t, dir, run); r == "" || r != first {
+			t.Errorf("%s was read from the record %q, T-1 from %q:\n%s", run, r, first, readFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log")))
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package test
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -37,41 +34,9 @@ func TestAProgramOnTheAlternateScreenIsReadRightThroughFourTasks(t *testing.T) {
 			t.Fatalf("%s ended %s at attempt %d (want success at 2):\n%s\nthe agent's logs:\n%s\nserver:\n%s", id, got.State, got.Attempt, got, agentLogs(t, dir), tail(in.stderr.String(), 30))
 		}
 	}
+	attempts := map[string]int{}
 	for _, id := range ids {
-		var msgs struct{ Messages []message }
-		in.must(200, in.call("GET", "/v1/messages?task="+id, adminToken, nil), &msgs)
-		for _, m := range msgs.Messages {
-			if m.Type == "task_delegation" && (m.State != "acknowledged" || m.Understanding != tuiLongUnderstanding) {
-				t.Errorf("%s: the delegation %s is %s with the understanding %q", id, m.ID, m.State, m.Understanding)
-			}
-		}
+		attempts[id] = 2
 	}
-	evs, _ := in.events(0)
-	for _, e := range evs {
-		if d := string(e.Data); strings.Contains(d, `"kind":"correction"`) || strings.Contains(d, `"kind":"wrong_id"`) || strings.Contains(d, `"kind":"ack_request"`) {
-			t.Errorf("wilco sent %s to the agent although it acknowledged each task right: %s", e.Type, d)
-		}
-	}
-	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "T-*"))
-	if len(runs) != 8 {
-		t.Fatalf("%d runs: %v", len(runs), runs)
-	}
-	for _, run := range runs {
-		b, _ := os.ReadFile(filepath.Join(run, "agent.log"))
-		acks := 0
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "--- wilco") {
-				continue
-			}
-			acks += strings.Count(l, "[ACK] ")
-			for _, p := range promptLines {
-				if strings.Contains(l, p) {
-					t.Errorf("%s: the agent's log holds a line of the prompt: %q", filepath.Base(run), l)
-				}
-			}
-		}
-		if acks != 1 {
-			t.Errorf("%s: the agent's log holds %d ACKs, want 1:\n%s", filepath.Base(run), acks, b)
-		}
-	}
+	checkReadRight(t, in, dir, attempts, tuiLongUnderstanding)
 }

@@ -30,7 +30,11 @@ import (
 //   - every other entry of the user's ~/.gemini is a symbolic link to it, so
 //     the user's credentials, accounts and trusted folders are the ones
 //     Gemini CLI sees, and what it writes through them lands in the user's
-//     folder.
+//     folder;
+//   - among them tmp, where Gemini CLI keeps the records of its
+//     conversations, made in the user's ~/.gemini when it is not there
+//     yet: they are where the user's own Gemini CLI (its --resume) and
+//     wilco's reading of them (package chatlog, from HOME) find them.
 //
 // Settings that do not read as JSON (Gemini CLI also takes comments) are
 // read with the comments removed; if they still do not, they are linked
@@ -42,6 +46,9 @@ func geminiHome(command []string, home, dir string) error {
 	src := filepath.Join(home, ".gemini")
 	dst := filepath.Join(dir, ".gemini")
 	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return fmt.Errorf("gemini home: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(src, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("gemini home: %w", err)
 	}
 	entries, err := os.ReadDir(src)

@@ -98,6 +98,24 @@ func TestGeminiHomeWithoutUserSettings(t *testing.T) {
 	}
 }
 
+// The records of Gemini CLI's conversations are kept in the user's
+// ~/.gemini/tmp, made when the user has none yet: where the user's own
+// Gemini CLI resumes them and wilco reads them, not in wilco's home.
+func TestGeminiHomeKeepsTheConversationsInTheUsersGeminiFolder(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	if err := geminiHome([]string{"wilco", "mcp"}, home, dir); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(home, ".gemini", "tmp")
+	if target, err := os.Readlink(filepath.Join(dir, ".gemini", "tmp")); err != nil || target != user {
+		t.Fatalf("tmp: %q %v", target, err)
+	}
+	if info, err := os.Stat(user); err != nil || !info.IsDir() {
+		t.Fatalf("the user's tmp: %v %v", info, err)
+	}
+}
+
 func FuzzStripJSONComments(f *testing.F) {
 	for _, s := range []string{`{"a": 1} // x`, `{"a": "//"}`, `/* */{}`, `{"a": "\"//"}`, "/*", `"\`} {
 		f.Add(s)

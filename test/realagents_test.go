@@ -200,10 +200,18 @@ func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T)
 }
 
 // codexAgent is the wilco.yaml agent line of the real Codex CLI pointed at
-// a scripted Responses API: a private HOME whose .codex/config.toml names
-// the model provider (base_url, wire_api = "responses") and a model slug
-// Codex knows, so that it offers its usual tools.
+// a scripted Responses API, with a private HOME (codexHome).
 func codexAgent(t testing.TB, codex, handshake, url string) string {
+	t.Helper()
+	home := codexHome(t, url)
+	return fmt.Sprintf("  - {name: codex, adapter: exec, preset: codex, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
+		handshake, quoted(codex), quoted(home))
+}
+
+// codexHome is a private HOME whose .codex/config.toml names the scripted
+// model provider (base_url, wire_api = "responses") and a model slug Codex
+// knows, so that it offers its usual tools.
+func codexHome(t testing.TB, url string) string {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
@@ -213,8 +221,7 @@ func codexAgent(t testing.TB, codex, handshake, url string) string {
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("  - {name: codex, adapter: exec, preset: codex, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
-		handshake, quoted(codex), quoted(home))
+	return home
 }
 
 // shellTool is the tool call that runs a command, as Codex's exec_command

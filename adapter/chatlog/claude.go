@@ -35,6 +35,9 @@ import (
 //     the conversation.
 //
 // Lines of a sub-agent ("isSidechain": true) are not the agent's own turn.
+//
+// A Stop hook would tell a turn's end too, but only by adding a setting to
+// the user's program; the record's own line tells it as exactly, without.
 
 type claudeFormat struct{}
 

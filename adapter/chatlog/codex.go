@@ -14,8 +14,11 @@ package chatlog
 //     one line {"timestamp", "ordinal", "type", "payload"} flushed at once.
 //     A resumed conversation (`codex resume <id>`) appends to the same
 //     file. (The 0.169.0 TUI has the rollout written by an app-server
-//     daemon it starts under $CODEX_HOME, which outlives it.) An idle rollout may later be compressed into a .jsonl.zst
-//     sibling, which Codex turns back into .jsonl when it resumes it.
+//     daemon it starts under $CODEX_HOME, which outlives it — or, run
+//     with --no-daemon as wilco's preset runs it, by its own process: the
+//     file is the same.) An idle rollout may later be compressed into a
+//     .jsonl.zst sibling, which Codex turns back into .jsonl when it
+//     resumes it.
 //   - protocol/src/protocol.rs (RolloutItem, SessionMeta, EventMsg),
 //     protocol/src/models.rs (ResponseItem), protocol/src/items.rs
 //     (TurnItem), rollout/src/policy.rs (which of them are written):

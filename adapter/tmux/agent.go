@@ -82,8 +82,11 @@ type agent struct {
 	lastScreen  string
 	screenSince time.Time
 	// rec follows the program's record of its conversation (nil: it
-	// keeps none wilco reads; the pane is read).
-	rec *record
+	// keeps none wilco reads; the pane is read). progEnv is the
+	// environment wilco last started the program with beyond its own (the
+	// record is where that environment puts it).
+	rec     *record
+	progEnv map[string]string
 }
 
 type phase int
@@ -110,17 +113,17 @@ type job struct {
 	// adopted: a turn that ran when wilco last stopped, followed again.
 	adopted bool
 
-	phase       phase
-	log         *slog.Logger
-	runDir      string
-	logf        *os.File
-	transcript  *execadapter.Transcript
-	reader      Reader
-	scanner     *execadapter.Scanner
-	text        []string
-	pastes      int
-	submits     int
-	pastedAt    time.Time
+	phase      phase
+	log        *slog.Logger
+	runDir     string
+	logf       *os.File
+	transcript *execadapter.Transcript
+	reader     Reader
+	scanner    *execadapter.Scanner
+	text       []string
+	pastes     int
+	submits    int
+	pastedAt   time.Time
 	// pasteScreen is the screen just before the paste: a program whose
 	// input box looks the same empty or full (opencode's) shows the paste
 	// landed by any change.
@@ -526,6 +529,11 @@ func (ag *agent) start(ctx context.Context) error {
 	_ = os.Remove(exitFile)
 	wrapped := append([]string{"sh", "-c", `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`, wrapperName}, argv...)
 	env := append(ag.env(), "WILCO_EXIT_FILE="+exitFile)
+	ag.progEnv = map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		ag.progEnv[k] = v
+	}
 	var err error
 	if ag.srv.HasSession(ctx, ag.session) {
 		err = ag.srv.Respawn(ctx, ag.session, ag.a.opts.Dir, env, wrapped, true)
@@ -882,7 +890,7 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 		j.lastKey, j.lastChange = key, now
 	}
 	j.lastScreen = pane.Screen
-	ag.readRecord(ctx, j, now)
+	ag.readRecord(ctx, j, now, false)
 	if j.quiet {
 		return
 	}
@@ -1039,7 +1047,7 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 	if len(ag.allow) > 0 {
 		answer = "denied"
 		for _, re := range ag.allow {
-			if tool != "" && re.MatchString(tool) || re.MatchString(text) {
+			if ag.style.Allows(re, tool, text) {
 				answer = "allowed"
 				break
 			}
@@ -1077,7 +1085,7 @@ func (ag *agent) stall(ctx context.Context, j *job, why string) {
 // endTurn reports a turn the agent finished: it is ready again.
 func (ag *agent) endTurn(ctx context.Context, j *job) {
 	if ag.rec != nil {
-		ag.readRecord(ctx, j, time.Now())
+		ag.readRecord(ctx, j, time.Now(), true)
 		if j.source == sourceUndecided {
 			ag.fromScreen(ctx, j, "the agent's record does not show the prompt")
 		}

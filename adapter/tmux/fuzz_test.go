@@ -52,8 +52,18 @@ func FuzzContent(f *testing.F) {
 		for _, name := range PresetNames() {
 			st := Presets[name].Style
 			st.Classify(s)
-			st.ToolOf(s)
-			st.PermissionText(s)
+			tool, text := st.ToolOf(s), st.PermissionText(s)
+			// A question read from its first line down begins with it, and
+			// the whole request found in it is in it.
+			if st.PermissionBelow && text != "" {
+				loc := st.Permission.FindStringIndex(s.Text())
+				if row := s.Rows[strings.Count(s.Text()[:loc[0]], "\n")]; firstLine(text) != strings.TrimSpace(row) {
+					t.Fatalf("%s: the question's text does not begin with the question's row %q: %q", name, row, text)
+				}
+			}
+			if st.Asks != nil && tool != "" && !strings.Contains(text, tool) {
+				t.Fatalf("%s: the tool %q is not in the question's text %q", name, tool, text)
+			}
 			for _, l := range st.Content(s) {
 				if strings.ContainsAny(l.Text, "\x1b\n") {
 					t.Fatalf("%s: a line holds an escape or a newline: %q", name, l.Text)

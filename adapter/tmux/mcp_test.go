@@ -52,8 +52,8 @@ func TestEveryPresetRegistersWilcosMCPServerWithItsProgram(t *testing.T) {
 
 	codex := agentOf(PresetCodex, home)
 	argv, _ = codex.argv(true, "0199-abc")
-	if len(argv) < 5 || argv[1] != "resume" || argv[2] != "0199-abc" || argv[3] != "-c" ||
-		!strings.HasPrefix(argv[4], `mcp_servers.wilco={command="/bin/wilco",args=["mcp"],env_vars=["WILCO_URL","WILCO_AGENT_TOKEN","WILCO_TASK_ID","WILCO_MESSAGE_ID"`) {
+	if len(argv) < 6 || argv[1] != "resume" || argv[2] != "0199-abc" || argv[3] != "--no-daemon" || argv[4] != "-c" ||
+		!strings.HasPrefix(argv[5], `mcp_servers.wilco={command="/bin/wilco",args=["mcp"],env_vars=["WILCO_URL","WILCO_AGENT_TOKEN","WILCO_TASK_ID","WILCO_MESSAGE_ID"`) {
 		t.Fatalf("Codex's command line: %q", argv)
 	}
 	ids(t, envOf(codex))

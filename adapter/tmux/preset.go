@@ -149,16 +149,32 @@ var Presets = map[string]Preset{
 	},
 	// Codex: "› " opens its input box (an empty one shows a faint
 	// placeholder), "• Working (1s • esc to interrupt)" while it works,
-	// its messages begin with "• ". It asks once to trust the folder ("›
-	// 1. Trust and continue") and may offer a new model ("› 1. Try new
-	// model", "2. Use existing model": the existing one is kept). Its
-	// approvals ask "Would you like to run the following command?" (the
-	// first choice is yes).
+	// its messages begin with "• ". It is ready once its status line
+	// shows the model under the input box ("GPT-5.5 default · <folder>"):
+	// at its first start it draws its input box a moment before it asks
+	// to trust the folder, and takes no prompt then. It asks once to trust
+	// the folder ("› 1. Trust and continue") and may offer a newer model
+	// ("› 1. Try new model", "2. Use existing model"): the existing one is
+	// kept by its key "2", which chooses it whatever is highlighted (Enter
+	// or Escape take the highlighted choice, the new model at first).
+	//
+	// Its approvals ask "Would you like to run the following command?"
+	// (or to make edits, grant permissions), then give the model's reason
+	// and the command ("$ go test ./...", a long one wrapped, each line of
+	// a multi-line one on a row), and "› 1. Yes, proceed (y)" … "No, and
+	// tell Codex what to do differently (esc)": Enter says yes; Escape
+	// says no, and Codex stops its turn. The command is the question's
+	// tool, and all the allow list is matched against (codexAsks).
+	//
+	// It runs with --no-daemon: Codex 0.169.0 otherwise starts an
+	// app-server under $CODEX_HOME that runs its conversations and
+	// outlives it (and the agent's session); this way the agent's whole
+	// program is in its pane, and ends with it.
 	//
 	// Skills: $CODEX_HOME/skills/<name>/SKILL.md ($CODEX_HOME defaults to
 	// ~/.codex); it has no plugin directory.
 	PresetCodex: {
-		Name: PresetCodex, Program: "codex",
+		Name: PresetCodex, Program: "codex", Args: []string{"--no-daemon"},
 		Resume: func(id string) []string {
 			if id == "" {
 				return []string{"resume", "--last"}
@@ -167,16 +183,17 @@ var Presets = map[string]Preset{
 		},
 		ResumeFirst: true,
 		Style: Style{
-			Ready: mustRE(`(?m)^›\s*$`), Busy: mustRE(`esc to interrupt`),
-			Permission: mustRE(`Would you like to (run|make|grant|send)[^\n]*\?`),
+			Ready: mustRE(`(?m)^›[ \t]*\n(?:[ \t]*\n)*[ \t]+\S.* · `), Busy: mustRE(`esc to interrupt`),
+			Permission: mustRE(`(?s)Would you like to (?:run|make|grant|send)[^\n]*\?.*\n(?:› |  )1\. Yes.*Press enter to confirm or esc to cancel`),
 			Dialogs: []DialogRule{
 				{Name: "trust the folder", Match: mustRE(`(?s)Trust this folder\?.*› 1\. Trust and continue`), Keys: []string{"Enter"}},
-				{Name: "keep the model", Match: mustRE(`› 1\. Try new model`), Keys: []string{"Down", "Enter"}},
+				{Name: "keep the model", Match: mustRE(`(?:^|\n)(?:› |  )1\. Try new model\s*\n(?:› |  )2\. Use existing model`), Keys: []string{"2"}},
 			},
 			LiveFrom:    mustRE(`^›( |$)`),
 			Drop:        []*regexp.Regexp{mustRE(`^\s*Worked for \d`), mustRE(`^\s*• Working \(`), mustRE(`^\s{24,}\S`)},
 			EchoMarkers: []string{"› "}, ReplyMarkers: []string{"• "},
-			Tool: mustRE(`(?m)^•\s*(Ran|Edited|Read|Explored)\b`),
+			PermissionBelow: true,
+			Asks:            codexAsks,
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},
@@ -287,3 +304,11 @@ func newSessionID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// codexAsks reads the command of Codex's approval question (its text from
+// the question down, each row trimmed): the rows from the one that begins
+// with "$ " to the choices. The model's reason comes above the command and
+// may wrap, and a command's own lines are drawn as they are: a question
+// with two rows that begin with "$ " cannot be read whole, and reads as
+// none — an allow list answers it no.
+var codexAsks = mustRE(`(?s)^Would you like[^\n]*\n(?:[^$\n][^\n]*\n|\$[^ \n][^\n]*\n)*\$ ((?:[^\n]|\n[^$\n]|\n\$[^ \n])*?)\n(?:› )?1\. Yes`)

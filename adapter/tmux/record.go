@@ -21,8 +21,11 @@ import (
 // too.
 
 // recordWait is how long after a prompt was taken the record may not show
-// it before the turn is read from the pane instead.
-const recordWait = 15 * time.Second
+// it before the turn is read from the pane instead — while the record has
+// never shown one of wilco's prompts; once it has, a turn waits for its
+// prompt until it is over (a program that writes late is not one that
+// writes elsewhere).
+const recordWait = 30 * time.Second
 
 // source is where a turn's text is read from.
 type source int
@@ -49,6 +52,8 @@ type record struct {
 	endsTurns bool
 	triedAt   time.Time
 	errLogged bool
+	// found: the record has shown a prompt of wilco's.
+	found bool
 }
 
 // recordEntries are the entries of the agent's record now (nil when its
@@ -71,11 +76,16 @@ func (ag *agent) recordEntries(now time.Time) []chatlog.Entry {
 			return nil
 		}
 		r.triedAt = now
-		env := map[string]string{}
-		if ag.preset != nil {
-			maps.Copy(env, ag.preset.Env)
+		env := ag.progEnv
+		if env == nil {
+			// A program wilco did not start (a session that ran already):
+			// its environment as wilco would have given it.
+			env = map[string]string{}
+			if ag.preset != nil {
+				maps.Copy(env, ag.preset.Env)
+			}
+			maps.Copy(env, ag.cfg.Env)
 		}
-		maps.Copy(env, ag.cfg.Env)
 		w := chatlog.Where{Env: env, Dir: ag.a.opts.Dir, Conversation: conv, Since: ag.startedAt.Add(-2 * time.Second)}
 		l, ok, err := r.format.Open(w)
 		if err != nil && !r.errLogged {
@@ -145,8 +155,10 @@ func (ag *agent) findPrompt(j *job, es []chatlog.Entry, now time.Time) int {
 
 // readRecord reads the turn's new entries from the record: the agent's
 // text (the ACK, checkpoints, the completion), its tool calls (the task's
-// milestones) and their results, and the turn's end.
-func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time) {
+// milestones) and their results, and the turn's end. An entry the program
+// is still writing waits, unless the turn is over (final): then it is
+// taken as it stands (a record that never marks its last entry whole).
+func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time, final bool) {
 	if ag.rec == nil || j.source == sourceScreen || j.recEnded {
 		return
 	}
@@ -157,18 +169,18 @@ func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time) {
 			i = ag.findPrompt(j, es, now)
 		}
 		if i < 0 {
-			if !j.confirmed.IsZero() && now.Sub(j.confirmed) > recordWait {
+			if !ag.rec.found && !j.confirmed.IsZero() && now.Sub(j.confirmed) > recordWait {
 				ag.fromScreen(ctx, j, "the agent's record does not show the prompt")
 			}
 			return
 		}
 		j.source, j.recNext, j.held = sourceRecord, i+1, nil
-		ag.rec.cursor = i + 1
+		ag.rec.cursor, ag.rec.found = i+1, true
 		ag.appendLog(j, "--- wilco: the agent's words are read from its record "+ag.rec.log.Path())
 	}
 	for j.recNext < len(es) && !j.recEnded {
 		e := es[j.recNext]
-		if e.Partial {
+		if e.Partial && !final {
 			return
 		}
 		j.recNext++
@@ -184,6 +196,11 @@ func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time) {
 		case chatlog.TurnEnd:
 			ag.rec.endsTurns = true
 			j.recEnded = true
+			if e.Text != "" {
+				// Not a plain end: interrupted (a permission answered no), or
+				// failed.
+				ag.appendLog(j, "--- wilco: the agent's record ends the turn: "+e.Text)
+			}
 		default:
 			ag.takeEntry(ctx, j, e)
 		}

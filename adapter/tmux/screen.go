@@ -122,6 +122,17 @@ type Style struct {
 	// Tool finds, in the rows above a permission prompt, the tool it asks
 	// for (its first group).
 	Tool *regexp.Regexp
+	// PermissionBelow: a permission question shows what it asks below its
+	// first line (Codex: the command, the model's reason for it), so its
+	// text is read from the question down, not from the rows above it
+	// (the conversation, the echo of a prompt).
+	PermissionBelow bool
+	// Asks finds, in a permission question's text, the whole of what it
+	// asks for (its first group: the command Codex would run). What it
+	// finds is the question's tool, and the only thing an allow list is
+	// matched against: the words around it (the model's reason) are not,
+	// and a question it finds nothing in is answered no.
+	Asks *regexp.Regexp
 }
 
 // Classify tells the state a screen shows, and for a dialog, which one.
@@ -487,9 +498,16 @@ func cutPanel(l string, col int, sep bool) string {
 	return l
 }
 
-// ToolOf is the tool a permission prompt asks for, from the screen's rows
-// ("" when the style cannot tell).
+// ToolOf is the tool a permission prompt asks for: what Asks finds in its
+// text (with Asks), else what Tool finds in the screen's rows ("" when the
+// style cannot tell).
 func (st *Style) ToolOf(s Screen) string {
+	if st.Asks != nil {
+		if m := st.Asks.FindStringSubmatch(st.PermissionText(s)); len(m) > 1 {
+			return m[1]
+		}
+		return ""
+	}
 	if st.Tool == nil {
 		return ""
 	}
@@ -503,8 +521,9 @@ func (st *Style) ToolOf(s Screen) string {
 }
 
 // PermissionText is the prompt a permission question shows: the screen's
-// rows from a few above the first row that matches the permission pattern,
-// to the end.
+// rows from a few above the first row that matches the permission pattern
+// (from that row itself with PermissionBelow), to the end, each trimmed,
+// without blank rows and rules.
 func (st *Style) PermissionText(s Screen) string {
 	if st.Permission == nil {
 		return ""
@@ -515,7 +534,7 @@ func (st *Style) PermissionText(s Screen) string {
 	}
 	row := strings.Count(s.Text()[:loc[0]], "\n")
 	from := row
-	for n := 0; from > 0 && n < 8; {
+	for n := 0; from > 0 && n < 8 && !st.PermissionBelow; {
 		from--
 		if strings.TrimSpace(s.Rows[from]) != "" && !isRule(s.Rows[from]) {
 			n++
@@ -528,4 +547,15 @@ func (st *Style) PermissionText(s Screen) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Allows reports whether an entry of an allow list answers yes to a
+// permission question for tool whose text is text: the entry matches the
+// tool, or its text — except with Asks, which tells the whole of what a
+// question asks: then only the tool it found counts.
+func (st *Style) Allows(entry *regexp.Regexp, tool, text string) bool {
+	if st.Asks != nil {
+		return tool != "" && entry.MatchString(tool)
+	}
+	return tool != "" && entry.MatchString(tool) || entry.MatchString(text)
 }

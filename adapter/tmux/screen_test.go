@@ -3,6 +3,7 @@ package tmux
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,16 @@ func loadScreen(t testing.TB, name string) Screen {
 		t.Fatalf("%s: no capture mark", name)
 	}
 	return ParseScreen(history, screen, width)
+}
+
+// edited is a capture with each of its rows changed by r.
+func edited(t testing.TB, name string, r *strings.Replacer) Screen {
+	t.Helper()
+	s := loadScreen(t, name)
+	for i := range s.Rows {
+		s.Rows[i], s.Undimmed[i] = r.Replace(s.Rows[i]), r.Replace(s.Undimmed[i])
+	}
+	return s
 }
 
 func texts(lines []Line) []string {
@@ -77,6 +88,10 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetCodex, "cx-typing", Typing, ""},
 		{PresetCodex, "cx-busy", Busy, ""},
 		{PresetCodex, "cx-done", Ready, ""},
+		{PresetCodex, "cx-starting", Typing, ""}, // its input box drawn before it asks to trust the folder: no prompt yet
+		{PresetCodex, "cx-trust", Dialog, "trust the folder"},
+		{PresetCodex, "cx-model", Dialog, "keep the model"},
+		{PresetCodex, "cx-permission", Permission, ""},
 		{PresetGemini, "gm-ready", Ready, ""},
 		{PresetGemini, "gm-typing", Typing, ""},
 		{PresetGemini, "gm-busy", Busy, ""},
@@ -106,6 +121,109 @@ func TestAPermissionQuestionNamesItsToolAndItsText(t *testing.T) {
 	}
 	if text := st.PermissionText(s); !strings.Contains(text, "Do you want to create file.txt?") || !strings.Contains(text, "Write(/home/user/a/file.txt)") {
 		t.Fatalf("text:\n%s", text)
+	}
+}
+
+// Codex's offer of a newer model is answered by the one key that keeps
+// the existing model whatever is highlighted ("2"), not by moving the
+// highlight and confirming it: a key that comes before the offer takes
+// keys is lost, and Enter alone takes the new model.
+func TestCodexsOfferOfANewerModelIsDeclinedByOneKey(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetCodex].Style
+	s := loadScreen(t, "cx-model")
+	state, d := st.Classify(s)
+	if state != Dialog || d == nil || d.Name != "keep the model" || !slices.Equal(d.Keys, []string{"2"}) {
+		t.Fatalf("the offer: %s %+v", state, d)
+	}
+	if !strings.Contains(s.Text(), "› 1. Try new model") || !strings.Contains(s.Text(), "2. Use existing model") {
+		t.Fatalf("the capture no longer shows the offer:\n%s", s.Text())
+	}
+	// The same offer with the existing model highlighted is answered too.
+	moved := edited(t, "cx-model", strings.NewReplacer("› 1. Try", "  1. Try", "  2. Use", "› 2. Use"))
+	if state, d := st.Classify(moved); state != Dialog || d == nil || d.Name != "keep the model" {
+		t.Fatalf("the offer with its second choice highlighted: %s %+v", state, d)
+	}
+}
+
+// Codex's own questions are told from the conversation's words: a model
+// that asks "Would you like to run the tests?" or speaks of trying a new
+// model leaves the pane ready, not asking for permission or a dialog.
+func TestCodexsQuestionsAreNotTheModelsWords(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetCodex].Style
+	s := edited(t, "cx-done", strings.NewReplacer("Status: complete", "Would you like to run the tests? 1. Yes, proceed",
+		"Summary: wrote the fix", "1. Try new model, or 2. Use existing model"))
+	if !strings.Contains(s.Text(), "Would you like to run the tests?") {
+		t.Fatalf("the screen was not changed:\n%s", s.Text())
+	}
+	if state, d := st.Classify(s); state != Ready {
+		t.Fatalf("the model's words are taken for Codex's question: %s %+v", state, d)
+	}
+}
+
+// Codex asks to run a command outside its sandbox: the question's tool is
+// the command, its text the question from its first line down (not the
+// conversation above it, where an earlier command ran), and an allow list
+// is matched against the command alone — not the model's reason for it;
+// a command that cannot be read whole is allowed by nothing.
+func TestCodexsApprovalNamesItsCommandAndOnlyTheCommandIsAllowed(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetCodex].Style
+	s := loadScreen(t, "cx-permission")
+	if !strings.Contains(s.Text(), "• Ran touch /home/u1/outside.txt") || !strings.Contains(s.Text(), "› Then escalate again") {
+		t.Fatalf("the capture no longer shows an earlier command and the prompt above the question:\n%s", s.Text())
+	}
+	if tool := st.ToolOf(s); tool != "touch /home/u1/outside.txt" {
+		t.Fatalf("tool = %q", tool)
+	}
+	text := st.PermissionText(s)
+	if !strings.HasPrefix(text, "Would you like to run the following command?\n") || !strings.Contains(text, "Reason: to write outside") ||
+		strings.Contains(text, "escalate again") || strings.Contains(text, "• Ran") {
+		t.Fatalf("text:\n%s", text)
+	}
+	tool := st.ToolOf(s)
+	for _, c := range []struct {
+		entry string
+		want  bool
+	}{
+		{`^touch `, true},
+		{`outside\.txt$`, true},
+		{`write`, false},    // the model's reason, not the command
+		{`escalate`, false}, // the prompt above the question
+		{`Ran`, false},      // an earlier command
+		{`^rm `, false},
+	} {
+		if got := st.Allows(regexp.MustCompile(c.entry), tool, text); got != c.want {
+			t.Errorf("allow %q: %v, want %v", c.entry, got, c.want)
+		}
+	}
+	// A long command is read whole, across the rows it wraps on.
+	long := loadScreen(t, "cx-permission-long")
+	if tool := st.ToolOf(long); !strings.HasPrefix(tool, "printf 'abcdefghij abcdefghij") || !strings.HasSuffix(tool, "abcdefghij ' > /home/u1/long.txt") ||
+		strings.Count(tool, "abcdefghij") != 20 || !st.Allows(regexp.MustCompile(`^printf '[a-j \n]*' > /home/u1/long\.txt$`), tool, st.PermissionText(long)) {
+		t.Fatalf("the long command: %q", tool)
+	}
+	// A command with a line that begins like one ("$ printf ok"), or a
+	// reason wrapped onto a row that does: the command cannot be told,
+	// and no entry allows it.
+	for name, s := range map[string]Screen{
+		"cx-permission-lines":  loadScreen(t, "cx-permission-lines"),
+		"a reason on two rows": edited(t, "cx-permission", strings.NewReplacer("Environment: local", "$ printf ok")),
+	} {
+		if state, _ := st.Classify(s); state != Permission {
+			t.Fatalf("%s: %s", name, state)
+		}
+		text := st.PermissionText(s)
+		if tool := st.ToolOf(s); tool != "" || st.Allows(regexp.MustCompile(`printf`), tool, text) || st.Allows(regexp.MustCompile(`.`), tool, text) {
+			t.Errorf("%s: read as the command %q:\n%s", name, tool, text)
+		}
+	}
+	// A style that cannot tell the whole request matches the text too.
+	claude := Presets[PresetClaudeCode].Style
+	cs := loadScreen(t, "claude-permission")
+	if !claude.Allows(regexp.MustCompile(`file\.txt`), claude.ToolOf(cs), claude.PermissionText(cs)) {
+		t.Fatal("Claude Code's question is no longer matched by its text")
 	}
 }
 

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -199,6 +200,7 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := serveRepo(t, dir)
+	showOnFailure(t, dir, in, "wilco-opencode")
 	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
 	if got := in.waitTask("P-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
 		t.Fatalf("P-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
@@ -305,4 +307,17 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		"--- wilco: permission asked (allowed): △ Permission required")
 	mustContain(t, "P-2's first agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
 		"--- wilco: permission asked (denied): △ Permission required", "--- wilco: the agent is ready again: turn over")
+}
+
+// showOnFailure logs, once a test failed, what the agent's pane shows, the
+// agent's logs and wilco's: called after endTmux, so that it runs while
+// the session still does.
+func showOnFailure(t *testing.T, dir string, in *instance, session string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		p, err := tmuxServer(t, dir).Capture(context.Background(), session)
+		t.Logf("the pane of %s (%v):\n%s\nthe agent's logs:\n%s\nwilco:\n%s", session, err, p.Screen.Text(), agentLogs(t, dir), tail(in.stderr.String(), 60))
+	})
 }

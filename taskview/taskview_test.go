@@ -3,6 +3,7 @@ package taskview
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,15 +71,22 @@ func foldText(evs []client.Event) string {
 	return b.String()
 }
 
+// update writes testdata/*.golden from the fold.
+var update = flag.Bool("update", false, "write testdata/*.golden from the fold")
+
 // TestTheFoldOfARealServersEventsIsWhatWatchShows folds the whole event
-// log of real runs of wilco (testdata/*.jsonl, written by the black-box
-// tests run with -taskview.events: a task retried until it passes, one
-// replanned until its hard stop, an escalation answered with a fix, a dry
-// run, a plan whose first task is skipped, a task no check verified,
-// instructions retried and acknowledged, a delegation reassigned, the
-// queue with cancels, every kind of message of an inbox, notifications
-// retried) and compares the lines and the tasks' views with
+// log of real runs of wilco (testdata/*.jsonl: a task retried until it
+// passes, one replanned until its hard stop, an escalation answered with a
+// fix, a dry run, a plan whose first task is skipped, a task no check
+// verified, instructions retried and acknowledged, a delegation
+// reassigned, the queue with cancels, every kind of message of an inbox,
+// notifications retried) and compares the lines and the tasks' views with
 // testdata/*.golden.
+//
+// The black-box tests that call watchFold write the logs again:
+//
+//	go test ./test -run '^(TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt|TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve|TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent|TestPlanSkipOfEscalatedTaskWarnsItsDependant|TestTaskDryRunProposesDiffThenApplyVerifiesOrDiscardCancels|TestTaskWithoutVerificationIsNeverSuccess|TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged|TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered|TestTheInboxSamplesOfTheDocsAreTheServers|TestDelegationACKRequestsWithBackoffThenReassignment|TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup)$' -args -taskview.events=$PWD/taskview/testdata
+//	go test ./taskview -run TestTheFoldOfARealServersEventsIsWhatWatchShows -update
 func TestTheFoldOfARealServersEventsIsWhatWatchShows(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.jsonl")
@@ -89,11 +97,17 @@ func TestTheFoldOfARealServersEventsIsWhatWatchShows(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			want, err := os.ReadFile(strings.TrimSuffix(path, ".jsonl") + ".golden")
+			golden := strings.TrimSuffix(path, ".jsonl") + ".golden"
+			got := foldText(readEvents(t, path))
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := foldText(readEvents(t, path))
 			if got != string(want) {
 				gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
 				for i := range min(len(gl), len(wl)) {

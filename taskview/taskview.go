@@ -244,6 +244,9 @@ func describeDelivery(ev client.Event) (string, bool) {
 			optional(" (", d.Status, ")") + optional(": ", oneLine(d.Understanding, 60)), true
 	case "delivery.clarifying":
 		d := read[deliveryClarifying](ev.Data)
+		if len(d.Questions) == 1 {
+			return fmt.Sprintf("message %s: the agent asks 1 question", orDash(d.ID)), true
+		}
 		return fmt.Sprintf("message %s: the agent asks %d questions", orDash(d.ID), len(d.Questions)), true
 	case "delivery.deferred", "delivery.cancelled", "delivery.escalated":
 		d := read[deliveryEnded](ev.Data)

@@ -237,7 +237,7 @@ func (ag *agent) takeEntry(ctx context.Context, j *job, e chatlog.Entry) {
 		if e.Error {
 			kind = "[error]"
 		}
-		ag.appendLog(j, kind+" "+shorten(firstLine(e.Text), 300))
+		ag.appendLog(j, kind+" "+headLines(e.Text, 8, 600))
 		j.transcript.Add(execadapter.Entry{Kind: "tool_result", Tool: e.Tool, Text: e.Text})
 	}
 }
@@ -268,6 +268,21 @@ func (ag *agent) fromScreen(ctx context.Context, j *job, why string) {
 	held := j.held
 	j.held = nil
 	ag.take(ctx, j, held)
+}
+
+// headLines is the first lines of s (at most n, and limit bytes), indented
+// under the first, with a note of what is left out.
+func headLines(s string, n, limit int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	more := 0
+	if len(lines) > n {
+		lines, more = lines[:n], len(lines)-n
+	}
+	out := shorten(strings.Join(lines, "\n    "), limit)
+	if more > 0 {
+		out += fmt.Sprintf("\n    … (%d more lines)", more)
+	}
+	return out
 }
 
 func shorten(s string, n int) string {

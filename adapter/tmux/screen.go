@@ -558,8 +558,11 @@ func (st *Style) ToolOf(s Screen) string {
 
 // PermissionText is the prompt a permission question shows: the screen's
 // rows from a few above the first row that matches the permission pattern
-// (from that row itself with PermissionBelow), to the end, each without
-// a side panel and box edges, trimmed; without blank rows and rules.
+// (from that row itself with PermissionBelow; never above the rule that
+// opens the live region, with LiveRule — the agent's words above it are not
+// the question's — but for the tool call drawn just above it), to the end,
+// each without a side panel and box edges, trimmed; without blank rows and
+// rules.
 func (st *Style) PermissionText(s Screen) string {
 	lines, _ := st.permissionLines(s)
 	return strings.Join(lines, "\n")
@@ -578,7 +581,23 @@ func (st *Style) permissionLines(s Screen) (lines []string, rows []int) {
 	}
 	row := strings.Count(s.Text()[:loc[0]], "\n")
 	from := row
-	for n := 0; from > 0 && n < 8 && !st.PermissionBelow; {
+	top := 0
+	if st.LiveRule != 0 {
+		if i := liveStart(s.Rows, st.LiveRule, s.Width); i >= 0 && i <= row {
+			top = i
+			// The tool call the question is about, drawn just above it.
+			for k := i - 1; k >= 0 && st.Tool != nil; k-- {
+				if strings.TrimSpace(s.Rows[k]) == "" {
+					continue
+				}
+				if st.Tool.MatchString(strings.TrimSpace(s.Rows[k])) {
+					top = k
+				}
+				break
+			}
+		}
+	}
+	for n := 0; from > top && n < 8 && !st.PermissionBelow; {
 		from--
 		if strings.TrimSpace(s.Rows[from]) != "" && !isRule(s.Rows[from]) {
 			n++

@@ -127,6 +127,11 @@ func TestAPermissionQuestionNamesItsToolAndItsText(t *testing.T) {
 	if text := st.PermissionText(s); !strings.Contains(text, "Do you want to create file.txt?") || !strings.Contains(text, "Write(/home/user/a/file.txt)") {
 		t.Fatalf("text:\n%s", text)
 	}
+	// The agent's words above the question are not its text: an allow
+	// entry that matches them allows nothing.
+	if text := st.PermissionText(s); strings.Contains(text, "Writing now.") || strings.Contains(text, "Understanding:") {
+		t.Fatalf("the question's text holds the agent's words:\n%s", text)
+	}
 }
 
 // Codex's offer of a newer model is answered by the one key that keeps

@@ -103,11 +103,11 @@ func recordOf(t *testing.T, dir, run string) string {
 	return path
 }
 
-// The real opencode TUI through the four tasks of fourTasksScript in one
-// session, in a pane narrower than the Understanding and lower than a
+// The real opencode TUI through the four tasks of fourTasksScript, one
+// program in one pane narrower than the Understanding and lower than a
 // prompt (which opencode shows as "[Pasted ~N lines]"): its words read
 // from its database, one conversation throughout.
-func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
+func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *testing.T) {
 	t.Parallel()
 	needTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")

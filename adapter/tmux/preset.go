@@ -321,9 +321,9 @@ func newSessionID() string {
 
 // opencodePanel is the column opencode's side panel begins at: on a
 // screen wider than 120 columns it shows it, 42 columns wide, at the
-// right (the session view of its TUI in opencode-ai 1.18.33: the panel is
-// shown when wider than 120, the conversation is 42 + 4 columns
-// narrower than the screen).
+// right (read in the conversation view of the TUI bundled in opencode-ai
+// 1.18.33: the panel shows when the screen is wider than 120, and the
+// conversation is then 42 + 4 columns narrower than the screen).
 func opencodePanel(width int) int {
 	if width > 120 {
 		return width - 42

@@ -12,6 +12,11 @@ import (
 // duration strings ("5m", not "5m0s"). Load reads the result back to the
 // same Config.
 func (c *Config) Encode() ([]byte, error) {
+	return marshal(c.file())
+}
+
+// file is c in the file's shape.
+func (c *Config) file() file {
 	f := file{
 		Version: c.Version, Listen: c.Listen, Store: c.Store, Orchestrator: c.Orchestrator,
 		Policy: filePolicy{
@@ -94,10 +99,15 @@ func (c *Config) Encode() ([]byte, error) {
 			f.Verify.Steps = append(f.Verify.Steps, fileStep{Name: s.Name, Run: s.Run, Timeout: dur(s.Timeout)})
 		}
 	}
+	return f
+}
+
+// marshal writes v (a value or a *yaml.Node) as YAML indented by two.
+func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

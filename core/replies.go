@@ -445,7 +445,10 @@ func (s *State) correct(now time.Time, d *Delivery, kind SendKind, subject, body
 
 // ackError acts on a task-acknowledgment-error.
 func (s *State) ackError(now time.Time, a *Agent, d *Delivery, r ack.Reply) string {
-	why := fmt.Sprintf("%s: %s", r.ErrorCode, r.ErrorMessage)
+	why := string(r.ErrorCode)
+	if r.ErrorMessage != "" {
+		why += ": " + r.ErrorMessage
+	}
 	switch r.ErrorCode {
 	case ack.ResourceUnavailable:
 		s.setStatus(now, a, Busy, why)

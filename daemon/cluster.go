@@ -299,6 +299,10 @@ func (n *node) standby(rd *reader) http.Handler {
 		w.Header().Set(HeaderStandby, "1")
 		if a := n.activeURL.Load(); a != nil && *a != "" {
 			w.Header().Set(HeaderActive, *a)
+		} else if l, err := n.st.Lease(r.Context()); err == nil && l.Valid {
+			// Not seen yet while standing by (a standby serves from its
+			// first heartbeat): the lease says.
+			w.Header().Set(HeaderActive, l.URL)
 		}
 		// The API's reads catch up first; the page's files and the
 		// server's own documents need not.

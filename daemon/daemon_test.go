@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -272,6 +274,40 @@ func TestOperationCommandRunsAfterOK(t *testing.T) {
 	op = waitOperation(t, d, id, func(op map[string]any) bool { return op["finished_at"] != nil })
 	if op["state"] != "failed" || op["exit_code"] != 3.0 || !strings.Contains(op["output"].(string), "restarting "+id) {
 		t.Fatalf("operation %v", op)
+	}
+}
+
+// A command may start a process that outlives it (a service it
+// restarts): that process keeps the command's output open, which holds up
+// the end of the operation a few seconds at most, and the operation is the
+// command's own exit, not a command that could not run.
+func TestAnOperationCommandWhoseChildKeepsItsOutputEndsWithItsOwnExit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := b.start(b.opts())
+	_, created := call(t, d, "POST", "/v1/agents", d.Token, map[string]any{"name": "alpha", "adapter": "mailbox"})
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	_, op := call(t, d, "POST", "/v1/operations", d.Token, map[string]any{"operation": "restart-service", "agents": []string{"alpha"},
+		"command": []string{"sh", "-c", `sleep 60 & echo $! > "$0"; echo restarted`, pidFile}})
+	id := op["id"].(string)
+	call(t, d, "POST", "/v1/inbox/replies", created["token"].(string), map[string]any{"text": "ok"})
+	op = waitOperation(t, d, id, func(op map[string]any) bool { return op["finished_at"] != nil })
+	if op["exit_code"] != 0.0 || op["output"] != "restarted\n" {
+		t.Fatalf("operation %v", op)
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(pid))); n <= 1 || syscall.Kill(n, 0) != nil {
+		t.Fatalf("the command's child (%q) was stopped", pid)
 	}
 }
 

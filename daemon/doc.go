@@ -32,9 +32,12 @@
 // install-plugin, maintenance) is performed by the dispatcher with the
 // adapters once it proceeds; what it did to each agent is reported with
 // core.FinishAgentOperation. Another operation's command (POST
-// /v1/operations with command), and maintenance's, runs with os/exec in its
-// own process group, in the working directory, with WILCO_OPERATION_ID
-// set; its exit status and the tail of its output are reported with it. Close kills what still runs and records it as failed.
+// /v1/operations with command), and maintenance's, runs in a process
+// group of its own (package proc), in the working directory, with WILCO_OPERATION_ID
+// set; its exit status and the tail of its output are reported with it (a
+// process it leaves running is not stopped — it may be a service the command
+// started — and its output is read at most 5 s after it ends). Close kills
+// what still runs, the command's whole group, and records it as failed.
 // An operation that was running when wilco stopped is recorded as failed at
 // the next start: its outcome is unknown. Messages for exec and tmux agents
 // go to the dispatcher's adapters; for other push agents, to

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,11 +11,16 @@ import (
 
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/proc"
 	"wilco/runtime"
 )
 
 // maxOutput is how much of an operation's output is kept (its tail).
 const maxOutput = 64 << 10
+
+// outputDrain bounds how long the output of an operation's command is
+// still read after it ended, while a process it left running holds it.
+const outputDrain = 5 * time.Second
 
 // effector performs the effects that reach outside wilco: it runs
 // operation commands and hands messages to push agents.
@@ -95,28 +99,33 @@ func (e *effector) close() {
 
 // run runs command in its own process group and returns its exit status
 // and the tail of its output. A command that cannot start exits 127; one
-// killed because wilco stops exits -1.
+// killed because wilco stops exits -1, as does one killed by a signal.
+// What it leaves running is not stopped (a command may start a service),
+// but its output is read at most outputDrain after the command ends.
 func run(ctx context.Context, id string, command []string) (int, string) {
 	if len(command) == 0 {
 		return 0, ""
 	}
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = append(os.Environ(), "WILCO_OPERATION_ID="+id)
 	out := &tail{max: maxOutput}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = 5 * time.Second
-	processGroup(cmd)
-	err := cmd.Run()
-	var exit *exec.ExitError
+	g, err := proc.Start(ctx, cmd, out)
+	var exit proc.Exit
+	if err == nil {
+		exit, err = g.Wait()
+		g.Drain(outputDrain)
+	}
 	switch {
-	case err == nil:
+	case err == nil && exit.Code == 0:
 		return 0, out.String()
 	case ctx.Err() != nil:
 		return -1, out.String() + "\nkilled: wilco stopped while the command ran"
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String()
-	default:
+	case err != nil:
 		return 127, out.String() + fmt.Sprintf("\ncould not run %q: %v", command[0], err)
+	case exit.Signal != nil:
+		return -1, out.String()
+	default:
+		return exit.Code, out.String()
 	}
 }
 

@@ -3,5 +3,10 @@
 // programs) in their documented formats, with retention (7 and 30 days by
 // default), and .wilco/stuck/<task>.md for every hard stop.
 //
+// Its Formatter is the one place that decides the text and fields of each
+// kind of record: those of tasks, which the files hold, and those of
+// deliveries and operation reminders, which `wilco logs` makes from the
+// event log too.
+//
 // It is a reader of committed events: it decides nothing.
 package retrylog

@@ -33,9 +33,11 @@ type Writer struct {
 	fmt *Formatter
 }
 
-// Formatter turns task events into retry-log records (the line
-// kinds). It remembers when each task and attempt began, for the
-// durations, so one Formatter reads one stream of events in order.
+// Formatter turns events into retry-log records: it is the one place
+// that decides the text of each line kind, for retry.log and retry.jsonl
+// and for `wilco logs`. It remembers when each task and attempt began,
+// for the durations, so one Formatter reads one stream of events in
+// order.
 type Formatter struct {
 	started map[string]time.Time // task → when it was queued
 	attempt map[string]time.Time // task → when its current attempt began
@@ -46,26 +48,41 @@ func NewFormatter() *Formatter {
 	return &Formatter{started: map[string]time.Time{}, attempt: map[string]time.Time{}}
 }
 
-// Line is one record: Text follows "[<time>] [RETRY] [<task>] " in
-// retry.log (empty: no retry.log line); Fields are its retry.jsonl object
-// without timestamp and task_id (nil: no retry.jsonl line).
+// Line is one record: Key is what it is about (the task; for a delivery
+// without one, the message or operation, else the agent), Text follows
+// "[<time>] [RETRY] [<key>] " in retry.log (empty: no text line); Fields
+// are its retry.jsonl object without timestamp and task_id (nil: no JSON
+// line).
 type Line struct {
+	Key    string
 	Text   string
 	Fields map[string]any
 }
 
-// Lines returns the records of one event (none for events that are not
-// about a task's attempts and outcome).
+// Lines returns the records of one event: a task's attempts, retries and
+// outcome, and a delivery's sends, waits and outcome and an operation's
+// reminders; none for other events. retry.log and retry.jsonl hold the
+// records of the events InLog accepts.
 func (f *Formatter) Lines(ev store.Event) []Line {
-	if !strings.HasPrefix(ev.Type, "task.") {
+	if !InLog(ev.Type) && !strings.HasPrefix(ev.Type, "delivery.") && ev.Type != core.TypeOperationReminder {
 		return nil
 	}
 	data, err := core.DecodeEventData(ev.Type, ev.Data)
 	if err != nil {
 		return nil
 	}
-	return f.lines(ev, data)
+	if InLog(ev.Type) {
+		return f.lines(ev, data)
+	}
+	return deliveryLines(ev, data)
 }
+
+// InLog reports whether the records of events of this type are written to
+// retry.log and retry.jsonl: those of tasks. The records of deliveries and
+// operations are made from the event log when they are asked for (`wilco
+// logs`): the files are written on the runtime's loop, where deliveries
+// are most of a busy server's events.
+func InLog(typ string) bool { return strings.HasPrefix(typ, "task.") }
 
 // New returns a writer under dir (the .wilco directory).
 func New(dir string, logRetention, jsonlRetention time.Duration) *Writer {
@@ -96,7 +113,7 @@ func (w *Writer) Write(events []store.Event) error {
 	defer w.mu.Unlock()
 	var text, jsonl bytes.Buffer
 	for _, ev := range events {
-		if !strings.HasPrefix(ev.Type, "task.") {
+		if !InLog(ev.Type) {
 			continue
 		}
 		data, err := core.DecodeEventData(ev.Type, ev.Data)
@@ -105,7 +122,7 @@ func (w *Writer) Write(events []store.Event) error {
 		}
 		for _, l := range w.fmt.lines(ev, data) {
 			if l.Text != "" {
-				text.WriteString(TextLine(ev.Time, ev.TaskID, l.Text))
+				text.WriteString(TextLine(ev.Time, l.Key, l.Text))
 			}
 			if l.Fields != nil {
 				b, _ := json.Marshal(Object(ev.Time, ev.TaskID, l.Fields))
@@ -146,8 +163,7 @@ func Quote(s string) string {
 }
 
 // TextLine frames a record's Text as a retry.log line:
-// "[<time>] [RETRY] [<key>] <text>\n", the time in UTC as RFC 3339. The
-// key is the task's id.
+// "[<time>] [RETRY] [<key>] <text>\n", the time in UTC as RFC 3339.
 func TextLine(t time.Time, key, text string) string {
 	return fmt.Sprintf("[%s] [RETRY] [%s] %s\n", t.UTC().Format(time.RFC3339), key, text)
 }
@@ -162,8 +178,16 @@ func Object(t time.Time, taskID string, fields map[string]any) map[string]any {
 	return obj
 }
 
-// lines are the records of one event.
+// lines are the records of an event of a task, keyed by the task.
 func (f *Formatter) lines(ev store.Event, data core.EventData) []Line {
+	out := f.taskLines(ev, data)
+	for i := range out {
+		out[i].Key = ev.TaskID
+	}
+	return out
+}
+
+func (f *Formatter) taskLines(ev store.Event, data core.EventData) []Line {
 	id := ev.TaskID
 	switch e := data.(type) {
 	case core.TaskQueued:

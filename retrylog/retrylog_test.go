@@ -128,3 +128,96 @@ func TestQuoteAndFraming(t *testing.T) {
 		t.Errorf("Object = %s", b)
 	}
 }
+
+// TestADeliverysLinesAreKeyedByItsTaskElseItsMessage: the records of
+// deliveries and operation reminders, each line kind with its text and
+// fields, keyed by the task, else the message or operation, else the
+// agent.
+func TestADeliverysLinesAreKeyedByItsTaskElseItsMessage(t *testing.T) {
+	t.Parallel()
+	deliveryEv := func(seq uint64, task, agent string, d core.EventData) store.Event {
+		e := ev(seq, t0, task, d)
+		e.Agent = agent
+		return e
+	}
+	timer := time.Date(2026, 1, 26, 14, 31, 0, 500, time.UTC)
+	for _, c := range []struct {
+		ev         store.Event
+		key, text  string
+		fieldsJSON string
+	}{
+		{deliveryEv(1, "", "codex", core.DeliverySent{Send: core.Send{ID: "I-1", Attempt: 1, Kind: "first", Message: &core.Message{ID: "I-1", Type: core.TypeInstruction}}}),
+			"I-1", "attempt=1 status=sent kind=first message=I-1 type=instruction agent=codex",
+			`{"agent":"codex","attempt":1,"event":"delivery_sent","kind":"first","message":"I-1","type":"instruction"}`},
+		{deliveryEv(2, "T-1", "codex", core.DeliveryRetried{Send: core.Send{ID: "M-1", Attempt: 2, Kind: "ack_request"}}),
+			"T-1", "attempt=2 status=retried kind=ack_request message=M-1 agent=codex",
+			`{"agent":"codex","attempt":2,"event":"delivery_retried","kind":"ack_request","message":"M-1"}`},
+		{deliveryEv(3, "T-1", "codex", core.DeliveryDeferred{ID: "M-1", Reason: "RESOURCE_UNAVAILABLE:\nbusy", TimerAt: timer}),
+			"T-1", `deferred message=M-1 reason="RESOURCE_UNAVAILABLE: busy"`,
+			`{"event":"delivery_deferred","message":"M-1","reason":"RESOURCE_UNAVAILABLE:\nbusy","until":"2026-01-26T14:31:00.0000005Z"}`},
+		{deliveryEv(4, "T-1", "codex", core.DeliveryAcknowledged{ID: "M-1", By: "agent", Status: "received"}),
+			"T-1", "resolved status=acknowledged message=M-1 by=agent ack=received",
+			`{"ack":"received","by":"agent","event":"delivery_resolved","message":"M-1","resolution":"acknowledged"}`},
+		{deliveryEv(5, "T-2", "codex", core.DeliveryClarifying{ID: "M-2", Questions: []string{"which?", "when?"}}),
+			"T-2", "clarification_needed message=M-2 questions=2",
+			`{"event":"delivery_clarifying","message":"M-2","questions":2}`},
+		{deliveryEv(6, "", "silent", core.DeliveryFailed{ID: "I-2", Reason: "max retries reached", Attempts: 3}),
+			"I-2", `resolved status=failed message=I-2 attempts=3 reason="max retries reached"`,
+			`{"attempts":3,"event":"delivery_resolved","message":"I-2","reason":"max retries reached","resolution":"failed"}`},
+		{deliveryEv(7, "T-3", "codex", core.DeliveryCancelled{ID: "M-3", Reason: "the task was cancelled by the user"}),
+			"T-3", `resolved status=cancelled message=M-3 reason="the task was cancelled by the user"`,
+			`{"event":"delivery_resolved","message":"M-3","reason":"the task was cancelled by the user","resolution":"cancelled"}`},
+		{deliveryEv(8, "T-4", "slow", core.DeliveryReassigned{ID: "M-4", From: "slow", To: "backup", NewID: "M-5"}),
+			"T-4", "reassigning message=M-4 from=slow to=backup new_message=M-5",
+			`{"event":"delivery_reassigned","from":"slow","message":"M-4","new_message":"M-5","to":"backup"}`},
+		{deliveryEv(9, "", "codex", core.DeliveryEscalated{ID: "M-6", Reason: "unresponsive"}),
+			"M-6", `escalating message=M-6 reason="unresponsive"`,
+			`{"event":"delivery_escalated","message":"M-6","reason":"unresponsive"}`},
+		{deliveryEv(10, "", "alpha", core.OperationReminder{ID: "OP-1", Delivery: "M-7", Number: 1, Tone: "gentle", Remaining: 90 * time.Second}),
+			"OP-1", "reminder operation=OP-1 number=1 tone=gentle remaining=1m30s",
+			`{"agent":"alpha","event":"operation_reminder","number":1,"operation":"OP-1","remaining":"1m30s","tone":"gentle"}`},
+		{deliveryEv(11, "", "alpha", core.DeliveryFailed{Reason: "timeout"}),
+			"alpha", `resolved status=failed message= attempts=0 reason="timeout"`,
+			`{"attempts":0,"event":"delivery_resolved","message":"","reason":"timeout","resolution":"failed"}`},
+	} {
+		lines := NewFormatter().Lines(c.ev)
+		if len(lines) != 1 {
+			t.Errorf("%s: %d lines", c.ev.Type, len(lines))
+			continue
+		}
+		l := lines[0]
+		fields, _ := json.Marshal(l.Fields)
+		if l.Key != c.key || l.Text != c.text || string(fields) != c.fieldsJSON {
+			t.Errorf("%s:\ngot  %s %q %s\nwant %s %q %s", c.ev.Type, l.Key, l.Text, fields, c.key, c.text, c.fieldsJSON)
+		}
+	}
+	for _, d := range []core.EventData{core.DeliveryReply{ID: "M-1", Kind: "checkpoint"}, core.DeliveryNotice{Send: core.Send{ID: "M-1", Kind: "cancel"}},
+		core.AgentStatusChanged{From: core.Available, To: core.Busy}, core.OperationReply{ID: "OP-1", Answer: "ok"}} {
+		if lines := NewFormatter().Lines(ev(1, t0, "T-1", d)); len(lines) != 0 {
+			t.Errorf("%s has records: %+v", d.EventType(), lines)
+		}
+	}
+}
+
+// TestRetryLogHoldsTheLinesOfTasksOnly: the records of deliveries are made
+// for `wilco logs` from the event log; retry.log and retry.jsonl, written
+// on the runtime's loop, hold those of tasks.
+func TestRetryLogHoldsTheLinesOfTasksOnly(t *testing.T) {
+	t.Parallel()
+	w := New(t.TempDir(), 0, 0)
+	sent := ev(2, t0, "T-1", core.DeliverySent{Send: core.Send{ID: "M-1", Attempt: 1, Kind: "first"}})
+	if len(NewFormatter().Lines(sent)) != 1 {
+		t.Fatal("a delivery's send has no record")
+	}
+	if err := w.Write([]store.Event{sent, ev(3, t0, "T-1", core.TaskEscalated{Reason: "max_retries_exceeded"})}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(w.LogPath())
+	if string(log) != "[2026-01-26T14:30:00Z] [RETRY] [T-1] escalating reason=\"max_retries_exceeded\"\n" {
+		t.Errorf("retry.log:\n%s", log)
+	}
+	jl, _ := os.ReadFile(w.JSONLPath())
+	if strings.Count(string(jl), "\n") != 1 || strings.Contains(string(jl), "delivery") {
+		t.Errorf("retry.jsonl:\n%s", jl)
+	}
+}

@@ -165,6 +165,7 @@ policy:
 	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart-db", "agents": []string{"alpha"},
 		"timeout": "1s", "reminders": []string{"500ms"}, "command": []string{"true"}}), &op)
 	c.await(alpha, "timeout_notice", nil)
+	in.watchFold("inbox")
 	return c, alpha
 }
 

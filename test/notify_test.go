@@ -394,6 +394,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	if n, w := len(logged.Notifications), len(want)+(len(want)-1)+3; n != w {
 		t.Errorf("wilco notify log --json --state delivered lists %d, want %d", n, w)
 	}
+	in.watchFold("notify")
 }
 
 // TestNotificationsPendingAtAKillNineAreSentAfterTheRestart makes

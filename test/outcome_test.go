@@ -69,6 +69,7 @@ func TestTaskWithoutVerificationIsNeverSuccess(t *testing.T) {
 			t.Fatalf("an unverified task has a task.success event: %+v", e)
 		}
 	}
+	in.watchFold("unverified")
 }
 
 // With a check configured, the same task is a success: the unverified

@@ -93,3 +93,33 @@ func TestInitNotesAnAgentNewerThanItsPresetKnows(t *testing.T) {
 	}
 	mustContain(t, "wilco init", string(out), "agent:  claude (exec, preset claude-code)", "note: claude 9.0.0 is newer than 2.1.331")
 }
+
+// `wilco init` notes nothing of an agent CLI whose preset is known to work
+// with no particular version (Aider's): no version is newer than none.
+func TestInitNotesNoVersionOfAnAgentWhosePresetKnowsNone(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	recorder(t, bin, "aider", "aider 1.2.3")
+	for _, p := range []string{"git", "sh"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(path, filepath.Join(bin, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	cmd := exec.Command(wilcoBin, "init")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + bin, "HOME=" + dir}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("wilco init: %v\n%s", err, out)
+	}
+	mustContain(t, "wilco init", string(out), "agent:  aider (exec, preset aider)")
+	if strings.Contains(string(out), "note:") {
+		t.Fatalf("wilco init notes a version of aider:\n%s", out)
+	}
+}

@@ -82,6 +82,7 @@ func TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged(t *te
 	if retried != 2 || failedEv != 1 {
 		t.Fatalf("events: %d retries, %d failures", retried, failedEv)
 	}
+	in.watchFold("instructions")
 }
 
 // A task delegation waits for [ACK]; without one it sends an explicit ACK
@@ -157,6 +158,7 @@ func TestDelegationACKRequestsWithBackoffThenReassignment(t *testing.T) {
 	if a.Status != "busy" {
 		t.Fatalf("backup is %s, want busy with T-1", a.Status)
 	}
+	in.watchFold("reassign")
 }
 
 // The agent asks questions; the user answers; the agent confirms.

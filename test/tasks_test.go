@@ -576,6 +576,7 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 	mustContain(t, "wilco status --detail", in.cli("status", "T-1", "--detail"), "success", "verification_failed", "T-1-a3")
 	mustContain(t, "wilco logs", in.cli("logs", "--task", "T-1"), "[T-1] attempt=1 status=failed type=verification_failed", "injecting_feedback attempt=2", "resolved status=success")
 	mustContain(t, "wilco watch", in.cli("watch", "T-1"), "T-1", "success")
+	in.watchFold("retry")
 }
 
 // 2. The debug loop: a task that never passes is REPLANned after every 3
@@ -691,6 +692,7 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 		t.Fatalf("resuming a task that succeeded: %d %s", r.status, r.body)
 	}
 	in.must(200, in.call("POST", "/v1/tasks/"+resumed.ID+"/cancel", adminToken, nil))
+	in.watchFold("replan")
 }
 
 // 3a. escalate_after: 2 escalates with the escalation message; the user's fix
@@ -741,6 +743,7 @@ func TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent(t *testing.T) {
 		t.Fatalf("retry.log:\n%s", text)
 	}
 	in.waitTask("T-2", 30*time.Second, "escalated") // the waiting task ran next (and escalated: the agent waits for a fix)
+	in.watchFold("escalate")
 }
 
 // 3b. A check that says "Permission denied" escalates at once: no retry.
@@ -810,6 +813,7 @@ func TestPlanSkipOfEscalatedTaskWarnsItsDependant(t *testing.T) {
 		return retryLogLine("05-01:task-1", `resolved status=skipped`).MatchString(readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")))
 	})
 	mustContain(t, "retry.log", readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), `[05-01:task-1] user_response="skip"`)
+	in.watchFold("plan")
 }
 
 // 3d. In a plan, abort stops the escalated task (partial state kept) and
@@ -966,6 +970,7 @@ func TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup(t 
 	if r := in.call("POST", "/v1/tasks/T-1/cancel", adminToken, nil); r.status != 409 {
 		t.Fatalf("cancel a cancelled task: %d %s", r.status, r.body)
 	}
+	in.watchFold("queue")
 }
 
 // 6. A verify step that outlives its timeout fails with type timeout, and
@@ -1059,6 +1064,7 @@ func TestTaskDryRunProposesDiffThenApplyVerifiesOrDiscardCancels(t *testing.T) {
 	if r := in.call("POST", "/v1/tasks/T-2/apply", adminToken, nil); r.status != 409 {
 		t.Fatalf("apply a discarded dry run: %d", r.status)
 	}
+	in.watchFold("dryrun")
 }
 
 // 7b. A dry run in a repository whose .gitignore lists .wilco/ (as the

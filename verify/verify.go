@@ -16,6 +16,7 @@ import (
 
 	"wilco/atomicfile"
 	"wilco/core"
+	"wilco/proc"
 	"wilco/workspace"
 )
 
@@ -413,46 +414,24 @@ func runStep(ctx context.Context, dir string, env []string, s Step, logPath stri
 
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(sctx, "sh", "-c", s.Run)
+	cmd := exec.Command("sh", "-c", s.Run)
 	cmd.Dir, cmd.Env = dir, env
-	processGroup(cmd)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return sr, "", err
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
+	keep := &keeper{}
 	start := time.Now()
-	err = cmd.Start()
-	pw.Close()
+	g, err := proc.Start(sctx, cmd, io.MultiWriter(logFile, runLog, keep))
 	if err != nil {
-		pr.Close()
 		return sr, "", fmt.Errorf("starting sh: %w", err)
 	}
-	keep := &keeper{}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = io.Copy(io.MultiWriter(logFile, runLog, keep), pr)
-	}()
-	waitErr := cmd.Wait()
+	exit, waitErr := g.Wait()
 	sr.Duration = time.Since(start)
 	// What the step left running in its group goes with it.
-	_ = killGroup(cmd.Process.Pid)
-	grace := time.NewTimer(drainGrace)
-	select {
-	case <-copied:
-	case <-grace.C:
-		pr.Close() // a process that left the group holds the pipe
-		<-copied
-	}
-	grace.Stop()
-	pr.Close()
+	_ = g.Kill()
+	g.Drain(drainGrace)
 
-	sr.ExitCode = exitCode(cmd.ProcessState)
+	sr.ExitCode = exit.Code
 	sr.TimedOut = errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-	sr.Passed = waitErr == nil && !sr.TimedOut && ctx.Err() == nil
-	var exit *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exit) {
+	sr.Passed = waitErr == nil && exit.Code == 0 && !sr.TimedOut && ctx.Err() == nil
+	if waitErr != nil {
 		return sr, keep.String(), fmt.Errorf("waiting for sh: %w", waitErr)
 	}
 	switch {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/proc"
 )
 
 type testBundle struct {
@@ -43,46 +43,15 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// groupGone reports whether no live process (zombies aside: they are
-// dead, waiting for a parent that may never reap them) is in group pgid.
 // goneSoon waits a little for a killed group to be gone: SIGKILL is
 // delivered asynchronously.
 func goneSoon(t *testing.T, pgid int) bool {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !groupGone(t, pgid); {
+	for deadline := time.Now().Add(5 * time.Second); !proc.GroupGone(pgid); {
 		if time.Now().After(deadline) {
 			return false
 		}
 		<-time.After(10 * time.Millisecond)
-	}
-	return true
-}
-
-func groupGone(t *testing.T, pgid int) bool {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return syscall.Kill(-pgid, 0) == syscall.ESRCH
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid && fields[0] != "Z" && fields[0] != "X" {
-			return false
-		}
 	}
 	return true
 }

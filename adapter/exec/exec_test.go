@@ -17,6 +17,7 @@ import (
 
 	"wilco/ack"
 	"wilco/core"
+	"wilco/proc"
 )
 
 // guard bounds every wait of a test: a failure, never a pause.
@@ -165,7 +166,7 @@ func assertGroupGone(t *testing.T, pgid int) {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return
 	}
-	if !groupGone(pgid) {
+	if !proc.GroupGone(pgid) {
 		t.Fatalf("process group %d is still alive", pgid)
 	}
 }

@@ -1,14 +1,13 @@
-//go:build unix
-
 package exec
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"wilco/proc"
 )
 
 // PidFileName holds, in a turn's run directory, the process group id of
@@ -19,7 +18,8 @@ const PidFileName = "agent.pid"
 // not stop (it was killed): every run directory with a pid file whose
 // process still runs with that run directory in its environment. The pid
 // files are removed. It returns how many process groups it stopped. Call it
-// once at start, before any turn.
+// once at start, before any turn. Where a process's environment cannot be
+// read (proc.Environ: Linux only), nothing is stopped.
 func (a *Adapter) KillOrphans() int {
 	files, _ := filepath.Glob(filepath.Join(a.opts.RunsDir, "*", PidFileName))
 	n := 0
@@ -35,12 +35,12 @@ func (a *Adapter) KillOrphans() int {
 		}
 		// A pid is reused: stop it only if it is still the agent of that
 		// run, which wilco gave WILCO_RUN_DIR.
-		env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pgid), "environ"))
-		if err != nil || !bytes.Contains(env, []byte("WILCO_RUN_DIR="+filepath.Dir(f)+"\x00")) {
+		env, err := proc.Environ(pgid)
+		if err != nil || !slices.Contains(env, "WILCO_RUN_DIR="+filepath.Dir(f)) {
 			continue
 		}
 		a.opts.Logger.Warn("stopping an agent left running by a wilco that stopped", "pgid", pgid, "run", filepath.Base(filepath.Dir(f)))
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = proc.KillGroup(pgid)
 		n++
 	}
 	return n

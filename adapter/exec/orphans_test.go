@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wilco/proc"
 )
 
 func TestKillOrphansStopsTheAgentsOfADeadWilcoAndNothingElse(t *testing.T) {
@@ -45,13 +47,13 @@ func TestKillOrphansStopsTheAgentsOfADeadWilcoAndNothingElse(t *testing.T) {
 	}
 	_ = orphan.Wait()
 	// SIGKILL is delivered asynchronously: the whole group must be gone soon.
-	for deadline := time.Now().Add(5 * time.Second); !groupGone(orphan.Process.Pid); {
+	for deadline := time.Now().Add(5 * time.Second); !proc.GroupGone(orphan.Process.Pid); {
 		if time.Now().After(deadline) {
 			t.Fatal("the orphan agent's group still runs")
 		}
 		<-time.After(10 * time.Millisecond)
 	}
-	if groupGone(stranger.Process.Pid) {
+	if proc.GroupGone(stranger.Process.Pid) {
 		t.Fatal("a process that is not wilco's agent was stopped")
 	}
 	if _, err := os.Stat(filepath.Join(runs, "T-1-a1", PidFileName)); err == nil {

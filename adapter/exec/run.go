@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"wilco/ack"
 	"wilco/core"
+	"wilco/proc"
 )
 
 const (
@@ -141,16 +143,12 @@ func run(spec procSpec) procResult {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		res.exitCode, res.startErr = -1, fmt.Errorf("make the output pipe: %w", err)
+	g, err := proc.Start(context.Background(), cmd, nil)
+	switch {
+	case errors.Is(err, proc.ErrPipe):
+		res.exitCode, res.startErr = -1, err
 		return res
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	setGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		pr.Close()
+	case err != nil:
 		// As a shell says it: 127 for a program not found, 126 for one
 		// that cannot be executed.
 		res.exitCode, res.startErr = 127, err
@@ -159,20 +157,21 @@ func run(spec procSpec) procResult {
 		}
 		return res
 	}
-	pw.Close()
-	defer pr.Close()
-	pid := cmd.Process.Pid
+	defer g.Close()
 	if spec.pidFile != "" {
-		_ = os.WriteFile(spec.pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+		_ = os.WriteFile(spec.pidFile, []byte(strconv.Itoa(g.Pgid())+"\n"), 0o644)
 		defer os.Remove(spec.pidFile)
 	}
 
-	exitCh := make(chan error, 1)
-	go func() { exitCh <- cmd.Wait() }()
+	exitCh := make(chan proc.Exit, 1)
+	go func() {
+		exit, _ := g.Wait()
+		exitCh <- exit
+	}()
 	chunks := make(chan chunk, 64)
-	go readChunks(pr, chunks)
+	go readChunks(g.Output(), chunks)
 
-	var turnT, idleT, graceT, settleT *time.Timer
+	var turnT, idleT, settleT *time.Timer
 	if spec.timeout > 0 {
 		turnT = time.NewTimer(spec.timeout)
 		defer turnT.Stop()
@@ -181,29 +180,15 @@ func run(spec procSpec) procResult {
 		idleT = time.NewTimer(spec.idle)
 		defer idleT.Stop()
 	}
-	stopGrace := func() {
-		if graceT != nil {
-			graceT.Stop()
-		}
-	}
-	defer stopGrace()
 	defer func() {
 		if settleT != nil {
 			settleT.Stop()
 		}
 	}()
 
-	// Stopping: SIGTERM to the group, SIGKILL after the grace period, and
-	// after one more the pipe is closed, whoever still holds it.
-	stage := 0 // 0 running, 1 SIGTERM sent, 2 SIGKILL sent, 3 pipe closed
-	terminate := func() {
-		if stage > 0 {
-			return
-		}
-		stage = 1
-		signalGroup(pid, sigTerm)
-		graceT = time.NewTimer(spec.grace)
-	}
+	// Stopping (once): SIGTERM to the group, SIGKILL after the grace
+	// period, and after one more the pipe is closed, whoever still holds it.
+	terminate := func() { g.Stop(spec.grace) }
 
 	deliver := func() {
 		if spec.scan == nil {
@@ -325,14 +310,15 @@ func run(spec procSpec) procResult {
 				spec.scan.settle()
 				deliver()
 			}
-		case err := <-exitCh:
+		case exit := <-exitCh:
 			exited = true
-			res.exitCode, res.signal = exitStatus(err)
+			res.exitCode = exit.Code
+			if exit.Signal != nil {
+				res.signal = exit.Signal.String()
+			}
 			turnT, idleT = stopped(turnT), stopped(idleT)
 			// The turn is over: what it left running in its group goes too.
-			if stage == 0 {
-				terminate()
-			}
+			terminate()
 		case <-timerC(turnT):
 			turnT = nil
 			res.timedOut = true
@@ -345,17 +331,6 @@ func run(spec procSpec) procResult {
 			stop = nil
 			res.stopped = true
 			terminate()
-		case <-timerC(graceT):
-			switch stage {
-			case 1:
-				stage = 2
-				signalGroup(pid, sigKill)
-				graceT = time.NewTimer(spec.grace)
-			default:
-				// A process outside the group still holds the pipe.
-				stage, graceT = 3, nil
-				pr.Close()
-			}
 		}
 	}
 	for _, t := range parser.Flush() {
@@ -369,8 +344,8 @@ func run(spec procSpec) procResult {
 		deliver()
 		res.complete = spec.scan.complete
 	}
-	signalGroup(pid, sigKill)
-	waitGroupGone(pid, spec.grace)
+	_ = g.Kill()
+	g.WaitGone(spec.grace)
 	res.result, res.session = parser.Result(), parser.Session()
 	return res
 }

@@ -66,6 +66,46 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 	return code
 }
 
+// agentCheck is what `wilco agents check` found of one agent.
+type agentCheck struct {
+	Agent   string `json:"agent"`
+	Adapter string `json:"adapter"`
+	Preset  string `json:"preset,omitempty"`
+	execadapter.ProbeResult
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// printAgentCheck says how an agent's probe turn went, and what to do
+// when it failed.
+func (c *cli) printAgentCheck(r agentCheck) {
+	head := r.Agent
+	if r.Preset != "" {
+		head += " (" + r.Preset + ")"
+	}
+	if r.Skipped != "" {
+		fmt.Fprintf(c.stdout, "%s: not checked: %s\n", head, r.Skipped)
+		return
+	}
+	prog := orDash(r.Program)
+	if r.Version != "" {
+		prog += " " + r.Version
+	}
+	if r.Newer {
+		prog += fmt.Sprintf(" (newer than %s, the version its preset is known to work with)", execadapter.PresetVersions[r.Preset])
+	}
+	if r.OK {
+		fmt.Fprintf(c.stdout, "%s: ok — %s answered the probe with its ACK in %s\n", head, prog, r.Duration.Round(time.Millisecond))
+		return
+	}
+	fmt.Fprintf(c.stdout, "%s: FAILED — %s\n  %s\n", head, prog, r.Problem)
+	if r.Fix != "" {
+		fmt.Fprintf(c.stdout, "  to fix: %s\n", r.Fix)
+	}
+	if strings.TrimSpace(r.Output) != "" {
+		fmt.Fprintf(c.stdout, "  its output (exit status %d):\n%s\n", r.ExitCode, indent(indent(r.Output)))
+	}
+}
+
 func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents check", args: "[NAME] [--timeout D] [--config FILE] [--json]", summary: "run one probe turn of each exec agent (or NAME): the ACK on a trivial prompt; say what is wrong"}
 	fs := c.flags(v)
@@ -80,20 +120,13 @@ func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) in
 	if err != nil {
 		return c.fail(err)
 	}
-	type result struct {
-		Agent   string `json:"agent"`
-		Adapter string `json:"adapter"`
-		Preset  string `json:"preset,omitempty"`
-		execadapter.ProbeResult
-		Skipped string `json:"skipped,omitempty"`
-	}
-	var results []result
+	var results []agentCheck
 	failed := false
 	for _, a := range cfg.Agents {
 		if len(pos) == 1 && a.Name != pos[0] {
 			continue
 		}
-		r := result{Agent: a.Name, Adapter: a.Adapter, Preset: a.Preset}
+		r := agentCheck{Agent: a.Name, Adapter: a.Adapter, Preset: a.Preset}
 		if a.Adapter != "exec" {
 			r.Skipped = "a " + a.Adapter + " agent runs on its own: wilco status and wilco agents say when it was last seen"
 			results = append(results, r)
@@ -116,32 +149,7 @@ func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) in
 		}
 	} else {
 		for _, r := range results {
-			head := r.Agent
-			if r.Preset != "" {
-				head += " (" + r.Preset + ")"
-			}
-			if r.Skipped != "" {
-				fmt.Fprintf(c.stdout, "%s: not checked: %s\n", head, r.Skipped)
-				continue
-			}
-			prog := orDash(r.Program)
-			if r.Version != "" {
-				prog += " " + r.Version
-			}
-			if r.Newer {
-				prog += fmt.Sprintf(" (newer than %s, the version its preset is known to work with)", execadapter.PresetVersions[r.Preset])
-			}
-			if r.OK {
-				fmt.Fprintf(c.stdout, "%s: ok — %s answered the probe with its ACK in %s\n", head, prog, r.Duration.Round(time.Millisecond))
-				continue
-			}
-			fmt.Fprintf(c.stdout, "%s: FAILED — %s\n  %s\n", head, prog, r.Problem)
-			if r.Fix != "" {
-				fmt.Fprintf(c.stdout, "  to fix: %s\n", r.Fix)
-			}
-			if strings.TrimSpace(r.Output) != "" {
-				fmt.Fprintf(c.stdout, "  its output (exit status %d):\n%s\n", r.ExitCode, indent(indent(r.Output)))
-			}
+			c.printAgentCheck(r)
 		}
 	}
 	if failed {

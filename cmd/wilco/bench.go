@@ -48,40 +48,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "wilco bench: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	var bad string
-	if err := o.Validate(); err != nil {
-		bad = err.Error()
-	}
-	switch {
-	case bad != "":
-	case *open < 0:
-		bad = fmt.Sprintf("--open must not be negative, got %d", *open)
-	case *tasks < 0:
-		bad = fmt.Sprintf("--tasks must not be negative, got %d", *tasks)
-	case *statusRuns <= 0:
-		bad = fmt.Sprintf("--status-runs must be positive, got %d", *statusRuns)
-	case *open > 0 && *tasks > 0:
-		bad = "--open and --tasks are two different measurements: give one"
-	}
-	if bad != "" {
+	if bad := benchFlagsWrong(o, *open, *tasks, *statusRuns); bad != "" {
 		fmt.Fprintf(stderr, "wilco bench: %s\n", bad)
 		return exitUsage
 	}
 	if *tasks > 0 {
-		self, err := os.Executable()
-		if err == nil {
-			var res loadgen.TaskResult
-			if res, err = loadgen.RunTasks(ctx, *tasks, *statusRuns, self); err == nil {
-				_ = json.NewEncoder(stdout).Encode(res)
-				if !*asJSON {
-					fmt.Fprintf(stderr, "%d no-op tasks: orchestration overhead per attempt p50 %.2f ms (p99 %.2f), whole attempt p50 %.2f ms; wilco status p50 %.2f ms\n",
-						res.Tasks, res.OverheadP50MS, res.OverheadP99MS, res.AttemptP50MS, res.StatusP50MS)
-				}
-				return exitOK
-			}
-		}
-		fmt.Fprintf(stderr, "wilco bench: %v\n", err)
-		return exitFailure
+		return runBenchTasks(ctx, *tasks, *statusRuns, *asJSON, stdout, stderr)
 	}
 	var res loadgen.Result
 	var err error
@@ -119,4 +91,41 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	return exitOK
+}
+
+// benchFlagsWrong says what is wrong with bench's flags ("" for nothing).
+func benchFlagsWrong(o loadgen.Options, open, tasks, statusRuns int) string {
+	if err := o.Validate(); err != nil {
+		return err.Error()
+	}
+	switch {
+	case open < 0:
+		return fmt.Sprintf("--open must not be negative, got %d", open)
+	case tasks < 0:
+		return fmt.Sprintf("--tasks must not be negative, got %d", tasks)
+	case statusRuns <= 0:
+		return fmt.Sprintf("--status-runs must be positive, got %d", statusRuns)
+	case open > 0 && tasks > 0:
+		return "--open and --tasks are two different measurements: give one"
+	}
+	return ""
+}
+
+// runBenchTasks is `wilco bench --tasks N`: the orchestration overhead
+// per attempt over N no-op tasks, and the time `wilco status` takes.
+func runBenchTasks(ctx context.Context, tasks, statusRuns int, asJSON bool, stdout, stderr io.Writer) int {
+	self, err := os.Executable()
+	if err == nil {
+		var res loadgen.TaskResult
+		if res, err = loadgen.RunTasks(ctx, tasks, statusRuns, self); err == nil {
+			_ = json.NewEncoder(stdout).Encode(res)
+			if !asJSON {
+				fmt.Fprintf(stderr, "%d no-op tasks: orchestration overhead per attempt p50 %.2f ms (p99 %.2f), whole attempt p50 %.2f ms; wilco status p50 %.2f ms\n",
+					res.Tasks, res.OverheadP50MS, res.OverheadP99MS, res.AttemptP50MS, res.StatusP50MS)
+			}
+			return exitOK
+		}
+	}
+	fmt.Fprintf(stderr, "wilco bench: %v\n", err)
+	return exitFailure
 }

@@ -173,24 +173,3 @@ func TestInitWithoutAgentsOrTests(t *testing.T) {
 		t.Errorf("printed %s", out)
 	}
 }
-
-func TestDetectVerifyPytest(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ file, content string }{
-		{"pytest.ini", "[pytest]\n"},
-		{"conftest.py", ""},
-		{"setup.cfg", "[tool:pytest]\n"},
-		{"tox.ini", "[pytest]\n"},
-	} {
-		dir := t.TempDir()
-		write(t, dir, tc.file, tc.content)
-		if got := detectVerify(dir); len(got) != 1 || got[0].run != "pytest" {
-			t.Errorf("%s: %v", tc.file, got)
-		}
-	}
-	dir := t.TempDir()
-	write(t, dir, "setup.cfg", "[metadata]\n")
-	if got := detectVerify(dir); len(got) != 0 {
-		t.Errorf("a setup.cfg without pytest: %v", got)
-	}
-}

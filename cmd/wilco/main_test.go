@@ -579,3 +579,21 @@ func TestNotifyLogListsNotificationsAndTheirLastAttempt(t *testing.T) {
 		t.Errorf("--json printed %s (%v)", b.out, err)
 	}
 }
+
+// TestOpInstallSendsItsPathFromTheWorkingDirectory: install-skill and
+// install-plugin send the path of what they install absolute, a relative
+// one taken from the working directory.
+func TestOpInstallSendsItsPathFromTheWorkingDirectory(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ arg, want string }{{"skills/review", "/home/me/repo/skills/review"}, {"/opt/skills/../plugins/x", "/opt/plugins/x"}} {
+		b := setupCLI(t)
+		b.c.wd = "/home/me/repo"
+		b.mux.Handle("POST /v1/operations", respond(201, `{"id":"OP-3","operation":"install-skill","state":"waiting","agents":[{"name":"a","response":null}]}`))
+		if code := b.run("op", "install-skill", c.arg, "--agent", "a", "--detach"); code != 0 {
+			t.Fatalf("exit %d: %s", code, b.errb)
+		}
+		if got := b.body("POST /v1/operations"); !strings.Contains(got, `"target":"`+c.want+`"`) {
+			t.Errorf("%s: body %s", c.arg, got)
+		}
+	}
+}

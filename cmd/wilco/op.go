@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,61 +13,81 @@ import (
 	"wilco/client"
 )
 
+// opFlags are the flags of wilco op.
+type opFlags struct {
+	agents                       listFlag
+	message, reminders, quorum   *string
+	timeout, extension           *time.Duration
+	abortOnTimeout, detach, json *bool
+}
+
+func addOpFlags(fs *flag.FlagSet) *opFlags {
+	o := &opFlags{}
+	fs.Var(&o.agents, "agent", "an agent that must answer \"ok\" (repeatable)")
+	o.message = fs.String("message", "", "what the agents are told (default: the server's, naming the operation and the time allowed)")
+	o.timeout = fs.Duration("timeout", 0, "how long to wait for the answers (default: the policy's, 120s)")
+	o.reminders = fs.String("reminders", "", "comma-separated reminder offsets, such as 30s,60s,90s (default: the policy's)")
+	o.extension = fs.Duration("extension", 0, "the one extension an agent gets by answering \"wait\" (default: the policy's, 60s)")
+	o.quorum = fs.String("quorum", "", "how many must answer \"ok\": all, majority or a number (default: the policy's, all)")
+	o.abortOnTimeout = fs.Bool("abort-on-timeout", false, "abort when the time runs out instead of proceeding")
+	o.detach = fs.Bool("detach", false, "start the operation and return at once")
+	o.json = fs.Bool("json", false, "print the API JSON of the final operation")
+	return o
+}
+
+// request is the operation the arguments (the operation, and the PATH of
+// what an install installs, relative to wd) and the flags ask for; its
+// error says what is wrong with them.
+func (o *opFlags) request(wd string, pos, command []string) (client.OperationRequest, error) {
+	if len(o.agents) == 0 {
+		return client.OperationRequest{}, errors.New("name at least one --agent")
+	}
+	install := pos[0] == "install-skill" || pos[0] == "install-plugin"
+	switch {
+	case install && len(pos) < 2:
+		return client.OperationRequest{}, fmt.Errorf("%s needs the PATH of what it installs", pos[0])
+	case !install && len(pos) > 1:
+		return client.OperationRequest{}, fmt.Errorf("too many arguments: %s (only install-skill and install-plugin take a PATH)", pos[1])
+	case pos[0] == "maintenance" && len(command) == 0:
+		return client.OperationRequest{}, errors.New("maintenance needs a command: wilco op maintenance --agent A -- COMMAND…")
+	}
+	req := client.OperationRequest{Operation: pos[0], Agents: o.agents, Message: *o.message, Quorum: *o.quorum, Command: command,
+		Timeout: client.Duration(*o.timeout), Extension: client.Duration(*o.extension)}
+	if install {
+		req.Target = filepath.Clean(pos[1])
+		if !filepath.IsAbs(pos[1]) {
+			req.Target = filepath.Join(wd, pos[1])
+		}
+	}
+	if *o.reminders != "" {
+		for _, s := range strings.Split(*o.reminders, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return client.OperationRequest{}, fmt.Errorf("--reminders: %v", err)
+			}
+			req.Reminders = append(req.Reminders, client.Duration(d))
+		}
+	}
+	if *o.abortOnTimeout {
+		no := false
+		req.ProceedOnTimeout = &no
+	}
+	return req, nil
+}
+
 func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 	if len(args) > 0 && args[0] == "log" {
 		return cmdOpLog(ctx, c, args[1:])
 	}
 	fs := c.flags(v)
-	var agents listFlag
-	fs.Var(&agents, "agent", "an agent that must answer \"ok\" (repeatable)")
-	message := fs.String("message", "", "what the agents are told (default: the server's, naming the operation and the time allowed)")
-	timeout := fs.Duration("timeout", 0, "how long to wait for the answers (default: the policy's, 120s)")
-	reminders := fs.String("reminders", "", "comma-separated reminder offsets, such as 30s,60s,90s (default: the policy's)")
-	extension := fs.Duration("extension", 0, "the one extension an agent gets by answering \"wait\" (default: the policy's, 60s)")
-	quorum := fs.String("quorum", "", "how many must answer \"ok\": all, majority or a number (default: the policy's, all)")
-	abortOnTimeout := fs.Bool("abort-on-timeout", false, "abort when the time runs out instead of proceeding")
-	detach := fs.Bool("detach", false, "start the operation and return at once")
-	asJSON := fs.Bool("json", false, "print the API JSON of the final operation")
+	o := addOpFlags(fs)
 	pos, command, code, ok := c.parse(v, fs, args, 1, 2)
 	if !ok {
 		return code
 	}
-	if len(agents) == 0 {
-		return c.usageError(v, fs, "name at least one --agent")
-	}
-	install := pos[0] == "install-skill" || pos[0] == "install-plugin"
-	switch {
-	case install && len(pos) < 2:
-		return c.usageError(v, fs, "%s needs the PATH of what it installs", pos[0])
-	case !install && len(pos) > 1:
-		return c.usageError(v, fs, "too many arguments: %s (only install-skill and install-plugin take a PATH)", pos[1])
-	case pos[0] == "maintenance" && len(command) == 0:
-		return c.usageError(v, fs, "maintenance needs a command: wilco op maintenance --agent A -- COMMAND…")
-	}
-	req := client.OperationRequest{Operation: pos[0], Agents: agents, Message: *message, Quorum: *quorum, Command: command,
-		Timeout: client.Duration(*timeout), Extension: client.Duration(*extension)}
-	if install {
-		target, err := filepath.Abs(pos[1])
-		if err != nil {
-			return c.fail(err)
-		}
-		if !filepath.IsAbs(pos[1]) {
-			target = filepath.Join(c.wd, pos[1])
-		}
-		req.Target = target
-	}
-	if *reminders != "" {
-		for _, s := range strings.Split(*reminders, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(s))
-			if err != nil {
-				return c.usageError(v, fs, "--reminders: %v", err)
-			}
-			req.Reminders = append(req.Reminders, client.Duration(d))
-		}
-	}
-	if *abortOnTimeout {
-		no := false
-		req.ProceedOnTimeout = &no
+	req, err := o.request(c.wd, pos, command)
+	if err != nil {
+		return c.usageError(v, fs, "%v", err)
 	}
 	cl, err := c.admin()
 	if err != nil {
@@ -75,16 +97,16 @@ func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if !*asJSON {
-		fmt.Fprintf(c.stdout, "%s %s: waiting for \"ok\" from %s\n", op.ID, op.Operation, strings.Join(agents, ", "))
+	if !*o.json {
+		fmt.Fprintf(c.stdout, "%s %s: waiting for \"ok\" from %s\n", op.ID, op.Operation, strings.Join(o.agents, ", "))
 	}
-	if *detach {
-		if *asJSON {
+	if *o.detach {
+		if *o.json {
 			return c.printJSON(op)
 		}
 		return exitOK
 	}
-	op, err = c.followOperation(ctx, cl, op, !*asJSON)
+	op, err = c.followOperation(ctx, cl, op, !*o.json)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(c.stderr, "wilco: stopped watching %s; it goes on (wilco op does not cancel it)\n", op.ID)
@@ -92,7 +114,7 @@ func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 		}
 		return c.fail(err)
 	}
-	if *asJSON {
+	if *o.json {
 		if code := c.printJSON(op); code != exitOK {
 			return code
 		}

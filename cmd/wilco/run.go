@@ -82,7 +82,7 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 		state = final.State
 		c.printOutcome(final)
 	case view != nil:
-		state = view.state
+		state = view.State
 	}
 	if state == client.TaskUnverified {
 		return exitUnverified

@@ -162,6 +162,39 @@ func stateWithPhase(state, phase string) string {
 	return state
 }
 
+// printFailures prints a task's failures, a line each; detail adds what
+// each record holds.
+func (c *cli) printFailures(failures []client.Failure, detail bool) {
+	w := c.stdout
+	for _, f := range failures {
+		line := fmt.Sprintf("attempt %d: %s", f.Attempt, f.FailureType)
+		if f.RunID != "" {
+			line += " (run " + f.RunID + ")"
+		}
+		if msg := failureMessage(f); msg != "" && !detail {
+			line += ": " + oneLine(msg, 80)
+		}
+		fmt.Fprintf(w, "  failure  %s\n", line)
+		if !detail {
+			continue
+		}
+		ind := func(k, val string) {
+			if val != "" {
+				fmt.Fprintf(w, "    %-17s %s\n", k+":", val)
+			}
+		}
+		ind("time", fmtTime(&f.Timestamp, c.loc))
+		if vr := f.ExecutorOutput.Verification; vr != nil {
+			ind("command", fmt.Sprintf("%s (exit %d)", vr.Command, vr.ExitCode))
+			ind("output", vr.OutputSummary)
+		}
+		ind("error", f.ExecutorOutput.Error)
+		ind("files modified", strings.Join(f.ExecutorOutput.FilesModified, ", "))
+		ind("root cause guess", f.RootCauseGuess)
+		ind("suggested fix", f.SuggestedFix)
+	}
+}
+
 // printTask prints one task for a human; detail adds each failure in full
 // and each question asked of a scout.
 func (c *cli) printTask(t *client.Task, detail bool) {
@@ -216,32 +249,7 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	kv("created", fmtTime(&t.CreatedAt, c.loc))
 	kv("started", fmtTime(t.StartedAt, c.loc))
 	kv("finished", fmtTime(t.FinishedAt, c.loc))
-	for _, f := range t.Failures {
-		line := fmt.Sprintf("attempt %d: %s", f.Attempt, f.FailureType)
-		if f.RunID != "" {
-			line += " (run " + f.RunID + ")"
-		}
-		if msg := failureMessage(f); msg != "" && !detail {
-			line += ": " + oneLine(msg, 80)
-		}
-		fmt.Fprintf(w, "  failure  %s\n", line)
-		if detail {
-			ind := func(k, val string) {
-				if val != "" {
-					fmt.Fprintf(w, "    %-17s %s\n", k+":", val)
-				}
-			}
-			ind("time", fmtTime(&f.Timestamp, c.loc))
-			if vr := f.ExecutorOutput.Verification; vr != nil {
-				ind("command", fmt.Sprintf("%s (exit %d)", vr.Command, vr.ExitCode))
-				ind("output", vr.OutputSummary)
-			}
-			ind("error", f.ExecutorOutput.Error)
-			ind("files modified", strings.Join(f.ExecutorOutput.FilesModified, ", "))
-			ind("root cause guess", f.RootCauseGuess)
-			ind("suggested fix", f.SuggestedFix)
-		}
-	}
+	c.printFailures(t.Failures, detail)
 	if detail {
 		c.printConsultations(t.Consultations)
 	} else if n := len(t.Consultations); n > 0 {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
-
-	"wilco/client"
 )
 
 // cannedEvents is the life of task T-3, one event per line of JSON.
@@ -274,26 +271,5 @@ func TestLogsFormatsRetryLog(t *testing.T) {
 	wantResolved := `{"event":"resolved","resolution":"skipped","task_id":"03-01:task-3","timestamp":"2026-01-26T14:40:00Z","total_duration_ms":660000}`
 	if len(lines) != 8 || lines[3] != wantAttempt || lines[7] != wantResolved {
 		t.Errorf("--json printed\n%s", b.out)
-	}
-}
-
-func TestWatchSaysWhatNotificationsDid(t *testing.T) {
-	t.Parallel()
-	w := &watcher{}
-	for _, c := range []struct {
-		typ, data, want string
-		important       bool
-	}{
-		{"notification.queued", `{"notification":{"id":"N-4","hook":"ops","event":"escalated"}}`, "notifying ops: escalated (N-4)", true},
-		{"notification.attempt", `{"id":"N-4","attempt":1,"status":500,"error":"HTTP 500: oops","retry_at":"2026-01-26T14:30:01Z"}`, "notification N-4: attempt 1 failed: HTTP 500: oops", false},
-		{"notification.retried", `{"id":"N-4","attempt":2}`, "notification N-4: attempt 2", false},
-		{"notification.delivered", `{"id":"N-4","attempt":2,"status":200}`, "notification N-4 delivered (attempt 2)", true},
-		{"notification.failed", `{"id":"N-5","attempts":10,"error":"no answer in 10s"}`, "notification N-5 failed after 10 attempts: no answer in 10s", true},
-		{"notification.pruned", `{"ids":["N-1","N-2"],"ended_before":"2026-01-01T00:00:00Z"}`, "2 notifications that ended over 30 days ago pruned", false},
-	} {
-		line, important := w.apply(nil, client.Event{Type: c.typ, Data: json.RawMessage(c.data)})
-		if line != c.want || important != c.important {
-			t.Errorf("%s: %q %v, want %q %v", c.typ, line, important, c.want, c.important)
-		}
 	}
 }

@@ -1,16 +1,19 @@
-package exec
+package proc
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
-// groupGone reports whether the process group pgid has no live process:
-// kill(-pgid, 0) finds none, or /proc shows only zombies in it.
-func groupGone(pgid int) bool {
+// GroupGone reports whether the process group pgid has no live process:
+// kill(-pgid, 0) finds none, or /proc shows only zombies in it (a zombie
+// waiting to be reaped by init is not alive).
+func GroupGone(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
@@ -24,7 +27,7 @@ func groupGone(pgid int) bool {
 		}
 		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
-			continue
+			continue // gone meanwhile
 		}
 		// pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
 		i := bytes.LastIndexByte(stat, ')')
@@ -40,4 +43,14 @@ func groupGone(pgid int) bool {
 		}
 	}
 	return true
+}
+
+// Environ is the environment the process pid was started with, as
+// /proc/<pid>/environ holds it.
+func Environ(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return nil, fmt.Errorf("proc: environment of process %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }

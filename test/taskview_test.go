@@ -1,0 +1,108 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"wilco/client"
+	"wilco/taskview"
+)
+
+var taskviewEvents = flag.String("taskview.events", "", "write the event logs of the scenarios that call watchFold into this directory (the repository keeps them in taskview/testdata)")
+
+// watchFold is called at the end of a scenario. It checks that what
+// `wilco watch` makes of the scenario's events (package taskview's fold)
+// says of every task what the server says of it: its state and phase,
+// its attempt out of its hard stop, its milestone. With -taskview.events
+// it writes the scenario's whole event log as name.jsonl, one event per
+// line, with the directories of this run replaced by fixed names.
+func (in *instance) watchFold(name string) {
+	in.t.Helper()
+	cl := client.New(in.url, adminToken)
+	var evs []client.Event
+	var differs string
+	if !eventually(15*time.Second, 50*time.Millisecond, func() bool {
+		evs, differs = nil, ""
+		err := cl.EachEvent(context.Background(), client.EventQuery{}, func(ev client.Event) error {
+			evs = append(evs, ev)
+			return nil
+		})
+		if err != nil {
+			differs = err.Error()
+			return false
+		}
+		differs = foldDiffers(cl, evs)
+		return differs == ""
+	}) {
+		in.t.Fatalf("the fold of the events differs from the server: %s", differs)
+	}
+	if *taskviewEvents == "" {
+		return
+	}
+	agents, err := filepath.Abs(filepath.Join("testdata", "agents"))
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	scrub := strings.NewReplacer(in.dir, "/repo", agents, "/agents", filepath.Dir(in.dir), "/scratch")
+	var b bytes.Buffer
+	for _, ev := range evs {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		b.WriteString(scrub.Replace(string(line)))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(*taskviewEvents, name+".jsonl"), b.Bytes(), 0o644); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// foldDiffers folds evs and says how a task's view differs from the
+// server's task ("" when none does). A task the server does not know (a
+// queued task cancelled, a delegation sent with a task id of the
+// caller's) is left out.
+func foldDiffers(cl *client.Client, evs []client.Event) string {
+	v := taskview.New()
+	var ids []string
+	for _, ev := range evs {
+		if t, _ := v.Apply(ev); t != nil && !slices.Contains(ids, t.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	for _, id := range ids {
+		st, err := cl.Task(context.Background(), id)
+		var ae *client.APIError
+		if errors.As(err, &ae) && ae.Status == 404 {
+			continue
+		}
+		if err != nil {
+			return err.Error()
+		}
+		t := v.Task(id)
+		shown := func(state, phase string, attempt, maxAttempts int, milestone string) string {
+			s := fmt.Sprintf("%s/%s attempt %d", state, phase, attempt)
+			if attempt > 0 {
+				// The hard stop is shown with an attempt only (a task that
+				// failed before its first has none).
+				s += fmt.Sprintf("/%d", maxAttempts)
+			}
+			return s + fmt.Sprintf(" milestone %q", milestone)
+		}
+		got := shown(t.State, t.Phase, t.Attempt, t.MaxAttempts, t.Milestone)
+		want := shown(st.State, st.Phase, st.Attempt, st.MaxAttempts, st.Milestone)
+		if got != want {
+			return fmt.Sprintf("%s: the events say %s, the server %s", id, got, want)
+		}
+	}
+	return ""
+}

@@ -927,11 +927,15 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 			return
 		}
 		settle := ag.settle()
-		if !j.busySeen && len(j.text) == 0 || j.source == sourceRecord && ag.rec.endsTurns {
+		if !j.busySeen && len(j.text) == 0 || j.source == sourceRecord && ag.rec.endsTurns ||
+			ag.rec != nil && j.source == sourceUndecided {
 			// Nothing of the agent's work showed yet: some programs show
 			// ready for a while after they took a prompt. Or the record,
 			// which says when a turn ends, has not said it: the turn was
-			// interrupted, or failed, or the pane shows ready too soon.
+			// interrupted, or failed, or the pane shows ready too soon. Or
+			// the record has not shown the prompt yet, whatever the pane
+			// showed: Gemini CLI, busy with a prompt in its queue, shows
+			// ready a moment between the queue and the turn.
 			settle = max(settle, quietSettle)
 		}
 		if now.Sub(j.readySince) >= settle && stable && (j.source != sourceRecord || now.Sub(j.lastChange) >= settle) {

@@ -23,7 +23,7 @@ import (
 )
 
 // docURL is where the compiler keeps the document.
-const docURL = "openapi.json"
+const docURL = "urn:wilco:openapi"
 
 // Checker checks answers against one OpenAPI document.
 type Checker struct {
@@ -95,7 +95,7 @@ func (c *Checker) Check(method, urlPath string, status int, header http.Header, 
 		resp = responses[code].(map[string]any)
 	}
 	content, _ := resp["content"].(map[string]any)
-	if len(bytes.TrimSpace(body)) == 0 && content == nil {
+	if len(bytes.TrimSpace(body)) == 0 && (content == nil || method == http.MethodHead) {
 		return nil
 	}
 	if _, ok := content[media]; !ok {

@@ -54,6 +54,8 @@ func TestOpenAPIEveryDocumentedRouteAnswers(t *testing.T) {
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "body": "hello"}))                   // M-1
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS"})) // I-1
 	b.must(201, b.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"alpha"}}))
+	b.must(201, b.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Add a flag", "id": "T-1"}))
+	b.must(201, b.call("POST", "/v1/plans", adminToken, map[string]any{"id": "03-01", "tasks": []any{map[string]any{"description": "a step"}}}))
 
 	doc := b.srv.OpenAPI()
 	paths := doc["paths"].(map[string]any)

@@ -15,7 +15,8 @@
 //   - a string type with a Values method is an enumeration of those
 //     values, and a field's enum tag (comma-separated) narrows it to some
 //     of them;
-//   - a field's doc tag is its description;
+//   - a field's doc tag is its description, its format tag the format of
+//     its string (a date-time kept as a string);
 //   - a struct is a closed object (additionalProperties: false) unless its
 //     AdditionalProperties method says that it takes fields it does not
 //     name;

@@ -348,11 +348,15 @@ const (
 	KindComplete       Kind = "complete"
 	KindOperationReply Kind = "operation_reply"
 	KindMessage        Kind = "message"
+	KindProbe          Kind = "probe"
+	KindReview         Kind = "review"
+	KindScoutAnswer    Kind = "scout_answer"
 )
 
 // Values are the interpretation kinds.
 func (Kind) Values() []string {
-	return values(KindAck, KindAckError, KindCheckpoint, KindComplete, KindOperationReply, KindMessage)
+	return values(KindAck, KindAckError, KindCheckpoint, KindComplete, KindOperationReply, KindMessage, KindProbe, KindReview,
+		KindScoutAnswer)
 }
 
 // OperationState is where an operation stands.

@@ -17,7 +17,7 @@ type MaestroMessage struct {
 	To        string            `json:"to"`
 	ToAlias   string            `json:"toAlias,omitempty"`
 	ToHost    string            `json:"toHost,omitempty"`
-	Timestamp string            `json:"timestamp" doc:"JavaScript's toISOString: RFC 3339 with milliseconds."`
+	Timestamp string            `json:"timestamp" format:"date-time" doc:"JavaScript's toISOString: RFC 3339 with milliseconds."`
 	Subject   string            `json:"subject"`
 	Priority  MaestroPriority   `json:"priority"`
 	Status    MaestroStatus     `json:"status"`
@@ -35,7 +35,7 @@ type MaestroSummary struct {
 	To        string          `json:"to"`
 	ToAlias   string          `json:"toAlias,omitempty"`
 	ToHost    string          `json:"toHost,omitempty"`
-	Timestamp string          `json:"timestamp"`
+	Timestamp string          `json:"timestamp" format:"date-time"`
 	Subject   string          `json:"subject"`
 	Priority  MaestroPriority `json:"priority"`
 	Status    MaestroStatus   `json:"status"`
@@ -96,7 +96,7 @@ func (MaestroSend) AdditionalProperties() bool { return true }
 type MaestroSent struct {
 	Message      MaestroMessage  `json:"message"`
 	Notified     bool            `json:"notified"`
-	Interpreted  *Interpretation `json:"interpreted,omitempty" doc:"A message to the orchestrator: what wilco took it to mean (as POST /v1/inbox/replies)."`
+	Interpreted  *Interpretation `json:"interpreted,omitempty" doc:"What wilco took a message to the orchestrator to mean (as POST /v1/inbox/replies)."`
 	WilcoMessage *Message        `json:"wilco_message,omitempty" doc:"A message sent as the orchestrator: wilco's message (as POST /v1/messages)."`
 }
 

@@ -188,6 +188,9 @@ func (s *Schemas) fields(t reflect.Type, props map[string]any, required *[]strin
 		if f.Type.Kind() == reflect.Pointer && !f.Type.Implements(schemerType) && !optional {
 			sch = nullable(sch)
 		}
+		if format := f.Tag.Get("format"); format != "" {
+			sch["format"] = format
+		}
 		if d := f.Tag.Get("doc"); d != "" {
 			sch["description"] = d
 		}

@@ -62,8 +62,10 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.inbox, Responses: map[int]any{200: wire.Inbox{}}},
 		{Method: "POST", Path: "/mcp", Auth: AgentOnly, Summary: "wilco's MCP tools for agents over MCP's streamable HTTP transport (stateless: no session; the protocol version negotiated by initialize; each JSON-RPC message POSTed gets one JSON answer, a notification 202): acknowledge, clarify, checkpoint, ask a scout, complete — for the calling agent's task (or the X-Wilco-Task header's, or the one a call names).",
 			Request: wire.MCPMessage{}, Handler: s.mcp, Responses: map[int]any{200: wire.MCPMessage{}, 202: nil,
-				// The MCP SDK's own refusals are plain text.
-				400: "text/plain", 406: "text/plain", 409: "text/plain", 413: "text/plain", 415: "text/plain"}},
+				// The MCP SDK's own refusals are plain text; wilco's (a
+				// token) are its error body.
+				400: "text/plain", 403: []any{wire.Error{}, "text/plain"}, 406: "text/plain", 409: "text/plain", 413: "text/plain",
+				415: "text/plain"}},
 		{Method: "POST", Path: "/v1/ask", Auth: AgentOnly, Summary: "Ask a scout (a read-only helper agent) a question, from inside the calling agent's task; the answer comes back through GET /v1/ask/{id}.",
 			Request: wire.Ask{}, Handler: s.ask, Responses: map[int]any{201: wire.Consultation{}}},
 		{Method: "GET", Path: "/v1/ask/{id}", Auth: AgentOnly, Summary: "A question to a scout and its answer, for the agent that asked it; long-polls up to wait while it is pending.",

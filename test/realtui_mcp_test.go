@@ -250,3 +250,42 @@ func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		return strings.Join(out, "\n")
 	})
 }
+
+// The real opencode TUI in tmux acknowledges and completes two tasks by
+// calling wilco's MCP tools, registered by the tmux preset through
+// OPENCODE_CONFIG_CONTENT as the exec preset registers them (its tools
+// named wilco_wilco_ack…); the second task's calls name it.
+func TestOpencodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	var dir string
+	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
+		m := ackRequest.FindStringSubmatch(turn.Prompt)
+		if m == nil {
+			return modelserver.Reply{Text: "noted"}
+		}
+		steps := mcpTUISteps(m[1], "wilco_wilco_ack", "wilco_wilco_complete")
+		if turn.Step >= len(steps) {
+			return modelserver.Reply{Text: "Done: wrote file.txt."}
+		}
+		s := steps[turn.Step]
+		if s.tool == "" {
+			return modelserver.Reply{Text: "Writing the fix.", Tool: &modelserver.ToolUse{Name: "write",
+				Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": "fixed " + m[1] + "\n"}}}
+		}
+		return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Name: s.tool, Input: mcpToolInput(s.tool, m[1], s.named)}}
+	})
+	agent, _ := opencodeTUIAgent(t, opencode, model.URL(), "tmux: {width: 160, height: 50}")
+	dir = newRepo(t, "agents:\n"+agent+checkStep)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	checkMCPTUITasks(t, in, dir, func() string {
+		var out []string
+		for _, r := range model.AgentRequests() {
+			b, _ := json.Marshal(r.Body["messages"])
+			out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, b))
+		}
+		return strings.Join(out, "\n")
+	})
+}

@@ -136,7 +136,7 @@ type job struct {
 	readySince  time.Time
 	busySeen    bool
 	ackSent     bool
-	permission  string // the question answered last
+	question    question // the permission question the pane shows
 	stopAt      time.Time
 	activity    string
 	lastScreen  Screen
@@ -907,6 +907,9 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 			}
 		}
 	}
+	if state != Permission {
+		j.question.hidden(now)
+	}
 	switch state {
 	case Busy:
 		j.busySeen = true
@@ -1035,13 +1038,19 @@ func (ag *agent) sendAck(ctx context.Context, j *job) {
 }
 
 // permission answers a permission question by the agent's allow list, or
-// leaves it to the user; either way it is reported, once per question.
+// leaves it to the user; either way it is reported, once per question
+// (see question for when).
 func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
-	text := ag.style.PermissionText(pane.Screen)
-	if text == j.permission {
+	text, now := ag.style.PermissionText(pane.Screen), time.Now()
+	answerNow, again := j.question.show(text, pane.Screen.Text(), now)
+	if again {
+		j.log.Warn("the question is still asked, unchanged: its answer is sent again", "answer", j.question.answer)
+		ag.appendLog(j, "--- wilco: the question is still asked, unchanged: answered again ("+j.question.answer+")")
+		ag.sendAnswer(ctx, j.question.answer)
+	}
+	if !answerNow {
 		return
 	}
-	j.permission = text
 	tool := ag.style.ToolOf(pane.Screen)
 	answer := ""
 	if len(ag.allow) > 0 {
@@ -1053,11 +1062,18 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 			}
 		}
 	}
+	j.question.answeredAs(answer, pane.Screen.Text(), now)
 	j.log.Info("the agent asks for permission", "tool", tool, "answer", answer)
 	ag.appendLog(j, "--- wilco: permission asked ("+firstOf(answer, "waiting for the user")+"): "+firstLine(text))
 	if pr, ok := ag.a.opts.Report.(PermissionReporter); ok {
 		_ = pr.Permission(context.WithoutCancel(ctx), PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
 	}
+	ag.sendAnswer(ctx, answer)
+}
+
+// sendAnswer types the keys of an answer to a permission question (none
+// for a question left to the user).
+func (ag *agent) sendAnswer(ctx context.Context, answer string) {
 	switch answer {
 	case "allowed":
 		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.approve...)

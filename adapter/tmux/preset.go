@@ -239,10 +239,21 @@ var Presets = map[string]Preset{
 		PluginManifest: "gemini-extension.json",
 	},
 	// opencode: a full-screen interface with a side panel (context,
-	// tokens, LSP) on the right; "esc interrupt" while it works. Its
-	// permission question says "Permission required" with "Allow once"
-	// first. Its markdown rendering was once seen to drop the brackets of
-	// "[ACK]".
+	// tokens, LSP) on the right of a screen wider than 120 columns
+	// (opencodePanel); "esc interrupt" while it works. Its markdown
+	// rendering was once seen to drop the brackets of "[ACK]".
+	//
+	// Its permission question is a box at the bottom of the screen (at
+	// most 15 rows): "△ Permission required", what it asks ("# Shell
+	// command" and "$ <command>", or a title: "→ Edit file.txt"…), then
+	// "Allow once   Allow always   Reject" with "Allow once" highlighted:
+	// Enter says yes once; Escape rejects, and opencode ends its turn (its
+	// record then says nothing of the turn's end: the pane does). What it
+	// asks is the question's tool, and all an allow list is matched
+	// against (opencodeAsks); a command of more than six rows may be cut
+	// off by the box, and reads as none. By default it asks only to reach
+	// outside the folder it runs in and to read .env files; its
+	// configuration's "permission" makes it ask for more ("bash": "ask").
 	//
 	// Skills: $XDG_CONFIG_HOME/opencode/skills/<name>/SKILL.md
 	// (~/.config by default); plugins: …/opencode/plugins/.
@@ -256,10 +267,13 @@ var Presets = map[string]Preset{
 		},
 		Style: Style{
 			Ready: mustRE(`(?m)^\s*┃\s+Build · `), Busy: mustRE(`esc interrupt`),
-			Permission:  mustRE(`Permission required`),
-			Drop:        []*regexp.Regexp{mustRE(`^\s*▣\s`), mustRE(`^\s*⬝`)},
-			SidePanel:   true,
-			EchoMarkers: []string{"┃ "},
+			Permission:      mustRE(`(?s)△ Permission required[^\n]*\n.*\n[^\n]*\bAllow once +Allow always +Reject\b`),
+			Drop:            []*regexp.Regexp{mustRE(`^\s*▣\s`), mustRE(`^\s*⬝`)},
+			Panel:           opencodePanel,
+			EchoMarkers:     []string{"┃ "},
+			PermissionBelow: true,
+			Asks:            opencodeAsks,
+			AskRows:         12,
 		},
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},
@@ -304,6 +318,29 @@ func newSessionID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// opencodePanel is the column opencode's side panel begins at: on a
+// screen wider than 120 columns it shows it, 42 columns wide, at the
+// right (read in the conversation view of the TUI bundled in opencode-ai
+// 1.18.33: the panel shows when the screen is wider than 120, and the
+// conversation is then 42 + 4 columns narrower than the screen).
+func opencodePanel(width int) int {
+	if width > 120 {
+		return width - 42
+	}
+	return 0
+}
+
+// opencodeAsks reads what opencode's permission question asks (its text
+// from the question down, each row without the box's edge and trimmed):
+// for a shell command ("# Shell command"), the rows from the one that
+// begins with "$ " to the choices, a long command wrapped on several and a
+// multi-line one on a row each; for another question, its title (after its
+// icon: "→ Edit file.txt", "← Access external directory /srv", "⚙ Call
+// tool wilco_wilco_ack", "# General Task"). Read in the program bundled
+// in opencode-ai 1.18.33 (its TUI's permission prompt) and seen on its
+// screen.
+var opencodeAsks = mustRE(`(?s)^△ Permission required\n(?:# Shell command\n\$ (.+)\nAllow once |# ([^\n]+ Task)\n|[→←✱%◈⟳⚙] ([^\n]+))`)
 
 // codexAsks reads the command of Codex's approval question (its text from
 // the question down, each row trimmed): the rows from the one that begins

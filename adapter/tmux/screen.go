@@ -119,6 +119,10 @@ type Style struct {
 	// SidePanel: the program draws a panel on the right of the screen;
 	// it is cut off.
 	SidePanel bool
+	// Panel, when set, is the column the program's side panel begins at on
+	// a screen of the width given (0: it draws none), where the program
+	// lays it out so; else, with SidePanel, it is found on the screen.
+	Panel func(width int) int
 	// Tool finds, in the rows above a permission prompt, the tool it asks
 	// for (its first group).
 	Tool *regexp.Regexp
@@ -133,6 +137,11 @@ type Style struct {
 	// matched against: the words around it (the model's reason) are not,
 	// and a question it finds nothing in is answered no.
 	Asks *regexp.Regexp
+	// AskRows, when set, is the most rows a question may take from its
+	// first row to the last one Asks matched for what it asks to show
+	// whole: a taller one may be cut off by the program (opencode's
+	// question box is at most 15 rows tall), and reads as none.
+	AskRows int
 }
 
 // Classify tells the state a screen shows, and for a dialog, which one.
@@ -185,14 +194,7 @@ type Line struct {
 // program wrapped itself joined again (see joinWrapped).
 func (st *Style) Content(s Screen) []Line {
 	rows := st.conversationRows(s)
-	cut, sep := 0, false
-	if st.SidePanel {
-		if cut = separatorColumn(s.Rows, s.Width); cut > 0 {
-			sep = true
-		} else {
-			cut = panelColumn(rows, s.Width)
-		}
-	}
+	cut, sep := st.panelCut(s, rows)
 	out := make([]Line, 0, len(s.History)+len(rows))
 	block := false // in a dropped block
 	add := func(raw string) {
@@ -227,6 +229,22 @@ func (st *Style) Content(s Screen) []Line {
 		width = cut
 	}
 	return joinWrapped(out, width)
+}
+
+// panelCut is where the style's side panel begins on the screen (0: it
+// shows none): where Panel says, else found among rows — the column of its
+// rule (sep), else where its text begins.
+func (st *Style) panelCut(s Screen, rows []string) (cut int, sep bool) {
+	if st.Panel != nil {
+		return st.Panel(s.Width), false
+	}
+	if !st.SidePanel {
+		return 0, false
+	}
+	if cut = separatorColumn(s.Rows, s.Width); cut > 0 {
+		return cut, true
+	}
+	return panelColumn(rows, s.Width), false
 }
 
 // joinWrapped joins the rows a program wrapped itself (tmux joins the
@@ -370,15 +388,7 @@ func isRule(l string) bool {
 // line makes one row a line of the conversation: box borders and markers
 // taken off.
 func (st *Style) line(raw string) Line {
-	t := strings.TrimRight(raw, " ")
-	// A box's left and right edges: "│ text │", "┃  text".
-	trimmed := strings.TrimLeft(t, " ")
-	if r, size := utf8.DecodeRuneInString(trimmed); size > 0 && strings.ContainsRune("│┃║", r) {
-		t = strings.TrimLeft(trimmed[size:], " ")
-		if r2, size2 := utf8.DecodeLastRuneInString(t); size2 > 0 && strings.ContainsRune("│┃║", r2) {
-			t = strings.TrimRight(t[:len(t)-size2], " ")
-		}
-	}
+	t := unbox(raw)
 	l := Line{}
 	lead := strings.TrimLeft(t, " ")
 	for _, m := range st.ReplyMarkers {
@@ -399,6 +409,20 @@ func (st *Style) line(raw string) Line {
 	}
 	l.Text = strings.TrimRight(t, " ")
 	return l
+}
+
+// unbox is a row without the left and right edges of a box it is drawn
+// in ("│ text │", "┃  text"), right-trimmed.
+func unbox(raw string) string {
+	t := strings.TrimRight(raw, " ")
+	trimmed := strings.TrimLeft(t, " ")
+	if r, size := utf8.DecodeRuneInString(trimmed); size > 0 && strings.ContainsRune("│┃║", r) {
+		t = strings.TrimLeft(trimmed[size:], " ")
+		if r2, size2 := utf8.DecodeLastRuneInString(t); size2 > 0 && strings.ContainsRune("│┃║", r2) {
+			t = strings.TrimRight(t[:len(t)-size2], " ")
+		}
+	}
+	return t
 }
 
 // panelColumn finds where a side panel begins: a column past the middle
@@ -499,12 +523,24 @@ func cutPanel(l string, col int, sep bool) string {
 }
 
 // ToolOf is the tool a permission prompt asks for: what Asks finds in its
-// text (with Asks), else what Tool finds in the screen's rows ("" when the
-// style cannot tell).
+// text (with Asks: its first group that took part in the match; none when
+// the question takes more than AskRows rows), else what Tool finds in the
+// screen's rows ("" when the style cannot tell).
 func (st *Style) ToolOf(s Screen) string {
 	if st.Asks != nil {
-		if m := st.Asks.FindStringSubmatch(st.PermissionText(s)); len(m) > 1 {
-			return m[1]
+		lines, rows := st.permissionLines(s)
+		text := strings.Join(lines, "\n")
+		m := st.Asks.FindStringSubmatchIndex(text)
+		if m == nil {
+			return ""
+		}
+		if last := strings.Count(text[:m[1]], "\n"); st.AskRows > 0 && rows[last]-rows[0]+1 > st.AskRows {
+			return "" // what it asks may be cut off
+		}
+		for i := 2; i+1 < len(m); i += 2 {
+			if m[i] >= 0 {
+				return text[m[i]:m[i+1]]
+			}
 		}
 		return ""
 	}
@@ -525,14 +561,23 @@ func (st *Style) ToolOf(s Screen) string {
 // (from that row itself with PermissionBelow; never above the rule that
 // opens the live region, with LiveRule — the agent's words above it are not
 // the question's — but for the tool call drawn just above it), to the end,
-// each trimmed, without blank rows and rules.
+// each without a side panel and box edges, trimmed; without blank rows and
+// rules.
 func (st *Style) PermissionText(s Screen) string {
+	lines, _ := st.permissionLines(s)
+	return strings.Join(lines, "\n")
+}
+
+// permissionLines are the lines of PermissionText, each with the screen's
+// row it was read from. With PermissionBelow, none when the question's
+// own row reads as nothing (the pattern matched in a side panel).
+func (st *Style) permissionLines(s Screen) (lines []string, rows []int) {
 	if st.Permission == nil {
-		return ""
+		return nil, nil
 	}
 	loc := st.Permission.FindStringIndex(s.Text())
 	if loc == nil {
-		return ""
+		return nil, nil
 	}
 	row := strings.Count(s.Text()[:loc[0]], "\n")
 	from := row
@@ -558,13 +603,21 @@ func (st *Style) PermissionText(s Screen) string {
 			n++
 		}
 	}
-	var out []string
-	for _, r := range s.Rows[from:] {
-		if strings.TrimSpace(r) != "" && !isRule(r) {
-			out = append(out, strings.TrimSpace(r))
+	cut, sep := st.panelCut(s, s.Rows)
+	for i := from; i < len(s.Rows); i++ {
+		r := s.Rows[i]
+		if cut > 0 {
+			r = cutPanel(r, cut, sep)
 		}
+		if r = strings.TrimSpace(unbox(r)); r == "" || isRule(r) {
+			continue
+		}
+		if st.PermissionBelow && len(lines) == 0 && i != row {
+			return nil, nil
+		}
+		lines, rows = append(lines, r), append(rows, i)
 	}
-	return strings.Join(out, "\n")
+	return lines, rows
 }
 
 // Allows reports whether an entry of an allow list answers yes to a

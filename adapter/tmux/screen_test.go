@@ -99,6 +99,11 @@ func TestTheRealProgramsScreensAreClassified(t *testing.T) {
 		{PresetOpencode, "oc-typing", Ready, ""}, // its input box does not tell: its paste is confirmed by the busy line
 		{PresetOpencode, "oc-busy", Ready, ""},   // seconds after its submit it shows nothing of its work yet
 		{PresetOpencode, "oc-done", Busy, ""},
+		{PresetOpencode, "oc-permission", Permission, ""},
+		{PresetOpencode, "oc-permission-wide", Permission, ""},
+		{PresetOpencode, "oc-permission-clipped", Permission, ""},
+		{PresetOpencode, "oc-permission-edit", Permission, ""},
+		{PresetOpencode, "oc-permission-outside", Permission, ""},
 	} {
 		st := Presets[c.preset].Style
 		got, d := st.Classify(loadScreen(t, c.screen))
@@ -229,6 +234,83 @@ func TestCodexsApprovalNamesItsCommandAndOnlyTheCommandIsAllowed(t *testing.T) {
 	cs := loadScreen(t, "claude-permission")
 	if !claude.Allows(regexp.MustCompile(`file\.txt`), claude.ToolOf(cs), claude.PermissionText(cs)) {
 		t.Fatal("Claude Code's question is no longer matched by its text")
+	}
+}
+
+// opencode's permission question is read from its box down, without the
+// box's edge or the side panel beside it: its tool is the command a shell
+// question would run (read whole across the rows it wraps on), else the
+// question's title; and an allow list is matched against that alone — not
+// the conversation above the question, where the prompt, the model's words
+// and an earlier command show.
+func TestAnOpencodePermissionQuestionNamesWhatItAsksAndOnlyThatIsAllowed(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetOpencode].Style
+	s := loadScreen(t, "oc-permission")
+	if !strings.Contains(s.Text(), "$ printf 'fixed\\n' > file.txt") || !strings.Contains(s.Text(), "With printf, or by removing keep.txt first.") {
+		t.Fatalf("the capture no longer shows an earlier command and the model's words above the question:\n%s", s.Text())
+	}
+	for _, c := range []struct{ screen, tool string }{
+		{"oc-permission", "rm -f keep.txt"},
+		{"oc-permission-wide", "printf 'a long line that is longer than the pane is wide, %s %s %s\\n' one two three four five six seven\n" +
+			"eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone\n" +
+			"twentytwo > file.txt"},
+		{"oc-permission-edit", "Edit file.txt"},
+		{"oc-permission-outside", "Access external directory /srv"},
+	} {
+		s := loadScreen(t, c.screen)
+		text := st.PermissionText(s)
+		if tool := st.ToolOf(s); tool != c.tool {
+			t.Errorf("%s: tool = %q, want %q\ntext:\n%s", c.screen, tool, c.tool, text)
+		}
+		if !strings.HasPrefix(text, "△ Permission required\n") || !strings.Contains(text, "\nAllow once   Allow always   Reject ") ||
+			strings.ContainsAny(text, "┃▣") || strings.Contains(text, "the-projects-of-a-team") || strings.Contains(text, "OpenCode 1.18.33") {
+			t.Errorf("%s: text:\n%s", c.screen, text)
+		}
+	}
+	text := st.PermissionText(s)
+	tool := st.ToolOf(s)
+	for _, c := range []struct {
+		entry string
+		want  bool
+	}{
+		{`^rm -f keep\.txt$`, true},
+		{`keep\.txt`, true},
+		{`printf`, false},     // an earlier command, and the model's words, above the question
+		{`Permission`, false}, // the question's own words
+		{`Shell`, false},
+	} {
+		if got := st.Allows(regexp.MustCompile(c.entry), tool, text); got != c.want {
+			t.Errorf("allow %q: %v, want %v", c.entry, got, c.want)
+		}
+	}
+}
+
+// opencode's question box shows at most seven rows of a command: a longer
+// one is cut off (here, an rm after nine printfs), so the command reads as
+// none and no entry of an allow list allows it.
+func TestAnOpencodeCommandCutOffByItsQuestionIsAllowedByNoEntry(t *testing.T) {
+	t.Parallel()
+	st := Presets[PresetOpencode].Style
+	s := loadScreen(t, "oc-permission-clipped")
+	text := st.PermissionText(s)
+	if !strings.Contains(text, "$ printf 1\nprintf 2") || !strings.Contains(text, "printf 7") || strings.Contains(text, "rm -f keep.txt") {
+		t.Fatalf("the capture no longer shows the command cut off:\n%s", text)
+	}
+	if tool := st.ToolOf(s); tool != "" || st.Allows(regexp.MustCompile(`printf`), tool, text) || st.Allows(regexp.MustCompile(`.`), tool, text) {
+		t.Fatalf("a command cut off is read as %q:\n%s", tool, text)
+	}
+	// The same question with a command of one row fewer shows it whole.
+	whole := loadScreen(t, "oc-permission-clipped")
+	for i := len(whole.Rows) - 1; i >= 0; i-- {
+		if strings.Contains(whole.Rows[i], "printf 7") {
+			whole.Rows = append(slices.Delete(whole.Rows, i, i+1), "")
+			whole.Undimmed = append(slices.Delete(whole.Undimmed, i, i+1), "")
+			break
+		}
+	}
+	if tool := st.ToolOf(whole); tool != "printf 1\nprintf 2\nprintf 3\nprintf 4\nprintf 5\nprintf 6" {
+		t.Fatalf("a command of six rows: %q\n%s", tool, st.PermissionText(whole))
 	}
 }
 

@@ -8,6 +8,8 @@
 //
 //	write FILE      write FILE ("attempt 1", or "fixed ID" on a retry)
 //	PERMISSION      ask "Allow write to FILE? (y/n)" before writing
+//	DEAF            take no key of the first moment of its question (a key then is lost)
+//	TWICE           ask the same question again, unchanged, after a moment's work
 //	CRASH           exit with status 3 after a few lines
 //	IDLE            acknowledge, then go quiet without finishing
 //	BUSY=DURATION   work that long (default TUIAGENT_BUSY, else 300ms)
@@ -370,17 +372,32 @@ func (a *agent) answer(text string) {
 		if strings.Contains(text, "<retry_context") {
 			content = "fixed " + id + "\n"
 		}
+		asks := 0
 		if strings.Contains(text, "PERMISSION") {
+			asks = 1
+		}
+		if strings.Contains(text, "TWICE") {
+			asks = 2
+		}
+		for i := range asks {
+			if i > 0 && !a.work(busy) {
+				return
+			}
 			if alt {
 				status = "Allow write to " + file + "? (y/n) "
 				redraw()
 			} else {
 				fmt.Print("\r\x1b[KAllow write to " + file + "? (y/n) ")
 			}
+			if i == 0 && strings.Contains(text, "DEAF") {
+				a.deaf(time.Second)
+			}
 			if b := <-a.keys; b != 'y' && b != 'Y' {
 				say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
 				return
 			}
+		}
+		if asks > 0 {
 			say("y")
 		}
 		if err := os.WriteFile(filepath.Clean(file), []byte(content), 0o644); err != nil {
@@ -391,6 +408,18 @@ func (a *agent) answer(text string) {
 		say("Wrote "+file+".", "")
 	}
 	say("Status: complete", "Summary: did what the task asked")
+}
+
+// deaf drops the keys that come in the next d.
+func (a *agent) deaf(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		select {
+		case <-deadline:
+			return
+		case <-a.keys:
+		}
+	}
 }
 
 // work shows the busy line for d; an Escape interrupts it (false).

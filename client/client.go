@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"wilco/wire"
 )
 
 // DefaultAddr is where the server listens unless told otherwise.
@@ -347,18 +349,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	return err
 }
 
-// Health is the answer of GET /healthz.
-type Health struct {
-	// Status is "ok" while the server runs.
-	Status string `json:"status"`
-	// Seq is the seq of the last durable event: following the event
-	// stream after it shows what happens from now on.
-	Seq uint64 `json:"seq"`
-}
-
 // Health calls GET /healthz, which needs no token.
-func (c *Client) Health(ctx context.Context) (*Health, error) {
-	return one[Health](ctx, c, request{method: http.MethodGet, path: "/healthz"})
+func (c *Client) Health(ctx context.Context) (*wire.Health, error) {
+	return one[wire.Health](ctx, c, request{method: http.MethodGet, path: "/healthz"})
 }
 
 // seg escapes one path segment.

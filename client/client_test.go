@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wilco/wire"
 )
 
 const testToken = "admin-secret"
@@ -179,13 +181,13 @@ func TestAPIErrorWithoutBody(t *testing.T) {
 	if !errors.As(err, &ae) {
 		t.Fatalf("err = %v, want *APIError", err)
 	}
-	if ae.Code != CodeNotFound || !ae.NoRoute() || ae.Method != "GET" || ae.Path != "/v1/tasks" {
+	if ae.Code != wire.CodeNotFound || !ae.NoRoute() || ae.Method != "GET" || ae.Path != "/v1/tasks" {
 		t.Errorf("got %+v, want a not_found without a route", ae)
 	}
 
 	bad := New(b.srv.URL, "wrong")
 	_, err = bad.Agents(context.Background())
-	if !IsCode(err, CodeUnauthenticated) {
+	if !IsCode(err, wire.CodeUnauthenticated) {
 		t.Errorf("wrong token: err = %v, want unauthenticated", err)
 	}
 }
@@ -224,10 +226,10 @@ func TestAgents(t *testing.T) {
 	ctx := context.Background()
 
 	agents, err := b.client.Agents(ctx)
-	if err != nil || len(agents) != 1 || agents[0].Name != "claude" || agents[0].Status != AgentAvailable {
+	if err != nil || len(agents) != 1 || agents[0].Name != "claude" || agents[0].Status != wire.AgentAvailable {
 		t.Fatalf("Agents = %+v, %v", agents, err)
 	}
-	created, err := b.client.CreateAgent(ctx, AgentSpec{Name: "remote-1", Adapter: "mailbox", Timeout: Duration(30 * time.Minute)})
+	created, err := b.client.CreateAgent(ctx, wire.CreateAgent{Name: "remote-1", Adapter: "mailbox", Timeout: wire.Duration(30 * time.Minute)})
 	if err != nil || created.Token != "tok-1" || created.Agent.Adapter != "mailbox" {
 		t.Fatalf("CreateAgent = %+v, %v", created, err)
 	}
@@ -249,7 +251,7 @@ func TestMessagesAndInstructions(t *testing.T) {
 	b.mux.Handle("GET /v1/instructions", reply(200, `{"instructions":[{"id":"I-2","agent":"claude","content":"x","state":"failed","retry_count":3,"max_retries":3}]}`))
 	ctx := context.Background()
 
-	m, err := b.client.Send(ctx, MessageRequest{To: "claude", Body: "hi"})
+	m, err := b.client.Send(ctx, wire.SendMessage{To: "claude", Body: "hi"})
 	if err != nil || m.ID != "M-1" || m.CreatedAt.Nanosecond() != 123456789 || m.AcknowledgedAt != nil {
 		t.Fatalf("Send = %+v, %v", m, err)
 	}
@@ -258,7 +260,7 @@ func TestMessagesAndInstructions(t *testing.T) {
 	}
 
 	n := 5
-	in, err := b.client.Instruct(ctx, InstructionRequest{Agent: "claude", Content: "check", MaxRetries: &n, AckWhen: &AckWhen{Regex: "^ok"}})
+	in, err := b.client.Instruct(ctx, wire.CreateInstruction{Agent: "claude", Content: "check", MaxRetries: &n, AckWhen: &wire.Matcher{Regex: "^ok"}})
 	if err != nil || in.ID != "I-1" || in.MaxRetries != 5 {
 		t.Fatalf("Instruct = %+v, %v", in, err)
 	}
@@ -267,7 +269,7 @@ func TestMessagesAndInstructions(t *testing.T) {
 	}
 
 	in, err = b.client.Acknowledge(ctx, "I-1")
-	if err != nil || in.State != InstructionAcknowledged || in.AcknowledgedAt == nil {
+	if err != nil || in.State != wire.DeliveryAcknowledged || in.AcknowledgedAt == nil {
 		t.Fatalf("Acknowledge = %+v, %v", in, err)
 	}
 
@@ -312,14 +314,14 @@ func TestInboxAndReply(t *testing.T) {
 	if err != nil || len(msgs) != 1 || msgs[0].TaskID != "T-3" || msgs[0].Attempt != 1 {
 		t.Fatalf("Inbox = %+v, %v", msgs, err)
 	}
-	in, err := b.client.Reply(ctx, Reply{InReplyTo: "S-1", Text: "[ACK] T-3 - RECEIVED"})
-	if err != nil || in.Kind != KindAck || in.Status != "RECEIVED" || len(in.Acknowledged) != 1 {
+	in, err := b.client.Reply(ctx, wire.Reply{InReplyTo: "S-1", Text: "[ACK] T-3 - RECEIVED"})
+	if err != nil || in.Kind != wire.KindAck || in.Status != "RECEIVED" || len(in.Acknowledged) != 1 {
 		t.Fatalf("Reply = %+v, %v", in, err)
 	}
 	if got := b.last().Body; got != `{"in_reply_to":"S-1","text":"[ACK] T-3 - RECEIVED"}` {
 		t.Errorf("reply body %s", got)
 	}
-	_, err = b.client.Reply(ctx, Reply{Type: "task-complete", Data: json.RawMessage(`{"task_id":"T-3"}`)})
+	_, err = b.client.Reply(ctx, wire.Reply{Type: "task-complete", Data: json.RawMessage(`{"task_id":"T-3"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,8 +358,8 @@ func TestOperations(t *testing.T) {
 	b.mux.Handle("GET /v1/operations/O-1", reply(200, `{"id":"O-1","operation":"restart","state":"done","agents":[{"name":"a","response":"ok","responded_at":"2026-01-26T14:30:10Z","extended":false}],"reminders_sent":1,"acknowledgment_received":true,"timeout_occurred":false,"proceeded_anyway":false,"created_at":"2026-01-26T14:30:00Z","finished_at":"2026-01-26T14:30:11Z","exit_code":0}`))
 	ctx := context.Background()
 	no := false
-	op, err := b.client.StartOperation(ctx, OperationRequest{Operation: "restart", Agents: []string{"a"}, Timeout: Duration(90 * time.Second), Reminders: []Duration{Duration(30 * time.Second)}, ProceedOnTimeout: &no, Quorum: "all", Command: []string{"true"}})
-	if err != nil || op.ID != "O-1" || op.State != OperationWaiting {
+	op, err := b.client.StartOperation(ctx, wire.StartOperation{Operation: "restart", Agents: []string{"a"}, Timeout: wire.Duration(90 * time.Second), Reminders: []wire.Duration{wire.Duration(30 * time.Second)}, ProceedOnTimeout: &no, Quorum: "all", Command: []string{"true"}})
+	if err != nil || op.ID != "O-1" || op.State != wire.OperationWaiting {
 		t.Fatalf("StartOperation = %+v, %v", op, err)
 	}
 	want := `{"operation":"restart","agents":["a"],"timeout":"1m30s","reminders":["30s"],"proceed_on_timeout":false,"quorum":"all","command":["true"]}`
@@ -365,7 +367,7 @@ func TestOperations(t *testing.T) {
 		t.Errorf("body\n got %s\nwant %s", got, want)
 	}
 	op, err = b.client.Operation(ctx, "O-1")
-	if err != nil || !OperationTerminal(op.State) || op.Agents[0].Response == nil || *op.Agents[0].Response != "ok" || op.ExitCode == nil || *op.ExitCode != 0 {
+	if err != nil || !op.State.Terminal() || op.Agents[0].Response == nil || *op.Agents[0].Response != "ok" || op.ExitCode == nil || *op.ExitCode != 0 {
 		t.Fatalf("Operation = %+v, %v", op, err)
 	}
 }
@@ -392,7 +394,7 @@ func TestTasks(t *testing.T) {
 	b.mux.Handle("GET /v1/plans/03-01", reply(200, `{"id":"03-01","state":"done","tasks":[`+task+`],"summary":{"total_tasks":1}}`))
 	ctx := context.Background()
 
-	got, err := b.client.Submit(ctx, TaskRequest{Description: "fix", Constraints: []string{"keep API"}, DryRun: true, ID: "T-3"})
+	got, err := b.client.Submit(ctx, wire.SubmitTask{Description: "fix", Constraints: []string{"keep API"}, DryRun: true, ID: "T-3"})
 	if err != nil || got.ID != "T-3" || got.Position == nil || *got.Position != 1 || !got.DryRun {
 		t.Fatalf("Submit = %+v, %v", got, err)
 	}
@@ -411,13 +413,13 @@ func TestTasks(t *testing.T) {
 	if tk, err := b.client.Cancel(ctx, "T-3"); err != nil || tk != nil {
 		t.Errorf("Cancel of a queued task = %v, %v; want nil, nil (204)", tk, err)
 	}
-	if tk, err := b.client.Cancel(ctx, "T-4"); err != nil || tk == nil || tk.State != TaskCancelled {
+	if tk, err := b.client.Cancel(ctx, "T-4"); err != nil || tk == nil || tk.State != wire.TaskCancelled {
 		t.Errorf("Cancel of a running task = %v, %v", tk, err)
 	}
 	if _, err := b.client.Clarify(ctx, "T-3", []string{"yes"}); err != nil || b.last().Body != `{"answers":["yes"]}` {
 		t.Errorf("Clarify: %v, body %s", err, b.last().Body)
 	}
-	if _, err := b.client.Respond(ctx, "T-3", ActionFix, "use a map"); err != nil || b.last().Body != `{"action":"fix","instruction":"use a map"}` {
+	if _, err := b.client.Respond(ctx, "T-3", wire.ActionFix, "use a map"); err != nil || b.last().Body != `{"action":"fix","instruction":"use a map"}` {
 		t.Errorf("Respond: %v, body %s", err, b.last().Body)
 	}
 	if d, err := b.client.Diff(ctx, "T-3"); err != nil || !strings.HasPrefix(d, "--- a/x") {
@@ -429,31 +431,14 @@ func TestTasks(t *testing.T) {
 	if l, err := b.client.RunLog(ctx, "R-1"); err != nil || l != "ok\n" {
 		t.Errorf("RunLog = %q, %v", l, err)
 	}
-	p, err := b.client.SubmitPlan(ctx, PlanRequest{ID: "03-01", Tasks: []PlanTask{{TaskRequest: TaskRequest{Description: "a"}}, {TaskRequest: TaskRequest{Description: "b"}, DependsOn: []int{1}}}})
+	p, err := b.client.SubmitPlan(ctx, wire.SubmitPlan{ID: "03-01", Tasks: []wire.PlanTask{{SubmitTask: wire.SubmitTask{Description: "a"}}, {SubmitTask: wire.SubmitTask{Description: "b"}, DependsOn: []int{1}}}})
 	if err != nil || p.ID != "03-01" {
 		t.Fatalf("SubmitPlan = %v, %v", p, err)
 	}
 	if body := b.last().Body; body != `{"id":"03-01","tasks":[{"description":"a"},{"description":"b","depends_on":[1]}]}` {
 		t.Errorf("plan body %s", body)
 	}
-	if p, err := b.client.Plan(ctx, "03-01"); err != nil || len(p.Tasks) != 1 || string(p.Summary) != `{"total_tasks":1}` {
+	if p, err := b.client.Plan(ctx, "03-01"); err != nil || len(p.Tasks) != 1 || p.Summary == nil || p.Summary.TotalTasks != 1 {
 		t.Errorf("Plan = %+v, %v", p, err)
-	}
-}
-
-func TestDuration(t *testing.T) {
-	t.Parallel()
-	var d struct {
-		A Duration `json:"a"`
-		B Duration `json:"b"`
-	}
-	if err := json.Unmarshal([]byte(`{"a":"1m30s","b":2000000000}`), &d); err != nil {
-		t.Fatal(err)
-	}
-	if time.Duration(d.A) != 90*time.Second || time.Duration(d.B) != 2*time.Second {
-		t.Errorf("got %v %v", time.Duration(d.A), time.Duration(d.B))
-	}
-	if err := json.Unmarshal([]byte(`{"a":"soon"}`), &d); err == nil {
-		t.Error("a bad duration was accepted")
 	}
 }

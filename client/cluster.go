@@ -6,46 +6,14 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"wilco/wire"
 )
-
-// Cluster is GET /v1/cluster: the nodes that serve the repositories of a
-// PostgreSQL store, and who holds each repository's lease.
-type Cluster struct {
-	Node       string         `json:"node"`
-	Repository string         `json:"repository"`
-	Active     bool           `json:"active"`
-	Nodes      []ClusterNode  `json:"nodes"`
-	Leases     []ClusterLease `json:"leases"`
-	Time       time.Time      `json:"time"`
-}
-
-// ClusterNode is one node of a Cluster.
-type ClusterNode struct {
-	ID         string    `json:"id"`
-	Repository string    `json:"repository"`
-	URL        string    `json:"url"`
-	Version    string    `json:"version"`
-	Active     bool      `json:"active"`
-	Started    time.Time `json:"started_at"`
-	Seen       time.Time `json:"seen_at"`
-}
-
-// ClusterLease is one repository's lease.
-type ClusterLease struct {
-	Repository string    `json:"repository"`
-	Holder     string    `json:"holder"`
-	URL        string    `json:"url"`
-	Token      int64     `json:"token"`
-	Valid      bool      `json:"valid"`
-	Acquired   time.Time `json:"acquired_at"`
-	Renewed    time.Time `json:"renewed_at"`
-	Expires    time.Time `json:"expires_at"`
-}
 
 // Cluster reads the nodes and the leases (a server on a PostgreSQL store;
 // others answer 404).
-func (c *Client) Cluster(ctx context.Context) (*Cluster, error) {
-	return one[Cluster](ctx, c, request{method: http.MethodGet, path: "/v1/cluster"})
+func (c *Client) Cluster(ctx context.Context) (*wire.ClusterView, error) {
+	return one[wire.ClusterView](ctx, c, request{method: http.MethodGet, path: "/v1/cluster"})
 }
 
 // Several nodes may serve a repository from a PostgreSQL store; one is

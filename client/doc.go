@@ -7,7 +7,7 @@
 //
 //	c, err := client.FromEnv() // WILCO_ADDR, WILCO_TOKEN or .wilco/token
 //	if err != nil { … }
-//	in, err := c.Instruct(ctx, client.InstructionRequest{Agent: "claude", Content: "Run go vet ./..."})
+//	in, err := c.Instruct(ctx, wire.CreateInstruction{Agent: "claude", Content: "Run go vet ./..."})
 //
 // Every method takes a context and returns, for an error the server
 // answered, an *APIError carrying the HTTP status and the API's error
@@ -19,6 +19,7 @@
 // over, and drops any event it has already seen, so the caller sees every
 // event once, in order, without gaps.
 //
-// The JSON shapes are the API's (snake_case); the types here mirror
-// them and are independent of the server's internal types.
+// The bodies it sends and decodes are package wire's: the types the
+// server answers and the OpenAPI document's schemas are made of. The
+// package imports only the standard library and wire.
 package client

@@ -6,30 +6,20 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"wilco/wire"
 )
 
-// Error codes of the API, as they appear in
-// APIError.Code.
-const (
-	CodeInvalidArgument  = "invalid_argument"
-	CodeUnauthenticated  = "unauthenticated"
-	CodePermissionDenied = "permission_denied"
-	CodeNotFound         = "not_found"
-	CodeConflict         = "conflict"
-	CodeTooLarge         = "too_large"
-	// CodeInternal, CodeUnavailable and CodeUnknown are given to answers
-	// that carry no API error body.
-	CodeInternal    = "internal"
-	CodeUnavailable = "unavailable"
-	CodeUnknown     = "unknown"
-)
+// CodeUnknown is the code of an answer that carries no API error body
+// and whose status says nothing more (the API's own codes are wire.Code's).
+const CodeUnknown wire.Code = "unknown"
 
 // APIError is an error the server answered with: the HTTP status, and the
 // code and message of the API's error body
 // {"error": {"code": "...", "message": "..."}}.
 type APIError struct {
 	Status  int
-	Code    string
+	Code    wire.Code
 	Message string
 	// Method and Path are the request that failed.
 	Method string
@@ -42,9 +32,9 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	if e.Message == "" {
-		return e.Code
+		return string(e.Code)
 	}
-	return e.Code + ": " + e.Message
+	return string(e.Code) + ": " + e.Message
 }
 
 // NoRoute reports whether the server has no such route at all, as an
@@ -62,35 +52,35 @@ func (e *APIError) NoRoute() bool {
 }
 
 // IsCode reports whether err is an *APIError with the given code.
-func IsCode(err error, code string) bool {
+func IsCode(err error, code wire.Code) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Code == code
 }
 
 // IsNotFound reports whether err is an *APIError with code not_found.
-func IsNotFound(err error) bool { return IsCode(err, CodeNotFound) }
+func IsNotFound(err error) bool { return IsCode(err, wire.CodeNotFound) }
 
 // codeForStatus is the API's code for a status, for answers without
 // an error body.
-func codeForStatus(status int) string {
+func codeForStatus(status int) wire.Code {
 	switch status {
 	case http.StatusBadRequest:
-		return CodeInvalidArgument
+		return wire.CodeInvalidArgument
 	case http.StatusUnauthorized:
-		return CodeUnauthenticated
+		return wire.CodeUnauthenticated
 	case http.StatusForbidden:
-		return CodePermissionDenied
+		return wire.CodePermissionDenied
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		return CodeNotFound
+		return wire.CodeNotFound
 	case http.StatusConflict:
-		return CodeConflict
+		return wire.CodeConflict
 	case http.StatusRequestEntityTooLarge:
-		return CodeTooLarge
+		return wire.CodeTooLarge
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
-		return CodeUnavailable
+		return wire.CodeUnavailable
 	}
 	if status >= 500 {
-		return CodeInternal
+		return wire.CodeInternal
 	}
 	return CodeUnknown
 }
@@ -101,14 +91,9 @@ const maxErrorBody = 64 << 10
 // decodeError builds the APIError of a non-2xx answer from its body.
 func decodeError(method, path string, status int, body []byte) *APIError {
 	e := &APIError{Status: status, Method: method, Path: path}
-	var wire struct {
-		Error *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &wire) == nil && wire.Error != nil && wire.Error.Code != "" {
-		e.Code, e.Message, e.Structured = wire.Error.Code, wire.Error.Message, true
+	var answer wire.Error
+	if json.Unmarshal(body, &answer) == nil && answer.Error.Code != "" {
+		e.Code, e.Message, e.Structured = answer.Error.Code, answer.Error.Message, true
 		return e
 	}
 	e.Code = codeForStatus(status)

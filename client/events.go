@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"wilco/wire"
 )
 
 func (q EventQuery) values(follow bool) url.Values {
@@ -36,16 +38,25 @@ func (q EventQuery) values(follow bool) url.Values {
 	return v
 }
 
+// EventQuery selects events: those of one task or agent (empty: all),
+// after a seq (0: from the first). Limit bounds a page (0: the server's).
+type EventQuery struct {
+	Task  string
+	Agent string
+	After uint64
+	Limit int
+}
+
 // Events returns one page of stored events after q.After:
 // GET /v1/events?follow=false&after=&limit=.
-func (c *Client) Events(ctx context.Context, q EventQuery) (*EventPage, error) {
-	return one[EventPage](ctx, c, request{method: http.MethodGet, path: "/v1/events", query: q.values(false)})
+func (c *Client) Events(ctx context.Context, q EventQuery) (*wire.EventPage, error) {
+	return one[wire.EventPage](ctx, c, request{method: http.MethodGet, path: "/v1/events", query: q.values(false)})
 }
 
 // EachEvent hands every stored event after q.After to fn, in order, a page
 // at a time, and returns when the stored log is exhausted or fn returns an
 // error (ErrStop ends it without error).
-func (c *Client) EachEvent(ctx context.Context, q EventQuery, fn func(Event) error) error {
+func (c *Client) EachEvent(ctx context.Context, q EventQuery, fn func(wire.Event) error) error {
 	for {
 		page, err := c.Events(ctx, q)
 		if err != nil {
@@ -82,7 +93,7 @@ var ErrStop = errors.New("client: stop")
 // the live stream and reconnecting after a disconnect; see Follower. It
 // returns when fn returns an error (nil for ErrStop), when ctx ends
 // (ctx.Err()), or when the server refuses the stream.
-func (c *Client) Follow(ctx context.Context, q EventQuery, fn func(Event) error) error {
+func (c *Client) Follow(ctx context.Context, q EventQuery, fn func(wire.Event) error) error {
 	f := &Follower{Client: c, Query: q}
 	return f.Run(ctx, fn)
 }
@@ -130,7 +141,7 @@ func (e handlerError) Error() string { return e.err.Error() }
 // for ErrStop), ctx ends (ctx.Err()) or the server refuses the stream (an
 // *APIError other than a 5xx, 408 or 429). If the very first connection
 // cannot be made, Run returns that error rather than retrying.
-func (f *Follower) Run(ctx context.Context, fn func(Event) error) error {
+func (f *Follower) Run(ctx context.Context, fn func(wire.Event) error) error {
 	f.last.Store(f.Query.After)
 	base := f.ReconnectDelay
 	if base <= 0 {
@@ -208,7 +219,7 @@ var errStreamEnded = errors.New("client: event stream closed by the server")
 // stream makes one connection and reads it until it breaks. ok says the
 // connection was made; progressed that an event was handed over; retry is
 // the server's "retry:" value, if any.
-func (f *Follower) stream(ctx context.Context, fn func(Event) error) (ok, progressed bool, retry time.Duration, err error) {
+func (f *Follower) stream(ctx context.Context, fn func(wire.Event) error) (ok, progressed bool, retry time.Duration, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	q := f.Query
@@ -255,8 +266,8 @@ func (f *Follower) stream(ctx context.Context, fn func(Event) error) (ok, progre
 
 // decodeSSEEvent turns one SSE message into an Event. ok is false for a
 // message that is no event of the log (no seq: a heartbeat).
-func decodeSSEEvent(m sseMessage) (Event, bool, error) {
-	var ev Event
+func decodeSSEEvent(m sseMessage) (wire.Event, bool, error) {
+	var ev wire.Event
 	if strings.TrimSpace(m.data) != "" {
 		if err := json.Unmarshal([]byte(m.data), &ev); err != nil {
 			return ev, false, protocolError{fmt.Sprintf("event %q: %v", m.id, err)}

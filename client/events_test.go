@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wilco/wire"
 )
 
 func sseEvent(seq uint64, typ, task string) string {
@@ -43,7 +45,7 @@ func TestEventsPageAndEachEvent(t *testing.T) {
 		t.Fatalf("Events = %+v, %v", page, err)
 	}
 	var seqs []uint64
-	err = b.client.EachEvent(ctx, EventQuery{Task: "T-3", Limit: 2}, func(ev Event) error {
+	err = b.client.EachEvent(ctx, EventQuery{Task: "T-3", Limit: 2}, func(ev wire.Event) error {
 		seqs = append(seqs, ev.Seq)
 		return nil
 	})
@@ -51,7 +53,7 @@ func TestEventsPageAndEachEvent(t *testing.T) {
 		t.Errorf("EachEvent saw %v, %v", seqs, err)
 	}
 	seqs = nil
-	err = b.client.EachEvent(ctx, EventQuery{Task: "T-3", Limit: 2}, func(ev Event) error {
+	err = b.client.EachEvent(ctx, EventQuery{Task: "T-3", Limit: 2}, func(ev wire.Event) error {
 		seqs = append(seqs, ev.Seq)
 		if ev.Seq == 3 {
 			return ErrStop
@@ -116,7 +118,7 @@ func TestFollowResumesAfterDisconnect(t *testing.T) {
 	var disconnects int
 	f := &Follower{Client: b.client, Query: EventQuery{Task: "T-3"}, ReconnectDelay: time.Millisecond,
 		OnDisconnect: func(error) { disconnects++ }}
-	err := f.Run(context.Background(), func(ev Event) error {
+	err := f.Run(context.Background(), func(ev wire.Event) error {
 		got = append(got, fmt.Sprintf("%d:%s", ev.Seq, ev.Type))
 		if ev.Seq == 5 {
 			return ErrStop
@@ -152,7 +154,7 @@ func TestFollowCapsTheServersRetryAtTheLongestDelay(t *testing.T) {
 	defer cancel()
 	f := &Follower{Client: b.client, Query: EventQuery{Task: "T-3"}, ReconnectDelay: time.Millisecond,
 		MaxReconnectDelay: 10 * time.Millisecond}
-	err := f.Run(ctx, func(ev Event) error {
+	err := f.Run(ctx, func(ev wire.Event) error {
 		if ev.Seq == 2 {
 			return ErrStop
 		}
@@ -169,7 +171,7 @@ func TestFollowStartsAfter(t *testing.T) {
 	sse := &sseServer{script: []string{sseEvent(7, "agent.status", "") + sseEvent(8, "agent.status", "")}}
 	b.mux.Handle("GET /v1/events", sse)
 	var got []uint64
-	err := b.client.Follow(context.Background(), EventQuery{After: 7}, func(ev Event) error {
+	err := b.client.Follow(context.Background(), EventQuery{After: 7}, func(ev wire.Event) error {
 		got = append(got, ev.Seq)
 		return ErrStop
 	})
@@ -185,13 +187,13 @@ func TestFollowStopsOnRefusal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	bad := New(b.srv.URL, "wrong")
-	err := bad.Follow(context.Background(), EventQuery{}, func(Event) error { return nil })
-	if !IsCode(err, CodeUnauthenticated) {
+	err := bad.Follow(context.Background(), EventQuery{}, func(wire.Event) error { return nil })
+	if !IsCode(err, wire.CodeUnauthenticated) {
 		t.Errorf("err = %v, want unauthenticated", err)
 	}
 	// A route that answers JSON, not a stream.
 	b.mux.Handle("GET /v1/events", reply(200, `{"events":[]}`))
-	err = b.client.Follow(context.Background(), EventQuery{}, func(Event) error { return nil })
+	err = b.client.Follow(context.Background(), EventQuery{}, func(wire.Event) error { return nil })
 	var pe protocolError
 	if !errors.As(err, &pe) {
 		t.Errorf("err = %v, want a protocol error", err)
@@ -204,11 +206,11 @@ func TestFollowReturnsHandlerErrorAndContextEnd(t *testing.T) {
 	// One connection per Follow below; the last stays open.
 	b.mux.Handle("GET /v1/events", &sseServer{script: []string{sseEvent(1, "x", ""), sseEvent(1, "x", "")}})
 	boom := errors.New("boom")
-	if err := b.client.Follow(context.Background(), EventQuery{}, func(Event) error { return boom }); !errors.Is(err, boom) {
+	if err := b.client.Follow(context.Background(), EventQuery{}, func(wire.Event) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the handler's", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	err := b.client.Follow(ctx, EventQuery{}, func(Event) error { cancel(); return nil })
+	err := b.client.Follow(ctx, EventQuery{}, func(wire.Event) error { cancel(); return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -216,7 +218,7 @@ func TestFollowReturnsHandlerErrorAndContextEnd(t *testing.T) {
 
 func TestFollowFirstConnectionFails(t *testing.T) {
 	t.Parallel()
-	err := New("http://127.0.0.1:1", "x").Follow(context.Background(), EventQuery{}, func(Event) error { return nil })
+	err := New("http://127.0.0.1:1", "x").Follow(context.Background(), EventQuery{}, func(wire.Event) error { return nil })
 	var te *TransportError
 	if !errors.As(err, &te) {
 		t.Errorf("err = %v, want a TransportError", err)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // A fake server that answers one route the way wilco does.
@@ -30,7 +31,7 @@ func ExampleClient_Instruct() {
 	defer srv.Close()
 	c := client.New(srv.URL, "admin-token")
 
-	in, err := c.Instruct(context.Background(), client.InstructionRequest{Agent: "claude", Content: "Run go vet ./..."})
+	in, err := c.Instruct(context.Background(), wire.CreateInstruction{Agent: "claude", Content: "Run go vet ./..."})
 	if err != nil {
 		fmt.Println(err)
 		return

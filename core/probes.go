@@ -161,7 +161,7 @@ func (s *State) ProbeUnprobed(now time.Time) {
 
 // probeAnswer records an agent's answer to its probe.
 func (s *State) probeAnswer(now time.Time, a *Agent, d *Delivery, text string) (Interpretation, error) {
-	in := Interpretation{Kind: "probe", DeliveryID: d.ID}
+	in := Interpretation{Kind: KindProbe, DeliveryID: d.ID}
 	if d.State.Terminal() {
 		return in, s.settled(d)
 	}

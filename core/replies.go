@@ -20,6 +20,16 @@ type ReplyInput struct {
 	Data      []byte
 }
 
+// Interpretation kinds of core's own.
+//
+// They are those of the replies core reads itself, beside the
+// acknowledgment language's (ack.Kind).
+const (
+	KindProbe       = "probe"        // the answer to a context probe
+	KindReview      = "review"       // a reviewer's verdict
+	KindScoutAnswer = "scout_answer" // a scout's answer to a question
+)
+
 // Interpretation says what a reply was taken to mean and what wilco did.
 type Interpretation struct {
 	Kind          string   `json:"kind"`

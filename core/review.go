@@ -259,7 +259,7 @@ func (s *State) reviewFor(d *Delivery) *Task {
 // architect_rejected whose reasons go into the next attempt's retry
 // context.
 func (s *State) reviewAnswer(now time.Time, a *Agent, d *Delivery, text string) (Interpretation, error) {
-	in := Interpretation{Kind: "review", DeliveryID: d.ID, TaskID: d.TaskID}
+	in := Interpretation{Kind: KindReview, DeliveryID: d.ID, TaskID: d.TaskID}
 	if d.State.Terminal() {
 		return in, s.settled(d)
 	}

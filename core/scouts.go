@@ -155,7 +155,7 @@ func (s *State) Consultation(id string) (Consultation, bool) {
 
 // scoutAnswer takes a scout's answer to a question.
 func (s *State) scoutAnswer(now time.Time, a *Agent, d *Delivery, text string) (Interpretation, error) {
-	in := Interpretation{Kind: "scout_answer", DeliveryID: d.ID, TaskID: d.TaskID}
+	in := Interpretation{Kind: KindScoutAnswer, DeliveryID: d.ID, TaskID: d.TaskID}
 	if d.State.Terminal() {
 		return in, s.settled(d)
 	}

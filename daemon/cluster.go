@@ -23,6 +23,7 @@ import (
 	"wilco/server"
 	"wilco/store/postgres"
 	"wilco/web"
+	"wilco/wire"
 )
 
 // DefaultLeaseTTL is how long a repository's lease lasts without renewal:
@@ -181,46 +182,11 @@ func (n *node) close() {
 	n.st.ForgetNode(ctx, n.id)
 }
 
-// ClusterView is GET /v1/cluster: the nodes that serve the repositories of
-// the database, and the repositories' leases.
-type ClusterView struct {
-	Node       string          `json:"node"`
-	Repository string          `json:"repository"`
-	Active     bool            `json:"active"`
-	Nodes      []ClusterNode   `json:"nodes"`
-	Leases     []ClusterLease  `json:"leases"`
-	Time       time.Time       `json:"time"`
-	Store      json.RawMessage `json:"store,omitempty"`
-}
-
-// ClusterNode is one node of ClusterView.
-type ClusterNode struct {
-	ID         string    `json:"id"`
-	Repository string    `json:"repository"`
-	URL        string    `json:"url"`
-	Version    string    `json:"version,omitempty"`
-	Active     bool      `json:"active"`
-	Started    time.Time `json:"started_at"`
-	Seen       time.Time `json:"seen_at"`
-}
-
-// ClusterLease is one lease of ClusterView.
-type ClusterLease struct {
-	Repository string    `json:"repository"`
-	Holder     string    `json:"holder"`
-	URL        string    `json:"url"`
-	Token      int64     `json:"token"`
-	Valid      bool      `json:"valid"`
-	Acquired   time.Time `json:"acquired_at"`
-	Renewed    time.Time `json:"renewed_at"`
-	Expires    time.Time `json:"expires_at"`
-}
-
-func (n *node) view(ctx context.Context) (ClusterView, error) {
+func (n *node) view(ctx context.Context) (wire.ClusterView, error) {
 	n.mu.Lock()
 	active := n.active
 	n.mu.Unlock()
-	v := ClusterView{Node: n.id, Repository: n.st.Repository(), Active: active, Nodes: []ClusterNode{}, Leases: []ClusterLease{}}
+	v := wire.ClusterView{Node: n.id, Repository: n.st.Repository(), Active: active, Nodes: []wire.ClusterNode{}, Leases: []wire.ClusterLease{}}
 	nodes, now, err := n.st.Nodes(ctx, 3*n.ttl)
 	if err != nil {
 		return v, err
@@ -232,14 +198,14 @@ func (n *node) view(ctx context.Context) (ClusterView, error) {
 	v.Time = now.UTC()
 	holders := map[string]bool{}
 	for _, l := range leases {
-		v.Leases = append(v.Leases, ClusterLease{Repository: l.Repository, Holder: l.Holder, URL: l.URL, Token: l.Token, Valid: l.Valid,
+		v.Leases = append(v.Leases, wire.ClusterLease{Repository: l.Repository, Holder: l.Holder, URL: l.URL, Token: l.Token, Valid: l.Valid,
 			Acquired: l.Acquired.UTC(), Renewed: l.Renewed.UTC(), Expires: l.Expires.UTC()})
 		if l.Valid {
 			holders[l.Holder] = true
 		}
 	}
 	for _, x := range nodes {
-		v.Nodes = append(v.Nodes, ClusterNode{ID: x.ID, Repository: x.Repository, URL: x.URL, Version: x.Version,
+		v.Nodes = append(v.Nodes, wire.ClusterNode{ID: x.ID, Repository: x.Repository, URL: x.URL, Version: x.Version,
 			Active: holders[x.ID], Started: x.Started.UTC(), Seen: x.Seen.UTC()})
 	}
 	return v, nil
@@ -258,17 +224,7 @@ func (n *node) clusterRoute() server.Route {
 			server.WriteJSON(w, http.StatusOK, v)
 			return nil
 		},
-		Responses: map[int]string{http.StatusOK: "ClusterView"},
-		Schemas: map[string]any{"ClusterView": map[string]any{
-			"type":     "object",
-			"required": []string{"node", "repository", "active", "nodes", "leases", "time"},
-			"properties": map[string]any{
-				"node": map[string]any{"type": "string"}, "repository": map[string]any{"type": "string"},
-				"active": map[string]any{"type": "boolean"}, "time": map[string]any{"type": "string", "format": "date-time"},
-				"nodes":  map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-				"leases": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-			},
-		}},
+		Responses: map[int]any{http.StatusOK: wire.ClusterView{}},
 	}
 }
 
@@ -290,7 +246,7 @@ func (n *node) standby(rd *reader) http.Handler {
 			active = l.URL
 		}
 		seq, _ := n.st.LastSeq(r.Context())
-		server.WriteJSON(w, http.StatusOK, map[string]any{"status": "standby", "seq": seq, "node": n.id, "active": active})
+		server.WriteJSON(w, http.StatusOK, wire.Health{Status: "standby", Seq: seq, Node: n.id, Active: active})
 	})
 	for _, p := range activeOnly {
 		mux.HandleFunc(p, n.redirect)
@@ -312,7 +268,7 @@ func (n *node) standby(rd *reader) http.Handler {
 		}
 		if _, err := rd.rt.CatchUp(r.Context()); err != nil {
 			w.Header().Set("Retry-After", "1")
-			server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON("unavailable",
+			server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON(wire.CodeUnavailable,
 				"this node is a standby and cannot read the store now; try again in a moment, or ask the active node"))
 			return
 		}
@@ -400,19 +356,17 @@ func (n *node) redirect(w http.ResponseWriter, r *http.Request) {
 	l, err := n.st.Lease(r.Context())
 	if err != nil || !l.Valid || l.URL == n.url {
 		w.Header().Set("Retry-After", "1")
-		server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON("unavailable",
+		server.WriteJSON(w, http.StatusServiceUnavailable, errorJSON(wire.CodeUnavailable,
 			"this node is a standby and no node of the repository is active yet; try again in a moment"))
 		return
 	}
 	w.Header().Set(HeaderActive, l.URL)
 	w.Header().Set("Location", strings.TrimRight(l.URL, "/")+r.URL.RequestURI())
-	server.WriteJSON(w, http.StatusTemporaryRedirect, errorJSON("not_active",
+	server.WriteJSON(w, http.StatusTemporaryRedirect, errorJSON(wire.CodeNotActive,
 		"this node is a standby; the active node of the repository is "+l.URL))
 }
 
-func errorJSON(code, msg string) map[string]any {
-	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
-}
+func errorJSON(code wire.Code, msg string) wire.Error { return wire.NewError(code, msg) }
 
 // startNode opens the PostgreSQL store of the repository, answers as a
 // standby on ln, and returns once this node holds the repository's lease

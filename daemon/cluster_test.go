@@ -17,6 +17,7 @@ import (
 	"wilco/client"
 	"wilco/store/postgres"
 	"wilco/store/postgres/pgtemp"
+	"wilco/wire"
 )
 
 // The cluster tests share one throw-away PostgreSQL server, each test a
@@ -80,7 +81,7 @@ func TestAStandbyRedirectsToTheActiveNodeAndTakesOverWhenItStops(t *testing.T) {
 	waitStandby(t, ob.Addr, errs)
 
 	// A write sent to the standby lands on the active node.
-	task, err := standby.Submit(t.Context(), client.TaskRequest{Description: "one"})
+	task, err := standby.Submit(t.Context(), wire.SubmitTask{Description: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,19 +191,19 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 	waitStandby(t, ob.Addr, errs)
 
 	// The standby's event stream, opened before the change.
-	streamed := make(chan client.Event, 64)
+	streamed := make(chan wire.Event, 64)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	standby := client.New(ob.Addr, "admin-token")
 	go func() {
-		_ = standby.Follow(ctx, client.EventQuery{}, func(ev client.Event) error {
+		_ = standby.Follow(ctx, client.EventQuery{}, func(ev wire.Event) error {
 			streamed <- ev
 			return nil
 		})
 	}()
 
 	active := client.New(da.URL, "admin-token")
-	task, err := active.Submit(t.Context(), client.TaskRequest{Description: "read me from the standby"})
+	task, err := active.Submit(t.Context(), wire.SubmitTask{Description: "read me from the standby"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get(HeaderStandby) == "" || resp.Header.Get(HeaderActive) != da.URL {
 		t.Fatalf("GET the task from the standby: %d, headers %v", resp.StatusCode, resp.Header)
 	}
-	var got client.Task
+	var got wire.Task
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.ID != task.ID || got.Description != task.Description {
 		t.Fatalf("the standby's task = %+v, %v", got, err)
 	}
@@ -247,7 +248,7 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 		}
 	}
 	waitStreamed(task.ID)
-	later, err := active.Submit(t.Context(), client.TaskRequest{Description: "later"})
+	later, err := active.Submit(t.Context(), wire.SubmitTask{Description: "later"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestAStandbyAnswersReadsAndRedirectsChanges(t *testing.T) {
 	}
 	// Through the client, a change lands on the active node, which the
 	// client then keeps talking to.
-	if _, err := standby.Submit(t.Context(), client.TaskRequest{Description: "two"}); err != nil {
+	if _, err := standby.Submit(t.Context(), wire.SubmitTask{Description: "two"}); err != nil {
 		t.Fatal(err)
 	}
 	if standby.Addr() != da.URL {
@@ -322,7 +323,7 @@ func BenchmarkReadATask(b *testing.B) {
 		}
 	})
 	active := client.New(da.URL, "admin-token")
-	task, err := active.Submit(b.Context(), client.TaskRequest{Description: "read me"})
+	task, err := active.Submit(b.Context(), wire.SubmitTask{Description: "read me"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"wilco/store/sqlite"
 	"wilco/verify"
 	"wilco/web"
+	"wilco/wire"
 )
 
 // Defaults.
@@ -400,9 +401,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 				log.Error("the new agent cannot run", "agent", a.Name, "err", err)
 			}
 		},
-		PaneState: func(name string) (server.PaneView, bool) {
+		PaneState: func(name string) (wire.Pane, bool) {
 			st, ok := d.disp.Tmux().State(name)
-			return server.PaneView{State: st.State, Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working, Conversation: st.Conversation}, ok
+			return wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
+				Conversation: st.Conversation}, ok
 		},
 		AgentRemoved: func(name string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -15,6 +15,7 @@ import (
 
 	"wilco/client"
 	"wilco/daemon"
+	"wilco/wire"
 )
 
 // Options configure a demo run.
@@ -78,13 +79,13 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	c := client.New(d.URL, d.Token)
-	t, err := c.Submit(ctx, client.TaskRequest{Description: task, AcceptanceCriteria: []string{"go test ./... passes"}})
+	t, err := c.Submit(ctx, wire.SubmitTask{Description: task, AcceptanceCriteria: []string{"go test ./... passes"}})
 	if err != nil {
 		return fmt.Errorf("demo: submit: %w", err)
 	}
 	step("submitted %s: %q", t.ID, task)
 	var final string
-	err = c.Follow(ctx, client.EventQuery{Task: t.ID}, func(ev client.Event) error {
+	err = c.Follow(ctx, client.EventQuery{Task: t.ID}, func(ev wire.Event) error {
 		var data map[string]any
 		_ = json.Unmarshal(ev.Data, &data)
 		switch ev.Type {
@@ -143,12 +144,16 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("demo: the retry prompt did not carry the failure (%v)", err)
 	}
 	step("the retry prompt (.wilco/runs/%s-a2/prompt.md) began with <retry_context attempt=\"2\"> naming TestAdd", t.ID)
-	var sum struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(got.Summary, &sum)
-	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs.\n%s", t.ID, got.Attempt, time.Since(start).Seconds(), sum.Text)
+	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs.\n%s", t.ID, got.Attempt, time.Since(start).Seconds(), summaryText(got))
 	return nil
+}
+
+// summaryText is a task's success summary ("" before it succeeded).
+func summaryText(t *wire.Task) string {
+	if t.Summary == nil {
+		return ""
+	}
+	return t.Summary.Text
 }
 
 func isTerminal(s string) bool {
@@ -208,7 +213,7 @@ done: {tests: warn}
 // endTeam checks and prints the end of the --scout scenario: the scout was
 // consulted and answered, the reviewer rejected once with its reasons in
 // the retry's prompt, and approved.
-func endTeam(ctx context.Context, c *client.Client, dir, id string, got *client.Task, out io.Writer, start time.Time) error {
+func endTeam(ctx context.Context, c *client.Client, dir, id string, got *wire.Task, out io.Writer, start time.Time) error {
 	if len(got.Consultations) == 0 || got.Consultations[0].State != "answered" {
 		return fmt.Errorf("demo: the scout was not consulted: %+v", got.Consultations)
 	}
@@ -219,12 +224,8 @@ func endTeam(ctx context.Context, c *client.Client, dir, id string, got *client.
 	if err != nil || !strings.Contains(string(prompt), "architect_rejected") || !strings.Contains(string(prompt), "TestAddNegative") {
 		return fmt.Errorf("demo: the retry prompt did not carry the reviewer's reasons (%v)", err)
 	}
-	var sum struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(got.Summary, &sum)
 	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs: the scout was consulted, the reviewer rejected the first change and approved the second.\n%s",
-		id, got.Attempt, time.Since(start).Seconds(), sum.Text)
+		id, got.Attempt, time.Since(start).Seconds(), summaryText(got))
 	_ = ctx
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"wilco/client"
 	"wilco/daemon"
+	"wilco/wire"
 )
 
 // TaskResult is what the orchestration benchmark prints.
@@ -77,14 +78,14 @@ func RunTasks(ctx context.Context, n, statusRuns int, self string) (TaskResult, 
 	c := client.New(d.URL, d.Token)
 	var ids []string
 	for i := range n {
-		t, err := c.Submit(ctx, client.TaskRequest{Description: fmt.Sprintf("no-op %d", i)})
+		t, err := c.Submit(ctx, wire.SubmitTask{Description: fmt.Sprintf("no-op %d", i)})
 		if err != nil {
 			return TaskResult{}, err
 		}
 		ids = append(ids, t.ID)
 	}
 	last := ids[len(ids)-1]
-	err = c.Follow(ctx, client.EventQuery{Task: last}, func(ev client.Event) error {
+	err = c.Follow(ctx, client.EventQuery{Task: last}, func(ev wire.Event) error {
 		if ev.Type != "task.state" {
 			return nil
 		}
@@ -107,7 +108,7 @@ func RunTasks(ctx context.Context, n, statusRuns int, self string) (TaskResult, 
 		own        time.Duration
 	}
 	spans := map[string]*span{}
-	if err := c.EachEvent(ctx, client.EventQuery{}, func(ev client.Event) error {
+	if err := c.EachEvent(ctx, client.EventQuery{}, func(ev wire.Event) error {
 		var d struct {
 			DurationMS int64 `json:"duration_ms"`
 			VerifyMS   int64 `json:"verify_ms"`

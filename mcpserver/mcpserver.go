@@ -26,13 +26,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"wilco/ack"
-	"wilco/client"
+	"wilco/wire"
 )
 
 // Replier sends an agent's reply to wilco, and asks scouts for it.
 type Replier interface {
-	Reply(ctx context.Context, r client.Reply) (*client.Interpretation, error)
-	Ask(ctx context.Context, scout, question string, wait time.Duration) (*client.Consultation, error)
+	Reply(ctx context.Context, r wire.Reply) (*wire.Interpretation, error)
+	Ask(ctx context.Context, scout, question string, wait time.Duration) (*wire.Consultation, error)
 }
 
 // askWait is how long wilco_ask waits for a scout's answer.
@@ -161,7 +161,7 @@ func call(ctx context.Context, name string, args map[string]any, rep Replier, ta
 	if err != nil {
 		return toolResult("wilco refused it: "+err.Error(), true)
 	}
-	r := client.Reply{InReplyTo: t.MessageID}
+	r := wire.Reply{InReplyTo: t.MessageID}
 	switch name {
 	case "wilco_ack":
 		status := strings.ToUpper(strings.ReplaceAll(s("status"), " ", "_"))

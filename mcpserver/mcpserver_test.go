@@ -10,38 +10,38 @@ import (
 	"testing"
 	"time"
 
-	"wilco/client"
+	"wilco/wire"
 )
 
 type fakeReplier struct {
 	mu    sync.Mutex
-	got   []client.Reply
+	got   []wire.Reply
 	asked []string
 	// taskID is the task wilco takes each reply for ("": the one it names).
 	taskID string
 }
 
-func (f *fakeReplier) Ask(_ context.Context, scout, question string, _ time.Duration) (*client.Consultation, error) {
+func (f *fakeReplier) Ask(_ context.Context, scout, question string, _ time.Duration) (*wire.Consultation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, scout+": "+question)
 	if scout == "silent" {
-		return &client.Consultation{ID: "M-9", Scout: scout, State: "failed", Error: "the scout changed files"}, nil
+		return &wire.Consultation{ID: "M-9", Scout: scout, State: "failed", Error: "the scout changed files"}, nil
 	}
-	return &client.Consultation{ID: "M-8", Scout: scout, State: "answered", Answer: "In calc.go."}, nil
+	return &wire.Consultation{ID: "M-8", Scout: scout, State: "answered", Answer: "In calc.go."}, nil
 }
 
-func (f *fakeReplier) Reply(_ context.Context, r client.Reply) (*client.Interpretation, error) {
+func (f *fakeReplier) Reply(_ context.Context, r wire.Reply) (*wire.Interpretation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.got = append(f.got, r)
-	return &client.Interpretation{Kind: "ack", Action: "acknowledged: work may begin", TaskID: f.taskID}, nil
+	return &wire.Interpretation{Kind: "ack", Action: "acknowledged: work may begin", TaskID: f.taskID}, nil
 }
 
-func (f *fakeReplier) replies() []client.Reply {
+func (f *fakeReplier) replies() []wire.Reply {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]client.Reply(nil), f.got...)
+	return append([]wire.Reply(nil), f.got...)
 }
 
 // converse runs Serve as a client on the other end of standard input and

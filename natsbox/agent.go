@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wilco/wire"
 )
 
 // ErrNoAnswer is returned by Agent.Reply when wilco did not answer before
@@ -75,7 +77,7 @@ func (a *Agent) Close() { a.nc.Close() }
 // it arrives, until ctx ends or fn fails. A message fn returns nil for is
 // acknowledged to the stream and not handed over again; the one fn fails
 // on is handed over again later (to this agent's next Messages).
-func (a *Agent) Messages(ctx context.Context, fn func(Message) error) error {
+func (a *Agent) Messages(ctx context.Context, fn func(wire.InboxMessage) error) error {
 	it, err := a.cons.Messages(jetstream.PullHeartbeat(2 * time.Second))
 	if err != nil {
 		return fmt.Errorf("natsbox: %w", err)
@@ -91,7 +93,7 @@ func (a *Agent) Messages(ctx context.Context, fn func(Message) error) error {
 			}
 			return fmt.Errorf("natsbox: %w", err)
 		}
-		var msg Message
+		var msg wire.InboxMessage
 		if err := json.Unmarshal(m.Data(), &msg); err != nil {
 			_ = m.Term() // not ours to read: never again
 			continue

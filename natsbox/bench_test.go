@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wilco/client"
-	"wilco/natsbox"
+	"wilco/wire"
 )
 
 // BenchmarkDeliveryLatency measures a message's way to a remote agent:
@@ -34,7 +34,7 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 				if err := tb.agent.Cycle(ctx); err != nil {
 					b.Fatal(err)
 				}
-				go tb.agent.Messages(ctx, func(m natsbox.Message) error { //nolint:errcheck // ends with the benchmark
+				go tb.agent.Messages(ctx, func(m wire.InboxMessage) error { //nolint:errcheck // ends with the benchmark
 					hand(m.InstructionID)
 					go tb.agent.Reply(ctx, map[string]any{"in_reply_to": m.InstructionID, "text": "ok, done"}) //nolint:errcheck // not timed
 					return nil
@@ -49,7 +49,7 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 						}
 						for _, m := range msgs {
 							hand(m.InstructionID)
-							go ag.Reply(ctx, client.Reply{InReplyTo: m.InstructionID, Text: "ok, done"}) //nolint:errcheck // not timed
+							go ag.Reply(ctx, wire.Reply{InReplyTo: m.InstructionID, Text: "ok, done"}) //nolint:errcheck // not timed
 						}
 					}
 				}()
@@ -58,7 +58,7 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				t0 := time.Now()
-				in, err := tb.admin.Instruct(ctx, client.InstructionRequest{Agent: "far.1", Content: "note the time"})
+				in, err := tb.admin.Instruct(ctx, wire.CreateInstruction{Agent: "far.1", Content: "note the time"})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"wilco/wire"
 )
 
 // BridgeOptions configures wilco's side.
@@ -206,7 +208,7 @@ func (b *Bridge) handling(m jetstream.Msg) {
 func (b *Bridge) handle(m jetstream.Msg) {
 	var req Request
 	if err := json.Unmarshal(m.Data(), &req); err != nil {
-		b.answer(m, Answer{Status: http.StatusBadRequest, Body: errorBody("invalid_argument", "not a natsbox request: "+err.Error())})
+		b.answer(m, Answer{Status: http.StatusBadRequest, Body: errorBody(wire.CodeInvalidArgument, "not a natsbox request: "+err.Error())})
 		_ = m.Ack()
 		return
 	}
@@ -217,7 +219,7 @@ func (b *Bridge) handle(m jetstream.Msg) {
 		return
 	}
 	if !ok || Escape(agent) != subjectAgent(m.Subject()) {
-		b.answer(m, Answer{Status: http.StatusUnauthorized, Body: errorBody("unauthenticated", "not the token of the agent of "+m.Subject())})
+		b.answer(m, Answer{Status: http.StatusUnauthorized, Body: errorBody(wire.CodeUnauthenticated, "not the token of the agent of "+m.Subject())})
 		_ = m.Ack()
 		return
 	}
@@ -229,7 +231,7 @@ func (b *Bridge) handle(m jetstream.Msg) {
 	case KindReply:
 		ans = b.call(http.MethodPost, "/v1/inbox/replies", req.Token, req.Reply)
 	default:
-		ans = Answer{Status: http.StatusBadRequest, Body: errorBody("invalid_argument", "kind: cycle or reply, got "+strconv.Quote(req.Kind))}
+		ans = Answer{Status: http.StatusBadRequest, Body: errorBody(wire.CodeInvalidArgument, "kind: cycle or reply, got "+strconv.Quote(req.Kind))}
 	}
 	if ans.Status == http.StatusServiceUnavailable || ans.Status == http.StatusTemporaryRedirect {
 		// Not now: another wilco (or this one, restarted) handles it.
@@ -326,24 +328,24 @@ func (b *Bridge) cycle(pa *pushAgent, token string) Answer {
 			return ans
 		}
 		var out struct {
-			Messages []json.RawMessage `json:"messages"`
+			Messages []json.RawMessage `json:"messages"` // wire.Inbox's, published as they are
 		}
 		if err := json.Unmarshal(ans.Body, &out); err != nil {
-			return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+			return Answer{Status: http.StatusInternalServerError, Body: errorBody(wire.CodeInternal, err.Error())}
 		}
 		msgs = out.Messages
 	} else {
 		var err error
 		if msgs, err = b.opts.Push(b.ctx, pa.name); err != nil {
 			if b.opts.Unknown != nil && b.opts.Unknown(err) {
-				return Answer{Status: http.StatusNotFound, Body: errorBody("not_found", err.Error())}
+				return Answer{Status: http.StatusNotFound, Body: errorBody(wire.CodeNotFound, err.Error())}
 			}
-			return Answer{Status: http.StatusServiceUnavailable, Body: errorBody("unavailable", err.Error())}
+			return Answer{Status: http.StatusServiceUnavailable, Body: errorBody(wire.CodeUnavailable, err.Error())}
 		}
 	}
 	subject := InboxSubject(b.opts.Repo, pa.name)
 	for _, raw := range msgs {
-		var m Message
+		var m wire.InboxMessage
 		_ = json.Unmarshal(raw, &m)
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 		_, err := b.js.Publish(ctx, subject, raw, jetstream.WithMsgID(m.ID+"/"+strconv.Itoa(m.Attempt)))
@@ -359,7 +361,7 @@ func (b *Bridge) cycle(pa *pushAgent, token string) Answer {
 func (b *Bridge) call(method, path, token string, body []byte) Answer {
 	req, err := http.NewRequestWithContext(b.ctx, method, path, bytes.NewReader(body))
 	if err != nil {
-		return Answer{Status: http.StatusInternalServerError, Body: errorBody("internal", err.Error())}
+		return Answer{Status: http.StatusInternalServerError, Body: errorBody(wire.CodeInternal, err.Error())}
 	}
 	req.RemoteAddr = "127.0.0.1:0" // the bridge, in this process
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -384,8 +386,8 @@ func (b *Bridge) answer(m jetstream.Msg, a Answer) {
 	_ = b.nc.Publish(to, data)
 }
 
-func errorBody(code, msg string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+func errorBody(code wire.Code, msg string) json.RawMessage {
+	b, _ := json.Marshal(wire.NewError(code, msg))
 	return b
 }
 

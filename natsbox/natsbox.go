@@ -31,20 +31,6 @@ type Answer struct {
 	Body   json.RawMessage `json:"body"`
 }
 
-// Message is one message of an agent's inbox, as GET /v1/inbox hands it.
-type Message struct {
-	ID            string `json:"id"`
-	From          string `json:"from"`
-	Type          string `json:"type"`
-	Subject       string `json:"subject,omitempty"`
-	Body          string `json:"body"`
-	TaskID        string `json:"task_id,omitempty"`
-	InstructionID string `json:"instruction_id,omitempty"`
-	OperationID   string `json:"operation_id,omitempty"`
-	Attempt       int    `json:"attempt"`
-	CreatedAt     string `json:"created_at,omitempty"`
-}
-
 // Escape makes name one subject token (and a valid part of a stream or
 // consumer name): letters, digits, '-' and '_' stay, every other byte
 // becomes _XX (hex), '_' itself __.

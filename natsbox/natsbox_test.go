@@ -19,6 +19,7 @@ import (
 	"wilco/client"
 	"wilco/daemon"
 	"wilco/natsbox"
+	"wilco/wire"
 )
 
 const testConfig = `agents:
@@ -169,7 +170,7 @@ func reply(t *testing.T, ag *natsbox.Agent, r map[string]any) natsbox.Answer {
 	}
 }
 
-func waitState(t *testing.T, admin *client.Client, id, want string) *client.Task {
+func waitState(t *testing.T, admin *client.Client, id string, want wire.TaskState) *wire.Task {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -190,14 +191,14 @@ func TestAnAgentOnNATSIsPushedItsTaskAcknowledgesAndCompletesIt(t *testing.T) {
 	if err := tb.agent.Cycle(tb.ctx); err != nil {
 		t.Fatal(err)
 	}
-	msgs := make(chan natsbox.Message, 16)
-	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	msgs := make(chan wire.InboxMessage, 16)
+	go tb.agent.Messages(tb.ctx, func(m wire.InboxMessage) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
 	// The agent announced itself; the task is pushed to it without a poll.
-	task, err := tb.admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	task, err := tb.admin.Submit(tb.ctx, wire.SubmitTask{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m natsbox.Message
+	var m wire.InboxMessage
 	select {
 	case m = <-msgs:
 	case <-time.After(30 * time.Second):
@@ -242,13 +243,13 @@ func TestNATSRestartedMidTaskLosesNothing(t *testing.T) {
 	if err := tb.agent.Cycle(tb.ctx); err != nil {
 		t.Fatal(err)
 	}
-	msgs := make(chan natsbox.Message, 16)
+	msgs := make(chan wire.InboxMessage, 16)
 	go func() {
 		for tb.ctx.Err() == nil {
-			_ = tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil })
+			_ = tb.agent.Messages(tb.ctx, func(m wire.InboxMessage) error { msgs <- m; return nil })
 		}
 	}()
-	task, err := tb.admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	task, err := tb.admin.Submit(tb.ctx, wire.SubmitTask{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestNATSRestartedMidTaskLosesNothing(t *testing.T) {
 	waitState(t, tb.admin, task.ID, "success")
 
 	// And a message for the agent after the restart is pushed too.
-	in, err := tb.admin.Instruct(tb.ctx, client.InstructionRequest{Agent: "far.1", Content: "note the time"})
+	in, err := tb.admin.Instruct(tb.ctx, wire.CreateInstruction{Agent: "far.1", Content: "note the time"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,10 +293,10 @@ func TestNATSRestartedMidTaskLosesNothing(t *testing.T) {
 func TestANewWilcoPushesToTheAgentsOnNATSWithoutHearingFromThem(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
-	msgs := make(chan natsbox.Message, 16)
-	go tb.agent.Messages(tb.ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	msgs := make(chan wire.InboxMessage, 16)
+	go tb.agent.Messages(tb.ctx, func(m wire.InboxMessage) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
 	_, admin := tb.restart(t)
-	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	task, err := admin.Submit(tb.ctx, wire.SubmitTask{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,16 +365,16 @@ func TestNATSPermissionsLetAnAgentWorkAndKeepOthersOut(t *testing.T) {
 		t.Fatalf("far.1 with its limited user: %v", err)
 	}
 	defer far.Close()
-	msgs := make(chan natsbox.Message, 16)
-	go far.Messages(ctx, func(m natsbox.Message) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
+	msgs := make(chan wire.InboxMessage, 16)
+	go far.Messages(ctx, func(m wire.InboxMessage) error { msgs <- m; return nil }) //nolint:errcheck // ends with the test
 	if err := far.Cycle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	task, err := admin.Submit(ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	task, err := admin.Submit(ctx, wire.SubmitTask{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m natsbox.Message
+	var m wire.InboxMessage
 	select {
 	case m = <-msgs:
 	case <-time.After(30 * time.Second):
@@ -450,7 +451,7 @@ func TestANewWilcoDoesNotPushToAnAgentThatStoppedReadingNATS(t *testing.T) {
 	t.Parallel()
 	tb := setup(t) // the agent's consumer is made; nothing reads it
 	d, admin := tb.restart(t)
-	task, err := admin.Submit(tb.ctx, client.TaskRequest{Description: "list the files", Agent: "far.1"})
+	task, err := admin.Submit(tb.ctx, wire.SubmitTask{Description: "list the files", Agent: "far.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,47 +6,8 @@ import (
 
 	"wilco/config"
 	"wilco/core"
+	"wilco/wire"
 )
-
-type createAgentRequest struct {
-	Name         string            `json:"name"`
-	Adapter      string            `json:"adapter"`
-	Capabilities []string          `json:"capabilities"`
-	Preset       string            `json:"preset"`
-	Command      []string          `json:"command"`
-	Prompt       string            `json:"prompt"`
-	Handshake    string            `json:"handshake"`
-	Env          map[string]string `json:"env"`
-	Timeout      string            `json:"timeout"`
-	IdleTimeout  string            `json:"idle_timeout"`
-	Role         string            `json:"role"`
-	Tmux         *tmuxRequest      `json:"tmux"`
-}
-
-// tmuxRequest is the tmux block of a tmux agent (wilco.yaml's
-// agents[].tmux).
-type tmuxRequest struct {
-	Session     string   `json:"session"`
-	Socket      string   `json:"socket"`
-	Ready       string   `json:"ready"`
-	Busy        string   `json:"busy"`
-	Permission  string   `json:"permission"`
-	Submit      string   `json:"submit"`
-	Interrupt   []string `json:"interrupt"`
-	Clear       []string `json:"clear"`
-	Approve     []string `json:"approve"`
-	Deny        []string `json:"deny"`
-	Allow       []string `json:"allow"`
-	Width       int      `json:"width"`
-	Height      int      `json:"height"`
-	Settle      string   `json:"settle"`
-	SubmitTries int      `json:"submit_tries"`
-}
-
-type createAgentResponse struct {
-	Agent AgentView `json:"agent"`
-	Token string    `json:"token"`
-}
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r, "status"); err != nil {
@@ -56,8 +17,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if status != "" && !status.Valid() {
 		return invalidf("status %q: must be available, busy, unresponsive, hibernating or offline", status)
 	}
-	out := []AgentView{}
-	var next, why string
+	out := wire.AgentList{Agents: []wire.Agent{}}
 	if err := s.read(func(c *core.State) {
 		var agents []core.Agent
 		for _, a := range c.Agents() {
@@ -65,12 +25,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 				agents = append(agents, a)
 			}
 		}
-		out = append(out, s.agentViews(c, agents...)...)
-		next, why = c.NextTaskAgent()
+		out.Agents = append(out.Agents, s.agentViews(c, agents...)...)
+		out.Next.Agent, out.Next.Why = c.NextTaskAgent()
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"agents": out, "next": map[string]string{"agent": next, "why": why}})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -101,7 +61,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("name")
-	var v AgentView
+	var v wire.Agent
 	var ok bool
 	if err := s.read(func(c *core.State) {
 		var a core.Agent
@@ -121,45 +81,39 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 // createAgent registers an agent and gives it its token, in one step: the
 // agent exists with its token, or not at all.
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
-	var req createAgentRequest
+	var req wire.CreateAgent
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
 	a := config.Agent{
-		Name: req.Name, Adapter: req.Adapter, Capabilities: req.Capabilities, Preset: req.Preset, Command: req.Command,
-		Prompt: req.Prompt, Handshake: req.Handshake, Env: req.Env, Role: req.Role,
+		Name: req.Name, Adapter: string(req.Adapter), Capabilities: req.Capabilities, Preset: string(req.Preset), Command: req.Command,
+		Prompt: string(req.Prompt), Handshake: string(req.Handshake), Env: req.Env, Role: string(req.Role),
 	}
-	if req.Role != "" && req.Role != core.RoleScout {
+	if req.Role != "" && req.Role != wire.RoleScout {
 		return invalidf("role %q: must be scout, or nothing for an agent that takes tasks", req.Role)
 	}
 	var present []string
 	for f, set := range map[string]bool{
 		"preset": req.Preset != "", "command": req.Command != nil, "prompt": req.Prompt != "", "handshake": req.Handshake != "",
-		"env": req.Env != nil, "timeout": req.Timeout != "", "idle_timeout": req.IdleTimeout != "", "tmux": req.Tmux != nil,
+		"env": req.Env != nil, "timeout": req.Timeout != 0, "idle_timeout": req.IdleTimeout != 0, "tmux": req.Tmux != nil,
 	} {
 		if set {
 			present = append(present, f)
 		}
 	}
 	var err error
-	if req.Timeout != "" {
-		if a.Timeout, err = duration("timeout", req.Timeout); err != nil {
-			return err
-		}
+	if a.Timeout, err = nonNegative("timeout", req.Timeout); err != nil {
+		return err
 	}
-	if req.IdleTimeout != "" {
-		if a.IdleTimeout, err = duration("idle_timeout", req.IdleTimeout); err != nil {
-			return err
-		}
+	if a.IdleTimeout, err = nonNegative("idle_timeout", req.IdleTimeout); err != nil {
+		return err
 	}
 	if t := req.Tmux; t != nil {
 		a.Tmux = &config.Tmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
 			Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
 			Width: t.Width, Height: t.Height, SubmitTries: t.SubmitTries}
-		if t.Settle != "" {
-			if a.Tmux.Settle, err = duration("tmux.settle", t.Settle); err != nil {
-				return err
-			}
+		if a.Tmux.Settle, err = nonNegative("tmux.settle", t.Settle); err != nil {
+			return err
 		}
 	}
 	if req.Name == s.orch {
@@ -171,7 +125,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	token := NewToken()
 	created, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Agent, error) {
 		if old, exists := c.Agent(a.Name); exists && !old.Removed {
-			return core.Agent{}, Errorf(CodeConflict, "agent %q already exists (POST /v1/agents/%s/token gives it a new token)", a.Name, a.Name)
+			return core.Agent{}, Errorf(wire.CodeConflict, "agent %q already exists (POST /v1/agents/%s/token gives it a new token)", a.Name, a.Name)
 		}
 		spec := a.Spec()
 		spec.FromConfig = false // added over the API: it stays when wilco.yaml changes
@@ -191,7 +145,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		s.opts.AgentAdded(a, token)
 	}
 	w.Header().Set("Location", "/v1/agents/"+created.Name)
-	WriteJSON(w, http.StatusCreated, createAgentResponse{Agent: s.agentView(created), Token: token})
+	WriteJSON(w, http.StatusCreated, wire.CreatedAgent{Agent: s.agentView(created), Token: token})
 	return nil
 }
 
@@ -215,7 +169,7 @@ func (s *Server) rotateToken(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.TokenRotated != nil {
 		s.opts.TokenRotated(name, token)
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"token": token})
+	WriteJSON(w, http.StatusOK, wire.Token{Token: token})
 	return nil
 }
 

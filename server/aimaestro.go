@@ -11,6 +11,7 @@ import (
 
 	"wilco/ack"
 	"wilco/core"
+	"wilco/wire"
 )
 
 // AI Maestro compatibility: /api/messages as AI Maestro serves it
@@ -47,21 +48,22 @@ func (s *Server) maestroRoutes() []Route {
 				q("status", "unread, read or archived"), q("box", "inbox (default) or sent"), q("limit", "default 25; 0 for all"),
 				q("action", "resolve, search, unread-count, sent-count, stats, agents, list"), q("priority", "low, normal, high or urgent"),
 				q("from", "inbox: only from this sender"), q("to", "sent box: only to this recipient")},
-			Responses: map[int]string{200: "MaestroGet"}},
+			Responses: map[int]any{200: []any{wire.MaestroList{}, wire.MaestroMessage{}, wire.MaestroResolved{}, wire.MaestroSearch{}, wire.MaestroCount{}, wire.MaestroStats{}, wire.MaestroOwners{}},
+				404: []any{wire.MaestroError{}, wire.MaestroUnresolved{}}}},
 		{Method: "POST", Path: "/api/messages", Auth: Loopback, Handler: s.maestroPost,
 			Summary: "AI Maestro: send a message. To the orchestrator it is a reply wilco interprets; to another agent it is relayed.",
-			Request: "MaestroSend", Responses: map[int]string{201: "MaestroSent"}},
+			Request: wire.MaestroSend{}, Responses: map[int]any{201: wire.MaestroSent{}}},
 		{Method: "PATCH", Path: "/api/messages", Auth: Loopback, Handler: s.maestroPatch,
 			Summary:   "AI Maestro: mark an inbox message read or archived (?agent=&id=&action=read|archive).",
 			Query:     []Param{q("agent", "agent name"), q("id", "message id"), q("action", "read or archive")},
-			Responses: map[int]string{200: "MaestroSuccess"}},
+			Responses: map[int]any{200: wire.MaestroSuccess{}}},
 		{Method: "GET", Path: "/api/hosts/identity", Auth: Loopback, Handler: s.maestroIdentity,
 			Summary:   "AI Maestro: this host's identity (its scripts ask it for the URL to post replies to).",
-			Responses: map[int]string{200: "MaestroIdentity"}},
+			Responses: map[int]any{200: wire.MaestroIdentity{}}},
 		{Method: "DELETE", Path: "/api/messages", Auth: Loopback, Handler: s.maestroDelete,
 			Summary:   "AI Maestro: delete an inbox message (?agent=&id=).",
 			Query:     []Param{q("agent", "agent name"), q("id", "message id")},
-			Responses: map[int]string{200: "MaestroSuccess"}},
+			Responses: map[int]any{200: wire.MaestroSuccess{}}},
 	}
 }
 
@@ -69,7 +71,7 @@ func (s *Server) maestroRoutes() []Route {
 // the error table.
 func writeMaestroError(w http.ResponseWriter, err error) {
 	status, code := classify(err)
-	WriteJSON(w, status, map[string]any{"error": message(err, code), "code": code})
+	WriteJSON(w, status, wire.MaestroError{Error: message(err, code), Code: code})
 }
 
 // maestroAgent reads ?agent= (AI Maestro also takes agentId and session),
@@ -84,7 +86,7 @@ func (s *Server) maestroAgent(r *http.Request) (string, error) {
 	}
 	agent = hostName(agent)
 	if me := AgentName(r.Context()); me != "" && agent != "" && agent != me {
-		return "", Errorf(CodePermissionDenied, "the token of %s may not act as %s", me, agent)
+		return "", Errorf(wire.CodePermissionDenied, "the token of %s may not act as %s", me, agent)
 	}
 	return agent, nil
 }
@@ -130,29 +132,31 @@ func (s *Server) maestroGet(w http.ResponseWriter, r *http.Request) error {
 		if err := s.maestroCycle(r, agent); err != nil {
 			return err
 		}
-		WriteJSON(w, http.StatusOK, map[string]int{"count": len(s.mailbox.list(agent, "inbox", listFilter{status: "unread"}))})
+		WriteJSON(w, http.StatusOK, wire.MaestroCount{Count: len(s.mailbox.list(agent, "inbox", listFilter{status: "unread"}))})
 		return nil
 	case action == "sent-count" && agent != "":
-		WriteJSON(w, http.StatusOK, map[string]int{"count": len(s.mailbox.list(agent, "sent", listFilter{}))})
+		WriteJSON(w, http.StatusOK, wire.MaestroCount{Count: len(s.mailbox.list(agent, "sent", listFilter{}))})
 		return nil
 	case action == "stats" && agent != "":
 		if err := s.maestroCycle(r, agent); err != nil {
 			return err
 		}
 		all := s.mailbox.list(agent, "inbox", listFilter{})
-		by := map[string]int{"low": 0, "normal": 0, "high": 0, "urgent": 0}
-		unread := 0
+		st := wire.MaestroStats{Total: len(all), ByPriority: map[string]int{}}
+		for _, p := range (wire.MaestroPriority).Values("") {
+			st.ByPriority[p] = 0
+		}
 		for _, m := range all {
-			by[m.Priority]++
-			if m.Status == "unread" {
-				unread++
+			st.ByPriority[string(m.Priority)]++
+			if m.Status == wire.StatusUnread {
+				st.Unread++
 			}
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"unread": unread, "total": len(all), "byPriority": by})
+		WriteJSON(w, http.StatusOK, st)
 		return nil
 	case action == "agents" || action == "sessions":
 		owners := s.mailbox.owners()
-		WriteJSON(w, http.StatusOK, map[string]any{"agents": owners, "sessions": owners})
+		WriteJSON(w, http.StatusOK, wire.MaestroOwners{Agents: owners, Sessions: owners})
 		return nil
 	case action != "" && !maestroActions[action]:
 		return invalidf("Invalid action: '%s'. Valid actions: resolve, search, unread-count, sent-count, stats, agents, sessions, list", preview(action, 50))
@@ -177,7 +181,7 @@ func (s *Server) maestroGet(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"messages": s.mailbox.list(agent, box, f), "limit": limit})
+	WriteJSON(w, http.StatusOK, wire.MaestroList{Messages: s.mailbox.list(agent, box, f), Limit: limit})
 	return nil
 }
 
@@ -228,7 +232,7 @@ var highPriority = map[string]bool{
 	"reminder": true, "timeout-notice": true, "task-cancel": true,
 }
 
-func (s *Server) maestroFromWilco(agent string, m core.InboxMessage, now time.Time) *maestroMessage {
+func (s *Server) maestroFromWilco(agent string, m core.InboxMessage, now time.Time) *storedMessage {
 	typ := maestroTypes[m.Type]
 	if typ == "" {
 		typ = "notification"
@@ -259,19 +263,19 @@ func (s *Server) maestroFromWilco(agent string, m core.InboxMessage, now time.Ti
 		ctx["requires_acknowledgment"] = true
 	}
 	content, _ := json.Marshal(map[string]any{"type": typ, "message": m.Body, "context": ctx})
-	priority := "normal"
+	priority := wire.PriorityNormal
 	if highPriority[typ] {
-		priority = "high"
+		priority = wire.PriorityHigh
 	}
 	created := m.CreatedAt
 	if created.IsZero() {
 		created = now
 	}
-	return &maestroMessage{
+	return &storedMessage{MaestroMessage: wire.MaestroMessage{
 		ID: s.mailbox.nextID(created), From: s.orch, FromAlias: s.orch, To: agent, ToAlias: agent,
-		Timestamp: created.UTC().Format(maestroTime), Subject: subject, Priority: priority, Status: "unread",
-		Content: content, Delivery: m.ID,
-	}
+		Timestamp: created.UTC().Format(maestroTime), Subject: subject, Priority: priority, Status: wire.StatusUnread,
+		Content: content,
+	}, WilcoDelivery: m.ID}
 }
 
 func (s *Server) maestroResolve(w http.ResponseWriter, r *http.Request, agent string) error {
@@ -280,10 +284,10 @@ func (s *Server) maestroResolve(w http.ResponseWriter, r *http.Request, agent st
 		return err
 	}
 	if !exists {
-		WriteJSON(w, http.StatusNotFound, map[string]any{"error": "Agent not found", "code": CodeNotFound, "resolved": nil})
+		WriteJSON(w, http.StatusNotFound, wire.MaestroUnresolved{Error: "Agent not found", Code: wire.CodeNotFound})
 		return nil
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"resolved": s.resolved(r, agent)})
+	WriteJSON(w, http.StatusOK, wire.MaestroResolved{Resolved: s.resolved(r, agent)})
 	return nil
 }
 
@@ -295,19 +299,18 @@ func (s *Server) maestroIdentity(w http.ResponseWriter, r *http.Request) error {
 	if host == "" {
 		host = "local"
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"host": map[string]any{
-		"id": host, "name": host, "url": "http://" + r.Host, "description": "wilco", "version": "wilco", "tailscale": false, "isSelf": true,
+	WriteJSON(w, http.StatusOK, wire.MaestroIdentity{Host: wire.MaestroHost{
+		ID: host, Name: host, URL: "http://" + r.Host, Description: "wilco", Version: "wilco", Tailscale: false, IsSelf: true,
 	}})
 	return nil
 }
 
-func (s *Server) resolved(r *http.Request, name string) map[string]any {
-	return map[string]any{"agentId": name, "alias": name, "displayName": name, "sessionName": name,
-		"hostId": "local", "hostUrl": "http://" + r.Host}
+func (s *Server) resolved(r *http.Request, name string) wire.MaestroAgent {
+	return wire.MaestroAgent{AgentID: name, Alias: name, DisplayName: name, SessionName: name, HostID: "local", HostURL: "http://" + r.Host}
 }
 
 func (s *Server) maestroSearch(w http.ResponseWriter, r *http.Request, query string) error {
-	results := []map[string]any{}
+	out := wire.MaestroSearch{Query: query, Results: []wire.MaestroAgent{}}
 	names := []string{s.orch}
 	if err := s.read(func(c *core.State) {
 		for _, a := range c.Agents() {
@@ -319,31 +322,13 @@ func (s *Server) maestroSearch(w http.ResponseWriter, r *http.Request, query str
 	for _, n := range names {
 		if strings.Contains(strings.ToLower(n), strings.ToLower(query)) {
 			res := s.resolved(r, n)
-			res["name"], res["label"] = n, n
-			results = append(results, res)
+			res.Name, res.Label = n, n
+			out.Results = append(out.Results, res)
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"query": query, "count": len(results), "results": results})
+	out.Count = len(out.Results)
+	WriteJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// maestroSend is POST /api/messages's body (AI Maestro's SendMessageParams).
-// Unknown fields are ignored, as AI Maestro does: its scripts send more
-// than it reads.
-type maestroSend struct {
-	From         string          `json:"from"`
-	To           string          `json:"to"`
-	Subject      string          `json:"subject"`
-	Content      json.RawMessage `json:"content"`
-	Priority     string          `json:"priority"`
-	InReplyTo    string          `json:"inReplyTo"`
-	FromHost     string          `json:"fromHost"`
-	ToHost       string          `json:"toHost"`
-	FromAlias    string          `json:"fromAlias"`
-	ToAlias      string          `json:"toAlias"`
-	FromLabel    string          `json:"fromLabel"`
-	ToLabel      string          `json:"toLabel"`
-	FromVerified *bool           `json:"fromVerified"`
 }
 
 // replyForms are the JSON forms a message's content (or its
@@ -356,32 +341,28 @@ func formType(t string) string {
 }
 
 func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
-	var req maestroSend
+	var req wire.MaestroSend
 	if err := decodeJSON(r, &req, false); err != nil {
 		return err
 	}
 	if req.From == "" || req.To == "" || req.Subject == "" || len(req.Content) == 0 || string(req.Content) == "null" {
 		return invalidf("Missing required fields: from, to, subject, content")
 	}
-	var content struct {
-		Type    string          `json:"type"`
-		Message string          `json:"message"`
-		Context json.RawMessage `json:"context"`
-	}
+	var content wire.MaestroContent
 	if err := json.Unmarshal(req.Content, &content); err != nil || content.Type == "" || content.Message == "" {
 		return invalidf("Content must have type and message fields")
 	}
 	switch req.Priority {
 	case "":
-		req.Priority = "normal"
-	case "low", "normal", "high", "urgent":
+		req.Priority = wire.PriorityNormal
+	case wire.PriorityLow, wire.PriorityNormal, wire.PriorityHigh, wire.PriorityUrgent:
 	default:
 		return invalidf("priority must be low, normal, high or urgent, got %q", req.Priority)
 	}
 	from, to := hostName(req.From), hostName(req.To)
 	me := AgentName(r.Context())
 	if me != "" && from != me {
-		return Errorf(CodePermissionDenied, "the token of %s may not send as %s", me, from)
+		return Errorf(wire.CodePermissionDenied, "the token of %s may not send as %s", me, from)
 	}
 	for _, name := range []string{from, to} {
 		exists, err := s.known(name)
@@ -393,14 +374,14 @@ func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if to == s.orch && from != s.orch && me != from {
-		return Errorf(CodePermissionDenied, "a reply to %s counts only with the sending agent's own token: send %s's token as Authorization: Bearer", s.orch, from)
+		return Errorf(wire.CodePermissionDenied, "a reply to %s counts only with the sending agent's own token: send %s's token as Authorization: Bearer", s.orch, from)
 	}
 	now := time.Now()
-	msg := &maestroMessage{
+	msg := &storedMessage{MaestroMessage: wire.MaestroMessage{
 		From: from, FromAlias: from, FromHost: req.FromHost, To: to, ToAlias: to, ToHost: req.ToHost,
-		Timestamp: now.UTC().Format(maestroTime), Subject: req.Subject, Priority: req.Priority, Status: "unread",
+		Timestamp: now.UTC().Format(maestroTime), Subject: req.Subject, Priority: req.Priority, Status: wire.StatusUnread,
 		Content: req.Content, InReplyTo: req.InReplyTo,
-	}
+	}}
 	switch {
 	case from == to:
 		return invalidf("from and to are the same (%s)", from)
@@ -414,22 +395,22 @@ func (s *Server) maestroPost(w http.ResponseWriter, r *http.Request) error {
 	if err := s.mailbox.add(mailboxAdd{to, "inbox", msg}, mailboxAdd{from, "sent", msg}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"message": msg, "notified": false})
+	WriteJSON(w, http.StatusCreated, wire.MaestroSent{Message: msg.MaestroMessage})
 	return nil
 }
 
 // maestroReply interprets a message to the orchestrator as the agent's
 // reply. It is filed (the agent's sent box, the orchestrator's inbox) only
 // when wilco accepted it.
-func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *maestroMessage, typ, text string, context json.RawMessage) error {
+func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *storedMessage, typ, text string, context json.RawMessage) error {
 	in := core.ReplyInput{Agent: msg.From}
 	if msg.InReplyTo != "" {
 		owner, orig := s.mailbox.inboxOwner(msg.InReplyTo)
 		switch {
 		case orig != nil && owner != msg.From:
-			return Errorf(CodePermissionDenied, "message %s was not sent to %s", msg.InReplyTo, msg.From)
+			return Errorf(wire.CodePermissionDenied, "message %s was not sent to %s", msg.InReplyTo, msg.From)
 		case orig != nil:
-			in.InReplyTo = orig.Delivery // "" for a relayed message: wilco finds what it answers
+			in.InReplyTo = orig.WilcoDelivery // "" for a relayed message: wilco finds what it answers
 		default:
 			var found bool
 			if err := s.read(func(c *core.State) { _, found = c.Delivery(msg.InReplyTo) }); err != nil {
@@ -441,17 +422,18 @@ func (s *Server) maestroReply(w http.ResponseWriter, r *http.Request, msg *maest
 			in.InReplyTo = msg.InReplyTo // a wilco message id: the core checks it was sent to this agent
 		}
 	}
-	in.Type, in.Data, in.Text = maestroReplyForm(typ, text, msg.Content, context)
+	in.Type, in.Data, in.Text = maestroReplyForm(typ, text, json.RawMessage(msg.Content), context)
 	interp, err := s.interpret(r, in)
 	if err != nil {
 		return err
 	}
 	msg.ID = s.mailbox.nextID(time.Now())
-	msg.Delivery = interp.DeliveryID
+	msg.WilcoDelivery = interp.DeliveryID
 	if err := s.mailbox.add(mailboxAdd{s.orch, "inbox", msg}, mailboxAdd{msg.From, "sent", msg}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"message": msg, "notified": true, "interpreted": interp})
+	in2 := interpretation(interp)
+	WriteJSON(w, http.StatusCreated, wire.MaestroSent{Message: msg.MaestroMessage, Notified: true, Interpreted: &in2})
 	return nil
 }
 
@@ -543,9 +525,9 @@ func ackWithTaskID(text, taskID string) string {
 // maestroSendAsOrchestrator sends a message as wilco (it needs the admin
 // token): the same as POST /v1/messages. The agent gets it at its next
 // dispatch cycle.
-func (s *Server) maestroSendAsOrchestrator(w http.ResponseWriter, r *http.Request, msg *maestroMessage, text string, context json.RawMessage) error {
+func (s *Server) maestroSendAsOrchestrator(w http.ResponseWriter, r *http.Request, msg *storedMessage, text string, context json.RawMessage) error {
 	if !IsAdmin(r.Context()) {
-		return Errorf(CodePermissionDenied, "sending as %s needs the admin token", s.orch)
+		return Errorf(wire.CodePermissionDenied, "sending as %s needs the admin token", s.orch)
 	}
 	var ctx struct {
 		TaskID string `json:"task_id"`
@@ -560,11 +542,12 @@ func (s *Server) maestroSendAsOrchestrator(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	msg.ID = s.mailbox.nextID(time.Now())
-	msg.Delivery = d.ID
+	msg.WilcoDelivery = d.ID
 	if err := s.mailbox.add(mailboxAdd{s.orch, "sent", msg}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"message": msg, "notified": false, "wilco_message": messageView(d, s.orch)})
+	m := messageView(d, s.orch)
+	WriteJSON(w, http.StatusCreated, wire.MaestroSent{Message: msg.MaestroMessage, WilcoMessage: &m})
 	return nil
 }
 
@@ -577,7 +560,7 @@ func (s *Server) maestroPatch(w http.ResponseWriter, r *http.Request) error {
 	if agent == "" || id == "" {
 		return invalidf("Agent identifier and message ID required")
 	}
-	status := map[string]string{"read": "read", "archive": "archived"}[action]
+	status := map[string]wire.MaestroStatus{"read": wire.StatusRead, "archive": wire.StatusArchived}[action]
 	if status == "" {
 		return invalidf("Invalid action")
 	}
@@ -588,7 +571,7 @@ func (s *Server) maestroPatch(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return notFoundf("Message not found")
 	}
-	WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
+	WriteJSON(w, http.StatusOK, wire.MaestroSuccess{Success: true})
 	return nil
 }
 
@@ -608,6 +591,6 @@ func (s *Server) maestroDelete(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return notFoundf("Message not found")
 	}
-	WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
+	WriteJSON(w, http.StatusOK, wire.MaestroSuccess{Success: true})
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"wilco/config"
 	"wilco/core"
+	"wilco/wire"
 )
 
 // The request shapes below are those of AI Maestro's messaging scripts
@@ -19,8 +20,8 @@ import (
 // writes, field for field.
 
 type maestroList struct {
-	Messages []maestroSummary `json:"messages"`
-	Limit    int              `json:"limit"`
+	Messages []wire.MaestroSummary `json:"messages"`
+	Limit    int                   `json:"limit"`
 }
 
 type maestroFull struct {
@@ -85,7 +86,7 @@ func (b *testBundle) maestroCall(method, path, token string, body any) response 
 }
 
 // check-aimaestro-messages.sh: get_unread_messages.
-func (b *testBundle) maestroUnread(agent string) []maestroSummary {
+func (b *testBundle) maestroUnread(agent string) []wire.MaestroSummary {
 	b.t.Helper()
 	var l maestroList
 	b.must(200, b.maestroCall("GET", "/api/messages?agent="+agent+"&box=inbox&status=unread", "", nil), &l)
@@ -129,7 +130,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 		t.Fatalf("resolve ghost: %d %s", r.status, r.body)
 	}
 
-	var m MessageView
+	var m wire.Message
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "remote-1", "type": "task_delegation", "task_id": "T-7",
 		"body": "Add a --json flag to xls."}), &m)
 	unread := b.maestroUnread("remote-1")
@@ -183,7 +184,7 @@ func TestAIMaestroScriptsAcknowledgeADelegation(t *testing.T) {
 func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 	t.Parallel()
 	b := maestroSetup(t, "chief-of-staff")
-	var op OperationView
+	var op wire.Operation
 	b.must(201, b.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "skill-install", "agents": []string{"remote-1"}}), &op)
 	unread := b.maestroUnread("remote-1")
 	if len(unread) != 1 || unread[0].Type != "pre-operation" || unread[0].From != "chief-of-staff" || unread[0].Priority != "high" {
@@ -200,7 +201,7 @@ func TestAIMaestroOperationAcknowledgment(t *testing.T) {
 		"from": "remote-1", "to": "chief-of-staff", "subject": "RE: [skill-install] Pending - Acknowledgment Required",
 		"content": map[string]any{"type": "acknowledgment", "message": "ok", "ready": true, "notes": "Finished saving current work, ready for operation"}}))
 	b.must(200, b.call("GET", "/v1/operations/"+op.ID, adminToken, nil), &op)
-	if op.State != core.OpDone || !op.AcknowledgmentReceived {
+	if op.State != wire.OperationDone || !op.AcknowledgmentReceived {
 		t.Fatalf("operation %+v", op)
 	}
 	// The chief of staff's check for acknowledgments lists the chief of staff's unread.
@@ -348,8 +349,8 @@ func TestAIMaestroMailboxSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := m.nextID(testTime)
-	msg := &maestroMessage{ID: id, From: "wilco", To: "a", Subject: "s", Priority: "normal", Status: "unread",
-		Content: json.RawMessage(`{"type":"request","message":"hi"}`), Delivery: "M-1"}
+	msg := &storedMessage{MaestroMessage: wire.MaestroMessage{ID: id, From: "wilco", To: "a", Subject: "s", Priority: "normal", Status: "unread",
+		Content: wire.MaestroRawContent(`{"type":"request","message":"hi"}`)}, WilcoDelivery: "M-1"}
 	if err := m.add(mailboxAdd{"a", "inbox", msg}); err != nil {
 		t.Fatal(err)
 	}
@@ -360,9 +361,9 @@ func TestAIMaestroMailboxSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := again.get("a", "inbox", id)
-	if !ok || got.Status != "read" || got.Delivery != "M-1" {
-		t.Fatalf("reopened %+v %v", got, ok)
+	_, got := again.inboxOwner(id)
+	if got == nil || got.Status != "read" || got.WilcoDelivery != "M-1" {
+		t.Fatalf("reopened %+v", got)
 	}
 	if id := again.nextID(testTime); !strings.HasSuffix(id, "-2") {
 		t.Fatalf("id sequence restarted: %s", id)

@@ -7,6 +7,7 @@ import (
 
 	"wilco/core"
 	"wilco/store"
+	"wilco/wire"
 )
 
 type askRequest struct {
@@ -24,7 +25,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusCreated, c)
+	WriteJSON(w, http.StatusCreated, consultation(c))
 	return nil
 }
 
@@ -45,7 +46,7 @@ func (s *Server) askResult(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, c)
+	WriteJSON(w, http.StatusOK, consultation(c))
 	return nil
 }
 
@@ -60,9 +61,9 @@ func (s *Server) consultation(ctx context.Context, id, agent string, wait time.D
 		case err != nil:
 			return c, err
 		case !ok:
-			return c, Errorf(CodeNotFound, "no question %q", id)
+			return c, Errorf(wire.CodeNotFound, "no question %q", id)
 		case c.From != agent:
-			return c, Errorf(CodePermissionDenied, "question %s was asked by another agent", id)
+			return c, Errorf(wire.CodePermissionDenied, "question %s was asked by another agent", id)
 		}
 		return c, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 // NewToken returns a new random token: 32 bytes from crypto/rand, base64url
@@ -94,7 +95,7 @@ func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
 		return caller{}, nil
 	case Loopback:
 		if !isLoopback(r) {
-			return caller{}, Errorf(CodePermissionDenied, "this route answers loopback clients only")
+			return caller{}, Errorf(wire.CodePermissionDenied, "this route answers loopback clients only")
 		}
 		// A token is needed as on every other route: without one, anyone
 		// could acknowledge or complete another agent's task.
@@ -108,10 +109,10 @@ func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
 				return c, err
 			}
 		}
-		return caller{}, Errorf(CodeUnauthenticated, "missing token: send Authorization: Bearer <token> (or log in to the page)")
+		return caller{}, Errorf(wire.CodeUnauthenticated, "missing token: send Authorization: Bearer <token> (or log in to the page)")
 	}
 	if tok == "" {
-		return caller{}, Errorf(CodeUnauthenticated, "malformed Authorization header: want Bearer <token>")
+		return caller{}, Errorf(wire.CodeUnauthenticated, "malformed Authorization header: want Bearer <token>")
 	}
 	c, err := s.identify(tok)
 	if err != nil {
@@ -119,11 +120,11 @@ func (s *Server) authenticate(r *http.Request, need Auth) (caller, error) {
 	}
 	switch {
 	case !c.admin && c.agent == "":
-		return caller{}, Errorf(CodeUnauthenticated, "unknown token")
+		return caller{}, Errorf(wire.CodeUnauthenticated, "unknown token")
 	case need == Admin && !c.admin:
-		return c, Errorf(CodePermissionDenied, "an agent's token may not use the control API")
+		return c, Errorf(wire.CodePermissionDenied, "an agent's token may not use the control API")
 	case need == AgentOnly && c.agent == "":
-		return c, Errorf(CodePermissionDenied, "this route is the agent's side: use the agent's token, not the admin token")
+		return c, Errorf(wire.CodePermissionDenied, "this route is the agent's side: use the agent's token, not the admin token")
 	}
 	return c, nil
 }

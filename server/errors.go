@@ -9,23 +9,7 @@ import (
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store"
-)
-
-// Code is the error.code of an error response.
-type Code string
-
-// Error codes. The first six are the API's general ones; the others name
-// particular conditions.
-const (
-	CodeInvalid          Code = "invalid_argument"
-	CodeUnauthenticated  Code = "unauthenticated"
-	CodePermissionDenied Code = "permission_denied"
-	CodeNotFound         Code = "not_found"
-	CodeConflict         Code = "conflict"
-	CodeTooLarge         Code = "too_large"
-	CodeMethodNotAllowed Code = "method_not_allowed"
-	CodeUnavailable      Code = "unavailable"
-	CodeInternal         Code = "internal"
+	"wilco/wire"
 )
 
 // errorTable is the one place that maps every error to its HTTP status and
@@ -33,29 +17,29 @@ const (
 // theirs, an oversize body, a stopped runtime, and anything else (a bug or
 // an I/O failure) as internal.
 var errorTable = []struct {
-	code   Code
+	code   wire.Code
 	status int
 	match  func(error) bool
 }{
-	{CodeInvalid, http.StatusBadRequest, isCode(core.Invalid, CodeInvalid)},
-	{CodeUnauthenticated, http.StatusUnauthorized, isCode("", CodeUnauthenticated)},
-	{CodePermissionDenied, http.StatusForbidden, isCode(core.PermissionDenied, CodePermissionDenied)},
-	{CodeNotFound, http.StatusNotFound, isCode(core.NotFound, CodeNotFound)},
-	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, isCode("", CodeMethodNotAllowed)},
-	{CodeConflict, http.StatusConflict, isCode(core.Conflict, CodeConflict)},
-	{CodeTooLarge, http.StatusRequestEntityTooLarge, func(err error) bool {
+	{wire.CodeInvalidArgument, http.StatusBadRequest, isCode(core.Invalid, wire.CodeInvalidArgument)},
+	{wire.CodeUnauthenticated, http.StatusUnauthorized, isCode("", wire.CodeUnauthenticated)},
+	{wire.CodePermissionDenied, http.StatusForbidden, isCode(core.PermissionDenied, wire.CodePermissionDenied)},
+	{wire.CodeNotFound, http.StatusNotFound, isCode(core.NotFound, wire.CodeNotFound)},
+	{wire.CodeMethodNotAllowed, http.StatusMethodNotAllowed, isCode("", wire.CodeMethodNotAllowed)},
+	{wire.CodeConflict, http.StatusConflict, isCode(core.Conflict, wire.CodeConflict)},
+	{wire.CodeTooLarge, http.StatusRequestEntityTooLarge, func(err error) bool {
 		var mb *http.MaxBytesError
-		return errors.As(err, &mb) || isCode("", CodeTooLarge)(err)
+		return errors.As(err, &mb) || isCode("", wire.CodeTooLarge)(err)
 	}},
-	{CodeUnavailable, http.StatusServiceUnavailable, func(err error) bool {
+	{wire.CodeUnavailable, http.StatusServiceUnavailable, func(err error) bool {
 		return errors.Is(err, runtime.ErrClosed) || errors.Is(err, runtime.ErrStopped) || errors.Is(err, runtime.ErrStandby) ||
 			errors.Is(err, store.ErrLeaseLost) || errors.Is(err, context.Canceled) ||
-			errors.Is(err, context.DeadlineExceeded) || isCode("", CodeUnavailable)(err)
+			errors.Is(err, context.DeadlineExceeded) || isCode("", wire.CodeUnavailable)(err)
 	}},
 }
 
 // isCode matches a core refusal of code c, or a server error of code s.
-func isCode(c core.Code, s Code) func(error) bool {
+func isCode(c core.Code, s wire.Code) func(error) bool {
 	return func(err error) bool {
 		if c != "" && core.CodeOf(err) == c {
 			return true
@@ -66,53 +50,45 @@ func isCode(c core.Code, s Code) func(error) bool {
 }
 
 // classify returns the status and code of err.
-func classify(err error) (int, Code) {
+func classify(err error) (int, wire.Code) {
 	for _, row := range errorTable {
 		if row.match(err) {
 			return row.status, row.code
 		}
 	}
-	return http.StatusInternalServerError, CodeInternal
+	return http.StatusInternalServerError, wire.CodeInternal
 }
 
 // Error is an error of the server's own, with its code. Handlers (and the
 // routes other packages plug in) may also return a *core.Error, which the
 // table maps by its core.Code.
 type Error struct {
-	Code Code
+	Code wire.Code
 	Msg  string
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 // Errorf returns an *Error of the given code.
-func Errorf(code Code, format string, args ...any) error {
+func Errorf(code wire.Code, format string, args ...any) error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-func invalidf(format string, args ...any) error { return Errorf(CodeInvalid, format, args...) }
-
-func notFoundf(format string, args ...any) error { return Errorf(CodeNotFound, format, args...) }
-
-// errorBody is the API's error response.
-type errorBody struct {
-	Error errorDetail `json:"error"`
+func invalidf(format string, args ...any) error {
+	return Errorf(wire.CodeInvalidArgument, format, args...)
 }
 
-type errorDetail struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
-}
+func notFoundf(format string, args ...any) error { return Errorf(wire.CodeNotFound, format, args...) }
 
 // message is what the client is told. An internal error's text may hold
 // paths or driver messages: it goes to the log, not to the client.
-func message(err error, code Code) string {
+func message(err error, code wire.Code) string {
 	switch code {
-	case CodeInternal:
+	case wire.CodeInternal:
 		return "internal error; see the server log"
-	case CodeTooLarge:
+	case wire.CodeTooLarge:
 		return fmt.Sprintf("request body is larger than %d bytes", MaxBody)
-	case CodeUnavailable:
+	case wire.CodeUnavailable:
 		if errors.Is(err, runtime.ErrClosed) {
 			return "wilco is shutting down"
 		}
@@ -138,5 +114,5 @@ func WriteError(w http.ResponseWriter, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wilco"`)
 	}
-	WriteJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message(err, code)}})
+	WriteJSON(w, status, wire.NewError(code, message(err, code)))
 }

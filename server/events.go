@@ -12,6 +12,7 @@ import (
 
 	"wilco/runtime"
 	"wilco/store"
+	"wilco/wire"
 )
 
 // Page sizes of GET /v1/events?follow=false.
@@ -64,13 +65,12 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request, f runtime.Str
 	if err != nil {
 		return err
 	}
-	out := make([]EventView, 0, len(evs))
-	next := f.After
+	out := wire.EventPage{Events: make([]wire.Event, 0, len(evs)), Next: f.After}
 	for _, ev := range evs {
-		out = append(out, eventView(ev))
-		next = ev.Seq
+		out.Events = append(out.Events, eventView(ev))
+		out.Next = ev.Seq
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"events": out, "next": next})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

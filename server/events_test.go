@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 // sse reads a Server-Sent Events stream.
@@ -25,7 +26,7 @@ type sse struct {
 type sseEvent struct {
 	id       uint64
 	typ      string
-	data     EventView
+	data     wire.Event
 	comments []string
 }
 
@@ -103,8 +104,8 @@ func TestEventPage(t *testing.T) {
 	start := b.head()
 	b.registerAgents("a", 5)
 	var page struct {
-		Events []EventView `json:"events"`
-		Next   uint64      `json:"next"`
+		Events []wire.Event `json:"events"`
+		Next   uint64       `json:"next"`
 	}
 	b.must(200, b.call("GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=3", start), adminToken, nil), &page)
 	if len(page.Events) != 3 || page.Events[0].Seq != start+1 || page.Next != start+3 || page.Events[0].Type != core.TypeAgentRegistered {

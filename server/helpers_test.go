@@ -10,17 +10,20 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"wilco/apicheck"
 	"wilco/config"
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store"
 	"wilco/store/sqlite"
+	"wilco/wire"
 )
 
 const adminToken = "admin-secret-token"
@@ -40,6 +43,9 @@ type testBundle struct {
 	tokens map[string]string
 	// broken is the store under the runtime with setupOpts.breakable.
 	broken *breakableStore
+	// check checks every answer against the server's OpenAPI document.
+	check     *apicheck.Checker
+	checkOnce sync.Once
 }
 
 type setupOpts struct {
@@ -204,7 +210,37 @@ func (b *testBundle) call(method, path, token string, body any, header ...string
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, header: resp.Header, body: data}
+	out := response{status: resp.StatusCode, header: resp.Header, body: data}
+	if err := b.checker().Check(method, req.URL.Path, out.status, out.header, out.body); err != nil {
+		b.t.Errorf("the answer is not what the OpenAPI document says: %v", err)
+	}
+	return out
+}
+
+// checkers are the answers' checkers, by OpenAPI document: a server's
+// routes (plug-ins, AI Maestro's) make its document.
+var checkers sync.Map
+
+// checker checks the server's answers against its OpenAPI document.
+func (b *testBundle) checker() *apicheck.Checker {
+	b.t.Helper()
+	b.checkOnce.Do(func() {
+		doc, err := json.Marshal(b.srv.OpenAPI())
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if c, ok := checkers.Load(string(doc)); ok {
+			b.check = c.(*apicheck.Checker)
+			return
+		}
+		c, err := apicheck.New(doc)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		got, _ := checkers.LoadOrStore(string(doc), c)
+		b.check = got.(*apicheck.Checker)
+	})
+	return b.check
 }
 
 // must checks the status and decodes the body into out (when given).
@@ -225,8 +261,8 @@ func (b *testBundle) must(status int, r response, out ...any) response {
 func (b *testBundle) agent(name string, caps ...string) string {
 	b.t.Helper()
 	var out struct {
-		Agent AgentView `json:"agent"`
-		Token string    `json:"token"`
+		Agent wire.Agent `json:"agent"`
+		Token string     `json:"token"`
 	}
 	b.must(201, b.call("POST", "/v1/agents", adminToken, map[string]any{"name": name, "adapter": "mailbox", "capabilities": caps}), &out)
 	if out.Token == "" || out.Agent.Name != name {

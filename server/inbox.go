@@ -2,12 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 // wakes are the server's own inbox signals, for what the core queues
@@ -70,29 +70,18 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"messages": nonNil(s.signed(msgs))})
+	WriteJSON(w, http.StatusOK, wire.Inbox{Messages: inboxMessages(msgs, s.orch)})
 	return nil
 }
 
 // Push hands over what waits for agent, as a transport that pushes an
 // agent's messages (package natsbox) does when one lands: core.Push, not
 // the agent asking, so that the agent is not counted as heard from.
-func (s *Server) Push(ctx context.Context, agent string) ([]core.InboxMessage, error) {
+func (s *Server) Push(ctx context.Context, agent string) ([]wire.InboxMessage, error) {
 	msgs, err := do(ctx, s, func(c *core.State, now time.Time) ([]core.InboxMessage, error) {
 		return c.Push(now, agent)
 	})
-	return s.signed(msgs), err
-}
-
-// signed puts the orchestrator's configured name on its messages: the name
-// the agent writes back to.
-func (s *Server) signed(msgs []core.InboxMessage) []core.InboxMessage {
-	for i := range msgs {
-		if msgs[i].From == core.Orchestrator {
-			msgs[i].From = s.orch
-		}
-	}
-	return msgs
+	return inboxMessages(msgs, s.orch), err
 }
 
 // poll runs dispatch cycles for agent until one returns messages or wait
@@ -135,17 +124,10 @@ func (s *Server) park(r *http.Request, agent string, coreSig, ownSig <-chan stru
 	return false, nil
 }
 
-type replyRequest struct {
-	InReplyTo string          `json:"in_reply_to"`
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Data      json.RawMessage `json:"data"`
-}
-
 // reply interprets the calling agent's answer with the acknowledgment
 // language (core.Reply): it may answer only what was sent to it.
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
-	var req replyRequest
+	var req wire.Reply
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -157,12 +139,12 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("data: want a JSON object of one of the reply forms")
 	}
 	in, err := s.interpret(r, core.ReplyInput{
-		Agent: AgentName(r.Context()), InReplyTo: req.InReplyTo, Text: req.Text, Type: req.Type, Data: data,
+		Agent: AgentName(r.Context()), InReplyTo: req.InReplyTo, Text: req.Text, Type: string(req.Type), Data: data,
 	})
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusAccepted, map[string]any{"interpreted": in})
+	WriteJSON(w, http.StatusAccepted, wire.Interpreted{Interpreted: interpretation(in)})
 	return nil
 }
 

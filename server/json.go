@@ -6,15 +6,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"wilco/wire"
 )
 
 // MaxBody is the largest request body accepted.
 const MaxBody = 1 << 20
 
-var errEmptyBody = &Error{Code: CodeInvalid, Msg: "the request body is empty: send a JSON object"}
+var errEmptyBody = &Error{Code: wire.CodeInvalidArgument, Msg: "the request body is empty: send a JSON object"}
 
 // DecodeJSON reads the request body into v strictly: one JSON object, no
 // unknown field (the error names it), no trailing data, at most MaxBody
@@ -61,10 +64,13 @@ func jsonError(err error) error {
 		return invalidf("malformed JSON at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))
 	case errors.As(err, &typ):
 		field := typ.Field
-		if field == "" {
-			return invalidf("malformed JSON: a %s where %s was expected", typ.Value, typeName(typ.Type.String()))
+		if typ.Type == reflect.TypeFor[wire.Duration]() {
+			return invalidf("%s: want a Go duration such as \"30s\", got %s", field, strings.TrimPrefix(typ.Value, "string "))
 		}
-		return invalidf("field %q: want %s, got %s", field, typeName(typ.Type.String()), typ.Value)
+		if field == "" {
+			return invalidf("malformed JSON: a %s where %s was expected", typ.Value, typeName(typ.Type))
+		}
+		return invalidf("field %q: want %s, got %s", field, typeName(typ.Type), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return invalidf("malformed JSON: the body ends in the middle of its object")
 	}
@@ -75,20 +81,23 @@ func jsonError(err error) error {
 	return invalidf("malformed JSON: %s", msg)
 }
 
-func typeName(t string) string {
-	switch {
-	case t == "string":
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
 		return "a string"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16,
+		reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return "a number"
-	case t == "bool":
+	case reflect.Bool:
 		return "true or false"
-	case strings.HasPrefix(t, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "a list"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "server."), strings.HasPrefix(t, "struct"):
+	case reflect.Map, reflect.Struct:
 		return "an object"
+	case reflect.Pointer:
+		return typeName(t.Elem())
 	}
-	return t
+	return t.String()
 }
 
 // WriteJSON writes v as the response body with the status.
@@ -114,6 +123,14 @@ func duration(field, s string) (time.Duration, error) {
 		return 0, invalidf("%s: must not be negative, got %q", field, s)
 	}
 	return d, nil
+}
+
+// nonNegative is a request field's duration, refused when negative.
+func nonNegative(field string, d wire.Duration) (time.Duration, error) {
+	if d < 0 {
+		return 0, invalidf("%s: must not be negative, got %q", field, d.String())
+	}
+	return time.Duration(d), nil
 }
 
 // uintParam reads a non-negative integer query parameter; def when absent.
@@ -161,19 +178,4 @@ func checkQuery(r *http.Request, known ...string) error {
 		}
 	}
 	return nil
-}
-
-// timePtr is nil for the zero time, so that it encodes as null.
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

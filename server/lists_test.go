@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 type taskListPage struct {
-	Tasks  []TaskBrief            `json:"tasks"`
+	Tasks  []wire.TaskBrief       `json:"tasks"`
 	Next   string                 `json:"next"`
 	Total  int                    `json:"total"`
 	Counts map[core.TaskState]int `json:"counts"`
@@ -69,7 +70,7 @@ func TestTaskListPagesBriefRowsWithACursorAndCounts(t *testing.T) {
 		t.Fatalf("active tasks: %+v", p)
 	}
 	var all struct {
-		Tasks []TaskView `json:"tasks"`
+		Tasks []wire.Task `json:"tasks"`
 	}
 	b.must(200, b.call("GET", "/v1/tasks", adminToken, nil), &all)
 	if len(all.Tasks) != 25 || all.Tasks[0].ID != "T-1" || all.Tasks[24].Position == nil || *all.Tasks[24].Position != 24 {
@@ -92,7 +93,7 @@ func TestOperationAndInstructionListsKeepTheNewest(t *testing.T) {
 		b.must(201, b.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"alpha"}}))
 		b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS"}))
 	}
-	var ops struct{ Operations []OperationView }
+	var ops struct{ Operations []wire.Operation }
 	b.must(200, b.call("GET", "/v1/operations?limit=2", adminToken, nil), &ops)
 	if len(ops.Operations) != 2 || ops.Operations[0].ID != "OP-2" || ops.Operations[1].ID != "OP-3" || len(ops.Operations[0].Agents) != 1 {
 		t.Fatalf("operations %+v", ops.Operations)
@@ -101,7 +102,7 @@ func TestOperationAndInstructionListsKeepTheNewest(t *testing.T) {
 	if len(ops.Operations) != 0 {
 		t.Fatalf("done operations %+v", ops.Operations)
 	}
-	var ins struct{ Instructions []InstructionView }
+	var ins struct{ Instructions []wire.Instruction }
 	b.must(200, b.call("GET", "/v1/instructions?limit=1", adminToken, nil), &ins)
 	if len(ins.Instructions) != 1 || ins.Instructions[0].ID != "I-3" {
 		t.Fatalf("instructions %+v", ins.Instructions)
@@ -119,7 +120,7 @@ func TestAgentViewShowsLastSeenCurrentTaskAndRecord(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tok := b.agent("alpha")
-	var a AgentView
+	var a wire.Agent
 	b.must(200, b.call("GET", "/v1/agents/alpha", adminToken, nil), &a)
 	if a.LastSeen != nil || a.CurrentTask != "" {
 		t.Fatalf("a new agent: %+v", a)
@@ -131,7 +132,7 @@ func TestAgentViewShowsLastSeenCurrentTaskAndRecord(t *testing.T) {
 	if a.LastSeen == nil || a.LastSeen.Before(before) || a.CurrentTask != "T-1" || a.FinishedTasks != 0 {
 		t.Fatalf("after a poll, holding T-1: %+v", a)
 	}
-	var list struct{ Agents []AgentView }
+	var list struct{ Agents []wire.Agent }
 	b.must(200, b.call("GET", "/v1/agents", adminToken, nil), &list)
 	if len(list.Agents) != 1 || list.Agents[0].CurrentTask != "T-1" || list.Agents[0].LastSeen == nil {
 		t.Fatalf("list %+v", list.Agents)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"wilco/atomicfile"
+	"wilco/wire"
 )
 
 // maestroTime is how AI Maestro writes times (JavaScript's toISOString).
@@ -21,56 +22,16 @@ const maestroTime = "2006-01-02T15:04:05.000Z07:00"
 // go first, then the oldest read ones, then the oldest.
 const maxPerBox = 1000
 
-// maestroMessage is a message in AI Maestro's shape (lib/messageQueue.ts,
-// Message).
-type maestroMessage struct {
-	ID        string          `json:"id"`
-	From      string          `json:"from"`
-	FromAlias string          `json:"fromAlias,omitempty"`
-	FromHost  string          `json:"fromHost,omitempty"`
-	To        string          `json:"to"`
-	ToAlias   string          `json:"toAlias,omitempty"`
-	ToHost    string          `json:"toHost,omitempty"`
-	Timestamp string          `json:"timestamp"`
-	Subject   string          `json:"subject"`
-	Priority  string          `json:"priority"`
-	Status    string          `json:"status"`
-	Content   json.RawMessage `json:"content"`
-	InReplyTo string          `json:"inReplyTo,omitempty"`
-	// Delivery is the wilco delivery the message is a send of ("" for a
-	// message an agent wrote).
-	Delivery string `json:"-"`
+// content reads a message's content's type and text.
+func maestroContent(c wire.MaestroRawContent) (typ, msg string) {
+	var f wire.MaestroContent
+	_ = json.Unmarshal(c, &f)
+	return f.Type, f.Message
 }
 
-// maestroSummary is a listing's entry (lib/messageQueue.ts, MessageSummary).
-type maestroSummary struct {
-	ID        string `json:"id"`
-	From      string `json:"from"`
-	FromAlias string `json:"fromAlias,omitempty"`
-	FromHost  string `json:"fromHost,omitempty"`
-	To        string `json:"to"`
-	ToAlias   string `json:"toAlias,omitempty"`
-	ToHost    string `json:"toHost,omitempty"`
-	Timestamp string `json:"timestamp"`
-	Subject   string `json:"subject"`
-	Priority  string `json:"priority"`
-	Status    string `json:"status"`
-	Type      string `json:"type"`
-	Preview   string `json:"preview"`
-}
-
-func (m *maestroMessage) content() (typ, msg string) {
-	var c struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(m.Content, &c)
-	return c.Type, c.Message
-}
-
-func (m *maestroMessage) summary() maestroSummary {
-	typ, msg := m.content()
-	return maestroSummary{
+func summary(m wire.MaestroMessage) wire.MaestroSummary {
+	typ, msg := maestroContent(m.Content)
+	return wire.MaestroSummary{
 		ID: m.ID, From: m.From, FromAlias: m.FromAlias, FromHost: m.FromHost, To: m.To, ToAlias: m.ToAlias, ToHost: m.ToHost,
 		Timestamp: m.Timestamp, Subject: m.Subject, Priority: m.Priority, Status: m.Status, Type: typ, Preview: preview(msg, 100),
 	}
@@ -100,9 +61,10 @@ type ownBoxes struct {
 	Sent  []*storedMessage `json:"sent"`
 }
 
-// storedMessage is a message with what the file keeps beside it.
+// storedMessage is a message with the wilco delivery it is a send of (""
+// for a message an agent wrote).
 type storedMessage struct {
-	maestroMessage
+	wire.MaestroMessage
 	WilcoDelivery string `json:"wilcoDelivery,omitempty"`
 }
 
@@ -124,13 +86,6 @@ func openMailbox(path string) (*mailbox, error) {
 	if m.Boxes == nil {
 		m.Boxes = map[string]*ownBoxes{}
 	}
-	for _, b := range m.Boxes {
-		for _, list := range [][]*storedMessage{b.Inbox, b.Sent} {
-			for _, sm := range list {
-				sm.Delivery = sm.WilcoDelivery
-			}
-		}
-	}
 	return m, nil
 }
 
@@ -138,13 +93,6 @@ func openMailbox(path string) (*mailbox, error) {
 func (m *mailbox) save() error {
 	if m.path == "" {
 		return nil
-	}
-	for _, b := range m.Boxes {
-		for _, list := range [][]*storedMessage{b.Inbox, b.Sent} {
-			for _, sm := range list {
-				sm.WilcoDelivery = sm.Delivery
-			}
-		}
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -176,9 +124,10 @@ func (m *mailbox) add(adds ...mailboxAdd) error {
 	defer m.mu.Unlock()
 	for _, a := range adds {
 		b := m.own(a.owner)
-		sm := &storedMessage{maestroMessage: *a.msg}
+		c := *a.msg
+		sm := &c
 		if a.box == "sent" {
-			sm.Status = "read"
+			sm.Status = wire.StatusRead
 			b.Sent = trim(append(b.Sent, sm))
 		} else {
 			b.Inbox = trim(append(b.Inbox, sm))
@@ -189,13 +138,13 @@ func (m *mailbox) add(adds ...mailboxAdd) error {
 
 type mailboxAdd struct {
 	owner, box string
-	msg        *maestroMessage
+	msg        *storedMessage
 }
 
 func trim(list []*storedMessage) []*storedMessage {
 	for _, drop := range []string{"archived", "read", ""} {
 		for len(list) > maxPerBox {
-			i := slices.IndexFunc(list, func(sm *storedMessage) bool { return drop == "" || sm.Status == drop })
+			i := slices.IndexFunc(list, func(sm *storedMessage) bool { return drop == "" || string(sm.Status) == drop })
 			if i < 0 {
 				break
 			}
@@ -223,18 +172,18 @@ type listFilter struct {
 }
 
 // list returns summaries of the owner's box, newest first.
-func (m *mailbox) list(owner, box string, f listFilter) []maestroSummary {
+func (m *mailbox) list(owner, box string, f listFilter) []wire.MaestroSummary {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []maestroSummary{}
+	out := []wire.MaestroSummary{}
 	list := m.box(owner, box)
 	for i := len(list) - 1; i >= 0; i-- {
 		sm := list[i]
-		if f.status != "" && sm.Status != f.status || f.priority != "" && sm.Priority != f.priority ||
+		if f.status != "" && string(sm.Status) != f.status || f.priority != "" && string(sm.Priority) != f.priority ||
 			f.from != "" && sm.From != f.from && sm.FromAlias != f.from || f.to != "" && sm.To != f.to && sm.ToAlias != f.to {
 			continue
 		}
-		out = append(out, sm.summary())
+		out = append(out, summary(sm.MaestroMessage))
 		if f.limit > 0 && len(out) == f.limit {
 			break
 		}
@@ -243,25 +192,25 @@ func (m *mailbox) list(owner, box string, f listFilter) []maestroSummary {
 }
 
 // get returns a copy of one message of the owner's box.
-func (m *mailbox) get(owner, box, id string) (maestroMessage, bool) {
+func (m *mailbox) get(owner, box, id string) (wire.MaestroMessage, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, sm := range m.box(owner, box) {
 		if sm.ID == id {
-			return sm.maestroMessage, true
+			return sm.MaestroMessage, true
 		}
 	}
-	return maestroMessage{}, false
+	return wire.MaestroMessage{}, false
 }
 
 // inboxOwner returns whose inbox holds the message id ("" for none).
-func (m *mailbox) inboxOwner(id string) (string, *maestroMessage) {
+func (m *mailbox) inboxOwner(id string) (string, *storedMessage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for owner, b := range m.Boxes {
 		for _, sm := range b.Inbox {
 			if sm.ID == id {
-				c := sm.maestroMessage
+				c := *sm
 				return owner, &c
 			}
 		}
@@ -270,7 +219,7 @@ func (m *mailbox) inboxOwner(id string) (string, *maestroMessage) {
 }
 
 // mark sets a message's status in the owner's inbox.
-func (m *mailbox) mark(owner, id, status string) (bool, error) {
+func (m *mailbox) mark(owner, id string, status wire.MaestroStatus) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, sm := range m.box(owner, "inbox") {

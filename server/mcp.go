@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"wilco/client"
 	"wilco/core"
 	"wilco/mcpserver"
+	"wilco/wire"
 )
 
 // mcp is wilco's MCP server for agents over HTTP (MCP's streamable HTTP
@@ -40,7 +40,7 @@ type mcpReplier struct {
 
 // Ask asks a scout as the agent and waits for the answer, as POST /v1/ask
 // and GET /v1/ask/{id} do.
-func (m mcpReplier) Ask(ctx context.Context, scout, question string, wait time.Duration) (*client.Consultation, error) {
+func (m mcpReplier) Ask(ctx context.Context, scout, question string, wait time.Duration) (*wire.Consultation, error) {
 	c, err := m.s.askScout(ctx, m.agent, scout, question)
 	if err != nil {
 		return nil, err
@@ -48,16 +48,15 @@ func (m mcpReplier) Ask(ctx context.Context, scout, question string, wait time.D
 	if c, err = m.s.consultation(ctx, c.ID, m.agent, min(wait, m.s.opts.MaxWait)); err != nil {
 		return nil, err
 	}
-	out := &client.Consultation{ID: c.ID, TaskID: c.TaskID, Attempt: c.Attempt, From: c.From, Scout: c.Scout, Question: c.Question,
-		State: c.State, Answer: c.Answer, Error: c.Error, AskedAt: c.AskedAt}
-	return out, nil
+	out := consultation(c)
+	return &out, nil
 }
 
-func (m mcpReplier) Reply(_ context.Context, rep client.Reply) (*client.Interpretation, error) {
-	in, err := m.s.interpret(m.r, core.ReplyInput{Agent: m.agent, InReplyTo: rep.InReplyTo, Text: rep.Text, Type: rep.Type, Data: rep.Data})
+func (m mcpReplier) Reply(_ context.Context, rep wire.Reply) (*wire.Interpretation, error) {
+	in, err := m.s.interpret(m.r, core.ReplyInput{Agent: m.agent, InReplyTo: rep.InReplyTo, Text: rep.Text, Type: string(rep.Type), Data: rep.Data})
 	if err != nil {
 		return nil, err
 	}
-	return &client.Interpretation{Kind: in.Kind, DeliveryID: in.DeliveryID, TaskID: in.TaskID, Status: in.Status,
-		Understanding: in.Understanding, Questions: in.Questions, Action: in.Action, Acknowledged: in.Acknowledged}, nil
+	out := interpretation(in)
+	return &out, nil
 }

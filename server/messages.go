@@ -6,30 +6,18 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
-
-type sendMessageRequest struct {
-	To      string `json:"to"`
-	Type    string `json:"type"`
-	Subject string `json:"subject"`
-	Body    string `json:"body"`
-	TaskID  string `json:"task_id"`
-	// For task delegations: what the task needs (reassignment) and asks
-	// (the understanding check).
-	Capabilities       []string `json:"capabilities"`
-	AcceptanceCriteria []string `json:"acceptance_criteria"`
-	Description        string   `json:"description"`
-}
 
 // messageTypes are the types POST /v1/messages takes (instructions have
 // their own route).
-var messageTypes = map[string]core.MessageType{
-	"task_delegation": core.TypeDelegation,
-	"conversation":    core.TypeConversation,
+var messageTypes = map[wire.MessageType]core.MessageType{
+	wire.TypeDelegation:   core.TypeDelegation,
+	wire.TypeConversation: core.TypeConversation,
 }
 
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
-	var req sendMessageRequest
+	var req wire.SendMessage
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -40,7 +28,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	if req.Type != "" {
 		var ok bool
 		if typ, ok = messageTypes[req.Type]; !ok {
-			if req.Type == string(core.TypeInstruction) {
+			if req.Type == wire.TypeInstruction {
 				return invalidf("type %q: instructions are sent with POST /v1/instructions", req.Type)
 			}
 			return invalidf("type %q: must be task_delegation or conversation (or leave it out to classify the body)", req.Type)
@@ -70,18 +58,18 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	agent, typ, task := q.Get("agent"), q.Get("type"), q.Get("task")
-	out := []MessageView{}
+	out := wire.MessageList{Messages: []wire.Message{}}
 	if err := s.read(func(c *core.State) {
 		for _, d := range c.Deliveries(func(d *core.Delivery) bool {
 			return (agent == "" || d.To == agent) && (state == "" || d.State == state) &&
 				(typ == "" || string(d.Type) == typ) && (task == "" || d.TaskID == task)
 		}) {
-			out = append(out, messageView(d, s.orch))
+			out.Messages = append(out.Messages, messageView(d, s.orch))
 		}
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"messages": out})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -121,9 +109,7 @@ func kindName(keep func(core.Delivery) bool) string {
 func isInstruction(d core.Delivery) bool { return d.Policy == core.PolicyCycles }
 
 func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req wire.Reason
 	if err := optionalBody(r, &req); err != nil {
 		return err
 	}
@@ -139,9 +125,7 @@ func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) clarifyMessage(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Answers []string `json:"answers"`
-	}
+	var req wire.Clarify
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -178,15 +162,8 @@ func deliveryState(s string) (core.DeliveryState, error) {
 
 // --- instructions --------------------------------------------------------------
 
-type instructionRequest struct {
-	Agent      string        `json:"agent"`
-	Content    string        `json:"content"`
-	MaxRetries *int          `json:"max_retries"`
-	AckWhen    *core.Matcher `json:"ack_when"`
-}
-
 func (s *Server) createInstruction(w http.ResponseWriter, r *http.Request) error {
-	var req instructionRequest
+	var req wire.CreateInstruction
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -199,7 +176,7 @@ func (s *Server) createInstruction(w http.ResponseWriter, r *http.Request) error
 	d, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Delivery, error) {
 		return c.Send(now, core.SendRequest{
 			From: s.orch, To: req.Agent, Type: core.TypeInstruction, Body: req.Content,
-			MaxRetries: req.MaxRetries, Matcher: req.AckWhen,
+			MaxRetries: req.MaxRetries, Matcher: (*core.Matcher)(req.AckWhen),
 		})
 	})
 	if err != nil {
@@ -229,17 +206,17 @@ func (s *Server) listInstructions(w http.ResponseWriter, r *http.Request) error 
 		return invalidf("state %q: instructions are pending, sent, acknowledged, failed or cancelled", state)
 	}
 	agent := q.Get("agent")
-	out := []InstructionView{}
+	out := wire.InstructionList{Instructions: []wire.Instruction{}}
 	if err := s.read(func(c *core.State) {
 		for _, d := range newest(c.Deliveries(func(d *core.Delivery) bool {
 			return d.Policy == core.PolicyCycles && (state == "" || d.State == state) && (agent == "" || d.To == agent)
 		}), limit) {
-			out = append(out, instructionView(d))
+			out.Instructions = append(out.Instructions, instructionView(d))
 		}
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"instructions": out})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

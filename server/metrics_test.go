@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"wilco/wire"
 )
 
 func TestMetricsCountDeliveriesByPolicyAndPassPromtool(t *testing.T) {
@@ -12,7 +14,7 @@ func TestMetricsCountDeliveriesByPolicyAndPassPromtool(t *testing.T) {
 	b := setup(t)
 	tok := b.agent("alpha")
 	b.agent("beta")
-	var ins InstructionView
+	var ins wire.Instruction
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS", "max_retries": 1}), &ins)
 	b.inbox(tok) // sent
 	b.inbox(tok) // retried

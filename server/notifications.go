@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 // Notification listings.
@@ -14,51 +14,6 @@ const (
 	defaultNotificationPage = 100
 	maxNotificationPage     = 10000
 )
-
-// NotificationView is a notification and how its delivery went.
-type NotificationView struct {
-	ID   string `json:"id"`
-	Hook string `json:"hook"`
-	// Event is what happened: escalated, clarification, blocked, stuck,
-	// unresponsive, operation, permission, success or failed.
-	Event       core.NotifyEvent `json:"event"`
-	TaskID      string           `json:"task_id"`
-	Agent       string           `json:"agent,omitempty"`
-	OperationID string           `json:"operation_id,omitempty"`
-	// Subject is the task's first line (the operation's name).
-	Subject string `json:"subject,omitempty"`
-	// TaskState is the state the event left the task in (the agent's
-	// status, the operation's state); Reason says why.
-	TaskState string `json:"task_state"`
-	Reason    string `json:"reason"`
-	// State is the notification's: pending, delivered or failed.
-	State       core.NotificationState `json:"state"`
-	Attempts    int                    `json:"attempts"`
-	MaxAttempts int                    `json:"max_attempts"`
-	// LastError is why the last attempt failed ("" when none did);
-	// LastStatus its HTTP status (null when there was no answer).
-	LastError     string     `json:"last_error"`
-	LastStatus    *int       `json:"last_status"`
-	CreatedAt     time.Time  `json:"created_at"`
-	LastAttemptAt *time.Time `json:"last_attempt_at"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
-	FailedAt      *time.Time `json:"failed_at"`
-}
-
-func notificationView(n core.Notification, maxAttempts int) NotificationView {
-	v := NotificationView{
-		ID: n.ID, Hook: n.Hook, Event: n.Event, TaskID: n.TaskID, Agent: n.Agent, OperationID: n.OperationID,
-		Subject: n.Subject, TaskState: n.Status, Reason: n.Reason, State: n.State, Attempts: n.Attempts,
-		MaxAttempts: maxAttempts, LastError: n.LastError, CreatedAt: n.CreatedAt, LastAttemptAt: timePtr(n.LastAttemptAt),
-		NextAttemptAt: timePtr(n.TimerAt), DeliveredAt: timePtr(n.DeliveredAt), FailedAt: timePtr(n.FailedAt),
-	}
-	if n.LastStatus != 0 {
-		st := n.LastStatus
-		v.LastStatus = &st
-	}
-	return v
-}
 
 var notificationStates = []string{string(core.NotePending), string(core.NoteDelivered), string(core.NoteFailed)}
 
@@ -88,22 +43,22 @@ func (s *Server) listNotifications(w http.ResponseWriter, r *http.Request) error
 		return invalidf("limit: from 1 to %d, got %d", maxNotificationPage, limit)
 	}
 	hook, task := q.Get("hook"), q.Get("task")
-	out := []NotificationView{}
+	out := wire.NotificationList{Notifications: []wire.Notification{}}
 	if err := s.read(func(c *core.State) {
 		maxAttempts := c.Policies().Notify.MaxAttempts
 		for _, n := range c.Notifications(func(n *core.Notification) bool {
 			return (state == "" || string(n.State) == state) && (hook == "" || n.Hook == hook) &&
 				(task == "" || n.TaskID == task) && (event == "" || n.Event == event)
 		}) {
-			if len(out) == int(limit) {
+			if len(out.Notifications) == int(limit) {
 				break
 			}
-			out = append(out, notificationView(n, maxAttempts))
+			out.Notifications = append(out.Notifications, notificationView(n, maxAttempts))
 		}
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"notifications": out})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -112,7 +67,7 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	var v *NotificationView
+	var v *wire.Notification
 	if err := s.read(func(c *core.State) {
 		if n, ok := c.Notification(id); ok {
 			view := notificationView(n, c.Policies().Notify.MaxAttempts)
@@ -122,7 +77,7 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if v == nil {
-		return Errorf(CodeNotFound, "no notification %q", id)
+		return Errorf(wire.CodeNotFound, "no notification %q", id)
 	}
 	WriteJSON(w, http.StatusOK, v)
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"wilco/config"
 	"wilco/core"
+	"wilco/wire"
 )
 
 // notifyConfig has two hooks that hear of operations.
@@ -32,7 +33,7 @@ func TestNotificationsAreListedNewestFirstWithTheirDelivery(t *testing.T) {
 		return err
 	})
 	var list struct {
-		Notifications []NotificationView `json:"notifications"`
+		Notifications []wire.Notification `json:"notifications"`
 	}
 	b.must(200, b.call("GET", "/v1/notifications", adminToken, nil), &list)
 	ns := list.Notifications
@@ -40,12 +41,12 @@ func TestNotificationsAreListedNewestFirstWithTheirDelivery(t *testing.T) {
 		t.Fatalf("listing %+v", ns)
 	}
 	n1 := ns[3]
-	if n1.Hook != "ops" || n1.Event != core.NotifyOperation || n1.TaskID != "" || n1.OperationID != "OP-1" || n1.State != core.NotePending ||
+	if n1.Hook != "ops" || n1.Event != wire.NotifyOperation || n1.TaskID != "" || n1.OperationID != "OP-1" || n1.State != wire.NotificationPending ||
 		n1.Attempts != 1 || n1.LastError != "HTTP 502: bad gateway" || n1.LastStatus == nil || *n1.LastStatus != 502 ||
 		n1.NextAttemptAt == nil || n1.DeliveredAt != nil || n1.MaxAttempts != core.DefaultNotifyMaxAttempts || n1.TaskState != "waiting" {
 		t.Fatalf("N-1 %+v", n1)
 	}
-	if n2 := ns[2]; n2.State != core.NoteFailed || n2.FailedAt == nil || n2.LastStatus != nil || n2.LastError != "gone" {
+	if n2 := ns[2]; n2.State != wire.NotificationFailed || n2.FailedAt == nil || n2.LastStatus != nil || n2.LastError != "gone" {
 		t.Fatalf("N-2 %+v", n2)
 	}
 	b.must(200, b.call("GET", "/v1/notifications?state=failed", adminToken, nil), &list)
@@ -56,7 +57,7 @@ func TestNotificationsAreListedNewestFirstWithTheirDelivery(t *testing.T) {
 	if len(list.Notifications) != 2 || list.Notifications[0].ID != "N-3" || list.Notifications[1].ID != "N-1" {
 		t.Fatalf("pending of ops: %+v", list.Notifications)
 	}
-	var one NotificationView
+	var one wire.Notification
 	b.must(200, b.call("GET", "/v1/notifications/N-2", adminToken, nil), &one)
 	if one.ID != "N-2" || one.Hook != "chat" {
 		t.Fatalf("one %+v", one)

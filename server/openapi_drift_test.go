@@ -70,8 +70,34 @@ func goConstants(t *testing.T, dir string) map[string][]string {
 // "Task", "state" is the state property of Task.
 func schemaAt(t *testing.T, doc map[string]any, path ...string) map[string]any {
 	t.Helper()
-	s, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)[path[0]].(map[string]any)
+	schemas, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	// deref follows a reference to a component, a nullable one to what
+	// it is when not null, an array to its items and a map to its values.
+	deref := func(s map[string]any) map[string]any {
+		for s != nil {
+			if ref, ok := s["$ref"].(string); ok {
+				s, _ = schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+				continue
+			}
+			if alts, ok := s["anyOf"].([]any); ok && len(alts) > 0 {
+				s, _ = alts[0].(map[string]any)
+				continue
+			}
+			if items, ok := s["items"].(map[string]any); ok {
+				s = items
+				continue
+			}
+			if values, ok := s["additionalProperties"].(map[string]any); ok {
+				s = values
+				continue
+			}
+			break
+		}
+		return s
+	}
+	s, _ := schemas[path[0]].(map[string]any)
 	for _, p := range path[1:] {
+		s = deref(s)
 		if s == nil {
 			break
 		}
@@ -114,7 +140,7 @@ func TestOpenAPIEnumsAreGoValues(t *testing.T) {
 	doc := b.srv.OpenAPI()
 	core := goConstants(t, "../core")
 	ack := goConstants(t, "../ack")
-	srv := goConstants(t, ".")
+	wire := goConstants(t, "../wire")
 	for _, c := range []struct {
 		schema []string
 		goName string
@@ -127,13 +153,21 @@ func TestOpenAPIEnumsAreGoValues(t *testing.T) {
 		{[]string{"Operation", "state"}, "core.OperationState", core["OperationState"]},
 		{[]string{"Task", "state"}, "core.TaskState", core["TaskState"]},
 		{[]string{"TaskBrief", "state"}, "core.TaskState", core["TaskState"]},
+		{[]string{"Task", "phase"}, "core.Phase", core["Phase"]},
+		{[]string{"TaskBrief", "phase"}, "core.Phase", core["Phase"]},
+		{[]string{"Task", "consultations", "state"}, "core's consultation states", core["Consultation states."]},
+		{[]string{"Task", "review", "verdict"}, "ack.ReviewVerdict", ack["ReviewVerdict"]},
+		{[]string{"Stats", "retry_state", "task_retries", "failures", "failure_type"}, "core's failure types", core["Failure types."]},
+		{[]string{"Operation", "results", "status"}, "core.AgentStatus", core["AgentStatus"]},
 		{[]string{"Plan", "state"}, "core.PlanState", core["PlanState"]},
 		{[]string{"Notification", "state"}, "core.NotificationState", core["NotificationState"]},
 		{[]string{"Notification", "event"}, "core.NotifyEvent", core["NotifyEvent"]},
 		{[]string{"FailureRecord", "failure_type"}, "core's failure types", core["Failure types."]},
 		{[]string{"Respond", "action"}, "core's responses", core["Responses to an escalated or blocked task."]},
-		{[]string{"Error", "error", "code"}, "server.Code", srv["Code"]},
-		{[]string{"Interpreted", "interpreted", "kind"}, "ack.Kind", ack["Kind"]},
+		{[]string{"Error", "error", "code"}, "wire.Code", wire["Code"]},
+		{[]string{"MaestroError", "code"}, "wire.Code", wire["Code"]},
+		{[]string{"Interpreted", "interpreted", "kind"}, "ack.Kind and core's interpretation kinds",
+			append(slices.Clone(ack["Kind"]), core["Interpretation kinds of core's own."]...)},
 		{[]string{"Agent", "adapter"}, "config.Adapters", config.Adapters},
 		{[]string{"CreateAgent", "adapter"}, "config.Adapters", config.Adapters},
 		{[]string{"CreateAgent", "preset"}, "config.Presets", config.Presets},
@@ -222,5 +256,43 @@ func TestAPIDocListsEveryRouteAndEventType(t *testing.T) {
 	slices.Sort(inDoc)
 	if !slices.Equal(types, inDoc) {
 		t.Errorf("docs/API.md's event types differ from core's:\ncore %v\ndoc  %v", types, inDoc)
+	}
+}
+
+// Every body type of package wire is in the OpenAPI document (those of
+// GET /v1/cluster are in a PostgreSQL node's; Schemas is the generator):
+// the package holds the API's bodies and nothing the API does not answer
+// or take.
+func TestEveryWireBodyIsInTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, "../wire", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, setupOpts{aimaestro: true})
+	schemas := b.srv.OpenAPI()["components"].(map[string]any)["schemas"].(map[string]any)
+	notABody := map[string]bool{"ClusterView": true, "ClusterNode": true, "ClusterLease": true, "Schemas": true}
+	n := 0
+	for _, f := range pkgs["wire"].Files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if _, isStruct := ts.Type.(*ast.StructType); !isStruct || !ts.Name.IsExported() || notABody[ts.Name.Name] {
+					continue
+				}
+				n++
+				if _, ok := schemas[ts.Name.Name]; !ok {
+					t.Errorf("wire.%s is in no route's body", ts.Name.Name)
+				}
+			}
+		}
+	}
+	if n < 60 {
+		t.Fatalf("found only %d body types in package wire", n)
 	}
 }

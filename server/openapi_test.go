@@ -54,6 +54,8 @@ func TestOpenAPIEveryDocumentedRouteAnswers(t *testing.T) {
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "body": "hello"}))                   // M-1
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS"})) // I-1
 	b.must(201, b.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"alpha"}}))
+	b.must(201, b.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Add a flag", "id": "T-1"}))
+	b.must(201, b.call("POST", "/v1/plans", adminToken, map[string]any{"id": "03-01", "tasks": []any{map[string]any{"description": "a step"}}}))
 
 	doc := b.srv.OpenAPI()
 	paths := doc["paths"].(map[string]any)
@@ -113,24 +115,31 @@ func TestOpenAPIEveryDocumentedRouteAnswers(t *testing.T) {
 	}
 }
 
+// PluginIn and PluginOut are the bodies of a plug-in route.
+type (
+	PluginIn struct {
+		Description string `json:"description"`
+	}
+	PluginOut struct {
+		ID string `json:"id,omitempty"`
+	}
+)
+
 // Routes of other packages (tasks, plans, runs) get the same
 // authentication, error table and documentation.
 func TestPluginRoutes(t *testing.T) {
 	t.Parallel()
-	route := Route{Method: "POST", Path: "/v1/plugin", Auth: Admin, Summary: "A plug-in route.", Request: "PluginIn",
-		Responses: map[int]string{201: "PluginOut"},
-		Schemas:   map[string]any{"PluginIn": obj([]string{"description"}, map[string]any{"description": str}), "PluginOut": obj(nil, map[string]any{"id": str})},
+	route := Route{Method: "POST", Path: "/v1/plugin", Auth: Admin, Summary: "A plug-in route.", Request: PluginIn{},
+		Responses: map[int]any{201: PluginOut{}},
 		Handler: func(w http.ResponseWriter, r *http.Request) error {
-			var req struct {
-				Description string `json:"description"`
-			}
+			var req PluginIn
 			if err := DecodeJSON(r, &req); err != nil {
 				return err
 			}
 			if req.Description == "" {
 				return &core.Error{Code: core.Invalid, Msg: "description: required"}
 			}
-			WriteJSON(w, http.StatusCreated, map[string]string{"id": "T-1"})
+			WriteJSON(w, http.StatusCreated, PluginOut{ID: "T-1"})
 			return nil
 		}}
 	b := setup(t, setupOpts{routes: []Route{route}})
@@ -145,8 +154,10 @@ func TestPluginRoutes(t *testing.T) {
 	if !slices.Contains(DocumentedRoutes(doc), "POST /v1/plugin") {
 		t.Fatal("the plug-in route is not documented")
 	}
-	if _, ok := doc["components"].(map[string]any)["schemas"].(map[string]any)["SubmitTask"]; !ok {
-		t.Fatal("the plug-in schema is not documented")
+	for _, name := range []string{"SubmitTask", "PluginIn", "PluginOut"} {
+		if _, ok := doc["components"].(map[string]any)["schemas"].(map[string]any)[name]; !ok {
+			t.Fatalf("the schema %s is not documented", name)
+		}
 	}
 	_, err := New(Options{Runtime: b.rt, Store: b.st, Routes: []Route{{Method: "GET", Path: "/v1/agents", Handler: route.Handler}}})
 	if err == nil || !strings.Contains(err.Error(), "registered twice") {

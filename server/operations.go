@@ -10,54 +10,42 @@ import (
 
 	"wilco/core"
 	"wilco/store"
+	"wilco/wire"
 )
 
-type operationRequest struct {
-	Operation        string    `json:"operation"`
-	Agents           []string  `json:"agents"`
-	Message          string    `json:"message"`
-	Timeout          *string   `json:"timeout"`
-	Reminders        *[]string `json:"reminders"`
-	Extension        *string   `json:"extension"`
-	ProceedOnTimeout *bool     `json:"proceed_on_timeout"`
-	Quorum           *string   `json:"quorum"`
-	Command          []string  `json:"command"`
-	Target           string    `json:"target"`
-}
-
-// policy returns the configured operation policy with the request's
+// operationPolicy is the configured operation policy with the request's
 // overrides.
-func (req operationRequest) policy(p core.OperationPolicy) (core.OperationPolicy, error) {
+func operationPolicy(req wire.StartOperation, p core.OperationPolicy) (core.OperationPolicy, error) {
 	var err error
-	if req.Timeout != nil {
-		if p.Timeout, err = duration("timeout", *req.Timeout); err != nil {
+	if req.Timeout != 0 {
+		if p.Timeout, err = nonNegative("timeout", req.Timeout); err != nil {
 			return p, err
 		}
 	}
 	if req.Reminders != nil {
-		p.Reminders = make([]time.Duration, len(*req.Reminders))
-		for i, v := range *req.Reminders {
-			if p.Reminders[i], err = duration(fmt.Sprintf("reminders[%d]", i), v); err != nil {
+		p.Reminders = make([]time.Duration, len(req.Reminders))
+		for i, v := range req.Reminders {
+			if p.Reminders[i], err = nonNegative(fmt.Sprintf("reminders[%d]", i), v); err != nil {
 				return p, err
 			}
 		}
 	}
-	if req.Extension != nil {
-		if p.Extension, err = duration("extension", *req.Extension); err != nil {
+	if req.Extension != 0 {
+		if p.Extension, err = nonNegative("extension", req.Extension); err != nil {
 			return p, err
 		}
 	}
 	if req.ProceedOnTimeout != nil {
 		p.ProceedOnTimeout = *req.ProceedOnTimeout
 	}
-	if req.Quorum != nil {
-		p.Quorum = core.Quorum(*req.Quorum)
+	if req.Quorum != "" {
+		p.Quorum = core.Quorum(req.Quorum)
 	}
 	return p, nil
 }
 
 func (s *Server) startOperation(w http.ResponseWriter, r *http.Request) error {
-	var req operationRequest
+	var req wire.StartOperation
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -66,16 +54,16 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request) error {
 			return invalidf("command[%d]: must not be empty", i)
 		}
 	}
-	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (OperationView, error) {
-		p, err := req.policy(c.Policies().Operation)
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Operation, error) {
+		p, err := operationPolicy(req, c.Policies().Operation)
 		if err != nil {
-			return OperationView{}, err
+			return wire.Operation{}, err
 		}
 		o, err := c.StartOperation(now, core.OperationRequest{
 			Name: req.Operation, Agents: req.Agents, Message: req.Message, Command: req.Command, Target: req.Target, Policy: &p,
 		})
 		if err != nil {
-			return OperationView{}, err
+			return wire.Operation{}, err
 		}
 		return operationView(o, c), nil
 	})
@@ -92,7 +80,7 @@ func (s *Server) getOperation(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	var v OperationView
+	var v wire.Operation
 	var ok bool
 	if err := s.read(func(c *core.State) {
 		var o core.Operation
@@ -120,7 +108,7 @@ const maxLogEvents = 5000
 // operationLog is an operation's round, from the events of the log: its
 // start, each agent's request, reminders, answers and notices, its
 // changes of state, and what it did to each agent.
-func (s *Server) operationLog(ctx context.Context, v OperationView) ([]OperationLogEntry, error) {
+func (s *Server) operationLog(ctx context.Context, v wire.Operation) ([]wire.OperationLogEntry, error) {
 	var start, last uint64
 	var deliveries []string
 	if err := s.read(func(c *core.State) {
@@ -144,13 +132,13 @@ func (s *Server) operationLog(ctx context.Context, v OperationView) ([]Operation
 			agentOf[d] = v.Agents[i].Name
 		}
 	}
-	var out []OperationLogEntry
+	var out []wire.OperationLogEntry
 	for _, ev := range evs {
 		data, err := core.DecodeEventData(ev.Type, ev.Data)
 		if err != nil {
 			continue
 		}
-		e := OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, Agent: ev.Agent}
+		e := wire.OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, Agent: ev.Agent}
 		switch d := data.(type) {
 		case core.OperationStarted:
 			if d.Operation.ID != v.ID {
@@ -215,7 +203,7 @@ func (s *Server) operationLog(ctx context.Context, v OperationView) ([]Operation
 				if !r.Done {
 					text = "failed: " + strings.Join(nonEmpty(r.Error, r.Action), "; ")
 				}
-				out = append(out, OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: "operation.result", Agent: r.Agent, Text: text})
+				out = append(out, wire.OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: "operation.result", Agent: r.Agent, Text: text})
 			}
 			continue
 		case core.AgentStatusChanged:
@@ -268,17 +256,15 @@ func nonEmpty(ss ...string) []string {
 }
 
 func (s *Server) cancelOperation(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Reason string `json:"reason"`
-	}
+	var req wire.Reason
 	if err := optionalBody(r, &req); err != nil {
 		return err
 	}
 	id := r.PathValue("id")
-	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (OperationView, error) {
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Operation, error) {
 		o, err := c.CancelOperation(now, id, req.Reason)
 		if err != nil {
-			return OperationView{}, err
+			return wire.Operation{}, err
 		}
 		return operationView(o, c), nil
 	})
@@ -330,17 +316,17 @@ func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []OperationView{}
+	out := wire.OperationList{Operations: []wire.Operation{}}
 	if err := s.read(func(c *core.State) {
 		ops := c.Operations(func(o *core.Operation) bool {
 			return (state == "" || o.State == state) && (agent == "" || slices.Contains(o.Agents, agent))
 		})
 		for _, o := range newest(ops, limit) {
-			out = append(out, operationView(o, c))
+			out.Operations = append(out.Operations, operationView(o, c))
 		}
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"operations": out})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }

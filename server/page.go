@@ -16,7 +16,7 @@ func (s *Server) pageRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/{$}", Auth: Public, Summary: "The page: wilco in a browser. Log in with the one-time link wilco serve prints (wilco web prints another) or the admin token.",
 			Handler:   func(w http.ResponseWriter, r *http.Request) error { return s.pageFile(w, r, "index.html") },
-			Responses: map[int]string{200: "text/html"}},
+			Responses: map[int]any{200: "text/html"}},
 		{Method: "GET", Path: "/ui/{file}", Auth: Public, Summary: "The page's files: its scripts (ES modules), styles and icon, embedded in wilco.",
 			Examples: map[string]string{"file": "app.js"},
 			Handler: func(w http.ResponseWriter, r *http.Request) error {
@@ -26,7 +26,7 @@ func (s *Server) pageRoutes() []Route {
 				}
 				return s.pageFile(w, r, name)
 			},
-			Responses: map[int]string{200: "text/javascript|text/css|image/svg+xml"}},
+			Responses: map[int]any{200: "text/javascript|text/css|image/svg+xml"}},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store"
+	"wilco/wire"
 )
 
 // Defaults of the server's own settings.
@@ -72,7 +73,7 @@ type Options struct {
 	// stops running it.
 	AgentRemoved func(name string)
 	// PaneState, when set, says what a tmux agent's pane shows.
-	PaneState func(name string) (PaneView, bool)
+	PaneState func(name string) (wire.Pane, bool)
 	// RunsDir holds verification runs and dry-run diffs (default
 	// .wilco/runs); LogsDir holds retry.log and retry.jsonl (default
 	// .wilco/logs).
@@ -188,6 +189,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.HandleFunc("/", s.unmatched)
 	s.muxPatterns = append(s.muxPatterns, "/")
+	if _, err := s.document(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -240,17 +244,21 @@ type Route struct {
 	// Handler serves the request. An error it returns is written with the
 	// error table (WriteError); it must not have written anything then.
 	Handler func(w http.ResponseWriter, r *http.Request) error
-	// Documentation: query parameters, the request body's schema (a name in
-	// Schemas or the server's own components), and the schema of each
-	// success status ("" for no body; a name; or "text/event-stream").
+	// Documentation: query parameters, the request body (a value of its
+	// type, such as wire.SubmitTask{}; nil for none), and the body of each
+	// success status: nil for none, a value of its type, the media types
+	// of a text body ("text/plain", several joined by "|"), or a list of
+	// those (JSON of one of several types, or JSON and an event stream).
+	// The document's schemas are generated from the types (wire.Schemas);
+	// an error status the route declares replaces the error table's.
 	Query     []Param
-	Request   string
-	Responses map[int]string
+	Request   any
+	Responses map[int]any
+	// OptionalBody: the request body may be left out.
+	OptionalBody bool
 	// Examples for the path parameters ({name}: "alpha"), used by the
 	// document and by the test that every documented route answers.
 	Examples map[string]string
-	// Schemas adds component schemas (JSON Schema as maps) for plug-ins.
-	Schemas map[string]any
 }
 
 // Param is one documented query parameter.
@@ -371,7 +379,7 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if len(allowed) > 0 {
 		rec.Header().Set("Allow", strings.Join(allowed, ", "))
-		err = Errorf(CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", "))
+		err = Errorf(wire.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", "))
 	} else {
 		err = notFoundf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path)
 	}

@@ -12,6 +12,7 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/runtime"
+	"wilco/wire"
 )
 
 func TestHealthzNeedsNoToken(t *testing.T) {
@@ -28,22 +29,22 @@ func TestErrorTableMapsEveryKind(t *testing.T) {
 	tests := []struct {
 		err    error
 		status int
-		code   Code
+		code   wire.Code
 	}{
-		{&core.Error{Code: core.Invalid, Msg: "x"}, 400, CodeInvalid},
-		{&core.Error{Code: core.NotFound, Msg: "x"}, 404, CodeNotFound},
-		{&core.Error{Code: core.Conflict, Msg: "x"}, 409, CodeConflict},
-		{&core.Error{Code: core.PermissionDenied, Msg: "x"}, 403, CodePermissionDenied},
-		{fmt.Errorf("wrapped: %w", &core.Error{Code: core.Conflict, Msg: "x"}), 409, CodeConflict},
-		{Errorf(CodeUnauthenticated, "x"), 401, CodeUnauthenticated},
-		{Errorf(CodePermissionDenied, "x"), 403, CodePermissionDenied},
-		{invalidf("x"), 400, CodeInvalid},
-		{&http.MaxBytesError{Limit: MaxBody}, 413, CodeTooLarge},
-		{Errorf(CodeMethodNotAllowed, "x"), 405, CodeMethodNotAllowed},
-		{runtime.ErrClosed, 503, CodeUnavailable},
-		{fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("runtime: commit: disk I/O error")), 503, CodeUnavailable},
-		{context.Canceled, 503, CodeUnavailable},
-		{errors.New("disk on fire"), 500, CodeInternal},
+		{&core.Error{Code: core.Invalid, Msg: "x"}, 400, wire.CodeInvalidArgument},
+		{&core.Error{Code: core.NotFound, Msg: "x"}, 404, wire.CodeNotFound},
+		{&core.Error{Code: core.Conflict, Msg: "x"}, 409, wire.CodeConflict},
+		{&core.Error{Code: core.PermissionDenied, Msg: "x"}, 403, wire.CodePermissionDenied},
+		{fmt.Errorf("wrapped: %w", &core.Error{Code: core.Conflict, Msg: "x"}), 409, wire.CodeConflict},
+		{Errorf(wire.CodeUnauthenticated, "x"), 401, wire.CodeUnauthenticated},
+		{Errorf(wire.CodePermissionDenied, "x"), 403, wire.CodePermissionDenied},
+		{invalidf("x"), 400, wire.CodeInvalidArgument},
+		{&http.MaxBytesError{Limit: MaxBody}, 413, wire.CodeTooLarge},
+		{Errorf(wire.CodeMethodNotAllowed, "x"), 405, wire.CodeMethodNotAllowed},
+		{runtime.ErrClosed, 503, wire.CodeUnavailable},
+		{fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("runtime: commit: disk I/O error")), 503, wire.CodeUnavailable},
+		{context.Canceled, 503, wire.CodeUnavailable},
+		{errors.New("disk on fire"), 500, wire.CodeInternal},
 	}
 	for _, tt := range tests {
 		status, code := classify(tt.err)
@@ -51,10 +52,10 @@ func TestErrorTableMapsEveryKind(t *testing.T) {
 			t.Errorf("%v: got %d %s, want %d %s", tt.err, status, code, tt.status, tt.code)
 		}
 	}
-	if msg := message(errors.New("/secret/path: driver said no"), CodeInternal); strings.Contains(msg, "secret") {
+	if msg := message(errors.New("/secret/path: driver said no"), wire.CodeInternal); strings.Contains(msg, "secret") {
 		t.Errorf("an internal error leaks its text: %q", msg)
 	}
-	if msg := message(fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("/secret/path: disk I/O error")), CodeUnavailable); strings.Contains(msg, "secret") {
+	if msg := message(fmt.Errorf("%w: %w", runtime.ErrStopped, errors.New("/secret/path: disk I/O error")), wire.CodeUnavailable); strings.Contains(msg, "secret") {
 		t.Errorf("a stopped loop's failure leaks its text: %q", msg)
 	}
 }
@@ -193,9 +194,9 @@ func TestTokenRotationStopsTheOldTokenAtOnce(t *testing.T) {
 func TestCreateAgent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var out createAgentResponse
+	var out wire.CreatedAgent
 	r := b.must(201, b.call("POST", "/v1/agents", adminToken, map[string]any{"name": "remote-1", "adapter": "mailbox", "capabilities": []string{"go"}}), &out)
-	if out.Agent.Status != core.Available || !out.Agent.Pull || out.Agent.Capabilities[0] != "go" || len(out.Token) < 32 {
+	if out.Agent.Status != wire.AgentAvailable || !out.Agent.Pull || out.Agent.Capabilities[0] != "go" || len(out.Token) < 32 {
 		t.Fatalf("created %+v", out)
 	}
 	if r.header.Get("Location") != "/v1/agents/remote-1" {
@@ -221,7 +222,7 @@ func TestCreateAgent(t *testing.T) {
 			t.Errorf("%v: %d %s, want %q", tt.body, r.status, r.body, tt.want)
 		}
 	}
-	var list struct{ Agents []AgentView }
+	var list struct{ Agents []wire.Agent }
 	b.must(200, b.call("GET", "/v1/agents", adminToken, nil), &list)
 	if len(list.Agents) != 2 {
 		t.Fatalf("agents %+v", list.Agents)
@@ -282,9 +283,9 @@ func TestInstructionRetriedEachCycleThenFailed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tok := b.agent("alpha")
-	var ins InstructionView
+	var ins wire.Instruction
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "List the openspec directory", "max_retries": 2}), &ins)
-	if ins.State != core.Pending || ins.MaxRetries != 2 {
+	if ins.State != wire.DeliveryPending || ins.MaxRetries != 2 {
 		t.Fatalf("created %+v", ins)
 	}
 	for attempt := 1; attempt <= 3; attempt++ {
@@ -296,7 +297,7 @@ func TestInstructionRetriedEachCycleThenFailed(t *testing.T) {
 	if msgs := b.inbox(tok); len(msgs) != 0 {
 		t.Fatalf("fourth cycle sent %+v", msgs)
 	}
-	var list struct{ Instructions []InstructionView }
+	var list struct{ Instructions []wire.Instruction }
 	b.must(200, b.call("GET", "/v1/instructions?state=failed", adminToken, nil), &list)
 	if len(list.Instructions) != 1 || list.Instructions[0].RetryCount != 2 || list.Instructions[0].FailedAt == nil {
 		t.Fatalf("failed instructions %+v", list.Instructions)
@@ -313,7 +314,7 @@ func TestInstructionAcknowledgedByMatcherAndByCaller(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tok := b.agent("alpha")
-	var a, c InstructionView
+	var a, c wire.Instruction
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Is the openspec CLI there?", "ack_when": map[string]string{"contains": "openspec"}}), &a)
 	b.must(201, b.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS"}), &c)
 	if got := b.inbox(tok); len(got) != 2 {
@@ -325,7 +326,7 @@ func TestInstructionAcknowledgedByMatcherAndByCaller(t *testing.T) {
 		t.Fatalf("interpreted %+v", out.Interpreted)
 	}
 	b.must(200, b.call("POST", "/v1/instructions/"+c.ID+"/ack", adminToken, nil), &c)
-	if c.State != core.Acknowledged || c.AcknowledgedAt == nil {
+	if c.State != wire.DeliveryAcknowledged || c.AcknowledgedAt == nil {
 		t.Fatalf("acked %+v", c)
 	}
 	if r := b.call("POST", "/v1/instructions/M-1/ack", adminToken, nil); r.status != 404 {
@@ -378,7 +379,7 @@ func TestReplyOnlyToOwnMessages(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	alpha, beta := b.agent("alpha"), b.agent("beta")
-	var m MessageView
+	var m wire.Message
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "type": "task_delegation", "task_id": "T-1", "body": "Add a --json flag."}), &m)
 	before := b.head()
 	r := b.call("POST", "/v1/inbox/replies", beta, map[string]any{"in_reply_to": m.ID, "text": "[ACK] T-1 - RECEIVED\nUnderstanding: add the flag"})
@@ -416,9 +417,9 @@ func TestClarificationRoundTrip(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tok := b.agent("alpha")
-	var m MessageView
+	var m wire.Message
 	b.must(201, b.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "body": "## Task: GH-42\nImplement JWT auth.\n\n## Acceptance Criteria\n- [ ] login endpoint"}), &m)
-	if m.Type != core.TypeDelegation || m.TaskID != "GH-42" || m.Policy != core.PolicyBackoff {
+	if m.Type != wire.TypeDelegation || m.TaskID != "GH-42" || m.Policy != wire.PolicyBackoff {
 		t.Fatalf("classified %+v", m)
 	}
 	msgs := b.inbox(tok)
@@ -428,7 +429,7 @@ func TestClarificationRoundTrip(t *testing.T) {
 	b.must(202, b.call("POST", "/v1/inbox/replies", tok, map[string]any{"type": "task-acknowledgment",
 		"data": map[string]any{"task_id": "GH-42", "status": "needs-clarification", "questions": []string{"24h or 7 days?"}}}))
 	b.must(200, b.call("GET", "/v1/messages/"+m.ID, adminToken, nil), &m)
-	if m.State != core.Clarifying || len(m.Questions) != 1 {
+	if m.State != wire.DeliveryClarifying || len(m.Questions) != 1 {
 		t.Fatalf("after questions %+v", m)
 	}
 	if r := b.call("POST", "/v1/messages/"+m.ID+"/clarify", adminToken, map[string]any{"answers": []string{}}); r.status != 400 {
@@ -441,7 +442,7 @@ func TestClarificationRoundTrip(t *testing.T) {
 	}
 	b.must(202, b.call("POST", "/v1/inbox/replies", tok, map[string]any{"text": "[ACK] GH-42 - RECEIVED\nUnderstanding: JWT auth with a login endpoint, 24 hours"}))
 	b.must(200, b.call("GET", "/v1/messages/"+m.ID, adminToken, nil), &m)
-	if m.State != core.Acknowledged {
+	if m.State != wire.DeliveryAcknowledged {
 		t.Fatalf("after answers %+v", m)
 	}
 	if r := b.call("POST", "/v1/messages/"+m.ID+"/clarify", adminToken, map[string]any{"answers": []string{"x"}}); r.status != 409 {
@@ -453,10 +454,10 @@ func TestOperationWaitsForOK(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	tok := b.agent("alpha")
-	var op OperationView
+	var op wire.Operation
 	b.must(201, b.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "skill-install", "agents": []string{"alpha"},
 		"message": "install the security-audit skill", "timeout": "1m", "reminders": []string{"20s"}}), &op)
-	if op.State != core.OpWaiting || op.Timeout != "1m0s" || len(op.Agents) != 1 || op.Agents[0].Response != nil {
+	if op.State != wire.OperationWaiting || op.Timeout.String() != "1m0s" || len(op.Agents) != 1 || op.Agents[0].Response != nil {
 		t.Fatalf("started %+v", op)
 	}
 	msgs := b.inbox(tok)
@@ -469,7 +470,7 @@ func TestOperationWaitsForOK(t *testing.T) {
 		t.Fatalf("interpreted %+v", out.Interpreted)
 	}
 	b.must(200, b.call("GET", "/v1/operations/"+op.ID, adminToken, nil), &op)
-	if op.State != core.OpDone || !op.AcknowledgmentReceived || op.Agents[0].Response == nil || *op.Agents[0].Response != "ok" || op.FinishedAt == nil {
+	if op.State != wire.OperationDone || !op.AcknowledgmentReceived || op.Agents[0].Response == nil || *op.Agents[0].Response != "ok" || op.FinishedAt == nil {
 		t.Fatalf("after ok %+v", op)
 	}
 	if r := b.call("POST", "/v1/operations/"+op.ID+"/cancel", adminToken, nil); r.status != 409 {
@@ -498,7 +499,7 @@ func TestAgentsListFiltersByStatus(t *testing.T) {
 		return c
 	}()})
 	b.agent("alpha")
-	var list struct{ Agents []AgentView }
+	var list struct{ Agents []wire.Agent }
 	b.must(200, b.call("GET", "/v1/agents?status=available", adminToken, nil), &list)
 	if len(list.Agents) != 2 || list.Agents[0].Name != "alpha" || list.Agents[1].HasToken {
 		t.Fatalf("agents %+v", list.Agents)

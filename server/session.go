@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"wilco/wire"
 )
 
 // The page's login. A browser logs in once — with a one-time login link
@@ -111,7 +112,7 @@ func (ss *sessions) read(r *http.Request) (session, bool, error) {
 		return session{}, false, nil
 	}
 	parts := strings.Split(c.Value, ".")
-	bad := Errorf(CodeUnauthenticated, "the page's session is not valid (the admin token changed, or the cookie is damaged): log in again")
+	bad := Errorf(wire.CodeUnauthenticated, "the page's session is not valid (the admin token changed, or the cookie is damaged): log in again")
 	if len(parts) != 4 {
 		return session{}, true, bad
 	}
@@ -126,13 +127,13 @@ func (ss *sessions) read(r *http.Request) (session, bool, error) {
 	}
 	s := session{id: parts[0], issued: time.Unix(iss, 0), expires: time.Unix(exp, 0)}
 	if !ss.now().Before(s.expires) {
-		return session{}, true, Errorf(CodeUnauthenticated, "the page's session expired: log in again")
+		return session{}, true, Errorf(wire.CodeUnauthenticated, "the page's session expired: log in again")
 	}
 	ss.mu.Lock()
 	_, out := ss.revoked[s.id]
 	ss.mu.Unlock()
 	if out {
-		return session{}, true, Errorf(CodeUnauthenticated, "the page's session was logged out: log in again")
+		return session{}, true, Errorf(wire.CodeUnauthenticated, "the page's session was logged out: log in again")
 	}
 	return s, true, nil
 }
@@ -204,10 +205,10 @@ func (s *Server) sessionCaller(r *http.Request) (caller, bool, error) {
 	default:
 		got := r.Header.Get(CSRFHeader)
 		if got == "" {
-			return caller{}, true, Errorf(CodePermissionDenied, "missing %s header: a request made with the page's session cookie that changes something must carry the session's CSRF token (reload the page)", CSRFHeader)
+			return caller{}, true, Errorf(wire.CodePermissionDenied, "missing %s header: a request made with the page's session cookie that changes something must carry the session's CSRF token (reload the page)", CSRFHeader)
 		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf(s.sessions))) != 1 {
-			return caller{}, true, Errorf(CodePermissionDenied, "wrong %s: it is not this session's CSRF token (reload the page)", CSRFHeader)
+			return caller{}, true, Errorf(wire.CodePermissionDenied, "wrong %s: it is not this session's CSRF token (reload the page)", CSRFHeader)
 		}
 	}
 	return caller{admin: true, session: sess.id}, true, nil
@@ -225,60 +226,39 @@ func (s *Server) sessionCookieName() string {
 // (http://host:port), and when it expires unused.
 func (s *Server) LoginLink(base string) (string, time.Time, error) {
 	if s.sessions == nil {
-		return "", time.Time{}, Errorf(CodeUnauthenticated, "the server has no admin token: nobody can log in to the page")
+		return "", time.Time{}, Errorf(wire.CodeUnauthenticated, "the server has no admin token: nobody can log in to the page")
 	}
 	code, exp := s.sessions.link()
 	return strings.TrimSuffix(base, "/") + "/#" + LoginFragment + code, exp, nil
 }
 
-type sessionView struct {
-	// Via says how the request was authenticated: "cookie" or "bearer".
-	Via       string     `json:"via"`
-	CSRFToken string     `json:"csrf_token,omitempty"`
-	ExpiresAt *time.Time `json:"expires_at"`
-}
-
 func (s *Server) sessionRoutes() []Route {
 	return []Route{
 		{Method: "POST", Path: "/v1/session", Auth: Public, Summary: "Log in to the page: a one-time login link's code, or the admin token, gives a session cookie (HttpOnly, SameSite=Strict) and its CSRF token. An agent's token never logs in.",
-			Request: "Login", Handler: s.login, Responses: map[int]string{201: "Session"}, Schemas: sessionSchemas()},
+			Request: wire.Login{}, Handler: s.login, Responses: map[int]any{201: wire.Session{}}},
 		{Method: "GET", Path: "/v1/session", Auth: Admin, Summary: "The caller's session: its CSRF token and expiry (renewed once a day old); via bearer for a bearer token.",
-			Handler: s.getSession, Responses: map[int]string{200: "Session"}},
+			Handler: s.getSession, Responses: map[int]any{200: wire.Session{}}},
 		{Method: "DELETE", Path: "/v1/session", Auth: Admin, Summary: "Log out: the session cookie stops working.",
-			Handler: s.logout, Responses: map[int]string{204: ""}},
+			Handler: s.logout, Responses: map[int]any{204: nil}},
 		{Method: "POST", Path: "/v1/session/links", Auth: Admin, Summary: "A new one-time login link to the page (valid for 24 hours unused).",
-			Handler: s.newLoginLink, Responses: map[int]string{201: "LoginLink"}},
-	}
-}
-
-func sessionSchemas() map[string]any {
-	return map[string]any{
-		"Login": obj(nil, map[string]any{"code": typ("string", "The code of a one-time login link (after #login= in its URL)."),
-			"token": typ("string", "The admin token.")}),
-		"Session": obj([]string{"via", "expires_at"}, map[string]any{"via": enum("cookie", "bearer"),
-			"csrf_token": typ("string", "Send it as X-CSRF-Token with every state-changing request made with the cookie."),
-			"expires_at": nullTime}),
-		"LoginLink": obj([]string{"url", "expires_at"}, map[string]any{"url": str, "expires_at": dateTime}),
+			Handler: s.newLoginLink, Responses: map[int]any{201: wire.LoginLink{}}},
 	}
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Code  string `json:"code"`
-		Token string `json:"token"`
-	}
+	var req wire.Login
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
 	if s.sessions == nil {
-		return Errorf(CodeUnauthenticated, "the server has no admin token: nobody can log in to the page")
+		return Errorf(wire.CodeUnauthenticated, "the server has no admin token: nobody can log in to the page")
 	}
 	switch {
 	case req.Code != "" && req.Token != "":
 		return invalidf("give a login link's code or the admin token, not both")
 	case req.Code != "":
 		if !s.sessions.redeem(req.Code) {
-			return Errorf(CodeUnauthenticated, "this login link was used already, expired, or belongs to another server: `wilco web` prints a new one")
+			return Errorf(wire.CodeUnauthenticated, "this login link was used already, expired, or belongs to another server: `wilco web` prints a new one")
 		}
 	case req.Token != "":
 		c, err := s.identify(strings.TrimSpace(req.Token))
@@ -286,16 +266,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		case err != nil:
 			return err
 		case c.agent != "":
-			return Errorf(CodePermissionDenied, "an agent's token cannot log in to the page: use the admin token (.wilco/token) or a login link")
+			return Errorf(wire.CodePermissionDenied, "an agent's token cannot log in to the page: use the admin token (.wilco/token) or a login link")
 		case !c.admin:
-			return Errorf(CodeUnauthenticated, "unknown token: the admin token is in .wilco/token")
+			return Errorf(wire.CodeUnauthenticated, "unknown token: the admin token is in .wilco/token")
 		}
 	default:
 		return invalidf("code or token: required (a login link's code, or the admin token)")
 	}
 	sess := s.sessions.issue()
 	http.SetCookie(w, s.sessions.cookie(r, sess))
-	WriteJSON(w, http.StatusCreated, sessionView{Via: "cookie", CSRFToken: sess.csrf(s.sessions), ExpiresAt: &sess.expires})
+	WriteJSON(w, http.StatusCreated, wire.Session{Via: wire.ViaCookie, CSRFToken: sess.csrf(s.sessions), ExpiresAt: &sess.expires})
 	return nil
 }
 
@@ -305,7 +285,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, _ := r.Context().Value(callerKey).(caller)
 	if c.session == "" {
-		WriteJSON(w, http.StatusOK, sessionView{Via: "bearer"})
+		WriteJSON(w, http.StatusOK, wire.Session{Via: wire.ViaBearer})
 		return nil
 	}
 	sess, _, err := s.sessions.read(r)
@@ -318,7 +298,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 		sess = renewed
 		http.SetCookie(w, s.sessions.cookie(r, sess))
 	}
-	WriteJSON(w, http.StatusOK, sessionView{Via: "cookie", CSRFToken: sess.csrf(s.sessions), ExpiresAt: &sess.expires})
+	WriteJSON(w, http.StatusOK, wire.Session{Via: wire.ViaCookie, CSRFToken: sess.csrf(s.sessions), ExpiresAt: &sess.expires})
 	return nil
 }
 
@@ -354,6 +334,6 @@ func (s *Server) newLoginLink(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"url": url, "expires_at": exp})
+	WriteJSON(w, http.StatusCreated, wire.LoginLink{URL: url, ExpiresAt: exp})
 	return nil
 }

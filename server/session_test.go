@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/wire"
 )
 
 // loginCookie logs in with body and returns the session cookie and the
@@ -59,7 +60,7 @@ func TestLoginLinkWorksOnceAndSetsAStrictHttpOnlyCookie(t *testing.T) {
 	}
 	cookie := (&http.Response{Header: r.header}).Cookies()[0]
 	b.must(200, b.call("GET", "/v1/agents", "", nil, cookieHeader(cookie)...))
-	var s sessionView
+	var s wire.Session
 	b.must(200, b.call("GET", "/v1/session", "", nil, cookieHeader(cookie)...), &s)
 	if s.Via != "cookie" || s.CSRFToken == "" || s.ExpiresAt == nil {
 		t.Fatalf("session %+v", s)
@@ -213,7 +214,7 @@ func TestSessionIsRenewedAndLoginLinksExpire(t *testing.T) {
 	stale := code()
 	later := time.Now().Add(sessionRenew + time.Hour)
 	b.srv.sessions.now = func() time.Time { return later }
-	var s sessionView
+	var s wire.Session
 	r := b.must(200, b.call("GET", "/v1/session", "", nil, cookieHeader(cookie)...), &s)
 	renewed := (&http.Response{Header: r.header}).Cookies()
 	if len(renewed) != 1 || renewed[0].Value == cookie.Value || s.CSRFToken != csrf || !s.ExpiresAt.After(later.Add(SessionTTL-time.Minute)) {

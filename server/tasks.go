@@ -12,250 +12,70 @@ import (
 
 	"wilco/core"
 	"wilco/verify"
+	"wilco/wire"
 )
 
-// TaskView is a task on the wire.
-type TaskView struct {
-	ID                 string         `json:"id"`
-	Description        string         `json:"description"`
-	Constraints        []string       `json:"constraints"`
-	NonGoals           []string       `json:"non_goals"`
-	Boundaries         []string       `json:"boundaries"`
-	AcceptanceCriteria []string       `json:"acceptance_criteria"`
-	State              core.TaskState `json:"state"`
-	Phase              *core.Phase    `json:"phase"`
-	DryRun             bool           `json:"dry_run"`
-	Agent              string         `json:"agent,omitempty"`
-	Position           *int           `json:"position"`
-	Attempt            int            `json:"attempt"`
-	// MaxAttempts is the hard stop in force: the verify loops after
-	// which the task stops.
-	MaxAttempts         int                  `json:"max_attempts"`
-	ConsecutiveFailures int                  `json:"consecutive_failures"`
-	TotalVerifyLoops    int                  `json:"total_verify_loops"`
-	Replans             int                  `json:"replans"`
-	Milestone           string               `json:"milestone"`
-	Questions           []string             `json:"questions"`
-	Escalation          *core.TaskEscalation `json:"escalation"`
-	Failures            []core.FailureRecord `json:"failures"`
-	Summary             *core.TaskSummary    `json:"summary"`
-	StuckReport         *core.StuckReport    `json:"stuck_report"`
-	CreatedAt           time.Time            `json:"created_at"`
-	StartedAt           *time.Time           `json:"started_at"`
-	FinishedAt          *time.Time           `json:"finished_at"`
-	// More of what wilco knows of the task.
-	RunID       string         `json:"run_id,omitempty"`
-	RunIDs      []string       `json:"run_ids,omitempty"`
-	Proposal    *core.Proposal `json:"proposal,omitempty"`
-	BlockedBy   string         `json:"blocked_by,omitempty"`
-	Warnings    []string       `json:"warnings,omitempty"`
-	PlanID      string         `json:"plan_id,omitempty"`
-	DependsOn   []string       `json:"depends_on,omitempty"`
-	ResumedFrom string         `json:"resumed_from,omitempty"`
-	Delivery    string         `json:"delivery,omitempty"`
-	// Usage is what the task's turns cost, as the agents' CLIs reported
-	// it; Usages per attempt.
-	Usage  core.Usage         `json:"usage"`
-	Usages []core.UsageRecord `json:"usages"`
-	// Review is the last review of the change, when a reviewer is
-	// configured.
-	Review *core.Review `json:"review,omitempty"`
-	// Package is the monorepo package the task is scoped to.
-	Package string `json:"package,omitempty"`
-	// Consultations are the questions asked of scouts, with their answers.
-	Consultations []core.Consultation `json:"consultations,omitempty"`
-}
-
-// taskView renders a task; c gives its position and the agent's questions.
-func taskView(c *core.State, t core.Task) TaskView {
-	pos := 0
-	if t.State == core.Queued {
-		pos = c.Position(t.ID)
-	}
-	return taskViewAt(c, t, pos)
-}
-
-// taskViewAt renders a task whose queue position is known.
-func taskViewAt(c *core.State, t core.Task, position int) TaskView {
-	v := TaskView{
-		ID: t.ID, Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
-		AcceptanceCriteria: t.AcceptanceCriteria, State: t.State, DryRun: t.DryRun, Agent: t.Agent, Attempt: t.Attempt,
-		ConsecutiveFailures: t.ConsecutiveFailures, TotalVerifyLoops: t.TotalVerifyLoops, Replans: t.Replans,
-		Milestone: t.Milestone, Questions: []string{}, Escalation: t.Escalation, Failures: t.Failures, Summary: t.Summary,
-		StuckReport: t.StuckReport, CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
-		RunID: t.RunID, RunIDs: t.RunIDs, Proposal: t.Proposal, BlockedBy: t.BlockedBy, Warnings: t.Warnings,
-		PlanID: t.PlanID, DependsOn: t.DependsOn, ResumedFrom: t.ResumedFrom, Delivery: t.Delivery,
-		Usage: t.Usage, Usages: t.Usages, Review: t.Review, Package: t.Package, Consultations: t.Consultations,
-	}
-	if v.Usages == nil {
-		v.Usages = []core.UsageRecord{}
-	}
-	v.MaxAttempts = c.Policies().Loop.HardStop
-	if t.Phase != "" && t.State == core.Running {
-		p := t.Phase
-		v.Phase = &p
-	}
-	if t.State == core.Queued {
-		v.Position = &position
-	}
-	if t.State == core.TaskClarifying {
-		if d, ok := c.Delivery(t.Delivery); ok {
-			v.Questions = append(v.Questions, d.Questions()...)
-		}
-	}
-	if v.Failures == nil {
-		v.Failures = []core.FailureRecord{}
-	}
-	return v
-}
-
-type submitTaskRequest struct {
-	ID                 string   `json:"id"`
-	Description        string   `json:"description"`
-	Constraints        []string `json:"constraints"`
-	NonGoals           []string `json:"non_goals"`
-	Boundaries         []string `json:"boundaries"`
-	AcceptanceCriteria []string `json:"acceptance_criteria"`
-	DryRun             bool     `json:"dry_run"`
-	Agent              string   `json:"agent"`
-	Package            string   `json:"package"`
-}
-
-func (r submitTaskRequest) spec() core.TaskSpec {
+// spec is what core makes a task of.
+func spec(r wire.SubmitTask) core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
 		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package}
-}
-
-// taskSchemas are the OpenAPI component schemas of the task routes.
-func taskSchemas() map[string]any {
-	nullStr, nullObj := nullable("string"), nullable("object")
-	submit := map[string]any{"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs,
-		"acceptance_criteria": strs, "dry_run": boolean, "agent": str,
-		"package": typ("string", "The monorepo package (a folder) the task is scoped to; default: the configuration's package.")}
-	planTask := map[string]any{"depends_on": arr(integer)}
-	for k, v := range submit {
-		planTask[k] = v
-	}
-	return map[string]any{
-		"SubmitTask": obj([]string{"description"}, submit),
-		"Respond": obj([]string{"action"}, map[string]any{"action": enum("retry", "fix", "skip", "abort"),
-			"instruction": str}),
-		"FailureRecord": obj([]string{"attempt", "timestamp", "failure_type", "executor_output"}, map[string]any{
-			"attempt": integer, "timestamp": dateTime,
-			"failure_type": enum("execution_error", "verification_failed", "timeout", "architect_rejected", "environment"),
-			"run_id":       str, "executor_output": typ("object"), "root_cause_guess": str, "suggested_fix": str,
-		}),
-		"Task": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "consecutive_failures", "total_verify_loops",
-			"replans", "milestone", "questions", "escalation", "failures", "summary", "stuck_report", "created_at", "started_at", "finished_at"}, map[string]any{
-			"id": str, "description": str, "constraints": strs, "non_goals": strs, "boundaries": strs, "acceptance_criteria": strs,
-			"state": enum("queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
-				"proposed", "success", "unverified", "cancelled", "stuck", "skipped", "aborted", "failed"),
-			"phase": nullStr, "dry_run": boolean, "agent": str, "position": nullable("integer"),
-			"attempt": integer, "max_attempts": integer, "consecutive_failures": integer, "total_verify_loops": integer, "replans": integer,
-			"milestone": str, "questions": strs, "escalation": nullObj, "failures": arr(ref("FailureRecord")), "summary": nullObj,
-			"stuck_report": nullObj, "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime,
-			"usage": ref("Usage"), "usages": arr(obj([]string{"attempt", "agent", "day", "usage"}, map[string]any{
-				"attempt": integer, "agent": str, "day": str, "usage": ref("Usage")})),
-			"review": obj([]string{"attempt", "reviewer", "delivery", "run_id"}, map[string]any{"attempt": integer, "reviewer": str,
-				"delivery": str, "run_id": str, "command": str, "files": strs, "verdict": enum("APPROVED", "REJECTED"), "reasons": str, "at": dateTime}),
-			"warnings":      typ("array", "What the definition of done found and let pass, and other warnings."),
-			"package":       str,
-			"consultations": arr(ref("Consultation")),
-		}),
-		"TaskList": obj([]string{"tasks", "next", "total", "counts"}, map[string]any{
-			"tasks": map[string]any{"type": "array", "items": map[string]any{"oneOf": []any{ref("Task"), ref("TaskBrief")}},
-				"description": "Task, or TaskBrief with view=brief."},
-			"next":   typ("string", "The cursor of the next page; empty on the last."),
-			"total":  typ("integer", "The tasks that match state, on every page."),
-			"counts": map[string]any{"type": "object", "additionalProperties": integer, "description": "Every task by state, whatever state asks."}}),
-		"TaskBrief": obj([]string{"id", "description", "state", "phase", "dry_run", "position", "attempt", "max_attempts", "milestone", "cost_usd", "created_at", "started_at", "finished_at"}, map[string]any{
-			"id": str, "description": typ("string", "The description's first line, at most 200 characters."),
-			"state": enum("queued", "awaiting_ack", "clarifying", "running", "escalated", "blocked",
-				"proposed", "success", "unverified", "cancelled", "stuck", "skipped", "aborted", "failed"),
-			"phase": nullStr, "dry_run": boolean, "agent": str, "position": nullable("integer"), "attempt": integer, "max_attempts": integer,
-			"milestone": str, "plan_id": str, "cost_usd": typ("number"), "created_at": dateTime, "started_at": nullTime, "finished_at": nullTime}),
-		"Queue": obj([]string{"tasks"}, map[string]any{"tasks": arr(obj([]string{"id", "position", "description"},
-			map[string]any{"id": str, "position": integer, "description": str}))}),
-		"SubmitPlan": obj([]string{"id", "tasks"}, map[string]any{"id": str, "tasks": arr(obj([]string{"description"}, planTask))}),
-		"Plan": obj([]string{"id", "state", "tasks", "summary"}, map[string]any{"id": str, "state": enum("running", "done", "aborted"),
-			"tasks": arr(ref("Task")), "summary": nullObj}),
-		"Transcript": obj([]string{"task_id", "attempt", "run_id", "entries"}, map[string]any{"task_id": str, "attempt": integer, "run_id": str,
-			"entries": arr(obj([]string{"at", "kind"}, map[string]any{"at": dateTime,
-				"kind": enum("prompt", "text", "tool_call", "tool_result", "error", "note"), "text": str, "tool": str, "input": typ("object")}))}),
-		"Usage": obj([]string{"input_tokens", "output_tokens", "cached_tokens", "cost_usd"}, map[string]any{
-			"input_tokens": integer, "output_tokens": integer, "cached_tokens": integer,
-			"cost_usd": typ("number", "As the agent's CLI reported it, else from the prices of wilco.yaml; 0 when neither gives one."), "turns": integer, "model": str,
-			"priced": typ("boolean", "The cost comes from the prices of wilco.yaml.")}),
-		"DailyStats": obj([]string{"days"}, map[string]any{"days": arr(obj([]string{"day", "finished", "success", "first_attempt_success", "retried",
-			"retry_success", "escalations", "failures", "usage"}, map[string]any{
-			"day": typ("string", "YYYY-MM-DD, UTC"), "finished": typ("integer", "Tasks that ended that day."), "success": integer,
-			"first_attempt_success": integer, "retried": typ("integer", "Of finished, tasks with more than one attempt."), "retry_success": integer,
-			"escalations": typ("integer", "Tasks whose last escalation was that day."),
-			"failures":    map[string]any{"type": "object", "additionalProperties": integer, "description": "Failure records of that day by failure type."},
-			"usage":       ref("Usage")}))}),
-		"Stats": obj([]string{"summary", "retry_state", "usage"}, map[string]any{"summary": typ("object"), "retry_state": typ("object"),
-			"usage": obj([]string{"total", "by_agent", "by_day"}, map[string]any{"total": ref("Usage"),
-				"by_agent": map[string]any{"type": "object", "additionalProperties": ref("Usage")},
-				"by_day":   map[string]any{"type": "object", "additionalProperties": ref("Usage"), "description": "By UTC day, YYYY-MM-DD."}}),
-			"failed_instructions": integer, "failed_deliveries": integer}),
-	}
 }
 
 func (s *Server) taskRoutes() []Route {
 	id := map[string]string{"id": "T-1"}
 	return []Route{
 		{Method: "POST", Path: "/v1/tasks", Auth: Admin, Summary: "Submit a task: it is queued (strict FIFO) and starts when nothing holds the queue.",
-			Request: "SubmitTask", Handler: s.submitTask, Responses: map[int]string{201: "Task"}, Schemas: taskSchemas()},
+			Request: wire.SubmitTask{}, Handler: s.submitTask, Responses: map[int]any{201: wire.Task{}}},
 		{Method: "GET", Path: "/v1/tasks", Auth: Admin, Summary: "List tasks, oldest first (or newest first), all of them or a page at a time, with the count of tasks in each state.",
 			Query: []Param{{"state", "string", "only tasks in this state (several: comma-separated)"},
 				{"limit", "integer", "a page of at most this many tasks (1 to 1000); next is the cursor of the page after"},
 				{"cursor", "string", "the next of the previous page"}, {"order", "string", "oldest (the default) or newest first"},
 				{"view", "string", "full (the default: Task) or brief (TaskBrief: what a list shows)"}},
-			Handler: s.listTasks, Responses: map[int]string{200: "TaskList"}},
+			Handler: s.listTasks, Responses: map[int]any{200: []any{wire.TaskList{}, wire.TaskBriefList{}}}},
 		{Method: "GET", Path: "/v1/tasks/{id}", Auth: Admin, Summary: "One task (404 once a queued task was cancelled).",
-			Examples: id, Handler: s.getTask, Responses: map[int]string{200: "Task"}},
+			Examples: id, Handler: s.getTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "GET", Path: "/v1/queue", Auth: Admin, Summary: "The queued tasks, position 1 first.",
-			Handler: s.queue, Responses: map[int]string{200: "Queue"}},
+			Handler: s.queue, Responses: map[int]any{200: wire.Queue{}}},
 		{Method: "POST", Path: "/v1/tasks/{id}/cancel", Auth: Admin, Summary: "Cancel: a queued task is removed (204); a running one is stopped, its working tree kept as it is.",
-			Examples: id, Handler: s.cancelTask, Responses: map[int]string{200: "Task", 204: ""}},
+			Examples: id, Handler: s.cancelTask, Responses: map[int]any{200: wire.Task{}, 204: nil}},
 		{Method: "POST", Path: "/v1/tasks/{id}/clarify", Auth: Admin, Summary: "Answer the agent's questions.",
-			Examples: id, Request: "Clarify", Handler: s.clarifyTask, Responses: map[int]string{200: "Task"}},
+			Examples: id, Request: wire.Clarify{}, Handler: s.clarifyTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "POST", Path: "/v1/tasks/{id}/respond", Auth: Admin, Summary: "Answer an escalated or blocked task: retry, fix (with an instruction), skip or abort.",
-			Examples: id, Request: "Respond", Handler: s.respondTask, Responses: map[int]string{200: "Task"}},
+			Examples: id, Request: wire.Respond{}, Handler: s.respondTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "GET", Path: "/v1/tasks/{id}/diff", Auth: Admin, Summary: "A proposed dry run's unified diff.",
-			Examples: id, Handler: s.taskDiff, Responses: map[int]string{200: "text/x-diff"}},
+			Examples: id, Handler: s.taskDiff, Responses: map[int]any{200: "text/x-diff"}},
 		{Method: "POST", Path: "/v1/tasks/{id}/apply", Auth: Admin, Summary: "Apply a proposed dry run: it is queued, then its diff is written and the full debug loop runs.",
-			Examples: id, Handler: s.applyTask, Responses: map[int]string{200: "Task"}},
+			Examples: id, Handler: s.applyTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "POST", Path: "/v1/tasks/{id}/discard", Auth: Admin, Summary: "Discard a proposed dry run.",
-			Examples: id, Handler: s.discardTask, Responses: map[int]string{200: "Task"}},
+			Examples: id, Handler: s.discardTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "POST", Path: "/v1/tasks/{id}/resume", Auth: Admin, Summary: "Start a new task from a stuck task's report.",
-			Examples: id, Handler: s.resumeTask, Responses: map[int]string{201: "Task"}},
+			Examples: id, Handler: s.resumeTask, Responses: map[int]any{201: wire.Task{}}},
 		{Method: "GET", Path: "/v1/tasks/{id}/transcript", Auth: Admin, Summary: "An attempt's conversation with its agent: the prompt, the assistant's text, each tool call with its input and result (exec agents; bounded in size).",
 			Examples: id, Query: []Param{{"attempt", "integer", "the attempt (default: the task's current one)"}},
-			Handler: s.taskTranscript, Responses: map[int]string{200: "Transcript"}},
+			Handler: s.taskTranscript, Responses: map[int]any{200: wire.Transcript{}}},
 		{Method: "GET", Path: "/v1/runs/{run_id}/log", Auth: Admin, Summary: "A verification run's log.",
-			Examples: map[string]string{"run_id": "T-1-a1"}, Handler: s.runLog, Responses: map[int]string{200: "text/plain"}},
+			Examples: map[string]string{"run_id": "T-1-a1"}, Handler: s.runLog, Responses: map[int]any{200: "text/plain"}},
 		{Method: "POST", Path: "/v1/plans", Auth: Admin, Summary: "Submit a plan: its tasks (ids <plan>:task-<n>) are queued in order, with dependencies.",
-			Request: "SubmitPlan", Handler: s.submitPlan, Responses: map[int]string{201: "Plan"}},
+			Request: wire.SubmitPlan{}, Handler: s.submitPlan, Responses: map[int]any{201: wire.Plan{}}},
 		{Method: "GET", Path: "/v1/plans/{id}", Auth: Admin, Summary: "A plan, its tasks, and its retry summary once it ended.",
-			Examples: map[string]string{"id": "03-01"}, Handler: s.getPlan, Responses: map[int]string{200: "Plan"}},
+			Examples: map[string]string{"id": "03-01"}, Handler: s.getPlan, Responses: map[int]any{200: wire.Plan{}}},
 		{Method: "GET", Path: "/v1/stats", Auth: Admin, Summary: "The retry summary over every task, and the retry state.",
-			Handler: s.stats, Responses: map[int]string{200: "Stats"}},
+			Handler: s.stats, Responses: map[int]any{200: wire.Stats{}}},
 		{Method: "GET", Path: "/v1/stats/daily", Auth: Admin, Summary: "The numbers of each UTC day, oldest first: tasks ended, first-attempt successes, retried, escalations, failures by type, cost.",
 			Query:   []Param{{"days", "integer", "how many days, today included (default 30, at most 366)"}},
-			Handler: s.dailyStats, Responses: map[int]string{200: "DailyStats"}},
+			Handler: s.dailyStats, Responses: map[int]any{200: wire.DailyStats{}}},
 		{Method: "GET", Path: "/v1/logs/retry", Auth: Admin, Summary: "retry.log (format=text, default) or retry.jsonl (format=jsonl).",
 			Query:   []Param{{"format", "string", "text or jsonl"}, {"tail", "integer", "only the last n lines"}},
-			Handler: s.retryLog, Responses: map[int]string{200: "text/plain"}},
+			Handler: s.retryLog, Responses: map[int]any{200: "text/plain"}},
 	}
 }
 
 // taskDo runs fn on the loop and answers with the task it returns.
 func (s *Server) taskDo(w http.ResponseWriter, r *http.Request, status int, fn func(c *core.State, now time.Time) (core.Task, error)) error {
-	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (TaskView, error) {
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Task, error) {
 		t, err := fn(c, now)
 		if err != nil {
-			return TaskView{}, err
+			return wire.Task{}, err
 		}
 		return taskView(c, t), nil
 	})
@@ -270,12 +90,12 @@ func (s *Server) taskDo(w http.ResponseWriter, r *http.Request, status int, fn f
 }
 
 func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
-	var req submitTaskRequest
+	var req wire.SubmitTask
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
-		return c.SubmitTask(now, req.spec())
+		return c.SubmitTask(now, spec(req))
 	})
 }
 
@@ -286,43 +106,6 @@ const (
 	// briefDescription bounds a brief task's description, in runes.
 	briefDescription = 200
 )
-
-// TaskBrief is a task in a list (GET /v1/tasks?view=brief): what a row of
-// the page shows, a few hundred bytes whatever the task's history.
-type TaskBrief struct {
-	ID string `json:"id"`
-	// Description is the description's first line, at most 200 runes.
-	Description string         `json:"description"`
-	State       core.TaskState `json:"state"`
-	Phase       *core.Phase    `json:"phase"`
-	DryRun      bool           `json:"dry_run"`
-	Agent       string         `json:"agent,omitempty"`
-	Position    *int           `json:"position"`
-	Attempt     int            `json:"attempt"`
-	MaxAttempts int            `json:"max_attempts"`
-	Milestone   string         `json:"milestone"`
-	PlanID      string         `json:"plan_id,omitempty"`
-	CostUSD     float64        `json:"cost_usd"`
-	CreatedAt   time.Time      `json:"created_at"`
-	StartedAt   *time.Time     `json:"started_at"`
-	FinishedAt  *time.Time     `json:"finished_at"`
-}
-
-func taskBrief(t core.Task, position, maxAttempts int) TaskBrief {
-	b := TaskBrief{
-		ID: t.ID, Description: firstLine(t.Description, briefDescription), State: t.State, DryRun: t.DryRun, Agent: t.Agent,
-		Attempt: t.Attempt, MaxAttempts: maxAttempts, Milestone: t.Milestone, PlanID: t.PlanID, CostUSD: t.Usage.CostUSD,
-		CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
-	}
-	if t.Phase != "" && t.State == core.Running {
-		p := t.Phase
-		b.Phase = &p
-	}
-	if position > 0 {
-		b.Position = &position
-	}
-	return b
-}
 
 // firstLine is s's first non-empty line, cut to n runes with "…".
 func firstLine(s string, n int) string {
@@ -399,24 +182,23 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var tasks any
+	var full wire.TaskList
+	var briefs wire.TaskBriefList
 	var page core.TaskPage
 	if err := s.read(func(c *core.State) {
 		page = c.TaskPage(q)
 		if brief {
-			out := make([]TaskBrief, 0, len(page.Tasks))
+			briefs.Tasks = make([]wire.TaskBrief, 0, len(page.Tasks))
 			hardStop := c.Policies().Loop.HardStop
 			for i, t := range page.Tasks {
-				out = append(out, taskBrief(t, page.Positions[i], hardStop))
+				briefs.Tasks = append(briefs.Tasks, taskBrief(t, page.Positions[i], hardStop))
 			}
-			tasks = out
 			return
 		}
-		out := make([]TaskView, 0, len(page.Tasks))
+		full.Tasks = make([]wire.Task, 0, len(page.Tasks))
 		for i, t := range page.Tasks {
-			out = append(out, taskViewAt(c, t, page.Positions[i]))
+			full.Tasks = append(full.Tasks, taskViewAt(c, t, page.Positions[i]))
 		}
-		tasks = out
 	}); err != nil {
 		return err
 	}
@@ -424,7 +206,17 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	if page.More {
 		next = taskCursor(page.Tasks[len(page.Tasks)-1].Key())
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"tasks": tasks, "next": next, "total": page.Total, "counts": page.Counts})
+	counts := map[string]int{}
+	for st, n := range page.Counts {
+		counts[string(st)] = n
+	}
+	if brief {
+		briefs.Next, briefs.Total, briefs.Counts = next, page.Total, counts
+		WriteJSON(w, http.StatusOK, briefs)
+		return nil
+	}
+	full.Next, full.Total, full.Counts = next, page.Total, counts
+	WriteJSON(w, http.StatusOK, full)
 	return nil
 }
 
@@ -437,8 +229,8 @@ func validTaskState(s core.TaskState) bool {
 	return false
 }
 
-func (s *Server) findTask(id string) (TaskView, error) {
-	var v TaskView
+func (s *Server) findTask(id string) (wire.Task, error) {
+	var v wire.Task
 	var found bool
 	if err := s.read(func(c *core.State) {
 		if t, ok := c.Task(id); ok {
@@ -466,20 +258,15 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	type entry struct {
-		ID          string `json:"id"`
-		Position    int    `json:"position"`
-		Description string `json:"description"`
-	}
-	out := []entry{}
+	out := wire.Queue{Tasks: []wire.QueueEntry{}}
 	if err := s.read(func(c *core.State) {
 		for i, t := range c.Queue() {
-			out = append(out, entry{ID: t.ID, Position: i + 1, Description: t.Description})
+			out.Tasks = append(out.Tasks, wire.QueueEntry{ID: t.ID, Position: i + 1, Description: t.Description})
 		}
 	}); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -487,7 +274,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	type res struct {
 		removed bool
-		view    TaskView
+		view    wire.Task
 	}
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (res, error) {
 		t, removed, err := c.CancelTask(now, id)
@@ -508,9 +295,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) clarifyTask(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Answers []string `json:"answers"`
-	}
+	var req wire.Clarify
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -521,20 +306,18 @@ func (s *Server) clarifyTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) respondTask(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Action      string `json:"action"`
-		Instruction string `json:"instruction"`
-	}
+	var req wire.Respond
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
 	// "fix: <instruction>" in the action itself is accepted too.
-	if rest, ok := strings.CutPrefix(req.Action, "fix:"); ok && req.Instruction == "" {
-		req.Action, req.Instruction = core.RespondFix, strings.TrimSpace(rest)
+	action := string(req.Action)
+	if rest, ok := strings.CutPrefix(action, "fix:"); ok && req.Instruction == "" {
+		action, req.Instruction = core.RespondFix, strings.TrimSpace(rest)
 	}
 	id := r.PathValue("id")
 	return s.taskDo(w, r, http.StatusOK, func(c *core.State, now time.Time) (core.Task, error) {
-		return c.Respond(now, id, req.Action, req.Instruction)
+		return c.Respond(now, id, action, req.Instruction)
 	})
 }
 
@@ -543,8 +326,8 @@ func (s *Server) taskDiff(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if v.Proposal == nil || v.State != core.Proposed {
-		return Errorf(CodeConflict, "task %s is %s: only a proposed dry run has a diff", v.ID, v.State)
+	if v.Proposal == nil || v.State != wire.TaskProposed {
+		return Errorf(wire.CodeConflict, "task %s is %s: only a proposed dry run has a diff", v.ID, v.State)
 	}
 	b, err := os.ReadFile(filepath.Join(s.runsDir, v.Proposal.RunID, "diff.patch"))
 	if err != nil {
@@ -579,17 +362,18 @@ func (s *Server) taskTranscript(w http.ResponseWriter, r *http.Request) error {
 		return notFoundf("task %s has not started", v.ID)
 	}
 	run := core.RunID(v.ID, attempt)
-	entries := []json.RawMessage{}
+	out := wire.Transcript{TaskID: v.ID, Attempt: attempt, RunID: run, Entries: []wire.TranscriptEntry{}}
 	b, err := os.ReadFile(filepath.Join(s.runsDir, run, "transcript.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) != "" && json.Valid([]byte(l)) {
-			entries = append(entries, json.RawMessage(l))
+	for l := range strings.SplitSeq(string(b), "\n") {
+		var e wire.TranscriptEntry
+		if strings.TrimSpace(l) != "" && json.Unmarshal([]byte(l), &e) == nil {
+			out.Entries = append(out.Entries, e)
 		}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"task_id": v.ID, "attempt": attempt, "run_id": run, "entries": entries})
+	WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -598,13 +382,13 @@ func (s *Server) applyTask(w http.ResponseWriter, r *http.Request) error {
 	// Refuse at once, not when the task's turn in the queue comes, when
 	// the user edited what the diff touches (the apply itself checks
 	// again).
-	if v, err := s.findTask(id); err == nil && v.State == core.Proposed && v.Proposal != nil && s.opts.EditedSince != nil {
+	if v, err := s.findTask(id); err == nil && v.State == wire.TaskProposed && v.Proposal != nil && s.opts.EditedSince != nil {
 		edited, err := s.opts.EditedSince(r.Context(), id, v.Proposal.Files)
 		if err != nil {
 			s.log.Warn("checking the working tree before an apply failed; the apply checks again", "task", id, "err", err)
 		}
 		if len(edited) > 0 {
-			return Errorf(CodeConflict, "the working tree changed since dry run %s started, in %s: applying its diff would overwrite those edits. "+
+			return Errorf(wire.CodeConflict, "the working tree changed since dry run %s started, in %s: applying its diff would overwrite those edits. "+
 				"Commit, stash or undo them, then apply again (or discard the dry run)", id, strings.Join(edited, ", "))
 		}
 	}
@@ -640,27 +424,19 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type planTaskRequest struct {
-	submitTaskRequest
-	DependsOn []int `json:"depends_on"`
-}
-
 func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		ID    string            `json:"id"`
-		Tasks []planTaskRequest `json:"tasks"`
-	}
+	var req wire.SubmitPlan
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
-		specs[i] = core.PlanTaskSpec{TaskSpec: t.spec(), DependsOn: t.DependsOn}
+		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}
 	}
-	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (map[string]any, error) {
+	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Plan, error) {
 		p, err := c.SubmitPlan(now, req.ID, specs)
 		if err != nil {
-			return nil, err
+			return wire.Plan{}, err
 		}
 		return planView(c, p), nil
 	})
@@ -672,22 +448,13 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func planView(c *core.State, p core.Plan) map[string]any {
-	tasks := []TaskView{}
-	for _, id := range p.Tasks {
-		if t, ok := c.Task(id); ok {
-			tasks = append(tasks, taskView(c, t))
-		}
-	}
-	return map[string]any{"id": p.ID, "state": p.State, "tasks": tasks, "summary": p.Summary, "created_at": p.CreatedAt, "finished_at": timePtr(p.FinishedAt)}
-}
-
 func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	var v map[string]any
+	var v *wire.Plan
 	if err := s.read(func(c *core.State) {
 		if p, ok := c.Plan(id); ok {
-			v = planView(c, p)
+			view := planView(c, p)
+			v = &view
 		}
 	}); err != nil {
 		return err
@@ -703,7 +470,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	var out map[string]any
+	var out wire.Stats
 	if err := s.read(func(c *core.State) {
 		// One pass over the deliveries; keep returns false, so none is copied.
 		failed, failedDeliveries := 0, 0
@@ -717,13 +484,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 			}
 			return false
 		})
-		out = map[string]any{
-			"summary":             c.RetrySummary("all tasks", nil),
-			"retry_state":         c.RetryStateView(),
-			"failed_instructions": failed,
-			"failed_deliveries":   failedDeliveries,
-			"usage":               c.UsageTotals(nil),
-		}
+		out = wire.Stats{Summary: retrySummary(c.RetrySummary("all tasks", nil)), RetryState: retryState(c.RetryStateView()),
+			FailedInstructions: failed, FailedDeliveries: failedDeliveries, Usage: usageTotals(c.UsageTotals(nil))}
 	}); err != nil {
 		return err
 	}
@@ -753,7 +515,7 @@ func (s *Server) dailyStats(w http.ResponseWriter, r *http.Request) error {
 	if err := s.read(func(c *core.State) { out = c.Daily(now.AddDate(0, 0, -int(days-1)), now) }); err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"days": out})
+	WriteJSON(w, http.StatusOK, wire.DailyStats{Days: dayNumbers(out)})
 	return nil
 }
 

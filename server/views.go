@@ -6,72 +6,22 @@ import (
 
 	"wilco/core"
 	"wilco/store"
+	"wilco/wire"
 )
 
-// AgentView is an agent as the API shows it (name, adapter, capabilities,
-// status). The token hash is never shown.
-type AgentView struct {
-	Name         string           `json:"name"`
-	Adapter      string           `json:"adapter"`
-	Capabilities []string         `json:"capabilities"`
-	Status       core.AgentStatus `json:"status"`
-	// Pull agents fetch their messages (mailbox); the others are handed them.
-	Pull bool `json:"pull"`
-	// HasToken says whether the agent has a token (POST .../token gives one).
-	HasToken bool `json:"has_token"`
-	// Waiting counts the messages and instructions waiting for the agent's
-	// next dispatch cycle; Unacknowledged the instructions sent and not yet
-	// acknowledged.
-	Waiting        int `json:"waiting"`
-	Unacknowledged int `json:"unacknowledged"`
-	// Polling says whether the agent is long-polling its inbox right now.
-	Polling bool `json:"polling"`
-	// FromConfig: the agent comes from wilco.yaml; Removed: it was taken
-	// out of service (no more work, its token refused).
-	FromConfig bool `json:"from_config"`
-	Removed    bool `json:"removed"`
-	// Conversation is the conversation a hibernated agent resumes at its
-	// wake.
-	Conversation string `json:"conversation,omitempty"`
-	// Pane is what a tmux agent's pane shows.
-	Pane *PaneView `json:"pane,omitempty"`
-	// LastSeen is when wilco last heard from the agent: a poll, an
-	// answer, the end of its turn (null: never).
-	LastSeen *time.Time `json:"last_seen"`
-	// CurrentTask is the task it holds now; FinishedTasks the tasks it
-	// ended, FirstAttemptSuccess those that succeeded at attempt 1.
-	CurrentTask         string `json:"current_task,omitempty"`
-	FinishedTasks       int    `json:"finished_tasks"`
-	FirstAttemptSuccess int    `json:"first_attempt_success"`
-	// Usage is what its turns cost, as its CLI reported it.
-	Usage core.Usage `json:"usage"`
-	// Role is "scout" for a read-only helper agents consult.
-	Role string `json:"role,omitempty"`
-	// Context is what the last context probe learned of the agent's side.
-	Context *core.AgentContext `json:"context,omitempty"`
-}
+// This file is the one place where core's state becomes the API's bodies
+// (package wire): every answer is built here.
 
-// PaneView is what a tmux agent's pane shows: its state (ready, busy,
-// permission, dialog, typing, dead, not started, hibernating), its
-// session and the command that attaches to it, the prompts waiting for
-// it, the message it works on.
-type PaneView struct {
-	State        string   `json:"state"`
-	Session      string   `json:"session"`
-	Attach       []string `json:"attach"`
-	Queued       int      `json:"queued"`
-	Working      string   `json:"working,omitempty"`
-	Conversation string   `json:"conversation,omitempty"`
-}
-
-func (s *Server) agentView(a core.Agent) AgentView {
-	v := AgentView{
-		Name: a.Name, Adapter: a.Adapter, Capabilities: nonNil(a.Capabilities), Status: a.Status, Pull: a.Pull, Role: a.Role, Context: a.Context,
-		HasToken: a.TokenHash != "", Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked),
-		Polling: s.waiting(a.Name), FromConfig: a.FromConfig, Removed: a.Removed, LastSeen: timePtr(a.LastSeen), Conversation: a.Conversation,
+func (s *Server) agentView(a core.Agent) wire.Agent {
+	v := wire.Agent{
+		Name: a.Name, Adapter: wire.Adapter(a.Adapter), Capabilities: nonNil(a.Capabilities), Status: wire.AgentStatus(a.Status),
+		Pull: a.Pull, Role: wire.Role(a.Role), Context: agentContext(a.Context), HasToken: a.TokenHash != "",
+		Waiting: len(a.Inbox) + len(a.Pending), Unacknowledged: len(a.Unacked), Polling: s.waiting(a.Name),
+		FromConfig: a.FromConfig, Removed: a.Removed, LastSeen: timePtr(a.LastSeen), Conversation: a.Conversation,
 	}
 	if f := s.opts.PaneState; f != nil && a.Adapter == "tmux" {
 		if p, ok := f(a.Name); ok {
+			p.Attach = nonNil(p.Attach)
 			v.Pane = &p
 		}
 	}
@@ -80,152 +30,98 @@ func (s *Server) agentView(a core.Agent) AgentView {
 
 // agentViews renders agents with their records and usage, from one pass
 // over the tasks; run it on the loop.
-func (s *Server) agentViews(c *core.State, agents ...core.Agent) []AgentView {
+func (s *Server) agentViews(c *core.State, agents ...core.Agent) []wire.Agent {
 	records := c.AgentRecords()
 	usage := c.UsageTotals(nil).ByAgent
-	out := make([]AgentView, 0, len(agents))
+	out := make([]wire.Agent, 0, len(agents))
 	for _, a := range agents {
 		v := s.agentView(a)
 		r := records[a.Name]
 		v.CurrentTask, v.FinishedTasks, v.FirstAttemptSuccess = r.CurrentTask, r.Finished, r.FirstAttemptSuccess
-		v.Usage = usage[a.Name]
+		v.Usage = wire.Usage(usage[a.Name])
 		out = append(out, v)
 	}
 	return out
 }
 
-// MessageView is a delivery as the API shows it.
-type MessageView struct {
-	ID             string             `json:"id"`
-	From           string             `json:"from"`
-	To             string             `json:"to"`
-	Type           core.MessageType   `json:"type"`
-	Policy         core.Policy        `json:"policy"`
-	Subject        string             `json:"subject"`
-	Body           string             `json:"body"`
-	TaskID         string             `json:"task_id,omitempty"`
-	OperationID    string             `json:"operation_id,omitempty"`
-	State          core.DeliveryState `json:"state"`
-	Attempts       int                `json:"attempts"`
-	Answer         string             `json:"answer,omitempty"`
-	Understanding  string             `json:"understanding,omitempty"`
-	Questions      []string           `json:"questions,omitempty"`
-	Reason         string             `json:"reason,omitempty"`
-	CreatedAt      time.Time          `json:"created_at"`
-	SentAt         *time.Time         `json:"sent_at"`
-	AcknowledgedAt *time.Time         `json:"acknowledged_at"`
-	FailedAt       *time.Time         `json:"failed_at"`
-	CancelledAt    *time.Time         `json:"cancelled_at"`
+func agentContext(c *core.AgentContext) *wire.AgentContext {
+	if c == nil {
+		return nil
+	}
+	v := wire.AgentContext(*c)
+	return &v
 }
 
-func messageView(d core.Delivery, orch string) MessageView {
+func messageView(d core.Delivery, orch string) wire.Message {
 	from := d.From
 	if from == core.Orchestrator {
 		from = orch
 	}
-	return MessageView{
-		ID: d.ID, From: from, To: d.To, Type: d.Type, Policy: d.Policy, Subject: d.Subject, Body: d.Body,
-		TaskID: d.TaskID, OperationID: d.OperationID, State: d.State, Attempts: d.Sends, Answer: d.Answer,
+	return wire.Message{
+		ID: d.ID, From: from, To: d.To, Type: wire.MessageType(d.Type), Policy: wire.Policy(d.Policy), Subject: d.Subject, Body: d.Body,
+		TaskID: d.TaskID, OperationID: d.OperationID, State: wire.DeliveryState(d.State), Attempts: d.Sends, Answer: d.Answer,
 		Understanding: d.Understanding(), Questions: d.Questions(), Reason: d.Reason,
 		CreatedAt: d.CreatedAt, SentAt: timePtr(d.SentAt), AcknowledgedAt: timePtr(d.AcknowledgedAt()),
 		FailedAt: timePtr(d.FailedAt()), CancelledAt: timePtr(d.CancelledAt()),
 	}
 }
 
-// InstructionView is an instruction.
-type InstructionView struct {
-	ID             string             `json:"id"`
-	Agent          string             `json:"agent"`
-	Content        string             `json:"content"`
-	State          core.DeliveryState `json:"state"`
-	RetryCount     int                `json:"retry_count"`
-	MaxRetries     int                `json:"max_retries"`
-	AckWhen        *core.Matcher      `json:"ack_when,omitempty"`
-	Reason         string             `json:"reason,omitempty"`
-	CreatedAt      time.Time          `json:"created_at"`
-	SentAt         *time.Time         `json:"sent_at"`
-	AcknowledgedAt *time.Time         `json:"acknowledged_at"`
-	FailedAt       *time.Time         `json:"failed_at"`
-	CancelledAt    *time.Time         `json:"cancelled_at"`
-}
-
-func instructionView(d core.Delivery) InstructionView {
-	return InstructionView{
-		ID: d.ID, Agent: d.To, Content: d.Body, State: d.State, RetryCount: d.RetryCount(), MaxRetries: d.MaxRetries,
-		AckWhen: d.Matcher, Reason: d.Reason, CreatedAt: d.CreatedAt, SentAt: timePtr(d.SentAt),
+func instructionView(d core.Delivery) wire.Instruction {
+	v := wire.Instruction{
+		ID: d.ID, Agent: d.To, Content: d.Body, State: wire.DeliveryState(d.State), RetryCount: d.RetryCount(), MaxRetries: d.MaxRetries,
+		Reason: d.Reason, CreatedAt: d.CreatedAt, SentAt: timePtr(d.SentAt),
 		AcknowledgedAt: timePtr(d.AcknowledgedAt()), FailedAt: timePtr(d.FailedAt()), CancelledAt: timePtr(d.CancelledAt()),
 	}
+	if d.Matcher != nil {
+		m := wire.Matcher(*d.Matcher)
+		v.AckWhen = &m
+	}
+	return v
 }
 
-// OperationView is an operation.
-type OperationView struct {
-	ID                     string               `json:"id"`
-	Operation              string               `json:"operation"`
-	State                  core.OperationState  `json:"state"`
-	Message                string               `json:"message,omitempty"`
-	Command                []string             `json:"command,omitempty"`
-	Agents                 []OperationAgentView `json:"agents"`
-	RemindersSent          int                  `json:"reminders_sent"`
-	AcknowledgmentReceived bool                 `json:"acknowledgment_received"`
-	TimeoutOccurred        bool                 `json:"timeout_occurred"`
-	ProceededAnyway        bool                 `json:"proceeded_anyway"`
-	Reason                 string               `json:"reason,omitempty"`
-	ExitCode               *int                 `json:"exit_code"`
-	Output                 string               `json:"output,omitempty"`
-	Timeout                string               `json:"timeout"`
-	Reminders              []string             `json:"reminders"`
-	Extension              string               `json:"extension"`
-	ProceedOnTimeout       bool                 `json:"proceed_on_timeout"`
-	Quorum                 core.Quorum          `json:"quorum"`
-	CreatedAt              time.Time            `json:"created_at"`
-	FinishedAt             *time.Time           `json:"finished_at"`
-	// Target is what an install operation installs.
-	Target string `json:"target,omitempty"`
-	// Results say what an operation on agents did to each of them.
-	Results []core.OperationResult `json:"results,omitempty"`
-	// Log is the operation's round, step by step (GET
-	// /v1/operations/{id} only).
-	Log []OperationLogEntry `json:"log,omitempty"`
+// inboxMessages are sends as their agent receives them, the
+// orchestrator's configured name on its own: the name the agent writes
+// back to.
+func inboxMessages(msgs []core.InboxMessage, orch string) []wire.InboxMessage {
+	out := make([]wire.InboxMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if m.From == core.Orchestrator {
+			m.From = orch
+		}
+		out = append(out, wire.InboxMessage(m))
+	}
+	return out
 }
 
-// OperationLogEntry is one step of an operation's round: the request, a
-// reminder, an answer, a notice, a change of state, what was done to an
-// agent.
-type OperationLogEntry struct {
-	Seq   uint64    `json:"seq"`
-	Time  time.Time `json:"time"`
-	Type  string    `json:"type"`
-	Agent string    `json:"agent,omitempty"`
-	Text  string    `json:"text"`
+func interpretation(in core.Interpretation) wire.Interpretation {
+	return wire.Interpretation{Kind: wire.Kind(in.Kind), DeliveryID: in.DeliveryID, TaskID: in.TaskID, OperationID: in.OperationID,
+		Status: in.Status, Understanding: in.Understanding, Questions: in.Questions, Action: in.Action, Acknowledged: in.Acknowledged}
 }
 
-// OperationAgentView is one agent's part in an operation.
-type OperationAgentView struct {
-	Name string `json:"name"`
-	// Message is the delivery of the pre-operation request to this agent.
-	Message string `json:"message"`
-	// Response is "ok", "wait" (an extension was granted and no "ok"
-	// followed), "cancel", "timeout", or null while nothing came.
-	Response    *string    `json:"response"`
-	RespondedAt *time.Time `json:"responded_at"`
-	Extended    bool       `json:"extended"`
+func consultation(c core.Consultation) wire.Consultation {
+	return wire.Consultation{ID: c.ID, TaskID: c.TaskID, Attempt: c.Attempt, From: c.From, Scout: c.Scout, Question: c.Question,
+		State: wire.ConsultationState(c.State), Answer: c.Answer, Error: c.Error, AskedAt: c.AskedAt, EndedAt: c.EndedAt}
 }
 
-func operationView(o core.Operation, c *core.State) OperationView {
-	v := OperationView{
-		ID: o.ID, Operation: o.Name, State: o.State, Message: o.Message, Command: o.Command,
+func operationView(o core.Operation, c *core.State) wire.Operation {
+	v := wire.Operation{
+		ID: o.ID, Operation: o.Name, State: wire.OperationState(o.State), Message: o.Message, Command: o.Command,
 		RemindersSent: o.RemindersSent, TimeoutOccurred: o.TimeoutOccurred, ProceededAnyway: o.ProceededAnyway,
 		Reason: o.Reason, ExitCode: o.ExitCode, Output: o.Output, CreatedAt: o.CreatedAt, FinishedAt: timePtr(o.FinishedAt),
-		Timeout: o.Policy.Timeout.String(), Extension: o.Policy.Extension.String(),
-		ProceedOnTimeout: o.Policy.ProceedOnTimeout, Quorum: o.Policy.Quorum, Reminders: []string{},
-		Target: o.Target, Results: o.Results,
+		Timeout: wire.Duration(o.Policy.Timeout), Extension: wire.Duration(o.Policy.Extension),
+		ProceedOnTimeout: o.Policy.ProceedOnTimeout, Quorum: string(o.Policy.Quorum), Reminders: []wire.Duration{},
+		Agents: []wire.OperationAgent{}, Target: o.Target,
 	}
 	for _, r := range o.Policy.Reminders {
-		v.Reminders = append(v.Reminders, r.String())
+		v.Reminders = append(v.Reminders, wire.Duration(r))
+	}
+	for _, r := range o.Results {
+		v.Results = append(v.Results, wire.OperationResult{Agent: r.Agent, Done: r.Done, Action: r.Action, Error: r.Error,
+			Status: wire.AgentStatus(r.Status), Conversation: r.Conversation})
 	}
 	acked := 0
 	for i, name := range o.Agents {
-		av := OperationAgentView{Name: name}
+		av := wire.OperationAgent{Name: name}
 		if i < len(o.Deliveries) {
 			av.Message = o.Deliveries[i]
 			if d, ok := c.Delivery(o.Deliveries[i]); ok {
@@ -258,20 +154,201 @@ func operationView(o core.Operation, c *core.State) OperationView {
 	return v
 }
 
-// EventView is one event of the log.
-type EventView struct {
-	Seq    uint64          `json:"seq"`
-	Time   time.Time       `json:"time"`
-	Type   string          `json:"type"`
-	TaskID string          `json:"task_id,omitempty"`
-	Agent  string          `json:"agent,omitempty"`
-	Data   json.RawMessage `json:"data"`
+func notificationView(n core.Notification, maxAttempts int) wire.Notification {
+	v := wire.Notification{
+		ID: n.ID, Hook: n.Hook, Event: wire.NotifyEvent(n.Event), TaskID: n.TaskID, Agent: n.Agent, OperationID: n.OperationID,
+		Subject: n.Subject, TaskState: n.Status, Reason: n.Reason, State: wire.NotificationState(n.State), Attempts: n.Attempts,
+		MaxAttempts: maxAttempts, LastError: n.LastError, CreatedAt: n.CreatedAt, LastAttemptAt: timePtr(n.LastAttemptAt),
+		NextAttemptAt: timePtr(n.TimerAt), DeliveredAt: timePtr(n.DeliveredAt), FailedAt: timePtr(n.FailedAt),
+	}
+	if n.LastStatus != 0 {
+		st := n.LastStatus
+		v.LastStatus = &st
+	}
+	return v
 }
 
-func eventView(ev store.Event) EventView {
+func eventView(ev store.Event) wire.Event {
 	data := json.RawMessage(ev.Data)
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	return EventView{Seq: ev.Seq, Time: ev.Time.UTC(), Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data}
+	return wire.Event{Seq: ev.Seq, Time: ev.Time.UTC(), Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: data}
+}
+
+// taskView renders a task; c gives its position and the agent's questions.
+func taskView(c *core.State, t core.Task) wire.Task {
+	pos := 0
+	if t.State == core.Queued {
+		pos = c.Position(t.ID)
+	}
+	return taskViewAt(c, t, pos)
+}
+
+// taskViewAt renders a task whose queue position is known.
+func taskViewAt(c *core.State, t core.Task, position int) wire.Task {
+	v := wire.Task{
+		ID: t.ID, Description: t.Description, Constraints: nonNil(t.Constraints), NonGoals: nonNil(t.NonGoals), Boundaries: nonNil(t.Boundaries),
+		AcceptanceCriteria: nonNil(t.AcceptanceCriteria), State: wire.TaskState(t.State), Phase: phase(t), DryRun: t.DryRun, Agent: t.Agent,
+		Attempt: t.Attempt, MaxAttempts: c.Policies().Loop.HardStop, ConsecutiveFailures: t.ConsecutiveFailures,
+		TotalVerifyLoops: t.TotalVerifyLoops, Replans: t.Replans, Milestone: t.Milestone, Questions: []string{},
+		Failures: failureRecords(t.Failures), CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
+		RunID: t.RunID, RunIDs: t.RunIDs, BlockedBy: t.BlockedBy, Warnings: t.Warnings, PlanID: t.PlanID, DependsOn: t.DependsOn,
+		ResumedFrom: t.ResumedFrom, Delivery: t.Delivery, Usage: wire.Usage(t.Usage), Usages: []wire.UsageRecord{}, Package: t.Package,
+	}
+	if e := t.Escalation; e != nil {
+		v.Escalation = &wire.Escalation{Reason: e.Reason, Message: e.Message, At: e.At}
+	}
+	if sum := t.Summary; sum != nil {
+		v.Summary = &wire.TaskSummary{Files: nonNil(sum.Files), Why: sum.Why, RunID: sum.RunID, Text: sum.Text}
+	}
+	if r := t.StuckReport; r != nil {
+		v.StuckReport = &wire.StuckReport{Hypotheses: nonNil(r.Hypotheses), RunIDs: nonNil(r.RunIDs), Path: r.Path, Markdown: r.Markdown}
+	}
+	if p := t.Proposal; p != nil {
+		v.Proposal = &wire.Proposal{RunID: p.RunID, Files: nonNil(p.Files)}
+	}
+	if r := t.Review; r != nil {
+		v.Review = &wire.Review{Attempt: r.Attempt, Reviewer: r.Reviewer, Delivery: r.Delivery, RunID: r.RunID, Command: r.Command,
+			Files: r.Files, Warnings: r.Warnings, Verdict: wire.Verdict(r.Verdict), Reasons: r.Reasons, At: r.At}
+	}
+	for _, u := range t.Usages {
+		v.Usages = append(v.Usages, wire.UsageRecord{Attempt: u.Attempt, Agent: u.Agent, Day: u.Day, Usage: wire.Usage(u.Usage)})
+	}
+	for _, q := range t.Consultations {
+		v.Consultations = append(v.Consultations, consultation(q))
+	}
+	if t.State == core.Queued {
+		v.Position = &position
+	}
+	if t.State == core.TaskClarifying {
+		if d, ok := c.Delivery(t.Delivery); ok {
+			v.Questions = append(v.Questions, d.Questions()...)
+		}
+	}
+	return v
+}
+
+// phase is a running task's phase, nil in any other state.
+func phase(t core.Task) *wire.Phase {
+	if t.Phase == "" || t.State != core.Running {
+		return nil
+	}
+	p := wire.Phase(t.Phase)
+	return &p
+}
+
+func failureRecords(fs []core.FailureRecord) []wire.FailureRecord {
+	out := make([]wire.FailureRecord, 0, len(fs))
+	for _, f := range fs {
+		r := wire.FailureRecord{Attempt: f.Attempt, Timestamp: f.Timestamp, FailureType: wire.FailureType(f.FailureType), RunID: f.RunID,
+			ExecutorOutput: wire.ExecutorOutput{Status: f.ExecutorOutput.Status, FilesModified: nonNil(f.ExecutorOutput.FilesModified),
+				Error: f.ExecutorOutput.Error},
+			RootCauseGuess: f.RootCauseGuess, SuggestedFix: f.SuggestedFix, Details: f.Details, Escalate: f.Escalate, DurationMS: f.DurationMS}
+		if vf := f.ExecutorOutput.Verification; vf != nil {
+			w := wire.Verification(*vf)
+			r.ExecutorOutput.Verification = &w
+		}
+		for _, fs := range f.FilesState {
+			r.FilesState = append(r.FilesState, wire.FileState(fs))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// taskBrief renders a task as a list shows it.
+func taskBrief(t core.Task, position, maxAttempts int) wire.TaskBrief {
+	b := wire.TaskBrief{
+		ID: t.ID, Description: firstLine(t.Description, briefDescription), State: wire.TaskState(t.State), Phase: phase(t), DryRun: t.DryRun,
+		Agent: t.Agent, Attempt: t.Attempt, MaxAttempts: maxAttempts, Milestone: t.Milestone, PlanID: t.PlanID, CostUSD: t.Usage.CostUSD,
+		CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
+	}
+	if position > 0 {
+		b.Position = &position
+	}
+	return b
+}
+
+func planView(c *core.State, p core.Plan) wire.Plan {
+	v := wire.Plan{ID: p.ID, State: wire.PlanState(p.State), Tasks: []wire.Task{}, CreatedAt: p.CreatedAt, FinishedAt: timePtr(p.FinishedAt)}
+	for _, id := range p.Tasks {
+		if t, ok := c.Task(id); ok {
+			v.Tasks = append(v.Tasks, taskView(c, t))
+		}
+	}
+	if p.Summary != nil {
+		sum := retrySummary(*p.Summary)
+		v.Summary = &sum
+	}
+	return v
+}
+
+func retrySummary(s core.PlanSummary) wire.RetrySummary {
+	v := wire.RetrySummary{TotalTasks: s.TotalTasks, FirstAttemptSuccess: s.FirstAttemptSuccess, RetriedTasks: s.RetriedTasks,
+		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified,
+		Details: []wire.SummaryRow{}, FailurePatterns: []wire.FailurePattern{}, Text: s.Text}
+	for _, r := range s.Details {
+		v.Details = append(v.Details, wire.SummaryRow(r))
+	}
+	for _, p := range s.FailurePatterns {
+		v.FailurePatterns = append(v.FailurePatterns, wire.FailurePattern(p))
+	}
+	return v
+}
+
+func retryState(r core.RetryState) wire.RetryState {
+	v := wire.RetryState{TaskRetries: map[string]wire.TaskRetry{}, GlobalStats: wire.GlobalStats(r.GlobalStats)}
+	for id, t := range r.TaskRetries {
+		w := wire.TaskRetry{TaskID: t.TaskID, TaskName: t.TaskName, RetryCount: t.RetryCount, MaxRetries: t.MaxRetries, Status: t.Status,
+			Failures: []wire.RetryFailure{}, CurrentAttempt: t.CurrentAttempt, StartedAt: t.StartedAt, LastAttemptAt: t.LastAttemptAt}
+		for _, f := range t.Failures {
+			w.Failures = append(w.Failures, wire.RetryFailure{Attempt: f.Attempt, Timestamp: f.Timestamp,
+				FailureType: wire.FailureType(f.FailureType), ErrorSummary: f.ErrorSummary, SuggestedFix: f.SuggestedFix})
+		}
+		v.TaskRetries[id] = w
+	}
+	return v
+}
+
+func usageTotals(u core.UsageTotals) wire.UsageTotals {
+	v := wire.UsageTotals{Total: wire.Usage(u.Total), ByAgent: map[string]wire.Usage{}, ByDay: map[string]wire.Usage{}}
+	for k, x := range u.ByAgent {
+		v.ByAgent[k] = wire.Usage(x)
+	}
+	for k, x := range u.ByDay {
+		v.ByDay[k] = wire.Usage(x)
+	}
+	return v
+}
+
+func dayNumbers(days []core.DayNumbers) []wire.DayNumbers {
+	out := make([]wire.DayNumbers, 0, len(days))
+	for _, d := range days {
+		out = append(out, wire.DayNumbers{Day: d.Day, Finished: d.Finished, Success: d.Success, FirstAttemptSuccess: d.FirstAttemptSuccess,
+			Retried: d.Retried, RetrySuccess: d.RetrySuccess, Escalations: d.Escalations, Failures: nonNilMap(d.Failures), Usage: wire.Usage(d.Usage)})
+	}
+	return out
+}
+
+// timePtr is nil for the zero time, so that it encodes as null.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
 }

@@ -4,12 +4,13 @@
 // ended — and says in one line what each event did. `wilco watch` and
 // `wilco run` print it.
 //
-// The events' data are read into the types of events.go, which mirror the
-// fields of the server's event payloads that the view and its lines use.
-// Data that do not decode — a field of another type, a payload that is no
-// JSON — leave what could not be read empty: an event never makes the
-// fold fail.
+// The events' data are read into core's event types: their json tags are
+// the wire form of the event stream, so the fields are written once. Data
+// that do not decode — a field of another type, a payload that is no JSON
+// — leave what could not be read empty: an event never makes the fold
+// fail.
 //
-// It is the client side of the event stream and imports only package
-// client; nothing in it talks to a server.
+// It is the client side of the event stream: it imports the API's bodies
+// (package wire) and core's event types, and nothing in it talks to a
+// server.
 package taskview

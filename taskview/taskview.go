@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"wilco/client"
+	"wilco/core"
+	"wilco/wire"
 )
 
 // DefaultMaxAttempts is the hard stop (the verify loops after which a task
@@ -17,8 +18,8 @@ const DefaultMaxAttempts = 12
 // Task is what the events say of one task.
 type Task struct {
 	ID        string
-	State     string
-	Phase     string
+	State     wire.TaskState
+	Phase     wire.Phase
 	Milestone string
 	// Attempt is the current attempt, out of MaxAttempts.
 	Attempt     int
@@ -29,8 +30,8 @@ type Task struct {
 }
 
 // Settled reports whether the task waits for nothing more from its agent
-// (client.TaskSettled).
-func (t *Task) Settled() bool { return client.TaskSettled(t.State) }
+// (wire.TaskState.Settled).
+func (t *Task) Settled() bool { return t.State.Settled() }
 
 // Line is what one event did, said in one line (Text, empty for nothing
 // to say). An Important line is worth keeping in sight; the others are
@@ -65,9 +66,12 @@ func (v *View) task(id string) *Task {
 
 // Load starts a task from what the server says of it (GET /v1/tasks/{id}),
 // before its events are folded in.
-func (v *View) Load(st *client.Task) *Task {
+func (v *View) Load(st *wire.Task) *Task {
 	t := v.task(st.ID)
-	t.State, t.Phase, t.Milestone, t.Attempt = st.State, st.Phase, st.Milestone, st.Attempt
+	t.State, t.Milestone, t.Attempt = st.State, st.Milestone, st.Attempt
+	if st.Phase != nil {
+		t.Phase = *st.Phase
+	}
 	t.Start = st.CreatedAt
 	if st.StartedAt != nil {
 		t.Start = *st.StartedAt
@@ -84,7 +88,7 @@ func (v *View) Load(st *client.Task) *Task {
 // Apply folds one event in. It returns the task the event is about (nil
 // for an event of no task) and the line that says what happened, which is
 // one line whatever the event's texts hold.
-func (v *View) Apply(ev client.Event) (*Task, Line) {
+func (v *View) Apply(ev wire.Event) (*Task, Line) {
 	var t *Task
 	if ev.TaskID != "" {
 		t = v.task(ev.TaskID)
@@ -102,7 +106,7 @@ func (v *View) Apply(ev client.Event) (*Task, Line) {
 
 // apply folds ev into t (nil: the event is about no task) and says what
 // happened.
-func apply(t *Task, ev client.Event) (string, bool) {
+func apply(t *Task, ev wire.Event) (string, bool) {
 	if t == nil {
 		t = &Task{} // an event of no task changes no view
 	}
@@ -120,33 +124,33 @@ func apply(t *Task, ev client.Event) (string, bool) {
 
 // fold folds in the events that change what is known of a task; ok is
 // false for the others.
-func fold(t *Task, ev client.Event) (text string, important, ok bool) {
+func fold(t *Task, ev wire.Event) (text string, important, ok bool) {
 	switch ev.Type {
-	case client.EventTaskQueued:
-		t.State = client.TaskQueued
-		return "queued" + optional(": ", oneLine(read[taskQueued](ev.Data).Task.Description, 60)), true, true
-	case client.EventTaskState:
-		d := read[taskState](ev.Data)
+	case core.TypeTaskQueued:
+		t.State = wire.TaskQueued
+		return "queued" + optional(": ", oneLine(read[core.TaskQueued](ev.Data).Task.Description, 60)), true, true
+	case core.TypeTaskState:
+		d := read[core.TaskStateChanged](ev.Data)
 		if d.To != "" {
-			t.State = d.To
+			t.State = wire.TaskState(d.To)
 		}
-		t.Phase = d.Phase
+		t.Phase = wire.Phase(d.Phase)
 		if d.Milestone != "" {
 			t.Milestone = d.Milestone
 		}
 		if t.Settled() {
 			t.End = ev.Time
 		}
-		line := "state " + orDash(d.From) + " → " + orDash(d.To)
+		line := "state " + orDash(string(d.From)) + " → " + orDash(string(d.To))
 		if d.Phase != "" {
-			line += " (" + d.Phase + ")"
+			line += " (" + string(d.Phase) + ")"
 		}
 		return line + optional(": ", d.Reason), true, true
-	case client.EventTaskMilestone:
-		t.Milestone = read[taskText](ev.Data).Text
+	case core.TypeTaskMilestone:
+		t.Milestone = read[core.TaskMilestone](ev.Data).Text
 		return t.Milestone, false, true
-	case "task.attempt":
-		d := read[taskAttempt](ev.Data)
+	case core.TypeTaskAttempt:
+		d := read[core.TaskAttempt](ev.Data)
 		if d.Attempt > 0 {
 			t.Attempt = d.Attempt
 		}
@@ -158,8 +162,8 @@ func fold(t *Task, ev client.Event) (text string, important, ok bool) {
 			line += " (" + d.Kind + ")"
 		}
 		return line + optional(" by ", d.Agent), true, true
-	case "task.turn_ended":
-		d := read[taskTurnEnded](ev.Data)
+	case core.TypeTaskTurnEnded:
+		d := read[core.TaskTurnEnded](ev.Data)
 		if d.Attempt > 0 {
 			t.Attempt = d.Attempt
 		}
@@ -168,102 +172,107 @@ func fold(t *Task, ev client.Event) (text string, important, ok bool) {
 			line += fmt.Sprintf(" (exit %d)", d.ExitCode)
 		}
 		return line + optional(": ", oneLine(d.Summary, 60)), false, true
-	case "task.removed":
-		t.State, t.End = client.TaskCancelled, ev.Time
+	case core.TypeTaskRemoved:
+		t.State, t.End = wire.TaskCancelled, ev.Time
 		return "removed from the queue", true, true
 	}
 	return "", false, false
 }
 
 // describeTask says what the other events of a task or a plan did.
-func describeTask(ev client.Event) (string, bool) {
+func describeTask(ev wire.Event) (string, bool) {
 	switch ev.Type {
-	case client.EventTaskFailure:
-		rec := read[taskFailure](ev.Data).Record
+	case core.TypeTaskFailure:
+		rec := read[core.TaskFailure](ev.Data).Record
 		line := fmt.Sprintf("attempt %d failed: %s", rec.Attempt, orDash(rec.FailureType))
 		if msg := rec.ExecutorOutput.Error; msg != "" {
 			line += ": " + oneLine(msg, 80)
-		} else if msg := rec.ExecutorOutput.Verification.OutputSummary; msg != "" {
-			line += ": " + oneLine(msg, 80)
+		} else if v := rec.ExecutorOutput.Verification; v != nil && v.OutputSummary != "" {
+			line += ": " + oneLine(v.OutputSummary, 80)
 		}
 		return line + optional(" (run ", rec.RunID, ")"), true
-	case client.EventTaskReplan:
-		d := read[taskReplan](ev.Data)
+	case core.TypeTaskReplan:
+		d := read[core.TaskReplan](ev.Data)
 		return fmt.Sprintf("replan %d after %d failures", d.Number, d.Failures), true
-	case "task.escalated":
-		d := read[taskEscalated](ev.Data)
+	case core.TypeTaskEscalated:
+		d := read[core.TaskEscalated](ev.Data)
 		return "escalated" + optional(": ", d.Reason) + optional(" — ", oneLine(d.Message, 80)), true
-	case "task.response":
-		d := read[taskResponse](ev.Data)
+	case core.TypeTaskResponse:
+		d := read[core.TaskResponse](ev.Data)
 		line := "user response: " + orDash(d.Action)
 		if d.Instruction != "" {
 			line += " " + strconv.Quote(oneLine(d.Instruction, 80))
 		}
 		return line, true
-	case "task.success":
-		s := read[taskSuccess](ev.Data).Summary
+	case core.TypeTaskSuccess:
+		s := read[core.TaskSucceeded](ev.Data).Summary
 		return "verified" + optional(": ", oneLine(s.Text, 80)) + optional(" (run ", s.RunID, ")"), true
-	case "task.unverified":
-		why := read[taskUnverified](ev.Data).Summary.Why
+	case core.TypeTaskUnverified:
+		why := read[core.TaskUnverifiedEnd](ev.Data).Summary.Why
 		return "NOT verified: no verify step is configured" + optional(": ", oneLine(why, 60)), true
-	case "task.stuck":
-		return "hard stop" + optional(": stuck report ", read[taskStuck](ev.Data).Report.Path), true
-	case "task.proposed":
-		return "proposed a diff" + optional(" (run ", read[taskProposed](ev.Data).Proposal.RunID, ")"), true
-	case "task.warning":
-		return "warning: " + read[taskText](ev.Data).Text, true
-	case "plan.created":
-		return "plan " + orDash(read[planCreated](ev.Data).Plan.ID) + " created", true
-	case "plan.state":
-		d := read[transition](ev.Data)
-		return fmt.Sprintf("plan %s %s → %s", orDash(d.ID), orDash(d.From), orDash(d.To)), true
+	case core.TypeTaskStuck:
+		return "hard stop" + optional(": stuck report ", read[core.TaskStuckReported](ev.Data).Report.Path), true
+	case core.TypeTaskProposed:
+		return "proposed a diff" + optional(" (run ", read[core.TaskProposedDiff](ev.Data).Proposal.RunID, ")"), true
+	case core.TypeTaskWarning:
+		return "warning: " + read[core.TaskWarning](ev.Data).Text, true
+	case core.TypePlanCreated:
+		return "plan " + orDash(read[core.PlanCreated](ev.Data).Plan.ID) + " created", true
+	case core.TypePlanState:
+		d := read[core.PlanStateChanged](ev.Data)
+		return fmt.Sprintf("plan %s %s → %s", orDash(d.ID), orDash(string(d.From)), orDash(string(d.To))), true
 	}
 	return other(ev)
 }
 
 // describeDelivery says what an event of a delivery did.
-func describeDelivery(ev client.Event) (string, bool) {
+func describeDelivery(ev wire.Event) (string, bool) {
 	switch ev.Type {
-	case client.EventDeliverySent, client.EventDeliveryRetried, "delivery.notice":
-		d := read[deliverySend](ev.Data)
-		verb := map[string]string{client.EventDeliverySent: "sent", client.EventDeliveryRetried: "sent again", "delivery.notice": "notice"}[ev.Type]
+	case core.TypeDeliverySent, core.TypeDeliveryRetried, core.TypeDeliveryNotice:
+		d := read[core.Send](ev.Data) // the data of all three
+		verb := map[string]string{core.TypeDeliverySent: "sent", core.TypeDeliveryRetried: "sent again", core.TypeDeliveryNotice: "notice"}[ev.Type]
 		line := fmt.Sprintf("message %s %s", orDash(d.ID), verb)
-		if d.Attempt > 0 && ev.Type != "delivery.notice" {
+		if d.Attempt > 0 && ev.Type != core.TypeDeliveryNotice {
 			line += fmt.Sprintf(" (attempt %d", d.Attempt)
-			if d.Kind != "" && d.Kind != "first" {
-				line += ", " + d.Kind
+			if d.Kind != "" && d.Kind != core.SendFirst {
+				line += ", " + string(d.Kind)
 			}
 			line += ")"
 		} else if d.Kind != "" {
-			line += " (" + d.Kind + ")"
+			line += " (" + string(d.Kind) + ")"
 		}
 		return line, true
-	case client.EventDeliveryAcknowledged:
-		d := read[deliveryAcknowledged](ev.Data)
+	case core.TypeDeliveryAcknowledged:
+		d := read[core.DeliveryAcknowledged](ev.Data)
 		return fmt.Sprintf("message %s acknowledged by %s", orDash(d.ID), orDash(d.By)) +
 			optional(" (", d.Status, ")") + optional(": ", oneLine(d.Understanding, 60)), true
-	case "delivery.clarifying":
-		d := read[deliveryClarifying](ev.Data)
+	case core.TypeDeliveryClarifying:
+		d := read[core.DeliveryClarifying](ev.Data)
 		if len(d.Questions) == 1 {
 			return fmt.Sprintf("message %s: the agent asks 1 question", orDash(d.ID)), true
 		}
 		return fmt.Sprintf("message %s: the agent asks %d questions", orDash(d.ID), len(d.Questions)), true
-	case "delivery.deferred", "delivery.cancelled", "delivery.escalated":
-		d := read[deliveryEnded](ev.Data)
-		verb := strings.TrimPrefix(ev.Type, "delivery.")
-		return fmt.Sprintf("message %s %s", orDash(d.ID), verb) + optional(": ", d.Reason), true
-	case client.EventDeliveryFailed:
-		d := read[deliveryEnded](ev.Data)
+	case core.TypeDeliveryDeferred:
+		d := read[core.DeliveryDeferred](ev.Data)
+		return fmt.Sprintf("message %s deferred", orDash(d.ID)) + optional(": ", d.Reason), true
+	case core.TypeDeliveryCancelled:
+		d := read[core.DeliveryCancelled](ev.Data)
+		return fmt.Sprintf("message %s cancelled", orDash(d.ID)) + optional(": ", d.Reason), true
+	case core.TypeDeliveryEscalated:
+		d := read[core.DeliveryEscalated](ev.Data)
+		return fmt.Sprintf("message %s escalated", orDash(d.ID)) + optional(": ", d.Reason), true
+	case core.TypeDeliveryFailed:
+		d := read[core.DeliveryFailed](ev.Data)
 		attempts := ""
-		if d.Attempts != nil {
-			attempts = strconv.Itoa(*d.Attempts)
+		if d.Attempts > 0 {
+			attempts = strconv.Itoa(d.Attempts)
 		}
 		return fmt.Sprintf("message %s failed", orDash(d.ID)) + optional(": ", d.Reason) + optional(" (", attempts, " attempts)"), true
-	case "delivery.reassigned":
-		d := read[transition](ev.Data)
+	case core.TypeDeliveryReassigned:
+		d := read[core.DeliveryReassigned](ev.Data)
 		return fmt.Sprintf("message %s reassigned %s → %s", orDash(d.ID), orDash(d.From), orDash(d.To)), true
-	case "delivery.reply":
-		d := read[deliveryReply](ev.Data)
+	case core.TypeDeliveryReply:
+		d := read[core.DeliveryReply](ev.Data)
 		return fmt.Sprintf("reply (%s)", orDash(d.Kind)) + optional(": ", oneLine(d.Text, 60)), false
 	}
 	return other(ev)
@@ -271,49 +280,49 @@ func describeDelivery(ev client.Event) (string, bool) {
 
 // describe says what an event of an agent, an operation or a
 // notification did.
-func describe(ev client.Event) (string, bool) {
+func describe(ev wire.Event) (string, bool) {
 	switch ev.Type {
-	case "agent.cycle":
-		return fmt.Sprintf("agent fetched %d messages", read[agentCycle](ev.Data).Fetched), false
-	case client.EventAgentStatus:
-		d := read[transition](ev.Data)
-		return fmt.Sprintf("agent %s → %s", orDash(d.From), orDash(d.To)) + optional(": ", d.Reason), true
-	case client.EventOperationReminder:
-		d := read[operationReminder](ev.Data)
+	case core.TypeAgentCycle:
+		return fmt.Sprintf("agent fetched %d messages", read[core.AgentCycle](ev.Data).Fetched), false
+	case core.TypeAgentStatus:
+		d := read[core.AgentStatusChanged](ev.Data)
+		return fmt.Sprintf("agent %s → %s", orDash(string(d.From)), orDash(string(d.To))) + optional(": ", d.Reason), true
+	case core.TypeOperationReminder:
+		d := read[core.OperationReminder](ev.Data)
 		return fmt.Sprintf("operation %s: reminder %d", orDash(d.ID), d.Number) + optional(" (", d.Tone, ")"), true
-	case "operation.reply":
-		d := read[operationReply](ev.Data)
+	case core.TypeOperationReply:
+		d := read[core.OperationReply](ev.Data)
 		return fmt.Sprintf("operation %s: %s", orDash(d.ID), orDash(d.Answer)), true
-	case client.EventOperationState:
-		d := read[transition](ev.Data)
-		return fmt.Sprintf("operation %s %s → %s", orDash(d.ID), orDash(d.From), orDash(d.To)) + optional(": ", d.Reason), true
-	case "operation.started":
-		op := read[operationStarted](ev.Data).Operation
-		return fmt.Sprintf("operation %s started", orDash(op.ID)) + optional(": ", op.Operation), true
-	case "notification.queued":
-		n := read[notificationQueued](ev.Data).Notification
-		return fmt.Sprintf("notifying %s: %s (%s)", orDash(n.Hook), orDash(n.Event), orDash(n.ID)), true
-	case "notification.retried":
-		d := read[notificationAttempt](ev.Data)
+	case core.TypeOperationState:
+		d := read[core.OperationStateChanged](ev.Data)
+		return fmt.Sprintf("operation %s %s → %s", orDash(d.ID), orDash(string(d.From)), orDash(string(d.To))) + optional(": ", d.Reason), true
+	case core.TypeOperationStarted:
+		op := read[core.OperationStarted](ev.Data).Operation
+		return fmt.Sprintf("operation %s started", orDash(op.ID)) + optional(": ", op.Name), true
+	case core.TypeNotificationQueued:
+		n := read[core.NotificationQueued](ev.Data).Notification
+		return fmt.Sprintf("notifying %s: %s (%s)", orDash(n.Hook), orDash(string(n.Event)), orDash(n.ID)), true
+	case core.TypeNotificationRetried:
+		d := read[core.NotificationRetried](ev.Data)
 		return fmt.Sprintf("notification %s: attempt %d", orDash(d.ID), d.Attempt), false
-	case "notification.attempt":
-		d := read[notificationAttempt](ev.Data)
+	case core.TypeNotificationAttempt:
+		d := read[core.NotificationAttempt](ev.Data)
 		return fmt.Sprintf("notification %s: attempt %d failed", orDash(d.ID), d.Attempt) + optional(": ", oneLine(d.Error, 60)), false
-	case "notification.delivered":
-		d := read[notificationAttempt](ev.Data)
+	case core.TypeNotificationDelivered:
+		d := read[core.NotificationDelivered](ev.Data)
 		return fmt.Sprintf("notification %s delivered (attempt %d)", orDash(d.ID), d.Attempt), true
-	case "notification.failed":
-		d := read[notificationAttempt](ev.Data)
+	case core.TypeNotificationFailed:
+		d := read[core.NotificationFailed](ev.Data)
 		return fmt.Sprintf("notification %s failed after %d attempts", orDash(d.ID), d.Attempts) + optional(": ", oneLine(d.Error, 60)), true
-	case "notification.pruned":
-		return fmt.Sprintf("%d notifications that ended over 30 days ago pruned", len(read[notificationsPruned](ev.Data).IDs)), false
+	case core.TypeNotificationsPruned:
+		return fmt.Sprintf("%d notifications that ended over 30 days ago pruned", len(read[core.NotificationsPruned](ev.Data).IDs)), false
 	}
 	return other(ev)
 }
 
 // other is the line of an event the view does not read: its type and its
 // data, cut short.
-func other(ev client.Event) (string, bool) {
+func other(ev wire.Event) (string, bool) {
 	data := strings.TrimSpace(string(ev.Data))
 	if data == "{}" || data == "null" {
 		data = ""

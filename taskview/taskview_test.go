@@ -13,22 +13,23 @@ import (
 	"testing"
 	"time"
 
-	"wilco/client"
+	"wilco/core"
+	"wilco/wire"
 )
 
 // readEvents reads a file of testdata: one event of the API per line.
-func readEvents(t testing.TB, path string) []client.Event {
+func readEvents(t testing.TB, path string) []wire.Event {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var evs []client.Event
+	var evs []wire.Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var ev client.Event
+		var ev wire.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -43,7 +44,7 @@ func readEvents(t testing.TB, path string) []client.Event {
 // foldText folds evs and writes, for each event, its seq, what it is
 // about (the task, else the agent), "!" for an important line or "." for
 // another, and its line; then each task's view.
-func foldText(evs []client.Event) string {
+func foldText(evs []wire.Event) string {
 	var b strings.Builder
 	v := New()
 	for _, ev := range evs {
@@ -121,28 +122,30 @@ func TestTheFoldOfARealServersEventsIsWhatWatchShows(t *testing.T) {
 	}
 }
 
-// dataTypes are the types events.go reads each event's data into.
+// dataTypes are the core event types the view reads each event's data
+// into.
 var dataTypes = map[string]any{
-	"task.queued": taskQueued{}, "task.state": taskState{}, "task.milestone": taskText{}, "task.warning": taskText{},
-	"task.attempt": taskAttempt{}, "task.turn_ended": taskTurnEnded{}, "task.failure": taskFailure{}, "task.replan": taskReplan{},
-	"task.escalated": taskEscalated{}, "task.response": taskResponse{}, "task.success": taskSuccess{}, "task.unverified": taskUnverified{},
-	"task.stuck": taskStuck{}, "task.proposed": taskProposed{}, "task.removed": struct{}{},
-	"plan.created": planCreated{}, "plan.state": transition{},
-	"delivery.sent": deliverySend{}, "delivery.retried": deliverySend{}, "delivery.notice": deliverySend{},
-	"delivery.acknowledged": deliveryAcknowledged{}, "delivery.clarifying": deliveryClarifying{},
-	"delivery.deferred": deliveryEnded{}, "delivery.cancelled": deliveryEnded{}, "delivery.escalated": deliveryEnded{}, "delivery.failed": deliveryEnded{},
-	"delivery.reassigned": transition{}, "delivery.reply": deliveryReply{},
-	"agent.cycle": agentCycle{}, "agent.status": transition{},
-	"operation.reminder": operationReminder{}, "operation.reply": operationReply{}, "operation.state": transition{}, "operation.started": operationStarted{},
-	"notification.queued": notificationQueued{}, "notification.retried": notificationAttempt{}, "notification.attempt": notificationAttempt{},
-	"notification.delivered": notificationAttempt{}, "notification.failed": notificationAttempt{}, "notification.pruned": notificationsPruned{},
+	"task.queued": core.TaskQueued{}, "task.state": core.TaskStateChanged{}, "task.milestone": core.TaskMilestone{}, "task.warning": core.TaskWarning{},
+	"task.attempt": core.TaskAttempt{}, "task.turn_ended": core.TaskTurnEnded{}, "task.failure": core.TaskFailure{}, "task.replan": core.TaskReplan{},
+	"task.escalated": core.TaskEscalated{}, "task.response": core.TaskResponse{}, "task.success": core.TaskSucceeded{},
+	"task.unverified": core.TaskUnverifiedEnd{}, "task.stuck": core.TaskStuckReported{}, "task.proposed": core.TaskProposedDiff{},
+	"task.removed": core.TaskRemoved{}, "plan.created": core.PlanCreated{}, "plan.state": core.PlanStateChanged{},
+	"delivery.sent": core.DeliverySent{}, "delivery.retried": core.DeliveryRetried{}, "delivery.notice": core.DeliveryNotice{},
+	"delivery.acknowledged": core.DeliveryAcknowledged{}, "delivery.clarifying": core.DeliveryClarifying{},
+	"delivery.deferred": core.DeliveryDeferred{}, "delivery.cancelled": core.DeliveryCancelled{}, "delivery.escalated": core.DeliveryEscalated{},
+	"delivery.failed": core.DeliveryFailed{}, "delivery.reassigned": core.DeliveryReassigned{}, "delivery.reply": core.DeliveryReply{},
+	"agent.cycle": core.AgentCycle{}, "agent.status": core.AgentStatusChanged{},
+	"operation.reminder": core.OperationReminder{}, "operation.reply": core.OperationReply{}, "operation.state": core.OperationStateChanged{},
+	"operation.started": core.OperationStarted{}, "notification.queued": core.NotificationQueued{}, "notification.retried": core.NotificationRetried{},
+	"notification.attempt": core.NotificationAttempt{}, "notification.delivered": core.NotificationDelivered{},
+	"notification.failed": core.NotificationFailed{}, "notification.pruned": core.NotificationsPruned{},
 }
 
 // TestTheViewReadsARealServersEventsWhole: every event of the real runs
-// whose data the view reads decodes into its type with no error (a field
-// the server writes with another type than events.go says would be left
-// empty), and every event the view says more of than its type and data
-// has a type in dataTypes.
+// whose data the view reads decodes into its core type with no error (a
+// field the server writes with another type would be left empty), and
+// every event the view says more of than its type and data has a type in
+// dataTypes, the type of its name (core.DecodeEventData's).
 func TestTheViewReadsARealServersEventsWhole(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob("testdata/*.jsonl")
@@ -160,6 +163,9 @@ func TestTheViewReadsARealServersEventsWhole(t *testing.T) {
 			v := reflect.New(reflect.TypeOf(typ))
 			if err := json.Unmarshal(ev.Data, v.Interface()); err != nil {
 				t.Errorf("%s: event %d (%s): %v\n%s", path, ev.Seq, ev.Type, err, ev.Data)
+			}
+			if d, err := core.DecodeEventData(ev.Type, ev.Data); err != nil || reflect.TypeOf(d) != reflect.TypeOf(typ) {
+				t.Errorf("%s: event %d (%s) is core's %T (%v), not %T", path, ev.Seq, ev.Type, d, err, typ)
 			}
 		}
 	}
@@ -181,7 +187,7 @@ func TestWatchSaysWhatNotificationsDid(t *testing.T) {
 		{"notification.failed", `{"id":"N-5","attempts":10,"error":"no answer in 10s"}`, "notification N-5 failed after 10 attempts: no answer in 10s", true},
 		{"notification.pruned", `{"ids":["N-1","N-2"],"ended_before":"2026-01-01T00:00:00Z"}`, "2 notifications that ended over 30 days ago pruned", false},
 	} {
-		task, l := New().Apply(client.Event{Type: c.typ, Data: json.RawMessage(c.data)})
+		task, l := New().Apply(wire.Event{Type: c.typ, Data: json.RawMessage(c.data)})
 		if task != nil || l.Text != c.want || l.Important != c.important {
 			t.Errorf("%s: %v %q %v, want %q %v", c.typ, task, l.Text, l.Important, c.want, c.important)
 		}
@@ -193,7 +199,7 @@ func TestWatchSaysWhatNotificationsDid(t *testing.T) {
 // terminal's status line is redrawn under the last).
 func TestAnEventIsSaidInOneLine(t *testing.T) {
 	t.Parallel()
-	for _, ev := range []client.Event{
+	for _, ev := range []wire.Event{
 		{Type: "task.state", TaskID: "T-1", Data: json.RawMessage(`{"from":"running","to":"escalated","reason":"the check says:\npermission denied"}`)},
 		{Type: "task.escalated", TaskID: "T-1", Data: json.RawMessage(`{"reason":"two\nlines","message":"## Task Escalation Required\n\n**Task:** x"}`)},
 		{Type: "task.warning", TaskID: "T-1", Data: json.RawMessage(`{"text":"a\r\nb"}`)},
@@ -217,7 +223,8 @@ func TestAViewStartsFromTheServersTaskAndFollowsItsEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 26, 14, 30, 0, 0, time.UTC)
 	started := t0.Add(time.Second)
 	v := New()
-	task := v.Load(&client.Task{ID: "T-3", State: "running", Phase: "executing", Attempt: 1, MaxAttempts: 5, CreatedAt: t0, StartedAt: &started})
+	executing := wire.PhaseExecuting
+	task := v.Load(&wire.Task{ID: "T-3", State: "running", Phase: &executing, Attempt: 1, MaxAttempts: 5, CreatedAt: t0, StartedAt: &started})
 	if v.Task("T-3") != task || task.Start != started || task.MaxAttempts != 5 || task.Settled() {
 		t.Fatalf("loaded %+v", task)
 	}
@@ -229,7 +236,7 @@ func TestAViewStartsFromTheServersTaskAndFollowsItsEvents(t *testing.T) {
 		`{"seq":8,"time":"2026-01-26T14:30:21Z","type":"task.milestone","task_id":"T-3","data":{"text":"Verification failed, debugging..."}}`,
 		`{"seq":9,"time":"2026-01-26T14:31:05Z","type":"task.state","task_id":"T-3","data":{"from":"running","to":"success"}}`,
 	} {
-		var e client.Event
+		var e wire.Event
 		if err := json.Unmarshal([]byte(ev), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +272,7 @@ func FuzzApply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, typ, task string, data []byte) {
 		v := New()
 		for range 2 {
-			got, l := v.Apply(client.Event{Type: typ, TaskID: task, Data: data})
+			got, l := v.Apply(wire.Event{Type: typ, TaskID: task, Data: data})
 			if (got == nil) != (task == "") {
 				t.Fatalf("task %q folded into %v", task, got)
 			}

@@ -32,6 +32,7 @@ import (
 
 	"wilco/natsbox"
 	"wilco/store/postgres/pgtemp"
+	"wilco/wire"
 )
 
 // failoverTTL is the nodes' lease TTL in these tests: short, so that ten
@@ -413,7 +414,7 @@ func (x *failoverRun) natsAgent(ctx context.Context, name, url string) {
 		return false
 	}
 	for ctx.Err() == nil {
-		_ = ag.Messages(ctx, func(m natsbox.Message) error {
+		_ = ag.Messages(ctx, func(m wire.InboxMessage) error {
 			switch {
 			case m.InstructionID != "":
 				answer(map[string]any{"in_reply_to": m.InstructionID, "text": "ok, done"})

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wilco/apicheck"
 )
 
 // wilcoBin is the binary under test, built by TestMain.
@@ -90,6 +92,40 @@ type instance struct {
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
 	exited chan error
+	// check checks every answer against the server's OpenAPI document.
+	check     *apicheck.Checker
+	checkOnce sync.Once
+}
+
+// checkers are the answers' checkers, by OpenAPI document (the
+// configuration changes it: AI Maestro's routes).
+var checkers sync.Map
+
+// checker checks the server's answers against its own OpenAPI document.
+func (in *instance) checker() *apicheck.Checker {
+	in.t.Helper()
+	in.checkOnce.Do(func() {
+		resp, err := http.Get(in.url + "/openapi.json")
+		if err != nil {
+			in.t.Fatalf("GET /openapi.json: %v", err)
+		}
+		defer resp.Body.Close()
+		doc, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			in.t.Fatalf("GET /openapi.json: %d %v", resp.StatusCode, err)
+		}
+		if c, ok := checkers.Load(string(doc)); ok {
+			in.check = c.(*apicheck.Checker)
+			return
+		}
+		c, err := apicheck.New(doc)
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		got, _ := checkers.LoadOrStore(string(doc), c)
+		in.check = got.(*apicheck.Checker)
+	})
+	return in.check
 }
 
 type lockedBuffer struct {
@@ -228,6 +264,9 @@ func (in *instance) call(method, path, token string, body any, header ...string)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	if err := in.checker().Check(method, resp.Request.URL.Path, resp.StatusCode, resp.Header, data); err != nil {
+		in.t.Errorf("the answer is not what the OpenAPI document says: %v", err)
+	}
 	return reply{status: resp.StatusCode, header: resp.Header, body: data}
 }
 

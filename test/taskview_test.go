@@ -15,6 +15,7 @@ import (
 
 	"wilco/client"
 	"wilco/taskview"
+	"wilco/wire"
 )
 
 var taskviewEvents = flag.String("taskview.events", "", "write the event logs of the scenarios that call watchFold into this directory (the repository keeps them in taskview/testdata)")
@@ -28,11 +29,11 @@ var taskviewEvents = flag.String("taskview.events", "", "write the event logs of
 func (in *instance) watchFold(name string) {
 	in.t.Helper()
 	cl := client.New(in.url, adminToken)
-	var evs []client.Event
+	var evs []wire.Event
 	var differs string
 	if !eventually(15*time.Second, 50*time.Millisecond, func() bool {
 		evs, differs = nil, ""
-		err := cl.EachEvent(context.Background(), client.EventQuery{}, func(ev client.Event) error {
+		err := cl.EachEvent(context.Background(), client.EventQuery{}, func(ev wire.Event) error {
 			evs = append(evs, ev)
 			return nil
 		})
@@ -71,7 +72,7 @@ func (in *instance) watchFold(name string) {
 // server's task ("" when none does). A task the server does not know (a
 // queued task cancelled, a delegation sent with a task id of the
 // caller's) is left out.
-func foldDiffers(cl *client.Client, evs []client.Event) string {
+func foldDiffers(cl *client.Client, evs []wire.Event) string {
 	v := taskview.New()
 	var ids []string
 	for _, ev := range evs {
@@ -89,7 +90,7 @@ func foldDiffers(cl *client.Client, evs []client.Event) string {
 			return err.Error()
 		}
 		t := v.Task(id)
-		shown := func(state, phase string, attempt, maxAttempts int, milestone string) string {
+		shown := func(state wire.TaskState, phase wire.Phase, attempt, maxAttempts int, milestone string) string {
 			s := fmt.Sprintf("%s/%s attempt %d", state, phase, attempt)
 			if attempt > 0 {
 				// The hard stop is shown with an attempt only (a task that
@@ -99,7 +100,11 @@ func foldDiffers(cl *client.Client, evs []client.Event) string {
 			return s + fmt.Sprintf(" milestone %q", milestone)
 		}
 		got := shown(t.State, t.Phase, t.Attempt, t.MaxAttempts, t.Milestone)
-		want := shown(st.State, st.Phase, st.Attempt, st.MaxAttempts, st.Milestone)
+		var phase wire.Phase
+		if st.Phase != nil {
+			phase = *st.Phase
+		}
+		want := shown(st.State, phase, st.Attempt, st.MaxAttempts, st.Milestone)
 		if got != want {
 			return fmt.Sprintf("%s: the events say %s, the server %s", id, got, want)
 		}

@@ -14,6 +14,7 @@ import (
 	"wilco/client"
 	"wilco/daemon"
 	"wilco/natsbox"
+	"wilco/wire"
 )
 
 // natsCycleEvery is how often `wilco inbox --follow` asks for a dispatch
@@ -76,7 +77,7 @@ func (n *natsFlags) dial(ctx context.Context) (*natsbox.Agent, error) {
 // followInbox prints the agent's messages as they arrive: pushed over
 // NATS, or by long-polling the HTTP mailbox.
 func (c *cli) followInbox(ctx context.Context, n *natsFlags, asJSON bool) int {
-	print := func(m client.InboxMessage) {
+	print := func(m wire.InboxMessage) {
 		if asJSON {
 			b, _ := json.Marshal(m)
 			fmt.Fprintln(c.stdout, string(b))
@@ -125,13 +126,8 @@ func (c *cli) followInbox(ctx context.Context, n *natsFlags, asJSON bool) int {
 			}
 		}
 	}()
-	err = ag.Messages(ctx, func(m natsbox.Message) error {
-		var cm client.InboxMessage
-		b, _ := json.Marshal(m)
-		if err := json.Unmarshal(b, &cm); err != nil {
-			return err
-		}
-		print(cm)
+	err = ag.Messages(ctx, func(m wire.InboxMessage) error {
+		print(m)
 		return nil
 	})
 	if ctx.Err() != nil {
@@ -142,7 +138,7 @@ func (c *cli) followInbox(ctx context.Context, n *natsFlags, asJSON bool) int {
 
 // replyOverNATS sends r on the NATS mailbox and returns wilco's
 // interpretation, or nil and the exit code.
-func (c *cli) replyOverNATS(ctx context.Context, n *natsFlags, r client.Reply) (*client.Interpretation, int) {
+func (c *cli) replyOverNATS(ctx context.Context, n *natsFlags, r wire.Reply) (*wire.Interpretation, int) {
 	ag, err := n.dial(ctx)
 	if err != nil {
 		return nil, c.fail(err)
@@ -159,15 +155,11 @@ func (c *cli) replyOverNATS(ctx context.Context, n *natsFlags, r client.Reply) (
 		return nil, c.fail(err)
 	}
 	if ans.Status/100 != 2 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e wire.Error
 		_ = json.Unmarshal(ans.Body, &e)
 		return nil, c.fail(&client.APIError{Status: ans.Status, Code: e.Error.Code, Message: e.Error.Message, Method: "POST", Path: "/v1/inbox/replies", Structured: true})
 	}
-	var out struct {
-		Interpreted client.Interpretation `json:"interpreted"`
-	}
+	var out wire.Interpreted
 	if err := json.Unmarshal(ans.Body, &out); err != nil {
 		return nil, c.fail(err)
 	}

@@ -11,6 +11,7 @@ import (
 	execadapter "wilco/adapter/exec"
 	"wilco/client"
 	"wilco/config"
+	"wilco/wire"
 )
 
 func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -46,13 +47,13 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 	if *asJSON {
 		return c.printJSON(map[string]any{"agents": nonNil(agents), "next": next})
 	}
-	code := printList(c, false, "agents", agents, "no agents", "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED", func(a client.Agent) string {
-		status := a.Status
+	code := printList(c, false, "agents", agents, "no agents", "NAME\tADAPTER\tSTATUS\tCAPABILITIES\tWAITING\tUNACKED", func(a wire.Agent) string {
+		status := string(a.Status)
 		if a.Removed {
 			status = "removed"
 		}
 		if a.Pane != nil {
-			status += ", pane " + a.Pane.State
+			status += ", pane " + string(a.Pane.State)
 		}
 		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
 	})
@@ -160,7 +161,7 @@ func cmdAgentsCheck(ctx context.Context, c *cli, parent *verb, args []string) in
 
 func cmdAgentsRemove(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents remove", args: "NAME [--json]", summary: "take an agent out of service: no more work, its token refused, its task retried by another agent"}
-	return oneNamed(ctx, c, v, args, (*client.Client).RemoveAgent, func(a *client.Agent, _ string) int {
+	return oneNamed(ctx, c, v, args, (*client.Client).RemoveAgent, func(a *wire.Agent, _ string) int {
 		fmt.Fprintf(c.stdout, "removed %s: it gets no more work and its token is refused\n", a.Name)
 		if a.FromConfig {
 			fmt.Fprintf(c.stderr, "wilco: %s is still in wilco.yaml: remove it there too, or it comes back at the next start\n", a.Name)
@@ -185,7 +186,7 @@ func cmdAgentsAdd(ctx context.Context, c *cli, parent *verb, args []string) int 
 	if err != nil {
 		return c.fail(err)
 	}
-	out, err := cl.CreateAgent(ctx, client.AgentSpec{Name: pos[0], Adapter: *adapter, Preset: *preset, Capabilities: caps, Command: command})
+	out, err := cl.CreateAgent(ctx, wire.CreateAgent{Name: pos[0], Adapter: wire.Adapter(*adapter), Preset: wire.Preset(*preset), Capabilities: caps, Command: command})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -243,13 +244,13 @@ func cmdSend(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	m, err := cl.Send(ctx, client.MessageRequest{To: pos[0], Type: *typ, Subject: *subject, Body: text, TaskID: *task})
+	m, err := cl.Send(ctx, wire.SendMessage{To: pos[0], Type: wire.MessageType(*typ), Subject: *subject, Body: text, TaskID: *task})
 	if err != nil {
 		return c.fail(err)
 	}
 	if *wait > 0 {
-		m, err = waitEnded(ctx, c, *wait, m, func(m *client.Message) bool { return client.DeliveryTerminal(m.State) },
-			func(ctx context.Context) (*client.Message, error) { return cl.Message(ctx, m.ID) })
+		m, err = waitEnded(ctx, c, *wait, m, func(m *wire.Message) bool { return m.State.Terminal() },
+			func(ctx context.Context) (*wire.Message, error) { return cl.Message(ctx, m.ID) })
 		if err != nil {
 			return c.fail(err)
 		}
@@ -261,7 +262,7 @@ func cmdSend(ctx context.Context, c *cli, v *verb, args []string) int {
 	} else {
 		fmt.Fprintf(c.stdout, "%s to %s: %s, %s (attempt %d)\n", m.ID, m.To, m.Type, m.State, m.Attempts)
 	}
-	if *wait > 0 && m.State != client.DeliveryAcknowledged {
+	if *wait > 0 && m.State != wire.DeliveryAcknowledged {
 		fmt.Fprintf(c.stderr, "wilco: %s was not acknowledged: %s%s\n", m.ID, m.State, reasonSuffix(m.Reason))
 		return exitFailure
 	}
@@ -321,12 +322,12 @@ func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
 	if strings.TrimSpace(text) == "" {
 		return c.usageError(v, fs, "the instruction is empty")
 	}
-	req := client.InstructionRequest{Agent: pos[0], Content: text}
+	req := wire.CreateInstruction{Agent: pos[0], Content: text}
 	if maxRetries.set {
 		req.MaxRetries = &maxRetries.n
 	}
 	if *contains != "" || *regex != "" {
-		req.AckWhen = &client.AckWhen{Contains: *contains, Regex: *regex}
+		req.AckWhen = &wire.Matcher{Contains: *contains, Regex: *regex}
 	}
 	cl, err := c.admin()
 	if err != nil {
@@ -337,8 +338,8 @@ func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	if *wait > 0 {
-		in, err = waitEnded(ctx, c, *wait, in, func(in *client.Instruction) bool { return client.DeliveryTerminal(in.State) },
-			func(ctx context.Context) (*client.Instruction, error) { return cl.Instruction(ctx, in.ID) })
+		in, err = waitEnded(ctx, c, *wait, in, func(in *wire.Instruction) bool { return in.State.Terminal() },
+			func(ctx context.Context) (*wire.Instruction, error) { return cl.Instruction(ctx, in.ID) })
 		if err != nil {
 			return c.fail(err)
 		}
@@ -350,7 +351,7 @@ func cmdInstruct(ctx context.Context, c *cli, v *verb, args []string) int {
 	} else {
 		fmt.Fprintf(c.stdout, "%s to %s: %s (retries %d/%d)\n", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries)
 	}
-	if *wait > 0 && in.State != client.InstructionAcknowledged {
+	if *wait > 0 && in.State != wire.DeliveryAcknowledged {
 		fmt.Fprintf(c.stderr, "wilco: %s was not acknowledged: %s%s\n", in.ID, in.State, reasonSuffix(in.Reason))
 		return exitFailure
 	}
@@ -379,7 +380,8 @@ func cmdAck(ctx context.Context, c *cli, v *verb, args []string) int {
 	return exitOK
 }
 
-var instructionStates = []string{client.InstructionPending, client.InstructionSent, client.InstructionAcknowledged, client.InstructionFailed, client.InstructionCancelled}
+var instructionStates = []string{string(wire.DeliveryPending), string(wire.DeliverySent), string(wire.DeliveryAcknowledged),
+	string(wire.DeliveryFailed), string(wire.DeliveryCancelled)}
 
 func cmdInstructions(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
@@ -400,7 +402,7 @@ func cmdInstructions(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "instructions", list, "no instructions", "ID\tAGENT\tSTATE\tRETRIES\tCONTENT", func(in client.Instruction) string {
+	return printList(c, *asJSON, "instructions", list, "no instructions", "ID\tAGENT\tSTATE\tRETRIES\tCONTENT", func(in wire.Instruction) string {
 		return fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s", in.ID, in.Agent, in.State, in.RetryCount, in.MaxRetries, oneLine(in.Content, 60))
 	})
 }
@@ -415,7 +417,7 @@ func nonNil[T any](s []T) []T {
 
 func cmdAgentsShow(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents show", args: "NAME [--json]", summary: "one agent: its adapter, status, role, and what its context probe learned"}
-	return oneNamed(ctx, c, v, args, (*client.Client).Agent, func(a *client.Agent, _ string) int {
+	return oneNamed(ctx, c, v, args, (*client.Client).Agent, func(a *wire.Agent, _ string) int {
 		fmt.Fprintf(c.stdout, "%s: %s, %s", a.Name, a.Adapter, a.Status)
 		if a.Role != "" {
 			fmt.Fprintf(c.stdout, ", role %s", a.Role)
@@ -435,7 +437,7 @@ func cmdAgentsShow(ctx context.Context, c *cli, parent *verb, args []string) int
 
 func cmdAgentsProbe(ctx context.Context, c *cli, parent *verb, args []string) int {
 	v := &verb{name: "agents probe", args: "NAME [--json]", summary: "ask an agent for its context (OS, CLI version, tools); wilco agents show prints the answer"}
-	return oneNamed(ctx, c, v, args, (*client.Client).ProbeAgent, func(m *client.Message, name string) int {
+	return oneNamed(ctx, c, v, args, (*client.Client).ProbeAgent, func(m *wire.Message, name string) int {
 		fmt.Fprintf(c.stdout, "asked %s for its context (%s); wilco agents show %s prints the answer\n", name, m.ID, name)
 		return exitOK
 	})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"wilco/client"
+	"wilco/wire"
 )
 
 func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -46,7 +46,7 @@ func cmdInbox(ctx context.Context, c *cli, v *verb, args []string) int {
 	return exitOK
 }
 
-func (c *cli) printInboxMessage(m client.InboxMessage) {
+func (c *cli) printInboxMessage(m wire.InboxMessage) {
 	head := []string{m.ID, m.Type, "from " + m.From}
 	for _, kv := range [][2]string{{"task", m.TaskID}, {"instruction", m.InstructionID}, {"operation", m.OperationID}} {
 		if kv[1] != "" {
@@ -72,7 +72,7 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 	if !ok {
 		return code
 	}
-	r := client.Reply{InReplyTo: *to, Type: *typ}
+	r := wire.Reply{InReplyTo: *to, Type: wire.ReplyType(*typ)}
 	if len(pos) == 1 {
 		text, err := c.readText(pos[0])
 		if err != nil {
@@ -89,7 +89,7 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 	case strings.TrimSpace(r.Text) == "":
 		return c.usageError(v, fs, "give the reply's text (with --type to name its form), or --data")
 	}
-	var in *client.Interpretation
+	var in *wire.Interpretation
 	if nt.url() != "" {
 		var code int
 		if in, code = c.replyOverNATS(ctx, nt, r); in == nil {
@@ -112,8 +112,8 @@ func cmdReply(ctx context.Context, c *cli, v *verb, args []string) int {
 }
 
 // describeInterpretation says in one line what wilco made of a reply.
-func describeInterpretation(in *client.Interpretation) string {
-	line := "interpreted as " + in.Kind + optional(" ", in.Status)
+func describeInterpretation(in *wire.Interpretation) string {
+	line := "interpreted as " + string(in.Kind) + optional(" ", in.Status)
 	var about []string
 	for _, kv := range [][2]string{{"task", in.TaskID}, {"operation", in.OperationID}, {"message", in.DeliveryID}} {
 		if kv[1] != "" {
@@ -162,16 +162,16 @@ func cmdAsk(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	if *asJSON {
-		if code := c.printJSON(q); code != exitOK || q.State == client.ConsultAnswered {
+		if code := c.printJSON(q); code != exitOK || q.State == wire.ConsultAnswered {
 			return code
 		}
 		return exitFailure
 	}
 	switch q.State {
-	case client.ConsultAnswered:
+	case wire.ConsultAnswered:
 		fmt.Fprintln(c.stdout, q.Answer)
 		return exitOK
-	case client.ConsultFailed:
+	case wire.ConsultFailed:
 		fmt.Fprintf(c.stderr, "wilco: the scout %s gave no answer: %s\n", q.Scout, q.Error)
 	default:
 		fmt.Fprintf(c.stderr, "wilco: the scout %s did not answer within %s (question %s)\n", q.Scout, *timeout, q.ID)

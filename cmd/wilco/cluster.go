@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // printCluster is wilco status --cluster: the nodes and the leases.
@@ -26,7 +27,7 @@ func (c *cli) printCluster(ctx context.Context, asJSON bool) int {
 	if asJSON {
 		return c.printJSON(raw)
 	}
-	var v client.Cluster
+	var v wire.ClusterView
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return c.fail(err)
 	}

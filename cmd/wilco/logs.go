@@ -8,6 +8,7 @@ import (
 	"wilco/client"
 	"wilco/retrylog"
 	"wilco/store"
+	"wilco/wire"
 )
 
 func cmdLogs(ctx context.Context, c *cli, v *verb, args []string) int {
@@ -24,7 +25,7 @@ func cmdLogs(ctx context.Context, c *cli, v *verb, args []string) int {
 		return c.fail(err)
 	}
 	records := retrylog.NewFormatter()
-	emit := func(ev client.Event) error {
+	emit := func(ev wire.Event) error {
 		for _, l := range records.Lines(store.Event{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, TaskID: ev.TaskID, Agent: ev.Agent, Data: ev.Data}) {
 			switch {
 			case !*asJSON && l.Text != "":
@@ -40,7 +41,7 @@ func cmdLogs(ctx context.Context, c *cli, v *verb, args []string) int {
 		return nil
 	}
 	q := client.EventQuery{Task: *task, Agent: *agent, Limit: historyPage}
-	err = cl.EachEvent(ctx, q, func(ev client.Event) error {
+	err = cl.EachEvent(ctx, q, func(ev wire.Event) error {
 		q.After = max(q.After, ev.Seq)
 		return emit(ev)
 	})

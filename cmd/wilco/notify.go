@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
-var notificationStates = []string{client.NotificationPending, client.NotificationDelivered, client.NotificationFailed}
+var notificationStates = wire.NotificationState("").Values()
 
 // cmdNotify is `wilco notify log`: the notifications and how their
 // delivery went.
@@ -50,7 +51,7 @@ func cmdNotifyLog(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "notifications", list, "no notifications", "ID\tCREATED\tHOOK\tEVENT\tABOUT\tSTATE\tATTEMPTS\tLAST", func(n client.Notification) string {
+	return printList(c, *asJSON, "notifications", list, "no notifications", "ID\tCREATED\tHOOK\tEVENT\tABOUT\tSTATE\tATTEMPTS\tLAST", func(n wire.Notification) string {
 		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s", n.ID, fmtTime(&n.CreatedAt, c.loc), n.Hook, n.Event, orDash(about(n)),
 			n.State, n.Attempts, n.MaxAttempts, oneLine(lastAttempt(n, c), 60))
 	})
@@ -58,7 +59,7 @@ func cmdNotifyLog(ctx context.Context, c *cli, args []string) int {
 
 // about is what a notification is about: its task, else its operation or
 // agent.
-func about(n client.Notification) string {
+func about(n wire.Notification) string {
 	switch {
 	case n.TaskID != "":
 		return n.TaskID
@@ -69,12 +70,12 @@ func about(n client.Notification) string {
 }
 
 // lastAttempt says how the last attempt went, or when the next one is.
-func lastAttempt(n client.Notification, c *cli) string {
+func lastAttempt(n wire.Notification, c *cli) string {
 	var parts []string
 	switch {
-	case n.State == client.NotificationDelivered && n.LastStatus != nil:
+	case n.State == wire.NotificationDelivered && n.LastStatus != nil:
 		parts = append(parts, fmt.Sprintf("delivered (%d)", *n.LastStatus))
-	case n.State == client.NotificationDelivered:
+	case n.State == wire.NotificationDelivered:
 		parts = append(parts, "delivered")
 	case n.LastError != "":
 		parts = append(parts, n.LastError)
@@ -82,7 +83,7 @@ func lastAttempt(n client.Notification, c *cli) string {
 	if n.NextAttemptAt != nil {
 		parts = append(parts, "next "+fmtTime(n.NextAttemptAt, c.loc))
 	}
-	if len(parts) == 0 && n.State == client.NotificationPending {
+	if len(parts) == 0 && n.State == wire.NotificationPending {
 		return "under way"
 	}
 	return strings.Join(parts, "; ")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // opFlags are the flags of wilco op.
@@ -38,21 +39,21 @@ func addOpFlags(fs *flag.FlagSet) *opFlags {
 // request is the operation the arguments (the operation, and the PATH of
 // what an install installs, relative to wd) and the flags ask for; its
 // error says what is wrong with them.
-func (o *opFlags) request(wd string, pos, command []string) (client.OperationRequest, error) {
+func (o *opFlags) request(wd string, pos, command []string) (wire.StartOperation, error) {
 	if len(o.agents) == 0 {
-		return client.OperationRequest{}, errors.New("name at least one --agent")
+		return wire.StartOperation{}, errors.New("name at least one --agent")
 	}
 	install := pos[0] == "install-skill" || pos[0] == "install-plugin"
 	switch {
 	case install && len(pos) < 2:
-		return client.OperationRequest{}, fmt.Errorf("%s needs the PATH of what it installs", pos[0])
+		return wire.StartOperation{}, fmt.Errorf("%s needs the PATH of what it installs", pos[0])
 	case !install && len(pos) > 1:
-		return client.OperationRequest{}, fmt.Errorf("too many arguments: %s (only install-skill and install-plugin take a PATH)", pos[1])
+		return wire.StartOperation{}, fmt.Errorf("too many arguments: %s (only install-skill and install-plugin take a PATH)", pos[1])
 	case pos[0] == "maintenance" && len(command) == 0:
-		return client.OperationRequest{}, errors.New("maintenance needs a command: wilco op maintenance --agent A -- COMMAND…")
+		return wire.StartOperation{}, errors.New("maintenance needs a command: wilco op maintenance --agent A -- COMMAND…")
 	}
-	req := client.OperationRequest{Operation: pos[0], Agents: o.agents, Message: *o.message, Quorum: *o.quorum, Command: command,
-		Timeout: client.Duration(*o.timeout), Extension: client.Duration(*o.extension)}
+	req := wire.StartOperation{Operation: pos[0], Agents: o.agents, Message: *o.message, Quorum: *o.quorum, Command: command,
+		Timeout: wire.Duration(*o.timeout), Extension: wire.Duration(*o.extension)}
 	if install {
 		req.Target = filepath.Clean(pos[1])
 		if !filepath.IsAbs(pos[1]) {
@@ -63,9 +64,9 @@ func (o *opFlags) request(wd string, pos, command []string) (client.OperationReq
 		for _, s := range strings.Split(*o.reminders, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(s))
 			if err != nil {
-				return client.OperationRequest{}, fmt.Errorf("--reminders: %v", err)
+				return wire.StartOperation{}, fmt.Errorf("--reminders: %v", err)
 			}
-			req.Reminders = append(req.Reminders, client.Duration(d))
+			req.Reminders = append(req.Reminders, wire.Duration(d))
 		}
 	}
 	if *o.abortOnTimeout {
@@ -121,7 +122,7 @@ func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 	} else {
 		c.printOperationOutcome(op)
 	}
-	if op.State != client.OperationDone || (op.ExitCode != nil && *op.ExitCode != 0) {
+	if op.State != wire.OperationDone || (op.ExitCode != nil && *op.ExitCode != 0) {
 		return exitFailure
 	}
 	return exitOK
@@ -129,10 +130,10 @@ func cmdOp(ctx context.Context, c *cli, v *verb, args []string) int {
 
 // followOperation polls an operation until it ends, printing (when
 // progress is set) each reminder and answer as it comes.
-func (c *cli) followOperation(ctx context.Context, cl *client.Client, op *client.Operation, progress bool) (*client.Operation, error) {
+func (c *cli) followOperation(ctx context.Context, cl *client.Client, op *wire.Operation, progress bool) (*wire.Operation, error) {
 	seen := map[string]string{}
 	reminders := 0
-	report := func(op *client.Operation) {
+	report := func(op *wire.Operation) {
 		if !progress {
 			return
 		}
@@ -154,7 +155,7 @@ func (c *cli) followOperation(ctx context.Context, cl *client.Client, op *client
 	report(op)
 	t := time.NewTicker(c.pollEvery)
 	defer t.Stop()
-	for !client.OperationTerminal(op.State) {
+	for !op.State.Terminal() {
 		select {
 		case <-ctx.Done():
 			return op, ctx.Err()
@@ -170,7 +171,7 @@ func (c *cli) followOperation(ctx context.Context, cl *client.Client, op *client
 	return op, nil
 }
 
-func (c *cli) printOperationOutcome(op *client.Operation) {
+func (c *cli) printOperationOutcome(op *wire.Operation) {
 	var notes []string
 	if op.AcknowledgmentReceived {
 		notes = append(notes, "every agent answered ok")
@@ -258,7 +259,7 @@ func cmdOpLog(ctx context.Context, c *cli, args []string) int {
 		return c.fail(err)
 	}
 	slices.Reverse(ops) // the server lists them oldest first
-	return printList(c, *asJSON, "operations", ops, "no operations", "ID\tOPERATION\tAGENTS\tSTATE\tANSWERS\tCREATED\tRESULT", func(o client.Operation) string {
+	return printList(c, *asJSON, "operations", ops, "no operations", "ID\tOPERATION\tAGENTS\tSTATE\tANSWERS\tCREATED\tRESULT", func(o wire.Operation) string {
 		var names, answers []string
 		for _, a := range o.Agents {
 			names = append(names, a.Name)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // healthWait bounds the check that a server answers before run starts one.
@@ -76,7 +77,7 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		final = nil
 	}
-	state := ""
+	var state wire.TaskState
 	switch {
 	case final != nil:
 		state = final.State
@@ -84,10 +85,10 @@ func cmdRun(ctx context.Context, c *cli, v *verb, args []string) int {
 	case view != nil:
 		state = view.State
 	}
-	if state == client.TaskUnverified {
+	if state == wire.TaskUnverified {
 		return exitUnverified
 	}
-	if state != client.TaskSuccess {
+	if state != wire.TaskSuccess {
 		return exitFailure
 	}
 	return exitOK
@@ -103,34 +104,34 @@ func answers(ctx context.Context, cl *client.Client) bool {
 }
 
 // printOutcome says how a task ended and what to do next.
-func (c *cli) printOutcome(t *client.Task) {
+func (c *cli) printOutcome(t *wire.Task) {
 	switch t.State {
-	case client.TaskSuccess:
-		if s := rawText(t.Summary); s != "" {
+	case wire.TaskSuccess:
+		if s := summaryText(t.Summary); s != "" {
 			fmt.Fprintf(c.stdout, "\n%s\n", s)
 		}
-	case client.TaskUnverified:
-		if s := rawText(t.Summary); s != "" {
+	case wire.TaskUnverified:
+		if s := summaryText(t.Summary); s != "" {
 			fmt.Fprintf(c.stdout, "\n%s\n", s)
 		}
 		fmt.Fprintf(c.stdout, "\n%s is UNVERIFIED: the agent finished, but no verify step is configured, so nothing checked its work.\n"+
 			"Add your tests to wilco.yaml, for example:\n\n  verify:\n    steps:\n      - {name: test, run: \"go test ./...\"}\n\nthen check the change yourself (git diff).\n", t.ID)
-	case client.TaskProposed:
+	case wire.TaskProposed:
 		fmt.Fprintf(c.stdout, "\n%s proposes a diff: wilco diff %s, then wilco apply %s or wilco discard %s\n", t.ID, t.ID, t.ID, t.ID)
-	case client.TaskStuck:
-		if s := rawText(t.StuckReport); s != "" {
+	case wire.TaskStuck:
+		if s := reportText(t.StuckReport); s != "" {
 			fmt.Fprintf(c.stdout, "\nstuck report:\n%s\n", indent(s))
 		}
 		fmt.Fprintf(c.stdout, "\n%s is stuck: wilco resume %s starts again from the report\n", t.ID, t.ID)
-	case client.TaskEscalated, client.TaskBlocked:
-		if s := rawText(t.Escalation); s != "" && t.State == client.TaskEscalated {
+	case wire.TaskEscalated, wire.TaskBlocked:
+		if s := escalationText(t.Escalation); s != "" && t.State == wire.TaskEscalated {
 			fmt.Fprintf(c.stdout, "\n%s\n", indent(s))
 		}
-		if t.State == client.TaskBlocked {
+		if t.State == wire.TaskBlocked {
 			fmt.Fprintf(c.stdout, "\n%s is blocked: %s\n", t.ID, orDash(t.BlockedBy))
 		}
 		fmt.Fprintf(c.stdout, "\n%s needs you: wilco respond %s retry|skip|abort|fix \"<instruction>\" (with wilco serve running)\n", t.ID, t.ID)
-	case client.TaskClarifying:
+	case wire.TaskClarifying:
 		fmt.Fprintf(c.stdout, "\n%s has questions: wilco clarify %s --answer …\n", t.ID, t.ID)
 	}
 }

@@ -26,7 +26,7 @@ func TestRunFollowsToSuccess(t *testing.T) {
 			respond(200, `{"id":"T-3","state":"running","attempt":1,"created_at":"2026-01-26T14:30:00Z"}`)(w, r)
 			return
 		}
-		respond(200, `{"id":"T-3","state":"success","attempt":2,"summary":"Raised the timeout to 60s; verified by run R-2.","created_at":"2026-01-26T14:30:00Z"}`)(w, r)
+		respond(200, `{"id":"T-3","state":"success","attempt":2,"summary":{"files":["a.go"],"why":"","run_id":"R-2","text":"Raised the timeout to 60s; verified by run R-2."},"created_at":"2026-01-26T14:30:00Z"}`)(w, r)
 	}))
 	if code := b.run("run", "Fix the login timeout", "--criteria", "tests pass"); code != 0 {
 		t.Fatalf("exit %d: %s", code, b.errb)
@@ -46,7 +46,7 @@ func TestRunExitsOneUnlessSuccess(t *testing.T) {
 	b := setupCLI(t)
 	b.mux.Handle("GET /healthz", respond(200, `{"status":"ok"}`))
 	b.mux.Handle("POST /v1/tasks", respond(201, `{"id":"T-9","state":"queued","created_at":"2026-01-26T14:30:00Z"}`))
-	b.mux.Handle("GET /v1/tasks/T-9", respond(200, `{"id":"T-9","state":"stuck","attempt":12,"stuck_report":"Hypotheses: the test is flaky.","created_at":"2026-01-26T14:30:00Z"}`))
+	b.mux.Handle("GET /v1/tasks/T-9", respond(200, `{"id":"T-9","state":"stuck","attempt":12,"stuck_report":{"hypotheses":["the test is flaky"],"run_ids":["R-12"],"path":".wilco/stuck/T-9.md","markdown":"Hypotheses: the test is flaky."},"created_at":"2026-01-26T14:30:00Z"}`))
 	b.mux.Handle("GET /v1/events", respond(200, `{"events":[],"next":0}`))
 	if code := b.run("run", "Fix the flaky test"); code != exitFailure {
 		t.Errorf("exit %d, want 1 for a stuck task", code)

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // submitFlags are the flags of submit and run.
@@ -46,8 +47,8 @@ func (s *submitFlags) check() error {
 	return nil
 }
 
-func (s *submitFlags) request(text string) client.TaskRequest {
-	r := client.TaskRequest{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
+func (s *submitFlags) request(text string) wire.SubmitTask {
+	r := wire.SubmitTask{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
 		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id}
 	if len(s.packages) == 1 {
 		r.Package = s.packages[0]
@@ -106,14 +107,12 @@ func cmdQueue(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "tasks", q, "the queue is empty", "POS\tID\tDESCRIPTION", func(e client.QueueEntry) string {
+	return printList(c, *asJSON, "tasks", q, "the queue is empty", "POS\tID\tDESCRIPTION", func(e wire.QueueEntry) string {
 		return fmt.Sprintf("%d\t%s\t%s", e.Position, e.ID, oneLine(e.Description, 70))
 	})
 }
 
-var taskStates = []string{client.TaskQueued, client.TaskAwaitingAck, client.TaskClarifying, client.TaskRunning, client.TaskEscalated,
-	client.TaskBlocked, client.TaskProposed, client.TaskSuccess, client.TaskUnverified, client.TaskCancelled, client.TaskStuck, client.TaskSkipped,
-	client.TaskAborted, client.TaskFailed}
+var taskStates = wire.TaskState("").Values()
 
 func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
@@ -150,21 +149,29 @@ func cmdStatus(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "tasks", tasks, "no tasks", "ID\tSTATE\tAGENT\tATTEMPT\tMILESTONE\tDESCRIPTION", func(t client.Task) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", t.ID, stateWithPhase(t.State, t.Phase), orDash(t.Agent), t.Attempt, orDash(oneLine(t.Milestone, 40)), oneLine(t.Description, 50))
+	return printList(c, *asJSON, "tasks", tasks, "no tasks", "ID\tSTATE\tAGENT\tATTEMPT\tMILESTONE\tDESCRIPTION", func(t wire.Task) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)), orDash(t.Agent), t.Attempt, orDash(oneLine(t.Milestone, 40)), oneLine(t.Description, 50))
 	})
 }
 
-func stateWithPhase(state, phase string) string {
-	if phase != "" && state == client.TaskRunning {
-		return state + "/" + phase
+func stateWithPhase(state wire.TaskState, phase wire.Phase) string {
+	if phase != "" && state == wire.TaskRunning {
+		return string(state) + "/" + string(phase)
 	}
-	return state
+	return string(state)
+}
+
+// phaseOf is a task's phase, "" when it has none.
+func phaseOf(p *wire.Phase) wire.Phase {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // printFailures prints a task's failures, a line each; detail adds what
 // each record holds.
-func (c *cli) printFailures(failures []client.Failure, detail bool) {
+func (c *cli) printFailures(failures []wire.FailureRecord, detail bool) {
 	w := c.stdout
 	for _, f := range failures {
 		line := fmt.Sprintf("attempt %d: %s", f.Attempt, f.FailureType)
@@ -197,9 +204,9 @@ func (c *cli) printFailures(failures []client.Failure, detail bool) {
 
 // printTask prints one task for a human; detail adds each failure in full
 // and each question asked of a scout.
-func (c *cli) printTask(t *client.Task, detail bool) {
+func (c *cli) printTask(t *wire.Task, detail bool) {
 	w := c.stdout
-	fmt.Fprintf(w, "%s  %s", t.ID, stateWithPhase(t.State, t.Phase))
+	fmt.Fprintf(w, "%s  %s", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)))
 	if t.DryRun {
 		fmt.Fprint(w, "  (dry run)")
 	}
@@ -255,13 +262,13 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 	} else if n := len(t.Consultations); n > 0 {
 		kv("scouts", fmt.Sprintf("%d question(s) asked (--detail shows them)", n))
 	}
-	if s := rawText(t.Summary); s != "" {
+	if s := summaryText(t.Summary); s != "" {
 		fmt.Fprintf(w, "\nsummary:\n%s\n", indent(s))
 	}
-	if s := rawText(t.Escalation); s != "" && t.State == client.TaskEscalated {
+	if s := escalationText(t.Escalation); s != "" && t.State == wire.TaskEscalated {
 		fmt.Fprintf(w, "\nescalation:\n%s\n", indent(s))
 	}
-	if s := rawText(t.StuckReport); s != "" {
+	if s := reportText(t.StuckReport); s != "" {
 		fmt.Fprintf(w, "\nstuck report:\n%s\n", indent(s))
 	}
 }
@@ -269,7 +276,7 @@ func (c *cli) printTask(t *client.Task, detail bool) {
 // printConsultations prints the questions the task's agents asked
 // scouts: who asked whom, when, the question, and the answer or why there
 // is none.
-func (c *cli) printConsultations(cs []client.Consultation) {
+func (c *cli) printConsultations(cs []wire.Consultation) {
 	w := c.stdout
 	for _, q := range cs {
 		fmt.Fprintf(w, "  scout    %s asked %s (attempt %d, %s): %s\n", q.From, q.Scout, q.Attempt, q.ID, q.State)
@@ -281,11 +288,11 @@ func (c *cli) printConsultations(cs []client.Consultation) {
 		ind("asked", fmtTime(&q.AskedAt, c.loc))
 		ind("question", q.Question)
 		switch q.State {
-		case client.ConsultAnswered:
-			ind("answered", fmtTime(q.EndedAt, c.loc))
+		case wire.ConsultAnswered:
+			ind("answered", fmtTime(&q.EndedAt, c.loc))
 			ind("answer", q.Answer)
-		case client.ConsultFailed:
-			ind("failed", fmtTime(q.EndedAt, c.loc))
+		case wire.ConsultFailed:
+			ind("failed", fmtTime(&q.EndedAt, c.loc))
 			ind("error", q.Error)
 		default:
 			ind("answer", "none yet: the scout is working on it")
@@ -300,16 +307,18 @@ func indentRest(s string, n int) string {
 }
 
 // escalationReason is the one line that says why a task was escalated.
-func escalationReason(raw json.RawMessage) string {
-	var e struct{ Reason string }
-	if json.Unmarshal(raw, &e) == nil && e.Reason != "" {
+func escalationReason(e *wire.Escalation) string {
+	if e == nil {
+		return ""
+	}
+	if e.Reason != "" {
 		return oneLine(e.Reason, 0)
 	}
-	return oneLine(rawText(raw), 0)
+	return oneLine(e.Message, 0)
 }
 
 // failureMessage is the one thing to say about a failure.
-func failureMessage(f client.Failure) string {
+func failureMessage(f wire.FailureRecord) string {
 	if f.ExecutorOutput.Error != "" {
 		return f.ExecutorOutput.Error
 	}
@@ -327,34 +336,34 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// rawText renders a JSON value of a shape the API leaves open for a
-// person: a string as itself, null as nothing, an object by the text it
-// carries for people (a summary's text, a stuck report's markdown, an
-// escalation's message), anything else as indented JSON (--json prints
-// the API's JSON as it is).
-func rawText(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
+// The texts a task's summary, stuck report and escalation, and a plan's
+// retry summary, carry for people ("" for none).
+func summaryText(s *wire.TaskSummary) string {
+	if s == nil {
 		return ""
 	}
-	var str string
-	if json.Unmarshal(raw, &str) == nil {
-		return str
+	return strings.TrimRight(s.Text, "\n")
+}
+
+func reportText(r *wire.StuckReport) string {
+	if r == nil {
+		return ""
 	}
-	var texts map[string]any
-	if json.Unmarshal(raw, &texts) == nil {
-		for _, k := range []string{"markdown", "text", "message"} {
-			if t, ok := texts[k].(string); ok && strings.TrimSpace(t) != "" {
-				return strings.TrimRight(t, "\n")
-			}
-		}
+	return strings.TrimRight(r.Markdown, "\n")
+}
+
+func escalationText(e *wire.Escalation) string {
+	if e == nil {
+		return ""
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return s
+	return strings.TrimRight(e.Message, "\n")
+}
+
+func retrySummaryText(s *wire.RetrySummary) string {
+	if s == nil {
+		return ""
 	}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	return strings.TrimRight(s.Text, "\n")
 }
 
 func fmtTime(t *time.Time, loc *time.Location) string {
@@ -365,7 +374,7 @@ func fmtTime(t *time.Time, loc *time.Location) string {
 }
 
 // taskVerb is a verb that takes one task id and posts an action.
-func taskVerb(ctx context.Context, c *cli, v *verb, args []string, act func(*client.Client, context.Context, string) (*client.Task, error), done string) int {
+func taskVerb(ctx context.Context, c *cli, v *verb, args []string, act func(*client.Client, context.Context, string) (*wire.Task, error), done string) int {
 	fs := c.flags(v)
 	asJSON := fs.Bool("json", false, "print the API JSON")
 	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
@@ -387,7 +396,7 @@ func taskVerb(ctx context.Context, c *cli, v *verb, args []string, act func(*cli
 		fmt.Fprintf(c.stdout, "%s %s\n", pos[0], done)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, t.Phase))
+	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)))
 	return exitOK
 }
 
@@ -434,11 +443,11 @@ func cmdClarify(ctx context.Context, c *cli, v *verb, args []string) int {
 		fmt.Fprintf(c.stdout, "%s: answers sent\n", pos[0])
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "%s %s: answers sent\n", t.ID, stateWithPhase(t.State, t.Phase))
+	fmt.Fprintf(c.stdout, "%s %s: answers sent\n", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)))
 	return exitOK
 }
 
-var respondActions = []string{client.ActionRetry, client.ActionSkip, client.ActionAbort, client.ActionFix}
+var respondActions = []string{string(wire.ActionRetry), string(wire.ActionSkip), string(wire.ActionAbort), string(wire.ActionFix)}
 
 func cmdRespond(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
@@ -454,16 +463,16 @@ func cmdRespond(ctx context.Context, c *cli, v *verb, args []string) int {
 	switch {
 	case !slices.Contains(respondActions, action):
 		return c.usageError(v, fs, "the answer is one of %s, got %q", strings.Join(respondActions, ", "), action)
-	case action == client.ActionFix && strings.TrimSpace(instruction) == "":
+	case wire.Action(action) == wire.ActionFix && strings.TrimSpace(instruction) == "":
 		return c.usageError(v, fs, `fix needs the instruction: wilco respond %s fix "<instruction>"`, id)
-	case action != client.ActionFix && instruction != "":
+	case wire.Action(action) != wire.ActionFix && instruction != "":
 		return c.usageError(v, fs, "only fix takes an instruction")
 	}
 	cl, err := c.admin()
 	if err != nil {
 		return c.fail(err)
 	}
-	t, err := cl.Respond(ctx, id, action, instruction)
+	t, err := cl.Respond(ctx, id, wire.Action(action), instruction)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -474,7 +483,7 @@ func cmdRespond(ctx context.Context, c *cli, v *verb, args []string) int {
 		fmt.Fprintf(c.stdout, "%s: %s\n", id, action)
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, t.Phase))
+	fmt.Fprintf(c.stdout, "%s %s\n", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)))
 	return exitOK
 }
 
@@ -557,8 +566,8 @@ func cmdPlanSubmit(ctx context.Context, c *cli, args []string) int {
 // first, so both read the same strict shape). A task's package written as
 // a list (package: [a, b]) is sent as the one string a,b, which the server
 // refuses with its own words when it names two packages.
-func readPlan(path string) (client.PlanRequest, error) {
-	var req client.PlanRequest
+func readPlan(path string) (wire.SubmitPlan, error) {
+	var req wire.SubmitPlan
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return req, err
@@ -606,23 +615,23 @@ func joinPackageLists(plan any) {
 
 func cmdPlanShow(ctx context.Context, c *cli, args []string) int {
 	v := &verb{name: "plan show", args: "ID [--json]", summary: "show a plan, its tasks and its retry summary"}
-	return oneNamed(ctx, c, v, args, (*client.Client).Plan, func(p *client.Plan, _ string) int {
+	return oneNamed(ctx, c, v, args, (*client.Client).Plan, func(p *wire.Plan, _ string) int {
 		return c.printPlan(p)
 	})
 }
 
 // printPlan prints a plan, its tasks and its retry summary.
-func (c *cli) printPlan(p *client.Plan) int {
+func (c *cli) printPlan(p *wire.Plan) int {
 	fmt.Fprintf(c.stdout, "plan %s: %s\n", p.ID, p.State)
 	if len(p.Tasks) > 0 {
 		tw := c.table()
 		fmt.Fprintln(tw, "ID\tSTATE\tATTEMPTS\tDESCRIPTION")
 		for _, t := range p.Tasks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, stateWithPhase(t.State, t.Phase), t.Attempt, oneLine(t.Description, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, stateWithPhase(t.State, phaseOf(t.Phase)), t.Attempt, oneLine(t.Description, 60))
 		}
 		tw.Flush()
 	}
-	if s := rawText(p.Summary); s != "" {
+	if s := retrySummaryText(p.Summary); s != "" {
 		fmt.Fprintf(c.stdout, "\nretry summary:\n%s\n", indent(s))
 	}
 	return exitOK
@@ -638,7 +647,7 @@ func cmdStats(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	var st client.Stats
+	var st wire.Stats
 	if err := cl.Stats(ctx, &st); err != nil {
 		return c.fail(err)
 	}

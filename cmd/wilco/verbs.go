@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"wilco/client"
+	"wilco/wire"
 )
 
 // verb is one `wilco <verb>`.
@@ -293,7 +294,7 @@ func (c *cli) fail(err error) int {
 	case errors.As(err, &ae):
 		fmt.Fprintf(c.stderr, "wilco: %s: %s\n", ae.Code, ae.Message)
 	case errors.As(err, &te):
-		fmt.Fprintf(c.stderr, "wilco: %s: cannot reach wilco at %s (is \"wilco serve\" running? WILCO_ADDR says where): %v\n", client.CodeUnavailable, te.Addr, te.Err)
+		fmt.Fprintf(c.stderr, "wilco: %s: cannot reach wilco at %s (is \"wilco serve\" running? WILCO_ADDR says where): %v\n", wire.CodeUnavailable, te.Addr, te.Err)
 	default:
 		fmt.Fprintf(c.stderr, "wilco: %s\n", strings.TrimPrefix(err.Error(), "client: "))
 	}

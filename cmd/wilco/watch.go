@@ -12,6 +12,7 @@ import (
 
 	"wilco/client"
 	"wilco/taskview"
+	"wilco/wire"
 )
 
 // statusWidth bounds the live status line.
@@ -72,11 +73,11 @@ type watcher struct {
 }
 
 // done reports whether watching a task in this state is over.
-func (w *watcher) done(state string) bool {
-	if client.TaskSettled(state) {
+func (w *watcher) done(state wire.TaskState) bool {
+	if state.Settled() {
 		return true
 	}
-	return w.untilUser && (state == client.TaskEscalated || state == client.TaskBlocked || state == client.TaskClarifying)
+	return w.untilUser && (state == wire.TaskEscalated || state == wire.TaskBlocked || state == wire.TaskClarifying)
 }
 
 func newWatcher(c *cli, task string) *watcher {
@@ -84,7 +85,7 @@ func newWatcher(c *cli, task string) *watcher {
 }
 
 // handle renders one event. It returns whether the watched task settled.
-func (w *watcher) handle(ev client.Event) bool {
+func (w *watcher) handle(ev wire.Event) bool {
 	if w.json {
 		b, _ := json.Marshal(ev)
 		fmt.Fprintf(w.w, "%s\n", b)
@@ -212,7 +213,7 @@ func skipOrReplay(ctx context.Context, cl *client.Client, w *watcher, q *client.
 			return err
 		}
 	}
-	return cl.EachEvent(ctx, *q, func(ev client.Event) error {
+	return cl.EachEvent(ctx, *q, func(ev wire.Event) error {
 		q.After = max(q.After, ev.Seq)
 		if replay {
 			w.handle(ev)
@@ -269,7 +270,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, w *watcher, after u
 // settles, ctx ends or the server refuses the stream; it says on a
 // terminal when the stream is being reconnected.
 func (c *cli) followLive(ctx context.Context, cl *client.Client, w *watcher, q client.EventQuery) (*taskview.Task, error) {
-	events := make(chan client.Event)
+	events := make(chan wire.Event)
 	disconnects := make(chan error, 1)
 	errc := make(chan error, 1)
 	fctx, cancel := context.WithCancel(ctx)
@@ -281,7 +282,7 @@ func (c *cli) followLive(ctx context.Context, cl *client.Client, w *watcher, q c
 		}
 	}}
 	go func() {
-		errc <- f.Run(fctx, func(ev client.Event) error {
+		errc <- f.Run(fctx, func(ev wire.Event) error {
 			select {
 			case events <- ev:
 				return nil

@@ -56,7 +56,7 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	t.Cleanup(func() { _ = srv.KillServer(context.Background()) })
+	t.Cleanup(func() { endPanes(srv) })
 	preset := tmuxadapter.Presets[tmuxadapter.PresetGemini]
 	id := "5d1f0c2a-7b3e-4c9d-8e1f-2a3b4c5d6e7f"
 	argv := append(append([]string{gemini}, preset.Args...), preset.NewSession(id)...)

@@ -89,6 +89,27 @@ func endTmux(t testing.TB, dir string) {
 	})
 }
 
+// endPanes ends a tmux server the test started itself and the programs in
+// its panes: Gemini CLI goes on running once its terminal hung up, so what
+// is left of a pane's process group a moment later is terminated.
+func endPanes(srv tmuxadapter.Server) {
+	out, _ := exec.Command("tmux", srv.Args("list-panes", "-a", "-F", "#{pane_pid}")...).Output()
+	_ = srv.KillServer(context.Background())
+	for _, f := range strings.Fields(string(out)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		gone := func() bool { return syscall.Kill(-pid, 0) != nil }
+		if !eventually(2*time.Second, 50*time.Millisecond, gone) {
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			if !eventually(5*time.Second, 50*time.Millisecond, gone) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
 // serveTUI serves a repository whose one agent is the scripted TUI, "tui",
 // on a tmux server ended with the test.
 func serveTUI(t *testing.T) (string, *instance) {

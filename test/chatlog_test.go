@@ -59,7 +59,13 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 	t.Cleanup(func() { endPanes(srv) })
 	preset := tmuxadapter.Presets[tmuxadapter.PresetGemini]
 	id := "5d1f0c2a-7b3e-4c9d-8e1f-2a3b4c5d6e7f"
-	argv := append(append([]string{gemini}, preset.Args...), preset.NewSession(id)...)
+	// The preset's Unset, as wilco's tmux adapter removes them (Gemini CLI
+	// runs headless when CI=true).
+	argv := []string{"env"}
+	for _, k := range preset.Unset {
+		argv = append(argv, "-u", k)
+	}
+	argv = append(append(append(argv, gemini), preset.Args...), preset.NewSession(id)...)
 	env := []string{"HOME=" + home, "GOOGLE_GEMINI_BASE_URL=" + model.URL(), "GEMINI_API_KEY=scripted-key"}
 	for k, v := range preset.Env {
 		env = append(env, k+"="+v)

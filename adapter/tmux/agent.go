@@ -474,6 +474,34 @@ func (ag *agent) env() []string {
 	return out
 }
 
+// wrap runs argv under a shell that writes its exit status to
+// $WILCO_EXIT_FILE, without the variables the preset unsets.
+func (ag *agent) wrap(argv []string) []string {
+	script := `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`
+	if unset := ag.unset(); len(unset) > 0 {
+		script = "unset " + strings.Join(unset, " ") + "; " + script
+	}
+	return append([]string{"sh", "-c", script, wrapperName}, argv...)
+}
+
+// unset are the variables the preset removes from the program's
+// environment, less those the agent's env sets.
+func (ag *agent) unset() []string {
+	if ag.preset == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range ag.preset.Unset {
+		if _, ok := ag.cfg.Env[k]; !ok && shellName.MatchString(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// shellName is a variable name a shell's unset takes.
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // argv is the program's command line: the preset's, with the conversation
 // to start or resume.
 func (ag *agent) argv(resume bool, conv string) (argv []string, newConv string) {
@@ -527,7 +555,7 @@ func (ag *agent) start(ctx context.Context) error {
 	exitFile := ag.exitFile()
 	_ = os.MkdirAll(filepath.Dir(exitFile), 0o700)
 	_ = os.Remove(exitFile)
-	wrapped := append([]string{"sh", "-c", `"$@"; s=$?; echo "$s" > "$WILCO_EXIT_FILE"; exit "$s"`, wrapperName}, argv...)
+	wrapped := ag.wrap(argv)
 	env := append(ag.env(), "WILCO_EXIT_FILE="+exitFile)
 	ag.progEnv = map[string]string{}
 	for _, kv := range env {

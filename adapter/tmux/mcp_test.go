@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,5 +90,28 @@ func TestEveryPresetRegistersWilcosMCPServerWithItsProgram(t *testing.T) {
 	argv, _ = aider.argv(false, "")
 	if env := envOf(aider); slices.ContainsFunc(argv, func(s string) bool { return strings.Contains(s, "wilco") }) || env["WILCO_TASK_ID"] != "" {
 		t.Fatalf("Aider, which has no MCP client: %q %v", argv, env)
+	}
+}
+
+// A preset's Unset leaves the program's environment, whatever wilco's own
+// says (Gemini CLI runs headless under CI=true), unless the agent's env
+// sets it; the shell around the program still writes its exit status.
+func TestAPresetsUnsetVariablesLeaveTheProgramsEnvironment(t *testing.T) {
+	t.Parallel()
+	exitFile := filepath.Join(t.TempDir(), "exit")
+	p := Preset{Name: "p", Unset: []string{"CI", "GITHUB_ACTIONS", "KEEP", "not a name"}}
+	ag := &agent{cfg: AgentConfig{Name: "p", Env: map[string]string{"KEEP": "mine"}}, preset: &p}
+	argv := ag.wrap([]string{"sh", "-c", `echo "CI=[${CI-unset}] GA=[${GITHUB_ACTIONS-unset}] KEEP=[$KEEP]"; exit 3`})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "CI=true", "GITHUB_ACTIONS=true", "KEEP=mine", "WILCO_EXIT_FILE="+exitFile)
+	out, err := cmd.Output()
+	if got, want := strings.TrimSpace(string(out)), "CI=[unset] GA=[unset] KEEP=[mine]"; got != want {
+		t.Fatalf("the program's environment: %q, want %q (%v)", got, want, err)
+	}
+	if b, _ := os.ReadFile(exitFile); strings.TrimSpace(string(b)) != "3" {
+		t.Fatalf("exit status written: %q", b)
+	}
+	if g := Presets[PresetGemini]; !slices.Contains(g.Unset, "CI") {
+		t.Fatalf("Gemini CLI's preset unsets %q", g.Unset)
 	}
 }

@@ -47,6 +47,11 @@ type Preset struct {
 	Deny      []string
 	// Env is set for the program unless the agent's env sets it.
 	Env map[string]string
+	// Unset are variables removed from the program's environment unless
+	// the agent's env sets them: in a pane the program is interactive,
+	// whatever wilco's own environment says (Gemini CLI runs headless,
+	// reading its prompt from stdin, when CI=true).
+	Unset []string
 	// Skills and Plugins say where the agent loads skills and plugins
 	// from, given the program's environment (HOME, its config directory
 	// variable); nil when it has none.
@@ -242,6 +247,10 @@ var Presets = map[string]Preset{
 		Submit: "Enter", Interrupt: []string{"Escape"}, Clear: []string{"C-u"},
 		Approve: []string{"Enter"}, Deny: []string{"Escape"},
 		Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+		// isHeadlessMode (packages/core/src/utils/headless.ts, 0.61.0):
+		// CI=true or GITHUB_ACTIONS=true means headless unless
+		// GEMINI_CLI_INTEGRATION_TEST=true.
+		Unset: []string{"CI", "GITHUB_ACTIONS"},
 		Skills: func(env map[string]string) string {
 			return filepath.Join(home(env), ".gemini", "skills")
 		},

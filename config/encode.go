@@ -110,7 +110,6 @@ func fileAgentOf(a Agent) fileAgent {
 			Width: t.Width, Height: t.Height, Settle: dur(t.Settle), SubmitTries: t.SubmitTries}
 	}
 	return fa
-
 }
 
 // marshal writes v (a value or a *yaml.Node) as YAML indented by two.

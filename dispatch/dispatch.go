@@ -18,6 +18,7 @@ import (
 	"time"
 
 	execadapter "wilco/adapter/exec"
+	"wilco/adapter/mailbox"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/atomicfile"
 	"wilco/core"
@@ -31,16 +32,20 @@ import (
 // directory.
 const DiffName = "diff.patch"
 
-// Dispatcher performs effects: it delivers messages to exec agents,
-// performs the task effects (runtime.Performer's Perform), and is the exec
-// adapter's Reporter.
+// Dispatcher performs effects: it delivers messages to agents through
+// their adapters, performs the task effects (runtime.Performer's Perform),
+// and is the adapters' adapter.Reporter.
 type Dispatcher struct {
-	log     *slog.Logger
-	ws      *workspace.Workspace
-	verify  *verify.Runner
-	exec    *execadapter.Adapter
-	tmux    *tmuxadapter.Adapter
-	runsDir string
+	log    *slog.Logger
+	ws     *workspace.Workspace
+	verify *verify.Runner
+	exec   *execadapter.Adapter
+	tmux   *tmuxadapter.Adapter
+	// adapters run their agents' programs (exec, tmux); the agents none
+	// of them has are the mailbox side's.
+	adapters []Adapter
+	mailbox  Adapter
+	runsDir  string
 
 	mu sync.Mutex
 	rt *runtime.Runtime
@@ -56,7 +61,7 @@ type Dispatcher struct {
 	closed bool
 }
 
-// outgoing is a message for an exec agent, or a turn to stop (stop set),
+// outgoing is a message for an agent, or a turn to stop (stop set),
 // or, with done set, a mark the delivery goroutine closes when it gets
 // there (see delivered).
 type outgoing struct {
@@ -126,6 +131,8 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.tmux = tm
+	d.adapters = []Adapter{ex, tm}
+	d.mailbox = &mailbox.Adapter{Logger: log}
 	d.loop.Go(d.deliverLoop)
 	return d, nil
 }
@@ -136,9 +143,16 @@ func (d *Dispatcher) Exec() *execadapter.Adapter { return d.exec }
 // Tmux is the tmux adapter, to add agents to.
 func (d *Dispatcher) Tmux() *tmuxadapter.Adapter { return d.tmux }
 
-// Has reports whether an adapter of the dispatcher delivers to agent
-// (exec and tmux agents).
-func (d *Dispatcher) Has(agent string) bool { return d.exec.Has(agent) || d.tmux.Has(agent) }
+// Has reports whether an adapter of the dispatcher that runs its agents'
+// programs delivers to agent (exec and tmux agents).
+func (d *Dispatcher) Has(agent string) bool {
+	for _, a := range d.adapters {
+		if a.Has(agent) {
+			return true
+		}
+	}
+	return false
+}
 
 // RunsDir is where run logs and diffs live.
 func (d *Dispatcher) RunsDir() string { return d.runsDir }
@@ -184,8 +198,9 @@ func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (
 	return v, err
 }
 
-// Deliver hands a message to an exec or tmux agent. The caller routes only
-// their messages here (Has); others go to their own adapter.
+// Deliver hands a message to an agent through its adapter. The caller
+// routes here only the messages of the agents Has reports; a mailbox
+// agent's wait in its inbox.
 //
 // It only queues the message: the runtime calls it from its loop, and a
 // task's first send records the working tree's baseline first (git status
@@ -243,8 +258,8 @@ func (d *Dispatcher) take() []outgoing {
 	return batch
 }
 
-// deliverLoop hands the queued messages to the exec adapter, recording a
-// task's baseline before its first send.
+// deliverLoop hands the queued messages to the agents' adapters, recording
+// a task's baseline before its first send.
 func (d *Dispatcher) deliverLoop() {
 	for {
 		select {
@@ -260,8 +275,9 @@ func (d *Dispatcher) deliverLoop() {
 			case o.done != nil:
 				close(o.done)
 			case o.stop != nil:
-				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
-				d.tmux.StopTurn(o.stop.TaskID, o.stop.Reason)
+				for _, a := range append(d.adapters, d.mailbox) {
+					a.StopTurn(o.stop.TaskID, o.stop.Reason)
+				}
 			default:
 				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
 					(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
@@ -269,11 +285,7 @@ func (d *Dispatcher) deliverLoop() {
 					// review, a scout's question or a probe of it.
 					d.recordBaseline(d.ctx, m.TaskID)
 				}
-				if d.tmux.Has(o.agent) {
-					d.tmux.Deliver(o.agent, m)
-				} else {
-					d.exec.Deliver(o.agent, m)
-				}
+				d.adapterOf(o.agent).Deliver(o.agent, m)
 			}
 		}
 	}
@@ -596,39 +608,6 @@ func writeFile(path string, b []byte) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// Reply is the exec adapter's report of an agent's answer.
-func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error) {
-	v, err := d.submit(ctx, "reply", func(c *core.State, now time.Time) (any, error) { return c.Reply(now, in) })
-	if err != nil {
-		return core.Interpretation{}, err
-	}
-	return v.(core.Interpretation), nil
-}
-
-// EndTurn is the exec adapter's report of a turn's end.
-func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
-	_, err := d.submit(ctx, "end turn", func(c *core.State, now time.Time) (any, error) { return c.EndTurn(now, r) })
-	return err
-}
-
-// Activity is the exec adapter's report of what an agent is doing (a
-// tool call of its output): the task's milestone.
-func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
-	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.NoteActivity(now, taskID, attempt, text)
-	})
-	return err
-}
-
-// Permission is the tmux adapter's report of a permission question an
-// agent asked in its pane.
-func (d *Dispatcher) Permission(ctx context.Context, p tmuxadapter.PermissionAsked) error {
-	_, err := d.submit(ctx, "permission", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.NotePermission(now, p.Agent, p.TaskID, p.Attempt, p.Tool, p.Text, p.Answer)
-	})
-	return err
-}
-
 // readOnly gives a scout's question a throw-away worktree made from the
 // working tree as it is, and the function that lists what the scout
 // changed there and removes it.
@@ -648,24 +627,6 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 		}
 		return files, err
 	}, nil
-}
-
-// MessageFailed records that an agent could not answer a message (the exec
-// adapter's MessageFailer).
-func (d *Dispatcher) MessageFailed(ctx context.Context, agent, messageID, reason string) error {
-	_, err := d.submit(ctx, "message failed", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.MessageFailed(now, agent, messageID, reason)
-	})
-	return err
-}
-
-// Spend checks what a task's running turn has spent so far against the
-// budget (the exec adapter's SpendReporter).
-func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error {
-	_, err := d.submit(ctx, "spend", func(c *core.State, now time.Time) (any, error) {
-		return c.NoteSpend(now, taskID, attempt, spent)
-	})
-	return err
 }
 
 // Recover settles what a restart interrupted: turns that died with the
@@ -710,7 +671,7 @@ func (d *Dispatcher) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
-	err := errors.Join(d.exec.Close(), d.tmux.Close())
+	err := d.closeAdapters()
 	d.cancel()
 	d.wg.Wait()
 	d.loop.Wait()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wilco/adapter"
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store/sqlite"
@@ -339,8 +340,8 @@ func TestReportsWithoutABoundRuntimeFail(t *testing.T) {
 	if _, err := d.Reply(context.Background(), core.ReplyInput{Agent: "a", Text: "hi"}); err == nil || err.Error() != "dispatch: no runtime bound" {
 		t.Fatalf("Reply without a runtime: %v", err)
 	}
-	if err := d.EndTurn(context.Background(), core.TurnResult{TaskID: "T-1", Attempt: 1}); err == nil || err.Error() != "dispatch: no runtime bound" {
-		t.Fatalf("EndTurn without a runtime: %v", err)
+	if err := d.Report(context.Background(), adapter.TurnEnded{Result: core.TurnResult{TaskID: "T-1", Attempt: 1}}); err == nil || err.Error() != "dispatch: no runtime bound" {
+		t.Fatalf("the end of a turn reported without a runtime: %v", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wilco/ack"
+	"wilco/adapter"
 	"wilco/atomicfile"
 	"wilco/core"
 )
@@ -168,10 +169,8 @@ func lastBytes(s string, n int) string {
 // failed tells the core, when the reporter takes it, that the agent could
 // not answer the message.
 func (t *turn) failed(reason string) {
-	if mf, ok := t.a.opts.Report.(MessageFailer); ok {
-		if err := mf.MessageFailed(t.a.ctx, t.agent.Name, t.msg.ID, reason); err != nil {
-			t.log.Debug("the failed answer was not recorded", "err", err)
-		}
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.MessageFailed{Agent: t.agent.Name, MessageID: t.msg.ID, Reason: reason}); err != nil {
+		t.log.Debug("the failed answer was not recorded", "err", err)
 	}
 }
 
@@ -294,30 +293,27 @@ func (t *turn) sendAck(text string) bool {
 // sendSpend tells the core what the turn has spent so far: what its
 // earlier processes spent and what the running one has.
 func (t *turn) sendSpend(running core.Usage) {
-	sr, ok := t.a.opts.Report.(SpendReporter)
-	if !ok || t.msg.TaskID == "" || t.isQuiet() {
+	if t.msg.TaskID == "" || t.isQuiet() {
 		return
 	}
 	spent := t.spentBefore
 	spent.Add(running)
-	if err := sr.Spend(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, spent); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.Spent{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Usage: spent}); err != nil {
 		t.log.Debug("the spend was not checked", "err", err)
 	}
 }
 
-// sendProgress hands the core a checkpoint.
-// sendActivity tells the core what the agent is doing, when the reporter
-// takes it (an ActivityReporter).
+// sendActivity tells the core what the agent is doing.
 func (t *turn) sendActivity(text string) {
-	ar, ok := t.a.opts.Report.(ActivityReporter)
-	if !ok || t.msg.TaskID == "" {
+	if t.msg.TaskID == "" {
 		return
 	}
-	if err := ar.Activity(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, text); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.Activity{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Text: text}); err != nil {
 		t.log.Debug("the activity was not recorded", "err", err)
 	}
 }
 
+// sendProgress hands the core a checkpoint.
 func (t *turn) sendProgress(text string) {
 	if t.isQuiet() {
 		return
@@ -387,7 +383,7 @@ func (t *turn) report(r core.TurnResult) {
 	if !t.claim() {
 		return
 	}
-	if err := t.a.opts.Report.EndTurn(t.a.ctx, r); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.TurnEnded{Result: r}); err != nil {
 		t.log.Warn("the end of the turn was refused", "err", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"wilco/adapter"
 	execadapter "wilco/adapter/exec"
 	"wilco/atomicfile"
 	"wilco/core"
@@ -687,7 +688,7 @@ func (j *job) close() {
 }
 
 func (ag *agent) report(ctx context.Context, j *job, r core.TurnResult) {
-	if err := ag.a.opts.Report.EndTurn(context.WithoutCancel(ctx), r); err != nil {
+	if err := ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.TurnEnded{Result: r}); err != nil {
 		j.log.Warn("the end of the turn was refused", "err", err)
 	}
 }
@@ -1097,9 +1098,7 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 	j.question.answeredAs(answer, pane.Screen.Text(), now)
 	j.log.Info("the agent asks for permission", "tool", tool, "answer", answer)
 	ag.appendLog(j, "--- wilco: permission asked ("+firstOf(answer, "waiting for the user")+"): "+firstLine(text))
-	if pr, ok := ag.a.opts.Report.(PermissionReporter); ok {
-		_ = pr.Permission(context.WithoutCancel(ctx), PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
-	}
+	_ = ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
 	ag.sendAnswer(ctx, answer)
 }
 

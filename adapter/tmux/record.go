@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wilco/adapter"
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 )
@@ -248,9 +249,7 @@ func (ag *agent) activity(ctx context.Context, j *job, text string) {
 		return
 	}
 	j.activity = text
-	if ar, ok := ag.a.opts.Report.(ActivityReporter); ok {
-		_ = ar.Activity(context.WithoutCancel(ctx), j.msg.TaskID, j.msg.TaskAttempt, text)
-	}
+	_ = ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.Activity{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Text: text})
 }
 
 // fromScreen reads the turn from the pane: its record does not hold it.

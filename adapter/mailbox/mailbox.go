@@ -3,8 +3,8 @@
 // the NATS bridge (package natsbox). wilco runs no program for them: the
 // core keeps each one's inbox, and their answers reach it through the
 // server's mailbox routes. So this adapter hands nothing over and stops
-// nothing; it answers the operations it can (a hibernate and a wake are
-// the agent's status only) and refuses the others.
+// nothing; of the operations, a hibernate and a wake are the agent's
+// status only, and a restart has nothing to do.
 package mailbox
 
 import (
@@ -46,16 +46,18 @@ func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
 func (a *Adapter) StopTurn(taskID, reason string) {}
 
 // Operate marks a mailbox agent hibernating or available (the dispatcher
-// sets its status); anything else, a restart among them, is refused: its
-// program is its own.
+// sets its status); a restart has nothing to do: wilco runs no program for
+// it. Any other operation is refused (adapter.ErrNotSupported).
 func (a *Adapter) Operate(_ context.Context, agent string, op adapter.Operation) (adapter.Performed, error) {
 	switch op.Name {
 	case core.OpHibernate:
 		return adapter.Performed{Action: "marked hibernating"}, nil
 	case core.OpWake:
 		return adapter.Performed{Action: "marked available"}, nil
+	case core.OpRestart:
+		return adapter.Performed{Action: "nothing to restart: wilco runs no program for it (it fetches its own messages)"}, nil
 	}
-	return adapter.Performed{}, fmt.Errorf("%s of a mailbox agent: it runs its own program, out of wilco's reach: %w", op.Name, adapter.ErrNotSupported)
+	return adapter.Performed{}, fmt.Errorf("%s of a mailbox agent: %w", op.Name, adapter.ErrNotSupported)
 }
 
 // Close does nothing: the adapter holds nothing.

@@ -56,94 +56,32 @@ func (a *Adapter) runTurn(t *turn) {
 		return
 	}
 	result := core.TurnResult{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Delivery: t.msg.ID}
-	fail := func(format string, args ...any) {
-		result.ExitCode, result.Error = -1, fmt.Sprintf(format, args...)
+	runDir := a.RunDir(t.msg.TaskID, t.msg.TaskAttempt)
+	full, prompt, err := t.prompts(runDir)
+	var dir string
+	if err == nil {
+		dir, err = t.workDir()
+	}
+	var logf *os.File
+	if err == nil {
+		logf, err = os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			err = fmt.Errorf("agent log: %w", err)
+		}
+	}
+	if err != nil {
+		result.ExitCode, result.Error = -1, err.Error()
 		t.log.Error("the turn could not start", "err", result.Error)
 		t.report(result)
-	}
-
-	runDir := a.RunDir(t.msg.TaskID, t.msg.TaskAttempt)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		fail("run directory: %v", err)
-		return
-	}
-	full := t.prompt
-	if full != "" {
-		if err := os.WriteFile(filepath.Join(runDir, DelegationFileName), []byte(full), 0o644); err != nil {
-			fail("write the delegation: %v", err)
-			return
-		}
-	} else {
-		full = t.full
-		if full == "" {
-			// wilco started again since the delegation: its prompt is on disk.
-			if b, err := os.ReadFile(filepath.Join(runDir, DelegationFileName)); err == nil {
-				full = string(b)
-			} else {
-				t.log.Warn("the delegation's prompt is unknown: the agent gets this message alone", "err", err)
-			}
-		}
-	}
-	prompt := full
-	if t.preface != "" {
-		prompt = t.preface
-		if full != "" && !strings.Contains(t.preface, full) {
-			prompt = t.preface + separator + full
-		}
-	}
-
-	dir := a.opts.Dir
-	if t.msg.DryRun {
-		if a.opts.Worktree == nil {
-			fail("dry run: no worktree is available to the exec adapter")
-			return
-		}
-		wt, err := a.opts.Worktree(a.ctx, t.msg.TaskID)
-		if err != nil {
-			fail("dry run worktree: %v", err)
-			return
-		}
-		dir = wt
-	}
-	logf, err := os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		fail("agent log: %v", err)
 		return
 	}
 	defer logf.Close()
 	t.transcript = openTranscript(filepath.Join(runDir, TranscriptFileName))
 	defer t.transcript.close()
 
-	handshake := t.agent.Handshake
-	switch {
-	case t.msg.Type == string(core.TypeTaskTurn):
-		handshake = HandshakeNone
-	case handshake == HandshakeNone:
-		// The core asks for an ACK all the same: give it the chance.
-		handshake = HandshakeInline
-	case handshake == HandshakeSession && !canResume(t.agent):
-		handshake = HandshakeInline
-	}
-
-	var res procResult
 	began := time.Now()
-	switch handshake {
-	case HandshakeNone:
-		res = t.process(runDir, dir, logf, PhaseWork, prompt, "")
-	case HandshakeInline:
-		res = t.process(runDir, dir, logf, PhaseAckWork, prompt, "")
-	case HandshakeSession:
-		res = t.process(runDir, dir, logf, PhaseAck, prompt+ackOnly(t.msg.TaskID), "")
-		if res.ackOK && !res.stopped && res.startErr == nil && res.exitCode == 0 && !res.timedOut && !t.isQuiet() {
-			if res.session == "" {
-				t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
-			}
-			ackUsage := res.usage
-			res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
-			ackUsage.Add(res.usage)
-			res.usage = ackUsage
-		}
-	}
+	handshake := t.handshake()
+	res := t.work(runDir, dir, logf, handshake, prompt, full)
 	if res.stopped || res.ackSent && !res.ackOK {
 		// The core moved on: it stopped the turn, or the ACK was not
 		// accepted and it sends what comes next (a correction, the
@@ -156,6 +94,95 @@ func (a *Adapter) runTurn(t *turn) {
 	}
 	result.Duration = time.Since(began)
 	t.report(t.result(result, res))
+}
+
+// prompts makes the run directory and returns the delegation's full
+// prompt — a first send's, kept in the run directory for the later
+// sends, or the one kept — and the prompt of this turn: a later send's
+// text before the full prompt.
+func (t *turn) prompts(runDir string) (full, prompt string, err error) {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("run directory: %w", err)
+	}
+	full = t.prompt
+	if full != "" {
+		if err := os.WriteFile(filepath.Join(runDir, DelegationFileName), []byte(full), 0o644); err != nil {
+			return "", "", fmt.Errorf("write the delegation: %w", err)
+		}
+	} else {
+		full = t.full
+		if full == "" {
+			// wilco started again since the delegation: its prompt is on disk.
+			if b, err := os.ReadFile(filepath.Join(runDir, DelegationFileName)); err == nil {
+				full = string(b)
+			} else {
+				t.log.Warn("the delegation's prompt is unknown: the agent gets this message alone", "err", err)
+			}
+		}
+	}
+	prompt = full
+	if t.preface != "" {
+		prompt = t.preface
+		if full != "" && !strings.Contains(t.preface, full) {
+			prompt = t.preface + separator + full
+		}
+	}
+	return full, prompt, nil
+}
+
+// workDir is where the turn runs: the repository, or a dry run's
+// worktree.
+func (t *turn) workDir() (string, error) {
+	if !t.msg.DryRun {
+		return t.a.opts.Dir, nil
+	}
+	if t.a.opts.Worktree == nil {
+		return "", errors.New("dry run: no worktree is available to the exec adapter")
+	}
+	wt, err := t.a.opts.Worktree(t.a.ctx, t.msg.TaskID)
+	if err != nil {
+		return "", fmt.Errorf("dry run worktree: %w", err)
+	}
+	return wt, nil
+}
+
+// handshake is how the turn asks for the ACK: a task turn asks none; an
+// agent configured for none is asked inline all the same (the core wants
+// one), and a session handshake needs a CLI that resumes its session.
+func (t *turn) handshake() string {
+	switch h := t.agent.Handshake; {
+	case t.msg.Type == string(core.TypeTaskTurn):
+		return HandshakeNone
+	case h == HandshakeNone:
+		return HandshakeInline
+	case h == HandshakeSession && !canResume(t.agent):
+		return HandshakeInline
+	default:
+		return h
+	}
+}
+
+// work runs the turn's process, or, for a session handshake, the ACK's
+// and then, once it was accepted, the work's in the same session.
+func (t *turn) work(runDir, dir string, logf io.Writer, handshake, prompt, full string) procResult {
+	switch handshake {
+	case HandshakeNone:
+		return t.process(runDir, dir, logf, PhaseWork, prompt, "")
+	case HandshakeInline:
+		return t.process(runDir, dir, logf, PhaseAckWork, prompt, "")
+	}
+	res := t.process(runDir, dir, logf, PhaseAck, prompt+ackOnly(t.msg.TaskID), "")
+	if !res.ackOK || res.stopped || res.startErr != nil || res.exitCode != 0 || res.timedOut || t.isQuiet() {
+		return res
+	}
+	if res.session == "" {
+		t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
+	}
+	ackUsage := res.usage
+	res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
+	ackUsage.Add(res.usage)
+	res.usage = ackUsage
+	return res
 }
 
 // lastBytes is the end of s, at most n bytes.

@@ -445,18 +445,9 @@ func (a *Adapter) answer(t *turn) {
 		t.failed(err.Error())
 		return
 	}
-	dir := a.opts.Dir
-	var readOnly func(context.Context) ([]string, error)
-	if t.msg.Type == string(core.TypeScoutQuery) && a.opts.ReadOnly != nil {
-		// A scout works in a copy of the working tree; what it changes
-		// there refuses its answer.
-		d, done, err := a.opts.ReadOnly(a.ctx, t.msg.ID)
-		if err != nil {
-			t.log.Error("the scout's read-only worktree could not be made", "err", err)
-			t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
-			return
-		}
-		dir, readOnly = d, done
+	dir, readOnly, ok := t.answerDir()
+	if !ok {
+		return
 	}
 	res := run(procSpec{
 		inv: inv, dir: dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
@@ -467,41 +458,68 @@ func (a *Adapter) answer(t *turn) {
 	if text == "" {
 		text = strings.TrimSpace(res.text.String())
 	}
-	switch {
-	case res.stopped || t.isQuiet():
-		if readOnly != nil {
-			_, _ = readOnly(context.WithoutCancel(a.ctx))
-		}
+	if !t.answered(res, text, readOnly) {
 		return
 	}
+	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
+		t.log.Warn("the agent's answer was refused", "err", err)
+	}
+}
+
+// answerDir is where the agent answers a message: the repository, or for
+// a scout a copy of the working tree, with the function that lists what
+// the scout changed there and removes it. ok is false when the copy
+// could not be made (the message failed).
+func (t *turn) answerDir() (dir string, readOnly func(context.Context) ([]string, error), ok bool) {
+	if t.msg.Type != string(core.TypeScoutQuery) || t.a.opts.ReadOnly == nil {
+		return t.a.opts.Dir, nil, true
+	}
+	// A scout works in a copy of the working tree; what it changes there
+	// refuses its answer.
+	d, done, err := t.a.opts.ReadOnly(t.a.ctx, t.msg.ID)
+	if err != nil {
+		t.log.Error("the scout's read-only worktree could not be made", "err", err)
+		t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
+		return "", nil, false
+	}
+	return d, done, true
+}
+
+// answered says whether the process's text is the agent's answer; when it
+// is not, the message failed (and why was reported), or the core stopped
+// it.
+func (t *turn) answered(res procResult, text string, readOnly func(context.Context) ([]string, error)) bool {
+	if res.stopped || t.isQuiet() {
+		if readOnly != nil {
+			_, _ = readOnly(context.WithoutCancel(t.a.ctx))
+		}
+		return false
+	}
 	if readOnly != nil {
-		changed, err := readOnly(a.ctx)
+		changed, err := readOnly(t.a.ctx)
 		switch {
 		case err != nil:
 			t.log.Warn("the scout's worktree could not be checked: its answer is refused", "err", err)
 			t.failed("wilco could not check what the scout changed: " + err.Error())
-			return
+			return false
 		case len(changed) > 0:
 			t.log.Warn("the scout changed files: its answer is refused", "files", changed)
 			t.failed("the scout changed files (" + strings.Join(changed, ", ") + "): a scout is read-only, so its answer is refused")
-			return
+			return false
 		}
 	}
 	switch {
 	case res.startErr != nil:
 		t.log.Error("message not answered: the agent could not start", "err", res.startErr)
 		t.failed("the agent could not start: " + res.startErr.Error())
-		return
 	case res.exitCode != 0 || res.timedOut:
 		t.log.Warn("message not answered: the agent failed", "exit_code", res.exitCode, "timed_out", res.timedOut)
 		t.failed(fmt.Sprintf("the agent's turn failed (exit status %d, timed out %v): %s", res.exitCode, res.timedOut, lastBytes(strings.TrimSpace(res.text.String()), 500)))
-		return
 	case text == "":
 		t.log.Warn("message not answered: the agent wrote nothing")
 		t.failed("the agent wrote nothing")
-		return
+	default:
+		return true
 	}
-	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
-		t.log.Warn("the agent's answer was refused", "err", err)
-	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wilco/adapter"
@@ -107,7 +108,9 @@ type job struct {
 	wantAck bool
 	prompt  string
 	queued  time.Time
-	quiet   bool // stopped: nothing more is reported
+	// quiet: stopped, nothing more is reported. Set from other goroutines
+	// than the agent's loop (a stop, a new delegation), read by the loop.
+	quiet atomic.Bool
 	// continued: the job was suspended (hibernate, restart) and its prompt
 	// is now the note to go on. suspended: its agent is hibernated.
 	continued, suspended bool
@@ -228,16 +231,16 @@ func (ag *agent) signal() {
 // turn running.
 func (ag *agent) dropTaskLocked(taskID, why string) {
 	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.task && j.msg.TaskID == taskID })
-	if c := ag.cur; c != nil && c.task && c.msg.TaskID == taskID && !c.quiet {
-		c.quiet = true
+	if c := ag.cur; c != nil && c.task && c.msg.TaskID == taskID && !c.quiet.Load() {
+		c.quiet.Store(true)
 		c.log.Info("the turn is stopped: " + why)
 	}
 }
 
 func (ag *agent) dropDeliveryLocked(id, why string) {
 	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.msg.ID == id })
-	if c := ag.cur; c != nil && c.msg.ID == id && !c.quiet {
-		c.quiet = true
+	if c := ag.cur; c != nil && c.msg.ID == id && !c.quiet.Load() {
+		c.quiet.Store(true)
 		c.log.Info("the turn is stopped: " + why)
 	}
 }
@@ -694,7 +697,7 @@ func (ag *agent) failCurrent(ctx context.Context, code int, msg, output string) 
 	}
 	ag.appendLog(j, "--- wilco: "+msg)
 	j.close()
-	if j.quiet || !j.task {
+	if j.quiet.Load() || !j.task {
 		j.log.Warn("the prompt ended with an error", "err", msg)
 		return
 	}
@@ -725,10 +728,7 @@ func (ag *agent) report(ctx context.Context, j *job, r core.TurnResult) {
 
 // work does the next step of the job on the pane.
 func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
-	ag.mu.Lock()
-	quiet := j.quiet
-	ag.mu.Unlock()
-	if quiet && j.phase != phaseStopping {
+	if j.quiet.Load() && j.phase != phaseStopping {
 		ag.quieten(ctx, j)
 		return
 	}
@@ -979,18 +979,18 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 	}
 	j.lastScreen = pane.Screen
 	ag.readRecord(ctx, j, now, false)
-	if j.quiet {
+	if j.quiet.Load() {
 		return
 	}
 	if stable || state == Ready {
 		ag.read(ctx, j, content)
-		if j.quiet {
+		if j.quiet.Load() {
 			return
 		}
 		if now.Sub(j.lastChange) >= time.Second {
 			j.scanner.Settle()
 			ag.sendAck(ctx, j)
-			if j.quiet {
+			if j.quiet.Load() {
 				return
 			}
 		}
@@ -1079,7 +1079,7 @@ func (ag *agent) take(ctx context.Context, j *job, lines []string) {
 	// The ACK first: what the agent does is its task's milestone only once
 	// the task runs.
 	ag.sendAck(ctx, j)
-	if j.task && ag.style.Tool != nil && !j.quiet {
+	if j.task && ag.style.Tool != nil && !j.quiet.Load() {
 		for _, l := range lines {
 			l = strings.TrimSpace(l) // a blinking marker leaves its indent
 			if m := toolCall.FindStringSubmatch(l); m != nil && ag.style.Tool.MatchString(ag.replyMarker()+l) {
@@ -1125,7 +1125,7 @@ func (ag *agent) sendAck(ctx context.Context, j *job) {
 		return
 	}
 	ag.mu.Lock()
-	j.quiet = true
+	j.quiet.Store(true)
 	ag.mu.Unlock()
 }
 
@@ -1177,13 +1177,13 @@ func (ag *agent) stall(ctx context.Context, j *job, why string) {
 	j.log.Warn("stopping the agent", "why", why)
 	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
 	ag.appendLog(j, "--- wilco: "+why)
-	if j.task && !j.quiet {
+	if j.task && !j.quiet.Load() {
 		r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: -1, TimedOut: true,
 			Error: why, Output: tailText(strings.Join(j.text, "\n"), 8000), Duration: time.Since(j.began)}
 		ag.report(ctx, j, r)
 	}
 	ag.mu.Lock()
-	j.quiet = true
+	j.quiet.Store(true)
 	ag.mu.Unlock()
 	j.phase, j.stopAt = phaseStopping, time.Now()
 }
@@ -1202,14 +1202,14 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 	j.scanner.Settle()
 	ag.sendAck(ctx, j)
 	text := strings.Join(j.text, "\n")
-	if j.wantAck && !j.ackSent && !j.quiet {
+	if j.wantAck && !j.ackSent && !j.quiet.Load() {
 		// What the pane showed says why no ACK was read.
 		ag.appendLog(j, "--- wilco: the turn ended without an acknowledgment read from "+j.source.String()+"; the pane showed:\n"+
 			strings.Join(j.lastScreen.History, "\n")+"\n"+j.lastScreen.Text())
 	}
 	ag.appendLog(j, fmt.Sprintf("--- wilco: the agent is ready again: turn over %s", time.Now().UTC().Format(time.RFC3339)))
 	ag.finishJob(j)
-	if j.quiet {
+	if j.quiet.Load() {
 		return
 	}
 	if !j.task {

@@ -58,7 +58,7 @@ func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action str
 			j.phase, j.pastes = phasePaste, 0
 			ag.queue = append([]*job{j}, ag.queue...)
 			ag.cur = nil
-		case j.phase == phaseStopping || j.quiet:
+		case j.phase == phaseStopping || j.quiet.Load():
 			j.close()
 			ag.cur = nil
 		default:

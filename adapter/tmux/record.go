@@ -205,7 +205,7 @@ func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time, final bo
 		default:
 			ag.takeEntry(ctx, j, e)
 		}
-		if j.quiet {
+		if j.quiet.Load() {
 			return
 		}
 	}
@@ -230,7 +230,7 @@ func (ag *agent) takeEntry(ctx context.Context, j *job, e chatlog.Entry) {
 		in, _ := json.Marshal(e.Input)
 		ag.appendLog(j, fmt.Sprintf("[tool] %s %s", e.Tool, shorten(string(in), 500)))
 		j.transcript.Add(execadapter.Entry{Kind: "tool_call", Tool: e.Tool, Input: e.Input})
-		if j.task && !j.quiet {
+		if j.task && !j.quiet.Load() {
 			ag.activity(ctx, j, execadapter.DescribeToolCall(e.Tool, e.Input))
 		}
 	case chatlog.ToolResult:

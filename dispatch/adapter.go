@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"wilco/adapter"
@@ -94,10 +95,13 @@ func (d *Dispatcher) Report(ctx context.Context, r adapter.Report) error {
 	return err
 }
 
+// every is every adapter of the dispatcher, the mailbox side last.
+func (d *Dispatcher) every() []Adapter { return append(slices.Clip(d.adapters), d.mailbox) }
+
 // closeAdapters closes every adapter.
 func (d *Dispatcher) closeAdapters() error {
 	var errs []error
-	for _, a := range append(d.adapters, d.mailbox) {
+	for _, a := range d.every() {
 		errs = append(errs, a.Close())
 	}
 	return errors.Join(errs...)

@@ -275,7 +275,7 @@ func (d *Dispatcher) deliverLoop() {
 			case o.done != nil:
 				close(o.done)
 			case o.stop != nil:
-				for _, a := range append(d.adapters, d.mailbox) {
+				for _, a := range d.every() {
 					a.StopTurn(o.stop.TaskID, o.stop.Reason)
 				}
 			default:

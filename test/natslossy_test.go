@@ -39,8 +39,12 @@ var natsServerBin = sync.OnceValues(func() (string, error) {
 
 // natsProcess is a nats-server process with JetStream, started as
 // docs/DEPLOY.md starts it (nats-server -js -a … -p … -sd …: its default
-// sync_interval, an fsync every 2 minutes), on the same port and storage
-// directory at every start.
+// sync_interval, an fsync every 2 minutes — defaultSyncInterval in
+// nats-server v2.15.2's server/filestore.go), on the same port and storage
+// directory at every start. It writes each message to its block file
+// before it answers the publish (a stream of one replica flushes in
+// place), so that SIGKILL alone loses nothing the kernel holds; what is
+// not fsynced a power loss takes (losePower).
 type natsProcess struct {
 	t      *testing.T
 	bin    string
@@ -92,6 +96,11 @@ func (n *natsProcess) start() {
 	cmd := n.cmd
 	go func() { exited <- cmd.Wait() }()
 	if !eventually(30*time.Second, 10*time.Millisecond, func() bool {
+		select {
+		case err := <-exited:
+			n.t.Fatalf("nats-server start %d: exited (%v):\n%s", n.starts, err, tail(n.out.String(), 30))
+		default:
+		}
 		return strings.Count(n.out.String(), "Server is ready") == n.starts
 	}) {
 		n.t.Fatalf("nats-server start %d: not ready in 30 s:\n%s", n.starts, tail(n.out.String(), 30))
@@ -158,8 +167,9 @@ type lossyRun struct {
 	url  string
 
 	mu sync.Mutex
-	// got are the sends each agent was handed: agent → "id/attempt".
-	got map[string]map[string]bool
+	// got are the sends each agent was handed: agent → "id/attempt" →
+	// the send's type.
+	got map[string]map[string]string
 	// acked are the messages a reply answered 202 acknowledged, and how.
 	acked map[string]string
 	// completed are the tasks whose completion was answered 202.
@@ -174,13 +184,13 @@ func (x *lossyRun) received(agent string, m wire.InboxMessage) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.got[agent] == nil {
-		x.got[agent] = map[string]bool{}
+		x.got[agent] = map[string]string{}
 	}
 	key := m.ID + "/" + strconv.Itoa(m.Attempt)
-	if x.got[agent][key] {
+	if _, ok := x.got[agent][key]; ok {
 		x.twice++
 	}
-	x.got[agent][key] = true
+	x.got[agent][key] = m.Type
 }
 
 // agent is a mailbox agent on NATS until ctx ends: pushed its messages, it
@@ -343,7 +353,7 @@ policy:
   ack: {timeouts: [3s, 2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s], backoff: {base: 200ms, max: 500ms}}
 `)
 	x := &lossyRun{t: t, in: in, repo: filepath.Base(in.dir), url: ns.url(),
-		got: map[string]map[string]bool{}, acked: map[string]string{}, completed: map[string]bool{}}
+		got: map[string]map[string]string{}, acked: map[string]string{}, completed: map[string]bool{}}
 	tokens := map[string]string{}
 	for _, a := range []string{"a1", "a2", "a3"} {
 		var tok struct{ Token string }
@@ -523,7 +533,7 @@ policy:
 	var lost, lostRefused, resent int
 	for agent, ss := range sends(evs) {
 		for _, s := range ss {
-			if x.got[agent][s] {
+			if _, ok := x.got[agent][s]; ok {
 				continue
 			}
 			lost++
@@ -547,13 +557,16 @@ policy:
 		}
 	}
 	// The away agent's delegation: stored by NATS, lost, and resent.
-	if x.got["a3"][delegation+"/1"] {
+	if _, ok := x.got["a3"][delegation+"/1"]; ok {
 		problems = append(problems, fmt.Sprintf("a3 was handed %s/1, which NATS held before the power loss: it was not lost", delegation))
 	}
 	resentToA3 := ""
-	for s := range x.got["a3"] {
+	for s, typ := range x.got["a3"] {
 		if id, attempt, _ := strings.Cut(s, "/"); id == delegation && attempt != "1" {
-			resentToA3 = s
+			resentToA3 = s + " (" + typ + ")"
+			if typ != "ack_request" {
+				problems = append(problems, fmt.Sprintf("a3 was handed %s as %s, not ACK REQUIRED", s, typ))
+			}
 		}
 	}
 	if resentToA3 == "" {

@@ -386,13 +386,15 @@ policy:
 		tasksMu.Unlock()
 		return id
 	}
-	// load submits tasks to a1, a2 and a3 in turn until ctx ends.
-	load := func(ctx context.Context, agents ...string) *sync.WaitGroup {
+	// load submits tasks to the agents in turn, at random moments of its
+	// own (stream) of the seed, until ctx ends.
+	load := func(ctx context.Context, stream uint64, agents ...string) *sync.WaitGroup {
+		lrng := mrand.New(mrand.NewPCG(seed, stream))
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				submit(agents[i%len(agents)])
-				atRandom(t, time.Duration(50+rng.IntN(250))*time.Millisecond)
+				atRandom(t, time.Duration(50+lrng.IntN(250))*time.Millisecond)
 			}
 		})
 		return &wg
@@ -400,7 +402,7 @@ policy:
 
 	// Two process crashes mid-traffic.
 	lctx, stopLoad := context.WithCancel(ctx)
-	loading := load(lctx, "a1", "a2", "a3")
+	loading := load(lctx, 2, "a1", "a2", "a3")
 	// The first is a blip; after the second NATS stays away longer than
 	// wilco's publishes and the agents' replies wait for its answers.
 	for k, down := range []time.Duration{time.Duration(rng.IntN(1000)) * time.Millisecond, time.Duration(5500+rng.IntN(1000)) * time.Millisecond} {
@@ -429,7 +431,7 @@ policy:
 	// and a2 around it, when NATS dies with what it wrote since its start.
 	stopA3()
 	lctx, stopLoad = context.WithCancel(ctx)
-	loading = load(lctx, "a1", "a2")
+	loading = load(lctx, 3, "a1", "a2")
 	away := submit("a3")
 	var delegation string
 	in.until("the away agent's delegation to be sent", 20*time.Second, func() bool {

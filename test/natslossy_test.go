@@ -374,9 +374,9 @@ policy:
 	startAgent("a2")
 	stopA3 := startAgent("a3")
 
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := mrand.New(mrand.NewPCG(seed, 1))
+	key := uint64(time.Now().UnixNano())
+	t.Logf("random key %d (the moments of the kills and of the load)", key)
+	rng := mrand.New(mrand.NewPCG(key, 1))
 	var tasks []string
 	var tasksMu sync.Mutex
 	submit := func(agent string) string {
@@ -386,10 +386,10 @@ policy:
 		tasksMu.Unlock()
 		return id
 	}
-	// load submits tasks to the agents in turn, at random moments of its
-	// own (stream) of the seed, until ctx ends.
+	// load submits tasks to the agents in turn, at random moments drawn
+	// from a stream of its own, until ctx ends.
 	load := func(ctx context.Context, stream uint64, agents ...string) *sync.WaitGroup {
-		lrng := mrand.New(mrand.NewPCG(seed, stream))
+		lrng := mrand.New(mrand.NewPCG(key, stream))
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {

@@ -393,18 +393,7 @@ func (w *world) count(ev core.Event, before, d core.Delivery) {
 			w.hit("backoff.reply_logged")
 		}
 	case core.DeliveryFailed:
-		reason := e.Reason
-		switch {
-		case strings.HasPrefix(reason, "not acknowledged after"):
-			reason = "max_retries"
-		case strings.HasPrefix(reason, "still wrong after"):
-			reason = "corrections_exhausted"
-		case strings.HasPrefix(reason, "rejected by"):
-			reason = "rejected"
-		default:
-			reason, _, _ = strings.Cut(reason, ":")
-		}
-		w.hit(string(d.Policy) + ".failed." + reason)
+		w.hit(string(d.Policy) + ".failed." + failureKey(e.Reason))
 	case core.DeliveryCancelled:
 		switch {
 		case strings.Contains(e.Reason, "already held by"):
@@ -438,27 +427,47 @@ func (w *world) count(ev core.Event, before, d core.Delivery) {
 			w.hit("op.answer." + e.Answer)
 		}
 	case core.OperationStateChanged:
-		key := "op." + string(e.To)
-		switch {
-		case e.To == core.OpProceeding && e.ProceededAnyway:
-			key += ".timeout"
-		case e.To == core.OpProceeding:
-			key += ".all_ok"
-		case e.To == core.OpAborted && strings.Contains(e.Reason, "quorum needs"):
-			key += ".quorum"
-		case e.To == core.OpAborted:
-			key += ".proceed_off"
-		case e.To == core.OpCancelled && strings.Contains(e.Reason, "at the request of"):
-			key += ".by_agent"
-		case e.To == core.OpCancelled:
-			key += ".by_user"
-		case e.To == core.OpDone && strings.Contains(e.Reason, "no command"):
-			key += ".no_command"
-		}
-		w.hit(key)
+		w.hit(opStateKey(e))
 	case core.PoliciesSet:
 		w.hit("config.policies")
 	}
+}
+
+// failureKey is the path a delivery's failure reaches, by its reason.
+func failureKey(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "not acknowledged after"):
+		reason = "max_retries"
+	case strings.HasPrefix(reason, "still wrong after"):
+		reason = "corrections_exhausted"
+	case strings.HasPrefix(reason, "rejected by"):
+		reason = "rejected"
+	default:
+		reason, _, _ = strings.Cut(reason, ":")
+	}
+	return reason
+}
+
+// opStateKey is the path an operation's change of state reaches.
+func opStateKey(e core.OperationStateChanged) string {
+	key := "op." + string(e.To)
+	switch {
+	case e.To == core.OpProceeding && e.ProceededAnyway:
+		key += ".timeout"
+	case e.To == core.OpProceeding:
+		key += ".all_ok"
+	case e.To == core.OpAborted && strings.Contains(e.Reason, "quorum needs"):
+		key += ".quorum"
+	case e.To == core.OpAborted:
+		key += ".proceed_off"
+	case e.To == core.OpCancelled && strings.Contains(e.Reason, "at the request of"):
+		key += ".by_agent"
+	case e.To == core.OpCancelled:
+		key += ".by_user"
+	case e.To == core.OpDone && strings.Contains(e.Reason, "no command"):
+		key += ".no_command"
+	}
+	return key
 }
 
 // RequiredPaths are the paths a long run must reach: every rule of the

@@ -653,26 +653,6 @@ func (s *State) verify(now time.Time, t *Task) {
 		Diff:    s.policies.Review.Agent != ""})
 }
 
-// VerifyResult is the outcome of one verification run.
-type VerifyResult struct {
-	TaskID  string
-	RunID   string
-	Passed  bool
-	Command string
-	// Failure is the failure record of a failed run.
-	Failure *FailureRecord
-	// Files are the files changed in the working tree.
-	Files []string
-	// Duration is how long the verify steps ran.
-	Duration time.Duration
-	// Checks is how many verify steps ran. A run that passed with none
-	// verified nothing: the task ends unverified, never success.
-	Checks int
-	// Inspection is the change, once the steps passed, when RunVerify
-	// asked for it.
-	Inspection *Inspection
-}
-
 // NoteActivity makes what the agent of a running attempt is doing (a tool
 // call its output reported, such as "Editing calc.go") the task's
 // milestone. An activity of another attempt, or of a task no longer
@@ -694,29 +674,24 @@ func (s *State) NoteActivity(now time.Time, taskID string, attempt int, text str
 	return nil
 }
 
-// EndVerify records a verification run: success ends the task with its
-// summary; a failure goes through the debug loop.
-func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
+// EndVerify records a verification run: the core judges the facts the
+// shell reported (Judge) with the task's scope; success ends the task with
+// its summary; a failure goes through the debug loop. It returns the
+// verdict, its failure record as recorded.
+func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	now = norm(now)
 	t, ok := s.tasks[r.TaskID]
 	if !ok {
-		return Task{}, notFoundf("no task %q", r.TaskID)
+		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
-		return Task{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
+		return Verdict{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
 	}
-	if !r.Passed {
-		if r.Failure == nil {
-			return Task{}, invalidf("a failed run needs its failure record")
-		}
-		f := *r.Failure
+	v := Judge(Scope{Boundaries: t.Boundaries, Package: t.Package}, r)
+	switch {
+	case !v.Passed:
+		f := *v.Failure
 		f.Attempt, f.Timestamp, f.RunID = t.Attempt, now, r.RunID
-		if f.FailureType == "" {
-			f.FailureType = VerificationFailed
-		}
-		if f.ExecutorOutput.FilesModified == nil {
-			f.ExecutorOutput.FilesModified = nonNil(r.Files)
-		}
 		f.DurationMS = r.Duration.Milliseconds()
 		if p, ok := ClassifyEnvironment(0, t.TurnBlocker); ok && t.TurnBlocker != "" {
 			// The check failed after a turn that showed the agent could
@@ -724,19 +699,18 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 			f.FailureType, f.Escalate = Environment, Environment
 			f.RootCauseGuess, f.SuggestedFix = p.Cause, p.Fix
 		}
+		v.Failure = &f
 		s.failure(now, t, f)
-		return t.copy(), nil
+	case v.Checks > 0:
+		s.checkDone(now, t, r, v.Command)
+	default:
+		sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
+		sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: v.Command, Attempts: t.Attempt, Unverified: true})
+		s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
+		s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
 	}
-	if r.Checks > 0 {
-		s.checkDone(now, t, r)
-		return t.copy(), nil
-	}
-	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: true})
-	s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
-	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
-	s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
-	return t.copy(), nil
+	return v, nil
 }
 
 // failure records a failed attempt and decides what comes next (the debug

@@ -197,3 +197,30 @@ func TestARunWithNoStepPassesUnverified(t *testing.T) {
 		t.Fatalf("Judge = %+v", v)
 	}
 }
+
+// FuzzJudge: whatever the facts, the verdict is one: passed with no
+// record, or failed with a record whose analysis stays bounded.
+func FuzzJudge(f *testing.F) {
+	f.Add("go test ./...", 1, false, failingGoTest, "internal/auth", "internal/auth/token.go")
+	f.Add("sleep 30", 137, true, "waiting\n", "", "main.go")
+	f.Add("wilco-no-such-program", 127, false, "sh: 1: wilco-no-such-program: not found\n", "", "")
+	f.Add("true", 0, false, "", "*.lock", "Cargo.lock")
+	f.Add("npm test", 1, false, "Error: connect ECONNREFUSED 10.0.0.1:443\n", "`db/migrations` and vendor/", "db/migrations/1.sql")
+	f.Fuzz(func(t *testing.T, command string, exit int, timedOut bool, output, boundary, file string) {
+		v := Judge(Scope{Boundaries: []string{boundary}}, VerifyResult{Files: []string{file},
+			Steps: []StepRun{{Name: "step", Command: command, ExitCode: exit, TimedOut: timedOut, Timeout: time.Second, Output: output}}})
+		if v.Passed != (v.Failure == nil) {
+			t.Fatalf("verdict %+v", v)
+		}
+		if v.Failure == nil {
+			return
+		}
+		if len(v.Failure.Details) > DetailsBytes || v.Failure.ExecutorOutput.Verification == nil || v.Failure.FailureType == "" ||
+			len(v.Failure.ExecutorOutput.FilesModified) != 1 {
+			t.Fatalf("record %+v", v.Failure)
+		}
+		if v.Command != v.Failure.ExecutorOutput.Verification.Command {
+			t.Fatalf("command %q, record's %q", v.Command, v.Failure.ExecutorOutput.Verification.Command)
+		}
+	})
+}

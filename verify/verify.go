@@ -23,8 +23,8 @@ import (
 // DefaultTimeout bounds a step that has no timeout of its own.
 const DefaultTimeout = 10 * time.Minute
 
-// What of a step's output is kept in memory for the analyser: its start
-// and its end (the logs have all of it).
+// What of a step's output is kept in memory for the core's analysis: its
+// start and its end (the logs have all of it).
 const (
 	keepHead = 64 << 10
 	keepTail = 448 << 10

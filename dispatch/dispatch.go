@@ -421,78 +421,95 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 	return out, nil
 }
 
+// runVerify runs a verification and reports its facts to the core, which
+// judges them (core.Judge); the verdict is recorded in the run's
+// result.json. Nothing here decides whether the run passed.
 func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
-	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
-	var res verify.Result
-	// The lines each file changed are read with the list when the
-	// definition of done will want them, so that git runs once.
-	full, listed := e.Inspect, false
-	switch {
-	case d.ws == nil:
-		res = d.verify.Run(ctx, spec)
-	case len(e.Boundaries) > 0 || e.Package != "":
-		// The boundary and package checks come before the steps: the
-		// files first.
-		if files, err := d.changedByTask(ctx, e.TaskID, full); err == nil {
-			listed = true
-			spec.FilesState, spec.Changed = files, workspace.Paths(files)
-		} else {
-			d.log.Warn("listing changed files failed", "err", err)
-		}
-		res = d.verify.Run(ctx, spec)
-	default:
-		// No boundary to check: which files changed is only told, so git
-		// runs beside the steps instead of before them.
-		type listing struct {
-			files []core.FileState
-			err   error
-		}
-		ch := make(chan listing, 1)
-		go func() {
-			files, err := d.changedByTask(ctx, e.TaskID, full)
-			ch <- listing{files, err}
-		}()
-		res = d.verify.Run(ctx, spec)
-		if l := <-ch; l.err == nil {
-			listed = true
-			spec.FilesState, spec.Changed = l.files, workspace.Paths(l.files)
-			if f := res.Failure; f != nil {
-				f.ExecutorOutput.FilesModified = nonNil(spec.Changed)
-			}
-		} else {
-			d.log.Warn("listing changed files failed", "err", l.err)
-		}
-	}
-	if f := res.Failure; f != nil && d.ws != nil {
-		// A failure's record needs the lines each file changed.
-		if full && listed {
-			f.FilesState = spec.FilesState
-		} else if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
-			f.FilesState = files
-		}
-	}
+	res, l := d.runSteps(ctx, e)
 	if res.Err != nil {
 		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
 		return
 	}
-	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
-	var ins *core.Inspection
-	if res.Passed && e.Inspect && d.ws != nil {
-		if !listed {
-			files, err := d.changedByTask(ctx, e.TaskID, true)
-			if err != nil {
-				d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
-			} else {
-				ins = d.inspect(ctx, e, files)
-			}
-		} else {
-			ins = d.inspect(ctx, e, spec.FilesState)
-		}
+	r := core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Steps: res.StepRuns(), Duration: res.Duration, Path: res.Path}
+	if l.ok {
+		r.Files = workspace.Paths(l.files)
 	}
-	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
-			Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins})
-	})
+	if d.ws != nil {
+		r.FilesState, r.Inspection = d.lines(ctx, e, res, l)
+	}
+	v, err := d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) { return c.EndVerify(now, r) })
+	if v, ok := v.(core.Verdict); ok && err == nil {
+		d.verify.WriteVerdict(res, v)
+		d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", v.Passed, "duration", res.Duration.Round(time.Millisecond))
+	}
+}
+
+// listing is the files a task changed, when they could be listed (ok);
+// full when with the lines each changed; outOfScope when the scope check
+// found them crossing the task's scope.
+type listing struct {
+	files                []core.FileState
+	ok, full, outOfScope bool
+}
+
+// runSteps runs the verify steps and lists the files the task changed.
+// With a scope to check, the files come first: a change out of the scope
+// (core.Scope.Check) runs no step. Without one, git runs beside the steps.
+// The lines each file changed are read with the list when the definition
+// of done will want them, so that git runs once.
+func (d *Dispatcher) runSteps(ctx context.Context, e core.RunVerify) (verify.Result, listing) {
+	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Package: e.Package}
+	list := func() listing {
+		files, err := d.changedByTask(ctx, e.TaskID, e.Inspect)
+		if err != nil {
+			d.log.Warn("listing changed files failed", "err", err)
+			return listing{}
+		}
+		return listing{files: files, ok: true, full: e.Inspect}
+	}
+	switch {
+	case d.ws == nil:
+		return d.verify.Run(ctx, spec), listing{}
+	case len(e.Boundaries) > 0 || e.Package != "":
+		l := list()
+		if l.ok {
+			spec.OutOfScope = e.Scope().Check(workspace.Paths(l.files))
+			l.outOfScope = spec.OutOfScope != nil
+		}
+		return d.verify.Run(ctx, spec), l
+	default:
+		ch := make(chan listing, 1)
+		go func() { ch <- list() }()
+		res := d.verify.Run(ctx, spec)
+		return res, <-ch
+	}
+}
+
+// lines are the facts of the change the core may need beyond its list:
+// the lines each file changed, which a failure's record names (when the
+// steps failed or the change is out of scope), and the change's
+// Inspection once the steps passed, when the definition of done asked for
+// it.
+func (d *Dispatcher) lines(ctx context.Context, e core.RunVerify, res verify.Result, l listing) ([]core.FileState, *core.Inspection) {
+	full := func() ([]core.FileState, error) {
+		if l.ok && l.full {
+			return l.files, nil
+		}
+		return d.changedByTask(ctx, e.TaskID, true)
+	}
+	if !res.StepsPassed() || l.outOfScope {
+		files, _ := full()
+		return files, nil
+	}
+	if !e.Inspect {
+		return nil, nil
+	}
+	files, err := full()
+	if err != nil {
+		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+		return nil, nil
+	}
+	return nil, d.inspect(ctx, e, files)
 }
 
 // maxReviewDiff bounds the diff a reviewer is sent.
@@ -676,11 +693,4 @@ func (d *Dispatcher) Close() error {
 	d.wg.Wait()
 	d.loop.Wait()
 	return err
-}
-
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
 }

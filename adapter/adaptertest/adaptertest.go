@@ -53,7 +53,7 @@ func Run(t *testing.T, h Harness) {
 	if h.Guard <= 0 {
 		h.Guard = 60 * time.Second
 	}
-	start := func(t *testing.T) (*Recorder, Started) {
+	c := suiteRun{guard: h.Guard, start: func(t *testing.T) (*Recorder, Started) {
 		t.Helper()
 		r := NewRecorder()
 		s := h.Start(t, r)
@@ -64,90 +64,108 @@ func Run(t *testing.T, h Harness) {
 			t.Fatalf("the adapter does not have its own agent %q", s.Agent)
 		}
 		return r, s
-	}
+	}}
 	if h.Pull {
-		runPull(t, start)
+		runPull(t, c.start)
 		return
 	}
 
-	t.Run("ADelegationIsAcknowledgedAndItsTurnEndReported", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
-		r.WaitAck(t, h.Guard, s.Agent, "M-1", 1)
-		tr := r.WaitTurn(t, h.Guard, "M-1", 1)
-		succeeded(t, tr, "T-1", 1, "M-1")
-		file(t, s.Dir, "file.txt", "attempt 1")
-		r.Once(t, map[string]int{"M-1": 1})
-	})
+	for _, k := range []struct {
+		name string
+		test func(t *testing.T, c suiteRun)
+	}{
+		{"ADelegationIsAcknowledgedAndItsTurnEndReported", testADelegationIsAcknowledgedAndItsTurnEndReported},
+		{"AReminderReachesTheSameAgent", testAReminderReachesTheSameAgent},
+		{"ARetryReachesTheSameAgentWithItsFailure", testARetryReachesTheSameAgentWithItsFailure},
+		{"StopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt", testStopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt},
+		{"AnOperationIsPerformedOrRefusedWithAReason", testAnOperationIsPerformedOrRefusedWithAReason},
+		{"ADeadProgramIsAnExecutionFailureWithItsLastOutput", testADeadProgramIsAnExecutionFailureWithItsLastOutput},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			k.test(t, c)
+		})
+	}
+}
 
-	t.Run("AReminderReachesTheSameAgent", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		d := Delegation("M-1", "T-1", 1, "Please write file.txt for the user.")
-		s.Adapter.Deliver(s.Agent, d)
-		r.WaitTurn(t, h.Guard, "M-1", 1)
-		s.Adapter.Deliver(s.Agent, core.InboxMessage{ID: "M-1", Type: string(core.SendAckRequest), TaskID: "T-1", TaskAttempt: 1, Attempt: 2,
-			Subject: "Reminder: task T-1", Body: "Reminder: acknowledge task T-1 with [ACK] T-1 - RECEIVED."})
-		r.WaitAck(t, h.Guard, s.Agent, "M-1", 2)
-		succeeded(t, r.WaitTurn(t, h.Guard, "M-1", 2), "T-1", 1, "M-1")
-		r.Once(t, map[string]int{"M-1": 2})
-	})
+// suiteRun is what a case of the suite needs: how long to wait for what
+// it awaits, and how to start the adapter with one agent.
+type suiteRun struct {
+	guard time.Duration
+	start func(t *testing.T) (*Recorder, Started)
+}
 
-	t.Run("ARetryReachesTheSameAgentWithItsFailure", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
-		r.WaitTurn(t, h.Guard, "M-1", 1)
-		s.Adapter.Deliver(s.Agent, Delegation("M-2", "T-1", 2,
-			"<retry_context attempt=\"2\">\nThe check failed: file.txt says attempt 1.\n</retry_context>\n\nPlease write file.txt for the user."))
-		r.WaitAck(t, h.Guard, s.Agent, "M-2", 1)
-		succeeded(t, r.WaitTurn(t, h.Guard, "M-2", 1), "T-1", 2, "M-2")
-		file(t, s.Dir, "file.txt", "fixed T-1")
-		r.Once(t, map[string]int{"M-1": 1, "M-2": 1})
-	})
+func testADelegationIsAcknowledgedAndItsTurnEndReported(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	r.WaitAck(t, c.guard, s.Agent, "M-1", 1)
+	tr := r.WaitTurn(t, c.guard, "M-1", 1)
+	succeeded(t, tr, "T-1", 1, "M-1")
+	file(t, s.Dir, "file.txt", "attempt 1")
+	r.Once(t, map[string]int{"M-1": 1})
+}
 
-	t.Run("StopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please think about it for the user. IDLE"))
-		r.WaitAck(t, h.Guard, s.Agent, "M-1", 1)
-		s.Adapter.StopTurn("T-1", "cancelled")
-		if s.Gone != nil {
-			waitFor(t, h.Guard, "the stopped turn's program to end", func() bool { return s.Gone("T-1") })
-		}
-		time.Sleep(quiet)
-		if n := r.Turns("M-1"); n != 0 {
-			t.Fatalf("the stopped turn was reported as ended (%d times): %+v", n, r.TurnsOf("M-1"))
-		}
-		s.Adapter.Deliver(s.Agent, Delegation("M-2", "T-2", 1, "Please write file.txt for the user."))
-		succeeded(t, r.WaitTurn(t, h.Guard, "M-2", 1), "T-2", 1, "M-2")
-		r.Once(t, map[string]int{"M-1": 1, "M-2": 1})
-		if n := r.Turns("M-1"); n != 0 {
-			t.Fatalf("the stopped turn was reported as ended (%d times): %+v", n, r.TurnsOf("M-1"))
-		}
-	})
+func testAReminderReachesTheSameAgent(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	d := Delegation("M-1", "T-1", 1, "Please write file.txt for the user.")
+	s.Adapter.Deliver(s.Agent, d)
+	r.WaitTurn(t, c.guard, "M-1", 1)
+	s.Adapter.Deliver(s.Agent, core.InboxMessage{ID: "M-1", Type: string(core.SendAckRequest), TaskID: "T-1", TaskAttempt: 1, Attempt: 2,
+		Subject: "Reminder: task T-1", Body: "Reminder: acknowledge task T-1 with [ACK] T-1 - RECEIVED."})
+	r.WaitAck(t, c.guard, s.Agent, "M-1", 2)
+	succeeded(t, r.WaitTurn(t, c.guard, "M-1", 2), "T-1", 1, "M-1")
+	r.Once(t, map[string]int{"M-1": 2})
+}
 
-	t.Run("AnOperationIsPerformedOrRefusedWithAReason", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		operations(t, s, true)
-		s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
-		succeeded(t, r.WaitTurn(t, h.Guard, "M-1", 1), "T-1", 1, "M-1")
-		r.Once(t, map[string]int{"M-1": 1})
-	})
+func testARetryReachesTheSameAgentWithItsFailure(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	r.WaitTurn(t, c.guard, "M-1", 1)
+	s.Adapter.Deliver(s.Agent, Delegation("M-2", "T-1", 2,
+		"<retry_context attempt=\"2\">\nThe check failed: file.txt says attempt 1.\n</retry_context>\n\nPlease write file.txt for the user."))
+	r.WaitAck(t, c.guard, s.Agent, "M-2", 1)
+	succeeded(t, r.WaitTurn(t, c.guard, "M-2", 1), "T-1", 2, "M-2")
+	file(t, s.Dir, "file.txt", "fixed T-1")
+	r.Once(t, map[string]int{"M-1": 1, "M-2": 1})
+}
 
-	t.Run("ADeadProgramIsAnExecutionFailureWithItsLastOutput", func(t *testing.T) {
-		t.Parallel()
-		r, s := start(t)
-		s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user. CRASH"))
-		tr := r.WaitTurn(t, h.Guard, "M-1", 1)
-		if tr.TaskID != "T-1" || tr.Attempt != 1 || tr.ExitCode != 3 || tr.Error == "" || tr.Status == ack.CompleteSuccess ||
-			!strings.Contains(tr.Error+"\n"+tr.Output, "panic: scripted crash") {
-			t.Fatalf("the turn of a program that died: %+v", tr)
-		}
-		r.Once(t, map[string]int{"M-1": 1})
-	})
+func testStopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please think about it for the user. IDLE"))
+	r.WaitAck(t, c.guard, s.Agent, "M-1", 1)
+	s.Adapter.StopTurn("T-1", "cancelled")
+	if s.Gone != nil {
+		waitFor(t, c.guard, "the stopped turn's program to end", func() bool { return s.Gone("T-1") })
+	}
+	time.Sleep(quiet)
+	if n := r.Turns("M-1"); n != 0 {
+		t.Fatalf("the stopped turn was reported as ended (%d times): %+v", n, r.TurnsOf("M-1"))
+	}
+	s.Adapter.Deliver(s.Agent, Delegation("M-2", "T-2", 1, "Please write file.txt for the user."))
+	succeeded(t, r.WaitTurn(t, c.guard, "M-2", 1), "T-2", 1, "M-2")
+	r.Once(t, map[string]int{"M-1": 1, "M-2": 1})
+	if n := r.Turns("M-1"); n != 0 {
+		t.Fatalf("the stopped turn was reported as ended (%d times): %+v", n, r.TurnsOf("M-1"))
+	}
+}
+
+func testAnOperationIsPerformedOrRefusedWithAReason(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	operations(t, s, true)
+	s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	succeeded(t, r.WaitTurn(t, c.guard, "M-1", 1), "T-1", 1, "M-1")
+	r.Once(t, map[string]int{"M-1": 1})
+}
+
+func testADeadProgramIsAnExecutionFailureWithItsLastOutput(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	s.Adapter.Deliver(s.Agent, Delegation("M-1", "T-1", 1, "Please write file.txt for the user. CRASH"))
+	tr := r.WaitTurn(t, c.guard, "M-1", 1)
+	if tr.TaskID != "T-1" || tr.Attempt != 1 || tr.ExitCode != 3 || tr.Error == "" || tr.Status == ack.CompleteSuccess ||
+		!strings.Contains(tr.Error+"\n"+tr.Output, "panic: scripted crash") {
+		t.Fatalf("the turn of a program that died: %+v", tr)
+	}
+	r.Once(t, map[string]int{"M-1": 1})
 }
 
 // runPull checks an adapter whose agents fetch their own messages: what

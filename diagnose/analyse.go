@@ -797,21 +797,7 @@ func failingTests(text string) []string {
 		}
 	}
 	if len(names) > 0 {
-		// Keep the leaves: TestA/sub says more than TestA.
-		var leaves []string
-		for _, n := range names {
-			leaf := true
-			for _, o := range names {
-				if strings.HasPrefix(o, n+"/") {
-					leaf = false
-					break
-				}
-			}
-			if leaf {
-				leaves = append(leaves, n)
-			}
-		}
-		return leaves
+		return leaves(names)
 	}
 	for _, re := range []struct {
 		re   *regexp.Regexp
@@ -859,6 +845,25 @@ func failingTests(text string) []string {
 		add(m[1])
 	}
 	return names
+}
+
+// leaves are the names of go tests that are no parent of another:
+// TestA/sub says more than TestA.
+func leaves(names []string) []string {
+	var out []string
+	for _, n := range names {
+		leaf := true
+		for _, o := range names {
+			if strings.HasPrefix(o, n+"/") {
+				leaf = false
+				break
+			}
+		}
+		if leaf {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // boolMax is the n of FindAll: all matches when ok, none otherwise.

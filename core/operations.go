@@ -164,8 +164,13 @@ func (s *State) runOperation(o *Operation) RunOperation {
 	return e
 }
 
+// seconds says d in whole seconds: "1 second", "90 seconds".
 func seconds(d time.Duration) string {
-	return fmt.Sprintf("%d seconds", int(d.Round(time.Second)/time.Second))
+	n := int(d.Round(time.Second) / time.Second)
+	if n == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%d seconds", n)
 }
 
 // reminderTimer is a waiting agent's next timer: its next reminder, or its

@@ -242,3 +242,12 @@ func TestOperationBadInput(t *testing.T) {
 	_, err = b.c.StartOperation(b.now, OperationRequest{Name: "x", Agents: []string{"a"}, Policy: &p})
 	b.refused(err, Invalid)
 }
+
+// A duration of one second is said in the singular.
+func TestOneSecondIsSaidInTheSingular(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Second: "1 second", 1400 * time.Millisecond: "1 second", 2 * time.Second: "2 seconds", 0: "0 seconds", 90 * time.Second: "90 seconds"} {
+		if got := seconds(d); got != want {
+			t.Errorf("seconds(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

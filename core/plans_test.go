@@ -122,3 +122,24 @@ func TestAResumedTaskKeepsItsPackage(t *testing.T) {
 		t.Fatalf("the resumed task's package is %q", nt.Package)
 	}
 }
+
+// A task resumed from a stuck dry run is a dry run too: resuming never
+// turns a proposal into changes in the working tree.
+func TestAResumedDryRunIsADryRun(t *testing.T) {
+	t.Parallel()
+	b := taskBundle(t)
+	p := DefaultPolicies()
+	p.Loop.HardStop = 1
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x", DryRun: true})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 1) // a dry run's turn that failed
+	if got := b.task(tk.ID).State; got != Stuck {
+		t.Fatalf("the dry run is %s, not stuck", got)
+	}
+	nt, err := b.c.ResumeTask(b.now, tk.ID)
+	b.ok(err)
+	if !nt.DryRun {
+		t.Fatalf("the resumed task of a dry run is no dry run: %+v", nt)
+	}
+}

@@ -1091,7 +1091,7 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 	}
 	return s.SubmitTask(now, TaskSpec{
 		Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
-		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent, Package: t.Package,
+		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent, Package: t.Package, DryRun: t.DryRun,
 		Context: "This task resumes " + t.ID + ", which stopped at the hard stop. Its stuck report:\n\n" + t.StuckReport.Markdown,
 		Resumed: t.ID,
 	})

@@ -63,7 +63,7 @@ func (s *State) applyEvent(ev Event) {
 			return
 		}
 		a.Version = seq
-		a.Removed, a.FromConfig, a.Role = false, e.FromConfig, e.Role
+		a.Removed, a.EndSession, a.FromConfig, a.Role = false, false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
@@ -94,6 +94,12 @@ func (s *State) applyEvent(ev Event) {
 	case AgentRemoved:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Removed, a.TokenHash = true, ""
+			a.EndSession = keepsSession(a)
+		}
+
+	case AgentSessionEnded:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.EndSession = false
 		}
 
 	case AgentSeen:

@@ -1,0 +1,157 @@
+package core
+
+import (
+	"sort"
+	"time"
+)
+
+// Outcome is how an effect the core asked for ended, or what an agent's
+// adapter saw while one ran: every such report comes back into the core
+// through Report. The set is closed: only this package's types are
+// outcomes.
+type Outcome interface{ isOutcome() }
+
+// OperationEnded is the end of a RunOperation: what it did to each agent
+// and the exit status and output of its command.
+type OperationEnded struct {
+	ID       string
+	Results  []OperationResult
+	ExitCode int
+	Output   string
+}
+
+// ActivityNoted is what an agent is doing (a tool call of its output): the
+// task's milestone.
+type ActivityNoted struct {
+	TaskID  string
+	Attempt int
+	Text    string
+}
+
+// SpendNoted is what a task's running turn has spent so far, checked
+// against the budget.
+type SpendNoted struct {
+	TaskID  string
+	Attempt int
+	Spent   Usage
+}
+
+// PermissionAsked is a permission question an agent asked (a tool it
+// wants) and how its allow list answered it (allowed, denied, or "").
+type PermissionAsked struct {
+	Agent, TaskID string
+	Attempt       int
+	Tool, Text    string
+	Answer        string
+}
+
+// MessageUnanswered is an agent that could not answer a message.
+type MessageUnanswered struct {
+	Agent, MessageID, Reason string
+}
+
+// SessionEnded is the end of a StopSession: the removed agent's session
+// no longer runs (Error says why it could not be ended; it is not asked
+// again).
+type SessionEnded struct {
+	Agent string
+	Error string
+}
+
+func (ReplyInput) isOutcome()         {}
+func (TurnResult) isOutcome()         {}
+func (VerifyResult) isOutcome()       {}
+func (ProposalResult) isOutcome()     {}
+func (ApplyResult) isOutcome()        {}
+func (NotificationResult) isOutcome() {}
+func (OperationEnded) isOutcome()     {}
+func (ActivityNoted) isOutcome()      {}
+func (SpendNoted) isOutcome()         {}
+func (PermissionAsked) isOutcome()    {}
+func (MessageUnanswered) isOutcome()  {}
+func (SessionEnded) isOutcome()       {}
+
+// Urgent reports whether an outcome must not wait behind a backlog of
+// other commands: an agent's answer (the sender waits for its
+// acknowledgment) and a turn's end.
+func Urgent(o Outcome) bool {
+	switch o.(type) {
+	case ReplyInput, TurnResult:
+		return true
+	}
+	return false
+}
+
+// Report records an outcome: the one door through which what the shell
+// did, and what it saw, comes back into the core. Its result is the
+// command's: an Interpretation for a reply, the Task for a turn's,
+// a verification's, a proposal's or an apply's end, the Notification, the
+// Operation, whether a spend stopped the turn (bool), else nil.
+func (s *State) Report(now time.Time, o Outcome) (any, error) {
+	switch o := o.(type) {
+	case ReplyInput:
+		return s.Reply(now, o)
+	case TurnResult:
+		return s.EndTurn(now, o)
+	case VerifyResult:
+		return s.EndVerify(now, o)
+	case ProposalResult:
+		return s.EndProposal(now, o)
+	case ApplyResult:
+		return s.EndApply(now, o)
+	case NotificationResult:
+		return s.EndNotification(now, o)
+	case OperationEnded:
+		return s.FinishAgentOperation(now, o.ID, o.Results, o.ExitCode, o.Output)
+	case ActivityNoted:
+		return nil, s.NoteActivity(now, o.TaskID, o.Attempt, o.Text)
+	case SpendNoted:
+		return s.NoteSpend(now, o.TaskID, o.Attempt, o.Spent)
+	case PermissionAsked:
+		return nil, s.NotePermission(now, o.Agent, o.TaskID, o.Attempt, o.Tool, o.Text, o.Answer)
+	case MessageUnanswered:
+		return nil, s.MessageFailed(now, o.Agent, o.MessageID, o.Reason)
+	case SessionEnded:
+		return nil, s.endSession(now, o)
+	}
+	return nil, invalidf("unknown outcome %T", o)
+}
+
+// StopSession asks the runtime to end the session a removed agent's
+// adapter keeps for it between turns (a tmux agent's), and to report with
+// SessionEnded. It is asked with the removal, and again after a restart
+// until its end is recorded.
+type StopSession struct{ Agent string }
+
+func (StopSession) isEffect() {}
+
+// keepsSession reports whether an agent's adapter keeps a session of its
+// own between turns, which outlives wilco.
+func keepsSession(a *Agent) bool { return a.Adapter == "tmux" }
+
+func (s *State) endSession(now time.Time, o SessionEnded) error {
+	now = norm(now)
+	a, ok := s.agents[o.Agent]
+	if !ok {
+		return notFoundf("no agent %q", o.Agent)
+	}
+	if !a.EndSession {
+		return conflictf("agent %q: no session end is awaited", o.Agent)
+	}
+	s.emit(now, "", o.Agent, AgentSessionEnded{Error: o.Error})
+	return nil
+}
+
+// SessionStops are the sessions to end after a restart: those of removed
+// agents whose end is not recorded (StopSession may or may not have been
+// performed: at least once, the end recorded once). It changes nothing.
+func (s *State) SessionStops() []StopSession {
+	var out []StopSession
+	for n, a := range s.agents {
+		if a.EndSession {
+			out = append(out, StopSession{Agent: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}

@@ -72,14 +72,16 @@ func (MessageUnanswered) isOutcome()  {}
 func (SessionEnded) isOutcome()       {}
 
 // Urgent reports whether an outcome must not wait behind a backlog of
-// other commands: an agent's answer (the sender waits for its
-// acknowledgment) and a turn's end.
+// other commands: what an agent's adapter or a task's effect reports (an
+// agent's answer is what its sender waits for; a task's next step waits
+// for the others). An operation's end and a notification's attempt wait
+// their turn.
 func Urgent(o Outcome) bool {
 	switch o.(type) {
-	case ReplyInput, TurnResult:
-		return true
+	case OperationEnded, NotificationResult:
+		return false
 	}
-	return false
+	return true
 }
 
 // Report records an outcome: the one door through which what the shell

@@ -69,7 +69,7 @@ func TestEveryOutcomeComesInThroughReport(t *testing.T) {
 	if got, ok := v.(Task); !ok || got.ID != tk.ID {
 		t.Fatalf("a turn's end answers its task: %#v", v)
 	}
-	if !Urgent(ReplyInput{}) || !Urgent(TurnResult{}) || Urgent(VerifyResult{}) {
-		t.Fatal("only replies and turns' ends are urgent")
+	if !Urgent(ReplyInput{}) || !Urgent(VerifyResult{}) || Urgent(OperationEnded{}) || Urgent(NotificationResult{}) {
+		t.Fatal("an operation's end and a notification's attempt are the only outcomes that wait their turn")
 	}
 }

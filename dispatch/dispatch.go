@@ -1,7 +1,10 @@
-// Package dispatch performs the core's effects outside wilco — it hands
-// messages to exec agents, runs verification, makes, applies and discards
-// dry-run diffs, stops agents — and reports every outcome back into the
-// runtime as a command. It decides nothing: the core does.
+// Package dispatch performs the core's effects on agents and the
+// workspace — it hands messages to exec and tmux agents, runs
+// verification, makes, applies and discards dry-run diffs, stops agents'
+// turns and ends removed agents' sessions — and returns each outcome to
+// the executor that called it; the adapters' own reports (replies, turns'
+// ends, activity) go to the runtime's Report. It decides nothing: the core
+// does.
 package dispatch
 
 import (
@@ -14,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	execadapter "wilco/adapter/exec"
@@ -31,9 +33,9 @@ import (
 // directory.
 const DiffName = "diff.patch"
 
-// Dispatcher performs effects: it delivers messages to exec agents,
-// performs the task effects (runtime.Performer's Perform), and is the exec
-// adapter's Reporter.
+// Dispatcher performs effects on agents and the workspace; the executor
+// calls its methods, on goroutines of its own. It is the adapters'
+// Reporter.
 type Dispatcher struct {
 	log     *slog.Logger
 	ws      *workspace.Workspace
@@ -41,29 +43,7 @@ type Dispatcher struct {
 	exec    *execadapter.Adapter
 	tmux    *tmuxadapter.Adapter
 	runsDir string
-
-	mu sync.Mutex
-	rt *runtime.Runtime
-	// outbox holds the exec agents' messages, in the order the runtime
-	// handed them over, for the delivery goroutine; wake tells it there
-	// are some.
-	outbox []outgoing
-	wake   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the effects in flight
-	loop   sync.WaitGroup // the delivery goroutine
-	closed bool
-}
-
-// outgoing is a message for an exec agent, or a turn to stop (stop set),
-// or, with done set, a mark the delivery goroutine closes when it gets
-// there (see delivered).
-type outgoing struct {
-	agent string
-	msg   core.InboxMessage
-	stop  *core.StopTurn
-	done  chan struct{}
+	rt      *runtime.Runtime
 }
 
 // Options configure a dispatcher.
@@ -85,6 +65,9 @@ type Options struct {
 	// cut short goes on (see the exec adapter's Options.RateLimitWait).
 	RateLimitWait func(n int) time.Duration
 	Logger        *slog.Logger
+	// Runtime is where the adapters' reports go (Report) and what Recover
+	// settles.
+	Runtime *runtime.Runtime
 }
 
 // New makes a dispatcher for the repository at opts.Dir. The exec adapter
@@ -102,8 +85,7 @@ func New(opts Options) (*Dispatcher, error) {
 	if runs == "" {
 		runs = filepath.Join(dir, ".wilco", "runs")
 	}
-	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, wake: make(chan struct{}, 1)}
-	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, rt: opts.Runtime}
 	if ws, err := workspace.Open(dir); err == nil {
 		d.ws = ws
 	} else {
@@ -126,7 +108,6 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.tmux = tm
-	d.loop.Go(d.deliverLoop)
 	return d, nil
 }
 
@@ -143,163 +124,64 @@ func (d *Dispatcher) Has(agent string) bool { return d.exec.Has(agent) || d.tmux
 // RunsDir is where run logs and diffs live.
 func (d *Dispatcher) RunsDir() string { return d.runsDir }
 
-// Bind gives the dispatcher the runtime it reports to (the runtime is
-// opened with the dispatcher as its effector, so this comes after).
-func (d *Dispatcher) Bind(rt *runtime.Runtime) {
-	d.mu.Lock()
-	d.rt = rt
-	d.mu.Unlock()
-}
+// ErrNoRuntime is the answer of a report made by a dispatcher opened
+// without a runtime.
+var ErrNoRuntime = errors.New("dispatch: no runtime")
 
-// do runs fn in the background, tracked for Close.
-func (d *Dispatcher) do(name string, fn func(ctx context.Context)) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		d.log.Warn("not started: wilco is stopping", "effect", name)
-		return
+// report records an outcome in the core, urgently for an agent's.
+func (d *Dispatcher) report(ctx context.Context, what string, o core.Outcome) (any, error) {
+	if d.rt == nil {
+		return nil, ErrNoRuntime
 	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		fn(d.ctx)
-	}()
-}
-
-func (d *Dispatcher) runtime() *runtime.Runtime {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.rt
-}
-
-func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (any, error) {
-	rt := d.runtime()
-	if rt == nil {
-		return nil, errors.New("dispatch: no runtime bound")
-	}
-	v, err := rt.DoUrgent(context.WithoutCancel(ctx), fn)
+	v, err := d.rt.Report(context.WithoutCancel(ctx), o)
 	if err != nil && core.CodeOf(err) == "" {
 		d.log.Error("reporting to the core failed", "what", what, "err", err)
 	}
 	return v, err
 }
 
-// Deliver hands a message to an exec or tmux agent. The caller routes only
-// their messages here (Has); others go to their own adapter.
-//
-// It only queues the message: the runtime calls it from its loop, and a
-// task's first send records the working tree's baseline first (git status
-// and a hash of every changed file), which in a large or very dirty
-// repository takes long enough to hold up every commit. One goroutine
-// takes the messages in order, so a cancel never overtakes the send it
-// cancels.
-func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
-	d.enqueue(outgoing{agent: agent, msg: msg})
+// Deliver hands a message to an exec or tmux agent (Has), recording a
+// task's baseline before the first send of its first attempt. The
+// executor calls it in the order the core asked, so that a StopTurn never
+// overtakes the send it stops.
+func (d *Dispatcher) Deliver(ctx context.Context, agent string, m core.InboxMessage) {
+	if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
+		(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
+		// The first send of a task's first attempt; not a review, a
+		// scout's question or a probe of it.
+		d.recordBaseline(ctx, m.TaskID)
+	}
+	if d.tmux.Has(agent) {
+		d.tmux.Deliver(agent, m)
+	} else {
+		d.exec.Deliver(agent, m)
+	}
 }
 
-func (d *Dispatcher) enqueue(o outgoing) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		d.dropped(o)
+// StopTurn stops the agent working on a task, whichever adapter runs it.
+func (d *Dispatcher) StopTurn(e core.StopTurn) {
+	d.exec.StopTurn(e.TaskID, e.Reason)
+	d.tmux.StopTurn(e.TaskID, e.Reason)
+}
+
+// StopSession ends the session the tmux adapter keeps for a removed
+// agent, and says how that went (an agent with no session: ended).
+func (d *Dispatcher) StopSession(ctx context.Context, e core.StopSession) core.SessionEnded {
+	r := core.SessionEnded{Agent: e.Agent}
+	if err := d.tmux.Remove(ctx, e.Agent); err != nil {
+		d.log.Warn("the removed agent's tmux session could not be ended", "agent", e.Agent, "err", err)
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// DiscardProposal removes a dry run's worktree.
+func (d *Dispatcher) DiscardProposal(ctx context.Context, e core.DiscardProposal) {
+	if d.ws == nil {
 		return
 	}
-	d.outbox = append(d.outbox, o)
-	d.signal()
-}
-
-func (d *Dispatcher) dropped(o outgoing) {
-	switch {
-	case o.done != nil:
-		close(o.done)
-	case o.stop != nil:
-		// Close stops every agent anyway.
-	default:
-		d.log.Warn("message not delivered: wilco is stopping", "agent", o.agent, "message", o.msg.ID, "task", o.msg.TaskID)
-	}
-}
-
-func (d *Dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default: // already woken
-	}
-}
-
-// delivered returns a channel closed once every message queued before the
-// call was handed to its agent (or dropped at Close).
-func (d *Dispatcher) delivered() <-chan struct{} {
-	done := make(chan struct{})
-	d.enqueue(outgoing{done: done})
-	return done
-}
-
-// take empties the outbox and returns what it held.
-func (d *Dispatcher) take() []outgoing {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	batch := d.outbox
-	d.outbox = nil
-	return batch
-}
-
-// deliverLoop hands the queued messages to the exec adapter, recording a
-// task's baseline before its first send.
-func (d *Dispatcher) deliverLoop() {
-	for {
-		select {
-		case <-d.ctx.Done():
-			for _, o := range d.take() {
-				d.dropped(o)
-			}
-			return
-		case <-d.wake:
-		}
-		for _, o := range d.take() {
-			switch m := o.msg; {
-			case o.done != nil:
-				close(o.done)
-			case o.stop != nil:
-				d.exec.StopTurn(o.stop.TaskID, o.stop.Reason)
-				d.tmux.StopTurn(o.stop.TaskID, o.stop.Reason)
-			default:
-				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
-					(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
-					// The first send of a task's first attempt; not a
-					// review, a scout's question or a probe of it.
-					d.recordBaseline(d.ctx, m.TaskID)
-				}
-				if d.tmux.Has(o.agent) {
-					d.tmux.Deliver(o.agent, m)
-				} else {
-					d.exec.Deliver(o.agent, m)
-				}
-			}
-		}
-	}
-}
-
-// Perform runs the task effects.
-func (d *Dispatcher) Perform(e core.Effect) {
-	switch e := e.(type) {
-	case core.StopTurn:
-		// In line with the messages, so that it never overtakes the send
-		// of the turn it stops.
-		d.enqueue(outgoing{stop: &e})
-	case core.RunVerify:
-		d.do("verify "+e.RunID, func(ctx context.Context) { d.runVerify(ctx, e) })
-	case core.MakeProposal:
-		d.do("diff "+e.TaskID, func(ctx context.Context) { d.makeProposal(ctx, e) })
-	case core.ApplyProposal:
-		d.do("apply "+e.TaskID, func(ctx context.Context) { d.applyProposal(ctx, e) })
-	case core.DiscardProposal:
-		d.do("discard "+e.TaskID, func(ctx context.Context) {
-			if d.ws != nil {
-				if err := d.ws.Discard(ctx, e.TaskID); err != nil {
-					d.log.Warn("discarding a dry run's worktree failed", "task", e.TaskID, "err", err)
-				}
-			}
-		})
+	if err := d.ws.Discard(ctx, e.TaskID); err != nil {
+		d.log.Warn("discarding a dry run's worktree failed", "task", e.TaskID, "err", err)
 	}
 }
 
@@ -409,7 +291,10 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 	return out, nil
 }
 
-func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
+// RunVerify runs the verify steps of a task's attempt and returns its
+// result; ok is false when the steps could not run (they run again at the
+// next start).
+func (d *Dispatcher) RunVerify(ctx context.Context, e core.RunVerify) (_ core.VerifyResult, ok bool) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
 	var res verify.Result
 	// The lines each file changed are read with the list when the
@@ -461,7 +346,7 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	}
 	if res.Err != nil {
 		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
-		return
+		return core.VerifyResult{}, false
 	}
 	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
 	var ins *core.Inspection
@@ -477,10 +362,8 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 			ins = d.inspect(ctx, e, spec.FilesState)
 		}
 	}
-	_, _ = d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) {
-		return c.EndVerify(now, core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
-			Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins})
-	})
+	return core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
+		Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins}, true
 }
 
 // maxReviewDiff bounds the diff a reviewer is sent.
@@ -516,14 +399,12 @@ func (d *Dispatcher) DiffPath(runID string) string {
 	return filepath.Join(d.runsDir, runID, DiffName)
 }
 
-func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
-	r := core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
-	defer func() {
-		if r.Error != "" && interrupted(ctx, d.log, "making the diff", e.TaskID) {
-			return
-		}
-		_, _ = d.submit(ctx, "proposal "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndProposal(now, r) })
-	}()
+// MakeProposal makes a dry run's diff and returns the result; ok is false
+// when wilco stopping cut it short (the core asks again at the next
+// start).
+func (d *Dispatcher) MakeProposal(ctx context.Context, e core.MakeProposal) (r core.ProposalResult, ok bool) {
+	r = core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
+	defer func() { ok = r.Error == "" || !interrupted(ctx, d.log, "making the diff", e.TaskID) }()
 	if d.ws == nil {
 		r.Error = "dry runs need a git work tree"
 	} else if diff, files, err := d.ws.Diff(ctx, e.TaskID); err != nil {
@@ -533,6 +414,7 @@ func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
 	} else {
 		r.Files = files
 	}
+	return r, ok
 }
 
 // interrupted reports (and logs) that an effect failed because wilco is
@@ -546,14 +428,11 @@ func interrupted(ctx context.Context, log *slog.Logger, what, task string) bool 
 	return true
 }
 
-func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
-	r := core.ApplyResult{TaskID: e.TaskID}
-	defer func() {
-		if r.Error != "" && interrupted(ctx, d.log, "applying the diff", e.TaskID) {
-			return
-		}
-		_, _ = d.submit(ctx, "apply "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndApply(now, r) })
-	}()
+// ApplyProposal writes a dry run's diff into the working tree and returns
+// the result; ok is false when wilco stopping cut it short.
+func (d *Dispatcher) ApplyProposal(ctx context.Context, e core.ApplyProposal) (r core.ApplyResult, ok bool) {
+	r = core.ApplyResult{TaskID: e.TaskID}
+	defer func() { ok = r.Error == "" || !interrupted(ctx, d.log, "applying the diff", e.TaskID) }()
 	diff, err := os.ReadFile(d.DiffPath(e.RunID))
 	switch {
 	case err != nil:
@@ -573,6 +452,7 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 			}
 		}
 	}
+	return r, ok
 }
 
 // EditedSince names which of files changed in the working tree since the
@@ -598,7 +478,7 @@ func writeFile(path string, b []byte) error {
 
 // Reply is the exec adapter's report of an agent's answer.
 func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error) {
-	v, err := d.submit(ctx, "reply", func(c *core.State, now time.Time) (any, error) { return c.Reply(now, in) })
+	v, err := d.report(ctx, "reply", in)
 	if err != nil {
 		return core.Interpretation{}, err
 	}
@@ -607,25 +487,21 @@ func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interp
 
 // EndTurn is the exec adapter's report of a turn's end.
 func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
-	_, err := d.submit(ctx, "end turn", func(c *core.State, now time.Time) (any, error) { return c.EndTurn(now, r) })
+	_, err := d.report(ctx, "end turn", r)
 	return err
 }
 
 // Activity is the exec adapter's report of what an agent is doing (a
 // tool call of its output): the task's milestone.
 func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
-	_, err := d.submit(ctx, "activity", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.NoteActivity(now, taskID, attempt, text)
-	})
+	_, err := d.report(ctx, "activity", core.ActivityNoted{TaskID: taskID, Attempt: attempt, Text: text})
 	return err
 }
 
 // Permission is the tmux adapter's report of a permission question an
 // agent asked in its pane.
 func (d *Dispatcher) Permission(ctx context.Context, p tmuxadapter.PermissionAsked) error {
-	_, err := d.submit(ctx, "permission", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.NotePermission(now, p.Agent, p.TaskID, p.Attempt, p.Tool, p.Text, p.Answer)
-	})
+	_, err := d.report(ctx, "permission", core.PermissionAsked{Agent: p.Agent, TaskID: p.TaskID, Attempt: p.Attempt, Tool: p.Tool, Text: p.Text, Answer: p.Answer})
 	return err
 }
 
@@ -653,18 +529,14 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 // MessageFailed records that an agent could not answer a message (the exec
 // adapter's MessageFailer).
 func (d *Dispatcher) MessageFailed(ctx context.Context, agent, messageID, reason string) error {
-	_, err := d.submit(ctx, "message failed", func(c *core.State, now time.Time) (any, error) {
-		return nil, c.MessageFailed(now, agent, messageID, reason)
-	})
+	_, err := d.report(ctx, "message failed", core.MessageUnanswered{Agent: agent, MessageID: messageID, Reason: reason})
 	return err
 }
 
 // Spend checks what a task's running turn has spent so far against the
 // budget (the exec adapter's SpendReporter).
 func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error {
-	_, err := d.submit(ctx, "spend", func(c *core.State, now time.Time) (any, error) {
-		return c.NoteSpend(now, taskID, attempt, spent)
-	})
+	_, err := d.report(ctx, "spend", core.SpendNoted{TaskID: taskID, Attempt: attempt, Spent: spent})
 	return err
 }
 
@@ -678,7 +550,10 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	}
 	live := map[string]bool{} // worktree names of dry runs not ended
 	var adopt []core.Task
-	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
+	if d.rt == nil {
+		return ErrNoRuntime
+	}
+	_, err := d.rt.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
 		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
 			live[workspace.WorktreeName(t.ID)] = true
@@ -705,16 +580,10 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	return nil
 }
 
-// Close stops every agent process group and waits for the work in flight.
+// Close stops every agent process group (the executor cancels the
+// effects it runs).
 func (d *Dispatcher) Close() error {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	err := errors.Join(d.exec.Close(), d.tmux.Close())
-	d.cancel()
-	d.wg.Wait()
-	d.loop.Wait()
-	return err
+	return errors.Join(d.exec.Close(), d.tmux.Close())
 }
 
 func nonNil(xs []string) []string {

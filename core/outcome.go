@@ -144,16 +144,20 @@ func (s *State) endSession(now time.Time, o SessionEnded) error {
 	return nil
 }
 
-// SessionStops are the sessions to end after a restart: those of removed
-// agents whose end is not recorded (StopSession may or may not have been
-// performed: at least once, the end recorded once). It changes nothing.
-func (s *State) SessionStops() []StopSession {
-	var out []StopSession
+// RecoverSessions asks again, after a restart, for the end of the
+// sessions of removed agents whose end is not recorded (StopSession may or
+// may not have been performed before wilco stopped: at least once, the end
+// recorded once). Call it once the configuration's agents are registered:
+// an agent back in service keeps its session. It emits no event.
+func (s *State) RecoverSessions(time.Time) {
+	names := make([]string, 0)
 	for n, a := range s.agents {
 		if a.EndSession {
-			out = append(out, StopSession{Agent: n})
+			names = append(names, n)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
-	return out
+	sort.Strings(names)
+	for _, n := range names {
+		s.effect(StopSession{Agent: n})
+	}
 }

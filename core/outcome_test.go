@@ -19,15 +19,17 @@ func TestRemovingATmuxAgentAsksToEndItsSessionOnce(t *testing.T) {
 		t.Fatalf("effects of removing an exec agent: %#v", r.Effects)
 	}
 	// Until its end is recorded, a restart asks for it again.
-	if got := b.c.SessionStops(); !reflect.DeepEqual(got, []StopSession{{Agent: "tui"}}) {
-		t.Fatalf("session stops before the end: %v", got)
+	b.c.RecoverSessions(b.now)
+	if r := b.collect(); !reflect.DeepEqual(r.Effects, []Effect{StopSession{Agent: "tui"}}) || len(r.Events) != 0 {
+		t.Fatalf("recovering before the end: %#v", r)
 	}
 	if _, err := b.c.Report(b.now, SessionEnded{Agent: "tui"}); err != nil {
 		t.Fatal(err)
 	}
 	b.collect()
-	if got := b.c.SessionStops(); len(got) != 0 {
-		t.Fatalf("session stops after the end: %v", got)
+	b.c.RecoverSessions(b.now)
+	if r := b.collect(); len(r.Effects) != 0 {
+		t.Fatalf("recovering after the end: %#v", r.Effects)
 	}
 	if n := len(b.eventsOf(TypeAgentSessionEnded)); n != 1 {
 		t.Fatalf("%d session ends recorded", n)
@@ -44,8 +46,9 @@ func TestAnAgentRegisteredAgainHasNoSessionToEnd(t *testing.T) {
 	b.agent("tui", "tmux", "go")
 	b.ok(b.c.RemoveAgent(b.now, "tui", "removed by the user"))
 	b.agent("tui", "tmux", "go")
-	if got := b.c.SessionStops(); len(got) != 0 {
-		t.Fatalf("session stops of an agent back in service: %v", got)
+	b.c.RecoverSessions(b.now)
+	if r := b.collect(); len(r.Effects) != 0 {
+		t.Fatalf("recovering an agent back in service: %#v", r.Effects)
 	}
 }
 

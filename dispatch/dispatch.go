@@ -542,6 +542,7 @@ func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spen
 
 // Recover settles what a restart interrupted: turns that died with the
 // server count as execution errors; verifications and applies run again;
+// removed agents' sessions whose end is not recorded are ended;
 // the turns of tmux agents, whose sessions outlived the server, are
 // followed again.
 func (d *Dispatcher) Recover(ctx context.Context) error {
@@ -555,6 +556,7 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	}
 	_, err := d.rt.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
+		c.RecoverSessions(now)
 		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
 			live[workspace.WorktreeName(t.ID)] = true
 		}

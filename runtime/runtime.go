@@ -223,11 +223,6 @@ func (r *Runtime) recover(ctx context.Context) error {
 	for _, n := range r.core.NotificationResends() {
 		r.resends = append(r.resends, n)
 	}
-	// The sessions of removed agents whose end is not recorded: ended
-	// (again), their end recorded once.
-	for _, s := range r.core.SessionStops() {
-		r.resends = append(r.resends, s)
-	}
 	r.sinceCkpt = replayed
 	r.committedSeq = r.core.Seq()
 	r.log.Info("recovered", "seq", r.core.Seq(), "checkpoint", w, "replayed", replayed, "timers", r.timers.Len())

@@ -404,6 +404,11 @@ func (s *State) applyTask(ev Event) {
 			t.Proposal = &p
 		}
 
+	case TaskBaselineRecorded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Baseline = true
+		}
+
 	case TaskWarning:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Warnings = append(t.Warnings, e.Text)
@@ -637,7 +642,7 @@ func (s *State) applySend(now time.Time, seq uint64, e Send, asks bool) {
 		}
 		return
 	}
-	s.effect(Deliver{Agent: a.Name, Message: msg})
+	s.deliver(a.Name, msg)
 }
 
 func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {

@@ -50,6 +50,14 @@ type MessageUnanswered struct {
 	Agent, MessageID, Reason string
 }
 
+// BaselineRecorded is the end of a RecordBaseline (Error says why the
+// working tree's changes could not be noted: the task's summary then lists
+// every change).
+type BaselineRecorded struct {
+	TaskID string
+	Error  string
+}
+
 // SessionEnded is the end of a StopSession: the removed agent's session
 // no longer runs (Error says why it could not be ended; it is not asked
 // again).
@@ -70,6 +78,7 @@ func (SpendNoted) isOutcome()         {}
 func (PermissionAsked) isOutcome()    {}
 func (MessageUnanswered) isOutcome()  {}
 func (SessionEnded) isOutcome()       {}
+func (BaselineRecorded) isOutcome()   {}
 
 // Urgent reports whether an outcome must not wait behind a backlog of
 // other commands: what an agent's adapter or a task's effect reports (an
@@ -115,6 +124,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.MessageFailed(now, o.Agent, o.MessageID, o.Reason)
 	case SessionEnded:
 		return nil, s.endSession(now, o)
+	case BaselineRecorded:
+		return nil, s.baselineRecorded(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }
@@ -160,4 +171,50 @@ func (s *State) RecoverSessions(time.Time) {
 	for _, n := range names {
 		s.effect(StopSession{Agent: n})
 	}
+}
+
+// RecordBaseline asks the runtime to note the working tree's changes
+// before a task's first send (path → content hash), so that its summary
+// lists what the task changed, not what was already dirty; and to report
+// with BaselineRecorded. It comes right before that send's Deliver, which
+// must not overtake it; after a restart it comes again before the send
+// handed over again while its end is not recorded (a baseline already
+// noted is kept: the agent may have begun).
+type RecordBaseline struct{ TaskID string }
+
+func (RecordBaseline) isEffect() {}
+
+// deliver asks for a message to be handed to a push agent, after its
+// task's baseline when it is the task's first send.
+func (s *State) deliver(agent string, m InboxMessage) {
+	if s.needsBaseline(m) {
+		s.effect(RecordBaseline{TaskID: m.TaskID})
+	}
+	s.effect(Deliver{Agent: agent, Message: m})
+}
+
+// needsBaseline reports whether a message is the first send of a task's
+// first attempt (not a review, a scout's question or a probe of it, nor a
+// dry run's, which works in a worktree of its own) whose baseline is not
+// recorded.
+func (s *State) needsBaseline(m InboxMessage) bool {
+	if m.TaskID == "" || m.TaskAttempt != 1 || m.Attempt != 1 || m.DryRun ||
+		m.Type != string(TypeDelegation) && m.Type != string(TypeTaskTurn) {
+		return false
+	}
+	t := s.tasks[m.TaskID]
+	return t != nil && !t.Baseline
+}
+
+func (s *State) baselineRecorded(now time.Time, o BaselineRecorded) error {
+	now = norm(now)
+	t, ok := s.tasks[o.TaskID]
+	if !ok {
+		return notFoundf("no task %q", o.TaskID)
+	}
+	if t.Baseline {
+		return conflictf("task %s: its baseline is recorded already", o.TaskID)
+	}
+	s.emit(now, o.TaskID, "", TaskBaselineRecorded{Error: o.Error})
+	return nil
 }

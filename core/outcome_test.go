@@ -76,3 +76,66 @@ func TestEveryOutcomeComesInThroughReport(t *testing.T) {
 		t.Fatal("an operation's end and a notification's attempt are the only outcomes that wait their turn")
 	}
 }
+
+func TestATasksFirstSendAsksForItsBaselineFirstUntilItIsRecorded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("claude", "exec", "go")
+	tk, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x"})
+	r := b.ok(err)
+	var kinds []Effect
+	for _, e := range r.Effects {
+		switch e.(type) {
+		case RecordBaseline, Deliver:
+			kinds = append(kinds, e)
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != (RecordBaseline{TaskID: tk.ID}) {
+		t.Fatalf("the first send's effects: %#v", kinds)
+	}
+	if d, ok := kinds[1].(Deliver); !ok || d.Message.TaskID != tk.ID {
+		t.Fatalf("the baseline is not followed by the send: %#v", kinds)
+	}
+	// Handed over again after a restart, before the baseline's end was
+	// recorded: asked again, first.
+	got := b.c.Resends([]string{tk.Delivery})
+	if len(got) != 2 || got[0] != (RecordBaseline{TaskID: tk.ID}) {
+		t.Fatalf("resends before the record: %#v", got)
+	}
+	if _, err := b.c.Report(b.now, BaselineRecorded{TaskID: tk.ID}); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	if got := b.c.Resends([]string{tk.Delivery}); len(got) != 1 {
+		t.Fatalf("resends after the record: %#v", got)
+	}
+	_, err = b.c.Report(b.now, BaselineRecorded{TaskID: tk.ID})
+	b.refused(err, Conflict)
+}
+
+func TestOnlyTheFirstSendOfTheFirstAttemptOfARealRunAsksForTheBaseline(t *testing.T) {
+	t.Parallel()
+	s := New()
+	for _, id := range []string{"T-1", "T-2", "T-3", "T-4", "T-6", "T-7", "T-8"} {
+		s.tasks[id] = &Task{ID: id}
+	}
+	s.tasks["T-8"].Baseline = true
+	for _, c := range []struct {
+		name string
+		msg  InboxMessage
+		want bool
+	}{
+		{"the first send of the first attempt", InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
+		{"a later attempt", InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
+		{"a send again", InboxMessage{ID: "m3", Type: "task_delegation", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
+		{"a dry run", InboxMessage{ID: "m4", Type: "task_delegation", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
+		{"a message of no task", InboxMessage{ID: "m5", Type: "task_delegation", TaskAttempt: 1, Attempt: 1}, false},
+		{"a review of the task's change", InboxMessage{ID: "m6", Type: "review", TaskID: "T-6", TaskAttempt: 1, Attempt: 1}, false},
+		{"a scout's question from the task", InboxMessage{ID: "m7", Type: "scout_query", TaskID: "T-7", TaskAttempt: 1, Attempt: 1}, false},
+		{"a task whose baseline is recorded", InboxMessage{ID: "m8", Type: "task_delegation", TaskID: "T-8", TaskAttempt: 1, Attempt: 1}, false},
+	} {
+		if got := s.needsBaseline(c.msg); got != c.want {
+			t.Errorf("%s: asks for the baseline %v, want %v", c.name, got, c.want)
+		}
+	}
+}

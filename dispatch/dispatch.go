@@ -140,17 +140,11 @@ func (d *Dispatcher) report(ctx context.Context, what string, o core.Outcome) (a
 	return v, err
 }
 
-// Deliver hands a message to an exec or tmux agent (Has), recording a
-// task's baseline before the first send of its first attempt. The
-// executor calls it in the order the core asked, so that a StopTurn never
-// overtakes the send it stops.
-func (d *Dispatcher) Deliver(ctx context.Context, agent string, m core.InboxMessage) {
-	if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
-		(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
-		// The first send of a task's first attempt; not a review, a
-		// scout's question or a probe of it.
-		d.recordBaseline(ctx, m.TaskID)
-	}
+// Deliver hands a message to an exec or tmux agent (Has). The executor
+// calls it in the order the core asked, after the task's RecordBaseline,
+// so that the baseline is noted before the agent begins and a StopTurn
+// never overtakes the send it stops.
+func (d *Dispatcher) Deliver(agent string, m core.InboxMessage) {
 	if d.tmux.Has(agent) {
 		d.tmux.Deliver(agent, m)
 	} else {
@@ -196,16 +190,34 @@ func (d *Dispatcher) baselinePath(task string) string {
 	return filepath.Join(d.runsDir, baselinesDir, workspace.WorktreeName(task)+".json")
 }
 
+// RecordBaseline notes the working tree's changes before a task's first
+// send. A baseline already noted is kept: the effect asked again after a
+// restart may come after the agent began.
+func (d *Dispatcher) RecordBaseline(ctx context.Context, e core.RecordBaseline) core.BaselineRecorded {
+	r := core.BaselineRecorded{TaskID: e.TaskID}
+	if d.ws == nil {
+		r.Error = "not a git work tree"
+		return r
+	}
+	if _, err := os.Stat(d.baselinePath(e.TaskID)); err == nil {
+		return r
+	}
+	if err := d.recordBaseline(ctx, e.TaskID); err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
 // recordBaseline notes what was already changed in the working tree when a
 // task begins (or a dry run's diff is applied).
-func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
+func (d *Dispatcher) recordBaseline(ctx context.Context, task string) error {
 	if d.ws == nil {
-		return
+		return nil
 	}
 	files, err := d.ws.ChangedPaths(ctx)
 	if err != nil {
 		d.log.Warn("listing changed files failed; the task's summary will list every change", "task", task, "err", err)
-		return
+		return err
 	}
 	base := map[string]string{}
 	for _, f := range files {
@@ -222,6 +234,7 @@ func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
 	if err != nil {
 		d.log.Warn("keeping the task's baseline failed; its summary will list every change", "task", task, "err", err)
 	}
+	return err
 }
 
 // baseline reads a task's baseline; ok is false when none was recorded.
@@ -442,7 +455,7 @@ func (d *Dispatcher) ApplyProposal(ctx context.Context, e core.ApplyProposal) (r
 	default:
 		// The verification that follows lists what the diff changed, not
 		// what was already dirty.
-		d.recordBaseline(ctx, e.TaskID)
+		_ = d.recordBaseline(ctx, e.TaskID) // a failure is logged
 		if files, err := d.ws.ApplyDryRun(ctx, e.TaskID, diff); err != nil {
 			r.Error = err.Error()
 		} else {

@@ -126,8 +126,7 @@ func sameFiles(t *testing.T, got, want []core.FileState) {
 	}
 }
 
-// hasBaseline waits for the messages delivered so far to reach their agent,
-// then says whether the task has a baseline.
+// hasBaseline says whether the task has a baseline.
 func hasBaseline(d *Dispatcher, task string) bool {
 	_, ok := d.baseline(task)
 	return ok
@@ -187,7 +186,7 @@ func TestATasksBaselineOutlivesARestart(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver(context.Background(), "nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,49 +258,19 @@ func TestTheFailureRecordCountsTheLinesOfOnlyWhatTheTaskChanged(t *testing.T) {
 	})
 }
 
-func TestOnlyTheFirstSendOfTheFirstAttemptOfARealRunRecordsTheBaseline(t *testing.T) {
-	t.Parallel()
-	dir, d := repo(t, "dirty.txt")
-	write(t, dir, "dirty.txt", "dirty\n")
-	// "nobody" is no exec agent: the adapter delivers nothing and starts
-	// nothing; the baseline is Deliver's own.
-	for _, c := range []struct {
-		name   string
-		msg    core.InboxMessage
-		record bool
-	}{
-		{"the first send of the first attempt", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
-		{"a later attempt", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
-		{"a send again", core.InboxMessage{ID: "m3", Type: "task_delegation", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
-		{"a dry run", core.InboxMessage{ID: "m4", Type: "task_delegation", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
-		{"a message of no task", core.InboxMessage{ID: "m5", Type: "task_delegation", TaskAttempt: 1, Attempt: 1}, false},
-		{"a review of the task's change", core.InboxMessage{ID: "m6", Type: "review", TaskID: "T-6", TaskAttempt: 1, Attempt: 1}, false},
-		{"a scout's question from the task", core.InboxMessage{ID: "m7", Type: "scout_query", TaskID: "T-7", TaskAttempt: 1, Attempt: 1}, false},
-	} {
-		d.Deliver(context.Background(), "nobody", c.msg)
-		if got := hasBaseline(d, c.msg.TaskID); got != c.record {
-			t.Errorf("%s: baseline recorded %v, want %v", c.name, got, c.record)
-		}
-	}
-	kept, err := os.ReadDir(filepath.Join(d.RunsDir(), baselinesDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kept) != 1 {
-		t.Fatalf("%d baselines recorded, want 1", len(kept))
-	}
-}
-
-func TestLaterSendsAndAttemptsKeepTheBaselineOfTheFirst(t *testing.T) {
+func TestABaselineAskedAgainAfterARestartKeepsTheFirst(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver(context.Background(), "nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error != "" || r.TaskID != "T-1" {
+		t.Fatalf("%+v", r)
+	}
 	write(t, dir, "work.txt", "the task's work\n")
-	// The same delegation sent again, and the next attempt, find the
-	// task's own work in the tree: it must not become the baseline.
-	d.Deliver(context.Background(), "nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 2})
-	d.Deliver(context.Background(), "nobody", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 2, Attempt: 1})
+	// Asked again (wilco stopped before its end was recorded): the task's
+	// own work in the tree must not become the baseline.
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error != "" {
+		t.Fatalf("%+v", r)
+	}
 	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{{Path: "work.txt", Status: workspace.StatusModified}})
 }
 
@@ -311,8 +280,10 @@ func TestADispatcherOutsideAGitWorkTreeStartsWithoutAWorkspace(t *testing.T) {
 	if d.ws != nil {
 		t.Fatal("a workspace outside a git work tree")
 	}
-	// No baseline can be recorded, and Deliver does not fail for it.
-	d.Deliver(context.Background(), "nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	// No baseline can be recorded: its end says why.
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error == "" {
+		t.Fatal("a baseline recorded without a work tree")
+	}
 	if hasBaseline(d, "T-1") {
 		t.Fatal("a baseline recorded without a work tree")
 	}

@@ -86,10 +86,14 @@ func (x *Executor) perform(e core.Effect) {
 	switch e := e.(type) {
 	case core.Deliver:
 		if x.disp.Has(e.Agent) {
-			x.disp.Deliver(x.ctx, e.Agent, e.Message)
+			x.disp.Deliver(e.Agent, e.Message)
 		} else if _, seen := x.warned.LoadOrStore(e.Agent, true); !seen {
 			x.log.Warn("no adapter delivers to this agent yet: its messages wait for their retry policy", "agent", e.Agent, "message", e.Message.ID)
 		}
+	case core.RecordBaseline:
+		// In line: the task's first send, next, must find it noted.
+		r := x.disp.RecordBaseline(x.ctx, e)
+		x.spawn("record baseline "+e.TaskID, func(context.Context) (core.Outcome, bool) { return r, true })
 	case core.StopTurn:
 		x.disp.StopTurn(e)
 	case core.StopSession:

@@ -448,10 +448,6 @@ func scanJSON(text string) []item {
 	if len(literals) == 0 {
 		return nil
 	}
-	type broken struct {
-		pos, lit int
-		err      error
-	}
 	var items []item
 	var spans [][2]int // of parsed objects
 	var brokens []broken
@@ -506,9 +502,22 @@ func scanJSON(text string) []item {
 		t := normType(text[literals[k][2]:literals[k][3]])
 		brokens = append(brokens, broken{pos: start, lit: literals[k][0], err: &ParseError{Form: t, Msg: msg}})
 	}
-	// A broken candidate is the innermost object around its "type" (the last
-	// one found with it); it does not count when that "type" belongs to an
-	// object that parsed. Parsed spans are sorted and do not overlap.
+	return append(items, unparsed(brokens, spans)...)
+}
+
+// broken is a candidate object that holds a form's "type" but does not
+// parse: at pos, its "type" at lit.
+type broken struct {
+	pos, lit int
+	err      error
+}
+
+// unparsed are the errors of the broken candidates.
+// A broken candidate is the innermost object around its "type" (the last
+// one found with it); it does not count when that "type" belongs to an
+// object that parsed (spans: the parsed objects, sorted, not overlapping).
+func unparsed(brokens []broken, spans [][2]int) []item {
+	var items []item
 	innermost := make(map[int]int, len(brokens)) // literal → index in brokens
 	for n, b := range brokens {
 		innermost[b.lit] = n

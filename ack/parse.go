@@ -284,92 +284,25 @@ func inlineRest(rest string) (label, string) {
 // Understanding and the first note win; a note given as Note: wins over
 // Reason:, which wins over the text after STATUS.
 func parseBody(lines []lineRef, i int, inline string, r *Reply) int {
-	const (
-		normal = iota
-		inQuestions
-		inUnderstanding // "Understanding:" with its value on the next lines
-	)
-	state := normal
-	listSeen, plainOK := false, false
-	var note, reason, inlineNote string
-	var parts []string // of an Understanding given on the lines below its label
-	understandingSet := false
-	apply := func(l label, v string) {
-		switch l {
-		case labelUnderstanding:
-			switch {
-			case understandingSet:
-			case v != "":
-				r.Understanding, understandingSet = v, true
-			default:
-				state, understandingSet = inUnderstanding, true
-			}
-		case labelQuestions:
-			state, listSeen, plainOK = inQuestions, false, v == ""
-			if v != "" {
-				r.Questions = append(r.Questions, v)
-			}
-		case labelNote:
-			if note == "" {
-				note = v
-			}
-		case labelReason:
-			if reason == "" {
-				reason = v
-			}
-		}
-	}
+	p := &bodyParser{lines: lines, r: r}
 	if l, v := inlineRest(inline); l == labelNone {
-		inlineNote = v
+		p.inlineNote = v
 	} else {
-		apply(l, v)
+		p.apply(l, v)
 	}
-
 	for ; i < len(lines); i++ {
 		s := lines[i].s
 		blank := strings.TrimSpace(s) == ""
-		switch state {
+		switch p.state {
 		case inQuestions:
-			if blank {
-				if len(r.Questions) > 0 || listSeen {
-					j := i + 1
-					for j < len(lines) && strings.TrimSpace(lines[j].s) == "" {
-						j++
-					}
-					if listSeen && j < len(lines) && isListItem(lines[j].s) {
-						i = j - 1
-						continue
-					}
-					state = normal
-				}
+			var taken bool
+			if i, taken = p.question(i, s, blank); taken {
 				continue
 			}
-			if isListItem(s) {
-				if q := stripListMarker(s); q != "" {
-					r.Questions = append(r.Questions, q)
-				}
-				listSeen = true
-				continue
-			}
-			if plainOK && !listSeen && !isLabel(s) && !isACKLine(s) {
-				r.Questions = append(r.Questions, strings.TrimSpace(s))
-				continue
-			}
-			state = normal
 		case inUnderstanding:
-			if blank {
-				if len(parts) > 0 {
-					state = normal
-				}
+			if p.understandingLine(s, blank) {
 				continue
 			}
-			if !isLabel(s) && !isACKLine(s) {
-				if v := stripListMarker(s); v != "" {
-					parts = append(parts, v)
-				}
-				continue
-			}
-			state, understandingSet = normal, len(parts) > 0
 		}
 		if blank {
 			continue
@@ -378,14 +311,111 @@ func parseBody(lines []lineRef, i int, inline string, r *Reply) int {
 			break
 		}
 		if l, v, ok := parseLabel(s); ok {
-			apply(l, v)
+			p.apply(l, v)
 		}
 	}
-	if len(parts) > 0 {
-		r.Understanding = strings.Join(parts, " ")
+	if len(p.parts) > 0 {
+		r.Understanding = strings.Join(p.parts, " ")
 	}
-	r.Note = cmp.Or(note, reason, inlineNote)
+	r.Note = cmp.Or(p.note, p.reason, p.inlineNote)
 	return i
+}
+
+// The states of a reply's body as its lines are read.
+const (
+	normal          = iota
+	inQuestions     // a list of questions
+	inUnderstanding // "Understanding:" with its value on the next lines
+)
+
+// bodyParser reads the labelled lines of a reply's body into its Reply.
+type bodyParser struct {
+	lines                    []lineRef
+	r                        *Reply
+	state                    int
+	listSeen, plainOK        bool
+	note, reason, inlineNote string
+	parts                    []string // of an Understanding given on the lines below its label
+	understandingSet         bool
+}
+
+// apply takes a label and its value.
+func (p *bodyParser) apply(l label, v string) {
+	switch l {
+	case labelUnderstanding:
+		switch {
+		case p.understandingSet:
+		case v != "":
+			p.r.Understanding, p.understandingSet = v, true
+		default:
+			p.state, p.understandingSet = inUnderstanding, true
+		}
+	case labelQuestions:
+		p.state, p.listSeen, p.plainOK = inQuestions, false, v == ""
+		if v != "" {
+			p.r.Questions = append(p.r.Questions, v)
+		}
+	case labelNote:
+		if p.note == "" {
+			p.note = v
+		}
+	case labelReason:
+		if p.reason == "" {
+			p.reason = v
+		}
+	}
+}
+
+// question takes line i, s, in a list of questions: next is the line read
+// last, and taken is false when the list ended there and s is read as any
+// other line.
+func (p *bodyParser) question(i int, s string, blank bool) (next int, taken bool) {
+	if blank {
+		if len(p.r.Questions) > 0 || p.listSeen {
+			j := i + 1
+			for j < len(p.lines) && strings.TrimSpace(p.lines[j].s) == "" {
+				j++
+			}
+			if p.listSeen && j < len(p.lines) && isListItem(p.lines[j].s) {
+				return j - 1, true
+			}
+			p.state = normal
+		}
+		return i, true
+	}
+	if isListItem(s) {
+		if q := stripListMarker(s); q != "" {
+			p.r.Questions = append(p.r.Questions, q)
+		}
+		p.listSeen = true
+		return i, true
+	}
+	if p.plainOK && !p.listSeen && !isLabel(s) && !isACKLine(s) {
+		p.r.Questions = append(p.r.Questions, strings.TrimSpace(s))
+		return i, true
+	}
+	p.state = normal
+	return i, false
+}
+
+// understandingLine takes s, a line of an Understanding given below its
+// label; false when the Understanding ended there and s is read as any
+// other line.
+func (p *bodyParser) understandingLine(s string, blank bool) bool {
+	if blank {
+		if len(p.parts) > 0 {
+			p.state = normal
+		}
+		return true
+	}
+	if !isLabel(s) && !isACKLine(s) {
+		if v := stripListMarker(s); v != "" {
+			p.parts = append(p.parts, v)
+		}
+		return true
+	}
+	p.state, p.understandingSet = normal, len(p.parts) > 0
+	return false
 }
 
 // isACKLine reports whether s is an [ACK] line, good or broken.

@@ -401,61 +401,16 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"retry_jsonl_retention": func(n *yaml.Node, k string) { d.duration(n, k, &c.Logs.RetryJSONLRetention, true) },
 			})
 		},
-		"prices": func(n *yaml.Node, k string) {
-			n = resolve(n)
-			if n.Kind != yaml.MappingNode {
-				d.fail(n, k, "must be a mapping of a model's (or an agent's) name to its prices, got %s", describe(n))
-				return
-			}
-			c.Prices = map[string]core.Price{}
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				kn, vn := resolve(n.Content[j]), n.Content[j+1]
-				var p core.Price
-				pk := k + "." + kn.Value
-				if _, dup := c.Prices[kn.Value]; dup {
-					d.fail(kn, pk, "repeated key")
-				}
-				d.mapping(vn, pk, map[string]func(*yaml.Node, string){
-					"input_per_mtok":  func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.InputPerMTok) },
-					"output_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.OutputPerMTok) },
-					"cached_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.CachedPerMTok) },
-				})
-				c.Prices[kn.Value] = p
-			}
-		},
+		"prices": func(n *yaml.Node, k string) { d.prices(n, k, c) },
 		"notify": func(n *yaml.Node, k string) { d.notify(n, k, c) },
 		"compat": func(n *yaml.Node, k string) {
 			d.mapping(n, k, map[string]func(*yaml.Node, string){
 				"aimaestro": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Compat.AIMaestro) },
 			})
 		},
-		"done": func(n *yaml.Node, k string) {
-			check := func(to *core.Check) func(*yaml.Node, string) {
-				return func(n *yaml.Node, k string) {
-					var s string
-					oneOf(d, n, k, Checks, &s)
-					*to = core.Check(s)
-				}
-			}
-			d.mapping(n, k, map[string]func(*yaml.Node, string){
-				"max_files": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxFiles) },
-				"max_lines": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxLines) },
-				"size":      check(&c.Done.Size),
-				"tests":     check(&c.Done.Tests),
-			})
-		},
-		"review": func(n *yaml.Node, k string) {
-			d.mapping(n, k, map[string]func(*yaml.Node, string){
-				"agent": func(n *yaml.Node, k string) {
-					d.str(n, k, &c.Review.Agent)
-					if n.Kind == yaml.ScalarNode && !core.ValidID(c.Review.Agent) {
-						d.fail(n, k, "%q: name an agent (1 to 64 of A-Z a-z 0-9 . _ : -)", c.Review.Agent)
-					}
-				},
-				"timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Review.Timeout, true) },
-			})
-		},
-		"probe": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
+		"done":   func(n *yaml.Node, k string) { d.done(n, k, c) },
+		"review": func(n *yaml.Node, k string) { d.review(n, k, c) },
+		"probe":  func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
 		"transport": func(n *yaml.Node, k string) {
 			d.str(n, k, &c.Transport)
 			if n.Kind == yaml.ScalarNode && c.Transport != "" {
@@ -473,6 +428,67 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			}
 		},
 	})
+	d.checkReferences(n, c, agentsSeen)
+}
+
+// prices decodes prices: a model's (or an agent's) name to its prices.
+func (d *decoder) prices(n *yaml.Node, k string, c *Config) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, k, "must be a mapping of a model's (or an agent's) name to its prices, got %s", describe(n))
+		return
+	}
+	c.Prices = map[string]core.Price{}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		kn, vn := resolve(n.Content[j]), n.Content[j+1]
+		var p core.Price
+		pk := k + "." + kn.Value
+		if _, dup := c.Prices[kn.Value]; dup {
+			d.fail(kn, pk, "repeated key")
+		}
+		d.mapping(vn, pk, map[string]func(*yaml.Node, string){
+			"input_per_mtok":  func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.InputPerMTok) },
+			"output_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.OutputPerMTok) },
+			"cached_per_mtok": func(n *yaml.Node, k string) { nonNegativeFloat(d, n, k, &p.CachedPerMTok) },
+		})
+		c.Prices[kn.Value] = p
+	}
+}
+
+// done decodes done: the limits a change must keep and the checks it
+// must pass to be done.
+func (d *decoder) done(n *yaml.Node, k string, c *Config) {
+	check := func(to *core.Check) func(*yaml.Node, string) {
+		return func(n *yaml.Node, k string) {
+			var s string
+			oneOf(d, n, k, Checks, &s)
+			*to = core.Check(s)
+		}
+	}
+	d.mapping(n, k, map[string]func(*yaml.Node, string){
+		"max_files": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxFiles) },
+		"max_lines": func(n *yaml.Node, k string) { nonNegative(d, n, k, &c.Done.MaxLines) },
+		"size":      check(&c.Done.Size),
+		"tests":     check(&c.Done.Tests),
+	})
+}
+
+// review decodes review: the agent that reviews a verified change.
+func (d *decoder) review(n *yaml.Node, k string, c *Config) {
+	d.mapping(n, k, map[string]func(*yaml.Node, string){
+		"agent": func(n *yaml.Node, k string) {
+			d.str(n, k, &c.Review.Agent)
+			if n.Kind == yaml.ScalarNode && !core.ValidID(c.Review.Agent) {
+				d.fail(n, k, "%q: name an agent (1 to 64 of A-Z a-z 0-9 . _ : -)", c.Review.Agent)
+			}
+		},
+		"timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Review.Timeout, true) },
+	})
+}
+
+// checkReferences checks what one key alone cannot: the reviewer is an agent
+// and no scout, agents are listed, no agent takes the orchestrator's name.
+func (d *decoder) checkReferences(n *yaml.Node, c *Config, agentsSeen bool) {
 	if c.Review.Agent != "" {
 		if a, ok := c.Agent(c.Review.Agent); !ok {
 			d.errs = append(d.errs, &Error{File: d.file, Line: d.lineOf("review.agent"), Key: "review.agent",

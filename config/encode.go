@@ -19,31 +19,7 @@ func (c *Config) Encode() ([]byte, error) {
 func (c *Config) file() file {
 	f := file{
 		Version: c.Version, Listen: c.Listen, Store: c.Store, Orchestrator: c.Orchestrator,
-		Policy: filePolicy{
-			Ack: fileAck{
-				Timeouts: durs(c.Policy.Ack.Timeouts),
-				Backoff: fileBackoff{
-					Base: dur(c.Policy.Ack.BackoffBase), Max: dur(c.Policy.Ack.BackoffMax),
-				},
-				OnUnresponsive: string(c.Policy.Ack.OnUnresponsive),
-				MaxCorrections: c.Policy.Ack.MaxCorrections,
-				QueuedFollowup: dur(c.Policy.Ack.QueuedFollowup),
-			},
-			Instruction: fileInstruction{MaxRetries: c.Policy.Instruction.MaxRetries},
-			Loop: fileLoop{
-				ReplanAfter: c.Policy.Loop.ReplanAfter, HardStop: c.Policy.Loop.HardStop,
-				MaxReplans: c.Policy.Loop.MaxReplans, EscalateAfter: c.Policy.Loop.EscalateAfter,
-			},
-			Budget: fileBudgets{
-				Task: fileBudget{MaxCostUSD: c.Policy.Budget.Task.MaxCostUSD, MaxTokens: c.Policy.Budget.Task.MaxTokens},
-				Day:  fileBudget{MaxCostUSD: c.Policy.Budget.Day.MaxCostUSD, MaxTokens: c.Policy.Budget.Day.MaxTokens},
-			},
-			Operation: fileOperation{
-				Timeout: dur(c.Policy.Operation.Timeout), Reminders: durs(c.Policy.Operation.Reminders),
-				Extension: dur(c.Policy.Operation.Extension), ProceedOnTimeout: c.Policy.Operation.ProceedOnTimeout,
-				Quorum: string(c.Policy.Operation.Quorum),
-			},
-		},
+		Policy: c.filePolicy(),
 		Logs: fileLogs{
 			RetryLogRetention:   dur(c.Logs.RetryLogRetention),
 			RetryJSONLRetention: dur(c.Logs.RetryJSONLRetention),
@@ -79,19 +55,7 @@ func (c *Config) file() file {
 		f.Prices[name] = filePrice{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CachedPerMTok: p.CachedPerMTok}
 	}
 	for _, a := range c.Agents {
-		fa := fileAgent{
-			Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
-			Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout), Role: a.Role,
-		}
-		if a.Adapter == "exec" {
-			fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
-		}
-		if t := a.Tmux; t != nil && a.Adapter == "tmux" {
-			fa.Tmux = &fileTmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
-				Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
-				Width: t.Width, Height: t.Height, Settle: dur(t.Settle), SubmitTries: t.SubmitTries}
-		}
-		f.Agents = append(f.Agents, fa)
+		f.Agents = append(f.Agents, fileAgentOf(a))
 	}
 	if len(c.Verify.Steps) > 0 {
 		f.Verify = &fileVerify{}
@@ -100,6 +64,52 @@ func (c *Config) file() file {
 		}
 	}
 	return f
+}
+
+// filePolicy is the file's form of the policies.
+func (c *Config) filePolicy() filePolicy {
+	return filePolicy{
+		Ack: fileAck{
+			Timeouts: durs(c.Policy.Ack.Timeouts),
+			Backoff: fileBackoff{
+				Base: dur(c.Policy.Ack.BackoffBase), Max: dur(c.Policy.Ack.BackoffMax),
+			},
+			OnUnresponsive: string(c.Policy.Ack.OnUnresponsive),
+			MaxCorrections: c.Policy.Ack.MaxCorrections,
+			QueuedFollowup: dur(c.Policy.Ack.QueuedFollowup),
+		},
+		Instruction: fileInstruction{MaxRetries: c.Policy.Instruction.MaxRetries},
+		Loop: fileLoop{
+			ReplanAfter: c.Policy.Loop.ReplanAfter, HardStop: c.Policy.Loop.HardStop,
+			MaxReplans: c.Policy.Loop.MaxReplans, EscalateAfter: c.Policy.Loop.EscalateAfter,
+		},
+		Budget: fileBudgets{
+			Task: fileBudget{MaxCostUSD: c.Policy.Budget.Task.MaxCostUSD, MaxTokens: c.Policy.Budget.Task.MaxTokens},
+			Day:  fileBudget{MaxCostUSD: c.Policy.Budget.Day.MaxCostUSD, MaxTokens: c.Policy.Budget.Day.MaxTokens},
+		},
+		Operation: fileOperation{
+			Timeout: dur(c.Policy.Operation.Timeout), Reminders: durs(c.Policy.Operation.Reminders),
+			Extension: dur(c.Policy.Operation.Extension), ProceedOnTimeout: c.Policy.Operation.ProceedOnTimeout,
+			Quorum: string(c.Policy.Operation.Quorum),
+		},
+	}
+}
+
+// fileAgentOf is the file's form of an agent.
+func fileAgentOf(a Agent) fileAgent {
+	fa := fileAgent{
+		Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
+		Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout), Role: a.Role,
+	}
+	if a.Adapter == "exec" {
+		fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
+	}
+	if t := a.Tmux; t != nil && a.Adapter == "tmux" {
+		fa.Tmux = &fileTmux{Session: t.Session, Socket: t.Socket, Ready: t.Ready, Busy: t.Busy, Permission: t.Permission,
+			Submit: t.Submit, Interrupt: t.Interrupt, Clear: t.Clear, Approve: t.Approve, Deny: t.Deny, Allow: t.Allow,
+			Width: t.Width, Height: t.Height, Settle: dur(t.Settle), SubmitTries: t.SubmitTries}
+	}
+	return fa
 }
 
 // marshal writes v (a value or a *yaml.Node) as YAML indented by two.

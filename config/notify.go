@@ -105,63 +105,8 @@ func (d *decoder) webhooks(n *yaml.Node, key string, c *Config) {
 			d.fail(item, k, "must be a webhook (a mapping with url), got nothing")
 			continue
 		}
-		w := Webhook{Format: "json", Events: core.DefaultNotifyEvents()}
-		set := map[string]*yaml.Node{}
-		track := func(name string, f func(*yaml.Node, string)) func(*yaml.Node, string) {
-			return func(n *yaml.Node, k string) { set[name] = n; f(n, k) }
-		}
-		before := len(d.errs)
-		d.mapping(item, k, map[string]func(*yaml.Node, string){
-			"name": track("name", func(n *yaml.Node, k string) {
-				d.str(n, k, &w.Name)
-				if n.Kind == yaml.ScalarNode && !core.ValidID(w.Name) {
-					d.fail(n, k, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", w.Name)
-				}
-			}),
-			"url":    track("url", func(n *yaml.Node, k string) { d.str(n, k, &w.URL) }),
-			"secret": track("secret", func(n *yaml.Node, k string) { d.str(n, k, &w.Secret) }),
-			"events": track("events", func(n *yaml.Node, k string) { d.notifyEvents(n, k, &w.Events) }),
-			"format": track("format", func(n *yaml.Node, k string) { oneOf(d, n, k, WebhookFormats, &w.Format) }),
-		})
-		if len(d.errs) != before || item.Kind != yaml.MappingNode {
-			continue
-		}
-		if set["url"] == nil || strings.TrimSpace(w.URL) == "" {
-			d.fail(item, k+".url", "required: where notifications are POSTed, such as https://hooks.example.com/wilco")
-			continue
-		}
-		resolved, err := expand(w.URL, os.Getenv)
-		if err == nil {
-			err = checkHookURL(resolved)
-		}
-		if err != nil {
-			d.fail(set["url"], k+".url", "%v", err)
-			continue
-		}
-		if _, err := expand(w.Secret, os.Getenv); err != nil {
-			d.fail(set["secret"], k+".secret", "%v", err)
-			continue
-		}
-		if w.Name == "" {
-			u, _ := url.Parse(resolved)
-			if w.Name = u.Host; !core.ValidID(w.Name) {
-				d.fail(set["url"], k+".name", "required here: the URL's host %q is no name (use 1 to 64 of A-Z a-z 0-9 . _ : -)", u.Host)
-				continue
-			}
-		}
-		nameNode := set["name"]
-		if nameNode == nil {
-			nameNode = set["url"]
-		}
-		switch j, dup := names[w.Name]; {
-		case w.Name == DesktopHook:
-			d.fail(nameNode, k+".name", "%q is the desktop notifications' name; choose another", w.Name)
-			continue
-		case dup && set["name"] == nil:
-			d.fail(nameNode, k+".name", "%q is already the name of %s[%d] (a webhook's name is its URL's host unless given): give each a name", w.Name, key, j)
-			continue
-		case dup:
-			d.fail(nameNode, k+".name", "%q is already the name of %s[%d]", w.Name, key, j)
+		w, set, ok := d.webhook(item, k)
+		if !ok || !d.uniqueHookName(w, set, k, key, names) {
 			continue
 		}
 		names[w.Name] = i
@@ -171,6 +116,77 @@ func (d *decoder) webhooks(n *yaml.Node, key string, c *Config) {
 		}
 		nt.Webhooks = append(nt.Webhooks, w)
 	}
+}
+
+// webhook decodes the webhook item at k: its keys, each key's node in set;
+// ok is false when it is wrong (and said so).
+func (d *decoder) webhook(item *yaml.Node, k string) (w Webhook, set map[string]*yaml.Node, ok bool) {
+	w = Webhook{Format: "json", Events: core.DefaultNotifyEvents()}
+	set = map[string]*yaml.Node{}
+	track := func(name string, f func(*yaml.Node, string)) func(*yaml.Node, string) {
+		return func(n *yaml.Node, k string) { set[name] = n; f(n, k) }
+	}
+	before := len(d.errs)
+	d.mapping(item, k, map[string]func(*yaml.Node, string){
+		"name": track("name", func(n *yaml.Node, k string) {
+			d.str(n, k, &w.Name)
+			if n.Kind == yaml.ScalarNode && !core.ValidID(w.Name) {
+				d.fail(n, k, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", w.Name)
+			}
+		}),
+		"url":    track("url", func(n *yaml.Node, k string) { d.str(n, k, &w.URL) }),
+		"secret": track("secret", func(n *yaml.Node, k string) { d.str(n, k, &w.Secret) }),
+		"events": track("events", func(n *yaml.Node, k string) { d.notifyEvents(n, k, &w.Events) }),
+		"format": track("format", func(n *yaml.Node, k string) { oneOf(d, n, k, WebhookFormats, &w.Format) }),
+	})
+	if len(d.errs) != before || item.Kind != yaml.MappingNode {
+		return w, set, false
+	}
+	if set["url"] == nil || strings.TrimSpace(w.URL) == "" {
+		d.fail(item, k+".url", "required: where notifications are POSTed, such as https://hooks.example.com/wilco")
+		return w, set, false
+	}
+	resolved, err := expand(w.URL, os.Getenv)
+	if err == nil {
+		err = checkHookURL(resolved)
+	}
+	if err != nil {
+		d.fail(set["url"], k+".url", "%v", err)
+		return w, set, false
+	}
+	if _, err := expand(w.Secret, os.Getenv); err != nil {
+		d.fail(set["secret"], k+".secret", "%v", err)
+		return w, set, false
+	}
+	if w.Name == "" {
+		u, _ := url.Parse(resolved)
+		if w.Name = u.Host; !core.ValidID(w.Name) {
+			d.fail(set["url"], k+".name", "required here: the URL's host %q is no name (use 1 to 64 of A-Z a-z 0-9 . _ : -)", u.Host)
+			return w, set, false
+		}
+	}
+	return w, set, true
+}
+
+// uniqueHookName checks w's name is its own: not the desktop's, nor an
+// earlier webhook's (names: name → index, of the list at key).
+func (d *decoder) uniqueHookName(w Webhook, set map[string]*yaml.Node, k, key string, names map[string]int) bool {
+	nameNode := set["name"]
+	if nameNode == nil {
+		nameNode = set["url"]
+	}
+	switch j, dup := names[w.Name]; {
+	case w.Name == DesktopHook:
+		d.fail(nameNode, k+".name", "%q is the desktop notifications' name; choose another", w.Name)
+		return false
+	case dup && set["name"] == nil:
+		d.fail(nameNode, k+".name", "%q is already the name of %s[%d] (a webhook's name is its URL's host unless given): give each a name", w.Name, key, j)
+		return false
+	case dup:
+		d.fail(nameNode, k+".name", "%q is already the name of %s[%d]", w.Name, key, j)
+		return false
+	}
+	return true
 }
 
 func (d *decoder) notifyEvents(n *yaml.Node, key string, to *[]core.NotifyEvent) {

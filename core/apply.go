@@ -44,166 +44,15 @@ func (s *State) apply(ev Event) {
 	s.changed = s.changed[:0]
 }
 
+// applyEvent applies one event: those of operations here; of the
+// policies and agents in applyAgentEvent, of deliveries in applySendEvent
+// and applyDeliveryEnd, of tasks and plans in applyTask.
 func (s *State) applyEvent(ev Event) {
 	now, seq := ev.Time, ev.Seq
+	if s.applyAgentEvent(ev) || s.applySendEvent(ev) || s.applyDeliveryEnd(ev) {
+		return
+	}
 	switch e := ev.Data.(type) {
-	case PoliciesSet:
-		if s.version < seq {
-			s.version = seq
-			s.policies = e.Policies
-			s.touch(KindMeta, "core")
-		}
-
-	case AgentRegistered:
-		a, ok := s.agents[e.Name]
-		if !ok {
-			a = &Agent{Name: e.Name, Status: Available}
-			s.agents[e.Name] = a
-		} else if a.Version >= seq {
-			return
-		}
-		a.Version = seq
-		a.Removed, a.EndSession, a.FromConfig, a.Role = false, false, e.FromConfig, e.Role
-		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
-		a.Settings = slices.Clone(e.Settings)
-		s.touch(KindAgent, e.Name)
-
-	case AgentProbed:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			c := e.Context
-			c.Tools = maps.Clone(c.Tools)
-			a.Context = &c
-		}
-
-	case AgentStatusChanged:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.Status = e.To
-			if e.Conversation != "" {
-				a.Conversation = e.Conversation
-			}
-		}
-
-	case AgentPermission:
-		// On record only: a milestone of the task says it.
-
-	case AgentTokenSet:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.TokenHash = e.TokenHash
-		}
-
-	case AgentRemoved:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.Removed, a.TokenHash = true, ""
-			a.EndSession = keepsSession(a)
-		}
-
-	case AgentSessionEnded:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.EndSession = false
-		}
-
-	case AgentSeen:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.Seen = true
-		}
-
-	case AgentCycle:
-		if a := s.agentAt(ev.Agent, seq); a != nil {
-			a.Inbox = a.Inbox[min(e.Fetched, len(a.Inbox)):]
-			if len(a.Inbox) == 0 {
-				a.Inbox = nil
-			}
-		}
-
-	case DeliveryQueued:
-		if d := s.create(now, seq, e.Message); d != nil {
-			d.State = Pending
-		}
-		if a := s.agentAt(e.Message.To, seq); a != nil {
-			a.Pending = append(a.Pending, e.Message.ID)
-			if a.Pull {
-				s.effect(Wake{Agent: a.Name})
-			}
-		}
-
-	case DeliverySent:
-		s.applySend(now, seq, e.Send, true)
-	case DeliveryRetried:
-		s.applySend(now, seq, e.Send, true)
-	case DeliveryNotice:
-		s.applySend(now, seq, e.Send, false)
-
-	case DeliveryDeferred:
-		if d := s.deliveryAt(e.ID, seq); d != nil {
-			d.Resend = e.Resend
-			s.setTimer(d, e.TimerAt)
-		}
-
-	case DeliveryAcknowledged:
-		s.unlist(e.ID, seq)
-		d := s.deliveryAt(e.ID, seq)
-		if d == nil {
-			return
-		}
-		d.State, d.EndedAt = Acknowledged, now
-		d.Answer = e.Status
-		if e.Understanding != "" {
-			d.reply().understood(e.Understanding)
-		}
-		d.Queued = e.Status == "queued"
-		if d.Type == TypeDelegation && d.TaskID != "" {
-			if _, held := s.byTask.holder(d.TaskID); !held {
-				d.Holds = true
-				s.byTask.hold(d.TaskID, d.ID)
-			}
-		}
-		s.setTimer(d, e.TimerAt)
-
-	case DeliveryClarifying:
-		if d := s.deliveryAt(e.ID, seq); d != nil {
-			d.State = Clarifying
-			d.reply().Questions = slices.Clone(e.Questions)
-			if e.Understanding != "" {
-				d.reply().understood(e.Understanding)
-			}
-			s.setTimer(d, time.Time{})
-		}
-
-	case DeliveryReply:
-		d := s.deliveryAt(e.ID, seq)
-		if d == nil {
-			return
-		}
-		if e.Understanding != "" {
-			d.reply().understood(e.Understanding)
-		}
-		if e.Started && d.Queued {
-			d.Queued = false
-			s.setTimer(d, time.Time{})
-		}
-		if e.Released {
-			s.release(d)
-		}
-
-	case DeliveryFailed:
-		s.unlist(e.ID, seq)
-		if d := s.deliveryAt(e.ID, seq); d != nil {
-			d.State, d.EndedAt, d.Reason = Failed, now, e.Reason
-			s.setTimer(d, time.Time{})
-		}
-
-	case DeliveryCancelled:
-		s.unlist(e.ID, seq)
-		if d := s.deliveryAt(e.ID, seq); d != nil {
-			s.release(d)
-			d.State, d.EndedAt, d.Reason = Cancelled, now, e.Reason
-			d.Queued = false
-			s.setTimer(d, time.Time{})
-		}
-
-	case DeliveryReassigned, DeliveryEscalated:
-		// On record only: the new delivery's DeliverySent carries the change.
-
 	case OperationStarted:
 		s.noteID(e.Operation.ID)
 		if o, ok := s.operations[e.Operation.ID]; ok && o.Version >= seq {
@@ -262,14 +111,309 @@ func (s *State) applyEvent(ev Event) {
 	}
 }
 
-// applyTask applies the events of tasks and plans.
+// applyAgentEvent applies the events of the policies and of agents; it
+// reports whether ev was one of them.
+func (s *State) applyAgentEvent(ev Event) bool {
+	seq := ev.Seq
+	switch e := ev.Data.(type) {
+	case PoliciesSet:
+		if s.version < seq {
+			s.version = seq
+			s.policies = e.Policies
+			s.touch(KindMeta, "core")
+		}
+
+	case AgentRegistered:
+		a, ok := s.agents[e.Name]
+		if !ok {
+			a = &Agent{Name: e.Name, Status: Available}
+			s.agents[e.Name] = a
+		} else if a.Version >= seq {
+			return true
+		}
+		a.Version = seq
+		a.Removed, a.EndSession, a.FromConfig, a.Role = false, false, e.FromConfig, e.Role
+		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
+		a.Settings = slices.Clone(e.Settings)
+		s.touch(KindAgent, e.Name)
+
+	case AgentProbed:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			c := e.Context
+			c.Tools = maps.Clone(c.Tools)
+			a.Context = &c
+		}
+
+	case AgentStatusChanged:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Status = e.To
+			if e.Conversation != "" {
+				a.Conversation = e.Conversation
+			}
+		}
+
+	case AgentPermission:
+		// On record only: a milestone of the task says it.
+
+	case AgentTokenSet:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.TokenHash = e.TokenHash
+		}
+
+	case AgentRemoved:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Removed, a.TokenHash = true, ""
+			a.EndSession = keepsSession(a)
+		}
+
+	case AgentSessionEnded:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.EndSession = false
+		}
+
+	case AgentSeen:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Seen = true
+		}
+
+	case AgentCycle:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.Inbox = a.Inbox[min(e.Fetched, len(a.Inbox)):]
+			if len(a.Inbox) == 0 {
+				a.Inbox = nil
+			}
+		}
+
+	default:
+		return false
+	}
+	return true
+}
+
+// applySendEvent applies the events of deliveries being sent and
+// answered; it reports whether ev was one of them.
+func (s *State) applySendEvent(ev Event) bool {
+	now, seq := ev.Time, ev.Seq
+	switch e := ev.Data.(type) {
+	case DeliveryQueued:
+		if d := s.create(now, seq, e.Message); d != nil {
+			d.State = Pending
+		}
+		if a := s.agentAt(e.Message.To, seq); a != nil {
+			a.Pending = append(a.Pending, e.Message.ID)
+			if a.Pull {
+				s.effect(Wake{Agent: a.Name})
+			}
+		}
+
+	case DeliverySent:
+		s.applySend(now, seq, e.Send, true)
+
+	case DeliveryRetried:
+		s.applySend(now, seq, e.Send, true)
+
+	case DeliveryNotice:
+		s.applySend(now, seq, e.Send, false)
+
+	case DeliveryDeferred:
+		if d := s.deliveryAt(e.ID, seq); d != nil {
+			d.Resend = e.Resend
+			s.setTimer(d, e.TimerAt)
+		}
+
+	case DeliveryAcknowledged:
+		s.unlist(e.ID, seq)
+		d := s.deliveryAt(e.ID, seq)
+		if d == nil {
+			return true
+		}
+		d.State, d.EndedAt = Acknowledged, now
+		d.Answer = e.Status
+		if e.Understanding != "" {
+			d.reply().understood(e.Understanding)
+		}
+		d.Queued = e.Status == "queued"
+		if d.Type == TypeDelegation && d.TaskID != "" {
+			if _, held := s.byTask.holder(d.TaskID); !held {
+				d.Holds = true
+				s.byTask.hold(d.TaskID, d.ID)
+			}
+		}
+		s.setTimer(d, e.TimerAt)
+
+	case DeliveryClarifying:
+		if d := s.deliveryAt(e.ID, seq); d != nil {
+			d.State = Clarifying
+			d.reply().Questions = slices.Clone(e.Questions)
+			if e.Understanding != "" {
+				d.reply().understood(e.Understanding)
+			}
+			s.setTimer(d, time.Time{})
+		}
+
+	default:
+		return false
+	}
+	return true
+}
+
+// applyDeliveryEnd applies the events of deliveries ending; it reports
+// whether ev was one of them.
+func (s *State) applyDeliveryEnd(ev Event) bool {
+	now, seq := ev.Time, ev.Seq
+	switch e := ev.Data.(type) {
+	case DeliveryReply:
+		d := s.deliveryAt(e.ID, seq)
+		if d == nil {
+			return true
+		}
+		if e.Understanding != "" {
+			d.reply().understood(e.Understanding)
+		}
+		if e.Started && d.Queued {
+			d.Queued = false
+			s.setTimer(d, time.Time{})
+		}
+		if e.Released {
+			s.release(d)
+		}
+
+	case DeliveryFailed:
+		s.unlist(e.ID, seq)
+		if d := s.deliveryAt(e.ID, seq); d != nil {
+			d.State, d.EndedAt, d.Reason = Failed, now, e.Reason
+			s.setTimer(d, time.Time{})
+		}
+
+	case DeliveryCancelled:
+		s.unlist(e.ID, seq)
+		if d := s.deliveryAt(e.ID, seq); d != nil {
+			s.release(d)
+			d.State, d.EndedAt, d.Reason = Cancelled, now, e.Reason
+			d.Queued = false
+			s.setTimer(d, time.Time{})
+		}
+
+	case DeliveryReassigned, DeliveryEscalated:
+		// On record only: the new delivery's DeliverySent carries the change.
+
+	default:
+		return false
+	}
+	return true
+}
+
+// applyTask applies the events of tasks and plans: a task's proposal,
+// warnings, scouts and reviews here; its state and attempts in
+// applyTaskRun, its outcomes in applyTaskOutcome, plans in applyPlanEvent,
+// notifications in applyNotification.
 func (s *State) applyTask(ev Event) {
+	now, seq := ev.Time, ev.Seq
+	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) {
+		return
+	}
+	switch e := ev.Data.(type) {
+	case TaskBaselineRecorded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Baseline = true
+		}
+
+	case TaskWarning:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Warnings = append(t.Warnings, e.Text)
+		}
+
+	case TaskProposedDiff:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			p := e.Proposal
+			p.Files = slices.Clone(p.Files)
+			t.Proposal = &p
+		}
+
+	case ScoutAsked:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Consultations = append(t.Consultations, e.Consultation)
+		}
+
+	case ScoutAnswered:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Answer, c.EndedAt = ConsultAnswered, e.Answer, now
+				}
+			}
+		}
+
+	case ScoutFailed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			for i := range t.Consultations {
+				if c := &t.Consultations[i]; c.ID == e.ID {
+					c.State, c.Error, c.EndedAt = ConsultFailed, e.Reason, now
+				}
+			}
+		}
+
+	case TaskReviewRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			r := e.Review
+			r.Files, r.Warnings = slices.Clone(r.Files), slices.Clone(r.Warnings)
+			t.Review = &r
+		}
+
+	case TaskReviewed:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Review != nil {
+			r := *t.Review
+			r.Verdict, r.Reasons, r.At = e.Verdict, e.Reasons, now
+			t.Review = &r
+		}
+
+	default:
+		s.applyNotification(ev)
+	}
+}
+
+// applyPlanEvent applies the events of plans; it reports whether ev was
+// one of them.
+func (s *State) applyPlanEvent(ev Event) bool {
+	now, seq := ev.Time, ev.Seq
+	switch e := ev.Data.(type) {
+	case PlanCreated:
+		if p, ok := s.plans[e.Plan.ID]; ok && p.Version >= seq {
+			return true
+		}
+		p := e.Plan
+		p.Tasks = slices.Clone(p.Tasks)
+		p.Version, p.CreatedAt = seq, now
+		s.plans[p.ID] = &p
+		s.touch(KindPlan, p.ID)
+
+	case PlanStateChanged:
+		p := s.plans[e.ID]
+		if p == nil || p.Version >= seq {
+			return true
+		}
+		p.Version = seq
+		p.State, p.Summary = e.To, e.Summary
+		if e.To != PlanRunning {
+			p.FinishedAt = now
+		}
+		s.touch(KindPlan, p.ID)
+
+	default:
+		return false
+	}
+	return true
+}
+
+// applyTaskRun applies the events of a task's state and attempts; it
+// reports whether ev was one of them.
+func (s *State) applyTaskRun(ev Event) bool {
 	now, seq := ev.Time, ev.Seq
 	switch e := ev.Data.(type) {
 	case TaskQueued:
 		s.noteID(e.Task.ID)
 		if t, ok := s.tasks[e.Task.ID]; ok && t.Version >= seq {
-			return
+			return true
 		}
 		t := e.Task.copy()
 		t.Version, t.CreatedAt, t.QueuedSeq, t.State = seq, now, seq, Queued
@@ -285,7 +429,7 @@ func (s *State) applyTask(ev Event) {
 	case TaskStateChanged:
 		t := s.taskAt(ev.TaskID, seq)
 		if t == nil {
-			return
+			return true
 		}
 		if t.State == Queued && e.To != Queued && t.StartedAt.IsZero() {
 			t.StartedAt = now
@@ -330,6 +474,17 @@ func (s *State) applyTask(ev Event) {
 			t.TurnBlocker = ""
 		}
 
+	default:
+		return false
+	}
+	return true
+}
+
+// applyTaskOutcome applies the events of a task's turns, failures,
+// escalations and ends; it reports whether ev was one of them.
+func (s *State) applyTaskOutcome(ev Event) bool {
+	now, seq := ev.Time, ev.Seq
+	switch e := ev.Data.(type) {
 	case TaskTurnEnded:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			if e.Summary != "" {
@@ -397,85 +552,10 @@ func (s *State) applyTask(ev Event) {
 			t.StuckReport = &r
 		}
 
-	case TaskProposedDiff:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			p := e.Proposal
-			p.Files = slices.Clone(p.Files)
-			t.Proposal = &p
-		}
-
-	case TaskBaselineRecorded:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Baseline = true
-		}
-
-	case TaskWarning:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Warnings = append(t.Warnings, e.Text)
-		}
-
-	case ScoutAsked:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Consultations = append(t.Consultations, e.Consultation)
-		}
-
-	case ScoutAnswered:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			for i := range t.Consultations {
-				if c := &t.Consultations[i]; c.ID == e.ID {
-					c.State, c.Answer, c.EndedAt = ConsultAnswered, e.Answer, now
-				}
-			}
-		}
-
-	case ScoutFailed:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			for i := range t.Consultations {
-				if c := &t.Consultations[i]; c.ID == e.ID {
-					c.State, c.Error, c.EndedAt = ConsultFailed, e.Reason, now
-				}
-			}
-		}
-
-	case TaskReviewRequested:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			r := e.Review
-			r.Files, r.Warnings = slices.Clone(r.Files), slices.Clone(r.Warnings)
-			t.Review = &r
-		}
-
-	case TaskReviewed:
-		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Review != nil {
-			r := *t.Review
-			r.Verdict, r.Reasons, r.At = e.Verdict, e.Reasons, now
-			t.Review = &r
-		}
-
-	case PlanCreated:
-		if p, ok := s.plans[e.Plan.ID]; ok && p.Version >= seq {
-			return
-		}
-		p := e.Plan
-		p.Tasks = slices.Clone(p.Tasks)
-		p.Version, p.CreatedAt = seq, now
-		s.plans[p.ID] = &p
-		s.touch(KindPlan, p.ID)
-
 	default:
-		s.applyNotification(ev)
-
-	case PlanStateChanged:
-		p := s.plans[e.ID]
-		if p == nil || p.Version >= seq {
-			return
-		}
-		p.Version = seq
-		p.State, p.Summary = e.To, e.Summary
-		if e.To != PlanRunning {
-			p.FinishedAt = now
-		}
-		s.touch(KindPlan, p.ID)
+		return false
 	}
+	return true
 }
 
 // taskAt is agentAt for tasks.

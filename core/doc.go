@@ -14,4 +14,13 @@
 //
 // A command that is refused returns an error and changes nothing: no event,
 // no effect.
+//
+// The shell reports what happened, the core decides what it means. A
+// verification's verdict in particular is decided here alone (Judge, in
+// verdict.go): the shell's verify run reports its steps (commands, exit
+// codes, timeouts, durations, the kept part of their output), the files
+// the attempt changed and the PATH; the core decides whether it passed,
+// the failure type, the analysis of the output (package diagnose), an
+// escalation, the boundary and package checks (Scope) and what the
+// failure record and the summary say.
 package core

@@ -159,7 +159,7 @@ func init() {
 // checkDone applies the definition of done to a task whose verification
 // passed: a failure, an escalation, a review when there is a reviewer, or
 // else success.
-func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) {
+func (s *State) checkDone(now time.Time, t *Task, r VerifyResult, command string) {
 	p := s.policies.Done
 	var sizeNote string
 	var warnings []string
@@ -198,7 +198,7 @@ func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) {
 	}
 	reviewer := s.policies.Review.Agent
 	if reviewer == "" {
-		s.succeed(now, t, r.RunID, r.Command, r.Files, r.Duration, warnings)
+		s.succeed(now, t, r.RunID, command, r.Files, r.Duration, warnings)
 		return
 	}
 	a := s.agents[reviewer]
@@ -215,14 +215,14 @@ func (s *State) checkDone(now time.Time, t *Task, r VerifyResult) {
 	for i, f := range files {
 		rf[i] = prompt.ReviewFile{Path: f.Path, Status: f.Status, Lines: f.LinesChanged}
 	}
-	body := prompt.ReviewRequest(prompt.Review{Task: promptTask(t), Attempt: t.Attempt, RunID: r.RunID, Command: r.Command,
+	body := prompt.ReviewRequest(prompt.Review{Task: promptTask(t), Attempt: t.Attempt, RunID: r.RunID, Command: command,
 		Files: rf, Diff: diff, SizeNote: sizeNote})
 	m := Message{
 		ID: s.nextID("M"), From: Orchestrator, To: reviewer, Type: TypeReview, Policy: PolicyNone,
 		Subject: fmt.Sprintf("Review of task %s (attempt %d)", t.ID, t.Attempt), Body: body, TaskID: t.ID, TaskAttempt: t.Attempt,
 	}
 	s.emit(now, t.ID, reviewer, TaskReviewRequested{Review: Review{Attempt: t.Attempt, Reviewer: reviewer, Delivery: m.ID,
-		RunID: r.RunID, Command: r.Command, Files: slices.Clone(r.Files), Warnings: warnings}})
+		RunID: r.RunID, Command: command, Files: slices.Clone(r.Files), Warnings: warnings}})
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Reviewing, Milestone: MilestoneReviewing})
 	s.emit(now, t.ID, reviewer, DeliverySent{Send{ID: m.ID, Attempt: 1, Kind: SendFirst, Round: 1, TimerAt: now.Add(s.policies.Review.timeout()), Message: &m}})
 }

@@ -22,7 +22,8 @@ func reviewBundle(t *testing.T, done DonePolicy) *testBundle {
 func passVerify(b *testBundle, id string, ins *Inspection) {
 	b.t.Helper()
 	t := b.task(id)
-	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: id, RunID: t.RunID, Passed: true, Command: "go test ./...", Files: []string{"main.go"}, Checks: 1, Inspection: ins})
+	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: id, RunID: t.RunID,
+		Steps: []StepRun{{Name: "unit", Command: "go test ./..."}}, Files: []string{"main.go"}, Inspection: ins})
 	b.ok(err)
 }
 

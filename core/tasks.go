@@ -475,51 +475,58 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 		return Task{}, invalidf("status %q: must be success, failure, blocked or impossible", r.Status)
 	}
 	if t.State == AwaitingAck && !r.Lost {
-		// The turn ended before the agent acknowledged: the delivery has
-		// failed now, not after the ACK policy's timeouts. The agent could
-		// not start, crashed, hung, or exited without a word of the ACK
-		// protocol.
-		status := "failure"
-		if r.ExitCode == 0 && !r.TimedOut {
-			status = "unacknowledged"
-		}
-		s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
-			Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
-		if d := s.find(t.Delivery); d != nil && d.State == Sent && !r.TimedOut && d.Sends <= MaxRateLimitedSends {
-			if line, ok := RateLimited(r.Error + "\n" + r.Output); ok {
-				// The model's API is rate limited or overloaded: the same
-				// delegation goes again after a backoff; no attempt is
-				// spent and no verify loop counted.
-				wait := s.policies.Ack.Wait(d.Sends)
-				s.emit(now, t.ID, d.To, DeliveryDeferred{ID: d.ID, Reason: "rate limited: " + line, TimerAt: now.Add(wait), Resend: true})
-				s.emit(now, t.ID, t.Agent, TaskMilestone{Text: fmt.Sprintf("The model's API is rate limited or overloaded: trying again in %s", wait)})
-				return t.copy(), nil
-			}
-		}
-		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
-			s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
-		}
-		switch r.Status {
-		case ack.CompleteBlocked:
-			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
-			return t.copy(), nil
-		case ack.CompleteImpossible:
-			s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
-			return t.copy(), nil
-		}
-		typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
-		if status == "unacknowledged" {
-			msg = "the agent's turn ended (exit status 0) without an ACK: it never said it received the task"
-		}
-		if r.TimedOut {
-			typ = Timeout
-		}
-		s.failure(now, t, turnFailure(now, t, r, typ, msg, true))
+		s.endTurnBeforeAck(now, t, r)
 		return t.copy(), nil
 	}
 	if t.State != Running || t.Phase != Executing && !(r.Lost && t.Phase == Verifying) {
 		return Task{}, conflictf("task %s is %s (%s), not executing", t.ID, t.State, t.Phase)
 	}
+	s.endWork(now, t, r)
+	return t.copy(), nil
+}
+
+// endTurnBeforeAck ends a turn that ended before the agent acknowledged:
+// the delivery has failed now, not after the ACK policy's timeouts. The
+// agent could not start, crashed, hung, or exited without a word of the
+// ACK protocol.
+func (s *State) endTurnBeforeAck(now time.Time, t *Task, r TurnResult) {
+	status := "failure"
+	if r.ExitCode == 0 && !r.TimedOut {
+		status = "unacknowledged"
+	}
+	s.emit(now, t.ID, t.Agent, TaskTurnEnded{Attempt: r.Attempt, ExitCode: r.ExitCode, Status: status, Summary: r.Summary,
+		Usage: usagePtr(s.priced(r.Usage, t.Agent)), DurationMS: r.Duration.Milliseconds()})
+	if d := s.find(t.Delivery); d != nil && d.State == Sent && !r.TimedOut && d.Sends <= MaxRateLimitedSends {
+		if line, ok := RateLimited(r.Error + "\n" + r.Output); ok {
+			// The model's API is rate limited or overloaded: the same
+			// delegation goes again after a backoff; no attempt is
+			// spent and no verify loop counted.
+			wait := s.policies.Ack.Wait(d.Sends)
+			s.emit(now, t.ID, d.To, DeliveryDeferred{ID: d.ID, Reason: "rate limited: " + line, TimerAt: now.Add(wait), Resend: true})
+			s.emit(now, t.ID, t.Agent, TaskMilestone{Text: fmt.Sprintf("The model's API is rate limited or overloaded: trying again in %s", wait)})
+			return
+		}
+	}
+	if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
+		s.emit(now, t.ID, d.To, DeliveryCancelled{ID: d.ID, Reason: "the agent's turn ended before it acknowledged"})
+	}
+	if s.reportedStuck(now, t, r) {
+		return
+	}
+	typ, msg := ExecutionError, firstOf(r.Error, fmt.Sprintf("the agent's turn exited with status %d before it acknowledged", r.ExitCode))
+	if status == "unacknowledged" {
+		msg = "the agent's turn ended (exit status 0) without an ACK: it never said it received the task"
+	}
+	if r.TimedOut {
+		typ = Timeout
+	}
+	s.failure(now, t, turnFailure(now, t, r, typ, msg, true))
+}
+
+// endWork ends a turn that worked on the task: a failure goes through
+// the debug loop; a finished turn goes to verification (or, for a dry
+// run, to its diff).
+func (s *State) endWork(now time.Time, t *Task, r TurnResult) {
 	status := string(r.Status)
 	if status == "" {
 		status = "success"
@@ -543,16 +550,12 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 	}
 	if why := s.overBudget(now, t); why != "" {
 		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
-		return t.copy(), nil
+		return
 	}
-	switch {
-	case r.Status == ack.CompleteBlocked:
-		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
-		return t.copy(), nil
-	case r.Status == ack.CompleteImpossible:
-		s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
-		return t.copy(), nil
-	case status == "failure":
+	if s.reportedStuck(now, t, r) {
+		return
+	}
+	if status == "failure" {
 		typ := ExecutionError
 		if r.TimedOut {
 			typ = Timeout
@@ -565,15 +568,29 @@ func (s *State) EndTurn(now time.Time, r TurnResult) (Task, error) {
 			msg = "the agent's turn was lost: wilco stopped while it ran"
 		}
 		s.failure(now, t, turnFailure(now, t, r, typ, msg, false))
-		return t.copy(), nil
+		return
 	}
 	if t.DryRun {
 		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneProposing})
 		s.effect(MakeProposal{TaskID: t.ID, Attempt: t.Attempt, RunID: runID(t.ID, t.Attempt)})
-		return t.copy(), nil
+		return
 	}
 	s.verify(now, t)
-	return t.copy(), nil
+}
+
+// reportedStuck ends the attempt of an agent that reports it is blocked
+// (the task waits for the user) or that the task is impossible
+// (escalated), and says whether it did.
+func (s *State) reportedStuck(now time.Time, t *Task, r TurnResult) bool {
+	switch r.Status {
+	case ack.CompleteBlocked:
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Blocked, Reason: firstOf(r.Reason, r.Error, r.Summary, "the agent reports it is blocked"), Milestone: "Blocked: waiting for you"})
+		return true
+	case ack.CompleteImpossible:
+		s.escalateTask(now, t, "impossible: "+firstOf(r.Reason, r.Error, r.Summary, "the agent says the task is impossible"))
+		return true
+	}
+	return false
 }
 
 // turnFailure is the failure record of a failed turn: an environment
@@ -653,26 +670,6 @@ func (s *State) verify(now time.Time, t *Task) {
 		Diff:    s.policies.Review.Agent != ""})
 }
 
-// VerifyResult is the outcome of one verification run.
-type VerifyResult struct {
-	TaskID  string
-	RunID   string
-	Passed  bool
-	Command string
-	// Failure is the failure record of a failed run.
-	Failure *FailureRecord
-	// Files are the files changed in the working tree.
-	Files []string
-	// Duration is how long the verify steps ran.
-	Duration time.Duration
-	// Checks is how many verify steps ran. A run that passed with none
-	// verified nothing: the task ends unverified, never success.
-	Checks int
-	// Inspection is the change, once the steps passed, when RunVerify
-	// asked for it.
-	Inspection *Inspection
-}
-
 // NoteActivity makes what the agent of a running attempt is doing (a tool
 // call its output reported, such as "Editing calc.go") the task's
 // milestone. An activity of another attempt, or of a task no longer
@@ -694,29 +691,24 @@ func (s *State) NoteActivity(now time.Time, taskID string, attempt int, text str
 	return nil
 }
 
-// EndVerify records a verification run: success ends the task with its
-// summary; a failure goes through the debug loop.
-func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
+// EndVerify records a verification run: the core judges the facts the
+// shell reported (Judge) with the task's scope; success ends the task with
+// its summary; a failure goes through the debug loop. It returns the
+// verdict, its failure record as recorded.
+func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	now = norm(now)
 	t, ok := s.tasks[r.TaskID]
 	if !ok {
-		return Task{}, notFoundf("no task %q", r.TaskID)
+		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
-		return Task{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
+		return Verdict{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
 	}
-	if !r.Passed {
-		if r.Failure == nil {
-			return Task{}, invalidf("a failed run needs its failure record")
-		}
-		f := *r.Failure
+	v := Judge(Scope{Boundaries: t.Boundaries, Package: t.Package}, r)
+	switch {
+	case !v.Passed:
+		f := *v.Failure
 		f.Attempt, f.Timestamp, f.RunID = t.Attempt, now, r.RunID
-		if f.FailureType == "" {
-			f.FailureType = VerificationFailed
-		}
-		if f.ExecutorOutput.FilesModified == nil {
-			f.ExecutorOutput.FilesModified = nonNil(r.Files)
-		}
 		f.DurationMS = r.Duration.Milliseconds()
 		if p, ok := ClassifyEnvironment(0, t.TurnBlocker); ok && t.TurnBlocker != "" {
 			// The check failed after a turn that showed the agent could
@@ -724,19 +716,18 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Task, error) {
 			f.FailureType, f.Escalate = Environment, Environment
 			f.RootCauseGuess, f.SuggestedFix = p.Cause, p.Fix
 		}
+		v.Failure = &f
 		s.failure(now, t, f)
-		return t.copy(), nil
+	case v.Checks > 0:
+		s.checkDone(now, t, r, v.Command)
+	default:
+		sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
+		sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: v.Command, Attempts: t.Attempt, Unverified: true})
+		s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
+		s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
 	}
-	if r.Checks > 0 {
-		s.checkDone(now, t, r)
-		return t.copy(), nil
-	}
-	sum := TaskSummary{Files: nonNil(r.Files), Why: firstOf(t.LastSummary, t.Description), RunID: r.RunID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: r.RunID, Command: r.Command, Attempts: t.Attempt, Unverified: true})
-	s.emit(now, t.ID, t.Agent, TaskUnverifiedEnd{Summary: sum})
-	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneUnverified})
-	s.finish(now, t, Unverified, "no verify step is configured: nothing checked the agent's work")
-	return t.copy(), nil
+	return v, nil
 }
 
 // failure records a failed attempt and decides what comes next (the debug

@@ -41,17 +41,19 @@ func endTurn(b *testBundle, id string, exit int) {
 	b.ok(err)
 }
 
+// failingGoTest is the output of a go test run with one test passing and
+// two failing.
+const failingGoTest = "--- PASS: TestSub (0.00s)\n--- FAIL: TestAdd (0.00s)\n    add_test.go:9: got 3, want 4\n" +
+	"--- FAIL: TestMul (0.00s)\n    add_test.go:19: got 3, want 9\nFAIL\nFAIL\texample.com/calc\t0.01s\n"
+
 func verify(b *testBundle, id string, pass bool) {
 	b.t.Helper()
 	t := b.task(id)
-	r := VerifyResult{TaskID: id, RunID: t.RunID, Passed: pass, Command: "go test ./...", Files: []string{"main.go"}, Checks: 1}
+	step := StepRun{Name: "unit", Command: "go test ./...", Output: "ok  \texample.com/calc\t0.01s\n"}
 	if !pass {
-		r.Failure = &FailureRecord{FailureType: VerificationFailed,
-			ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: []string{"main.go"},
-				Verification: &Verification{Command: "go test ./...", ExitCode: 1, OutputSummary: "1 passed, 2 failed"}},
-			RootCauseGuess: "Failing tests: TestAdd", SuggestedFix: "Fix Add"}
+		step.ExitCode, step.Output = 1, failingGoTest
 	}
-	_, err := b.c.EndVerify(b.now, r)
+	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: id, RunID: t.RunID, Steps: []StepRun{step}, Files: []string{"main.go"}})
 	b.ok(err)
 }
 
@@ -245,7 +247,8 @@ func TestImmediateEscalationOnPermissionDenied(t *testing.T) {
 	tk := submit(b, TaskSpec{Description: "Add a flag"})
 	ackTask(b, tk.ID)
 	endTurn(b, tk.ID, 0)
-	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID, Failure: &FailureRecord{Escalate: "permission_denied", RootCauseGuess: "Permission denied writing /etc/hosts"}})
+	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID,
+		Steps: []StepRun{{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: "open /etc/hosts: permission denied\n"}}})
 	b.ok(err)
 	if got := b.task(tk.ID); got.State != Escalated || got.Attempt != 1 {
 		t.Fatalf("%s attempt %d", got.State, got.Attempt)
@@ -661,7 +664,7 @@ func TestTaskWithoutVerificationIsNeverSuccess(t *testing.T) {
 	ackTask(b, tk.ID)
 	endTurn(b, tk.ID, 0)
 	// The verify run passed with no step: nothing was checked.
-	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID, Passed: true, Files: []string{"main.go"}})
+	_, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID, Files: []string{"main.go"}})
 	b.ok(err)
 	got := b.task(tk.ID)
 	if got.State != Unverified || !got.State.Terminal() || got.Summary == nil || !strings.Contains(got.Summary.Text, "NOT VERIFIED") {

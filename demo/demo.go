@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/core"
 	"wilco/daemon"
 	"wilco/wire"
 )
@@ -86,43 +86,13 @@ func Run(ctx context.Context, o Options) error {
 	step("submitted %s: %q", t.ID, task)
 	var final string
 	err = c.Follow(ctx, client.EventQuery{Task: t.ID}, func(ev wire.Event) error {
-		var data map[string]any
-		_ = json.Unmarshal(ev.Data, &data)
-		switch ev.Type {
-		case "task.state":
-			if m, _ := data["milestone"].(string); m != "" {
-				step("%-13s %s", data["to"], m)
-			}
-			if to, _ := data["to"].(string); isTerminal(to) {
-				final = to
-				return client.ErrStop
-			}
-		case "task.milestone":
-			step("%-13s %s", "", data["text"])
-		case "delivery.acknowledged":
-			if by, _ := data["by"].(string); by == "agent" {
-				step("%-13s acknowledged by %s: [ACK] %s - RECEIVED", "", ev.Agent, t.ID)
-			}
-		case "task.failure":
-			rec, _ := data["record"].(map[string]any)
-			eo, _ := rec["executor_output"].(map[string]any)
-			v, _ := eo["verification"].(map[string]any)
-			what := v["output_summary"]
-			if what == nil {
-				what = eo["error"]
-			}
-			step("%-13s attempt %v failed (%s): %v — root cause guess: %v", "", rec["attempt"], rec["failure_type"], what, rec["root_cause_guess"])
-		case "task.attempt":
-			if kind, _ := data["kind"].(string); kind != "first" {
-				step("%-13s attempt %v sent with a <retry_context> carrying the failure", "", data["attempt"])
-			}
-		case "scout.asked":
-			c, _ := data["consultation"].(map[string]any)
-			step("%-13s %v asks scout %v: %q", "", c["from"], c["scout"], c["question"])
-		case "scout.answered":
-			step("%-13s the scout answers: %q", "", data["answer"])
-		case "task.reviewed":
-			step("%-13s the reviewer's verdict: %v %v", "", data["verdict"], strings.ReplaceAll(fmt.Sprint(data["reasons"]), "\n", " "))
+		line, end := eventLine(ev, t.ID)
+		if line != "" {
+			step("%s", line)
+		}
+		if end != "" {
+			final = end
+			return client.ErrStop
 		}
 		return nil
 	})
@@ -146,6 +116,51 @@ func Run(ctx context.Context, o Options) error {
 	step("the retry prompt (.wilco/runs/%s-a2/prompt.md) began with <retry_context attempt=\"2\"> naming TestAdd", t.ID)
 	fmt.Fprintf(out, "\n%s succeeded after %d attempts in %.1fs.\n%s", t.ID, got.Attempt, time.Since(start).Seconds(), summaryText(got))
 	return nil
+}
+
+// eventLine is what the demo prints of an event of task id ("": nothing),
+// and the state the task ended in when the event ends it.
+func eventLine(ev wire.Event, id string) (line, end string) {
+	data, err := core.DecodeEventData(ev.Type, ev.Data)
+	if err != nil {
+		return "", ""
+	}
+	blank := fmt.Sprintf("%-13s ", "")
+	switch d := data.(type) {
+	case core.TaskStateChanged:
+		if d.Milestone != "" {
+			line = fmt.Sprintf("%-13s %s", d.To, d.Milestone)
+		}
+		if isTerminal(string(d.To)) {
+			end = string(d.To)
+		}
+		return line, end
+	case core.TaskMilestone:
+		return blank + d.Text, ""
+	case core.DeliveryAcknowledged:
+		if d.By == "agent" {
+			return fmt.Sprintf("%sacknowledged by %s: [ACK] %s - RECEIVED", blank, ev.Agent, id), ""
+		}
+	case core.TaskFailure:
+		rec := d.Record
+		what := rec.ExecutorOutput.Error
+		if v := rec.ExecutorOutput.Verification; v != nil && v.OutputSummary != "" {
+			what = v.OutputSummary
+		}
+		return fmt.Sprintf("%sattempt %d failed (%s): %s — root cause guess: %s", blank, rec.Attempt, rec.FailureType, what, rec.RootCauseGuess), ""
+	case core.TaskAttempt:
+		if d.Kind != "first" {
+			return fmt.Sprintf("%sattempt %d sent with a <retry_context> carrying the failure", blank, d.Attempt), ""
+		}
+	case core.ScoutAsked:
+		c := d.Consultation
+		return fmt.Sprintf("%s%s asks scout %s: %q", blank, c.From, c.Scout, c.Question), ""
+	case core.ScoutAnswered:
+		return fmt.Sprintf("%sthe scout answers: %q", blank, d.Answer), ""
+	case core.TaskReviewed:
+		return fmt.Sprintf("%sthe reviewer's verdict: %s %s", blank, d.Verdict, strings.ReplaceAll(d.Reasons, "\n", " ")), ""
+	}
+	return "", ""
 }
 
 // summaryText is a task's success summary ("" before it succeeded).

@@ -1,5 +1,5 @@
 // Package dispatch performs the core's effects on agents and the
-// workspace — it hands messages to exec and tmux agents, runs
+// workspace — it hands messages to agents through their adapters, runs
 // verification, makes, applies and discards dry-run diffs, stops agents'
 // turns and ends removed agents' sessions — and returns each outcome to
 // the executor that called it; the adapters' own reports (replies, turns'
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	execadapter "wilco/adapter/exec"
+	"wilco/adapter/mailbox"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/atomicfile"
 	"wilco/core"
@@ -35,15 +36,19 @@ const DiffName = "diff.patch"
 
 // Dispatcher performs effects on agents and the workspace; the executor
 // calls its methods, on goroutines of its own. It is the adapters'
-// Reporter.
+// adapter.Reporter.
 type Dispatcher struct {
-	log     *slog.Logger
-	ws      *workspace.Workspace
-	verify  *verify.Runner
-	exec    *execadapter.Adapter
-	tmux    *tmuxadapter.Adapter
-	runsDir string
-	rt      *runtime.Runtime
+	log    *slog.Logger
+	ws     *workspace.Workspace
+	verify *verify.Runner
+	exec   *execadapter.Adapter
+	tmux   *tmuxadapter.Adapter
+	// adapters run their agents' programs (exec, tmux); the agents none
+	// of them has are the mailbox side's.
+	adapters []Adapter
+	mailbox  Adapter
+	runsDir  string
+	rt       *runtime.Runtime
 }
 
 // Options configure a dispatcher.
@@ -108,6 +113,8 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.tmux = tm
+	d.adapters = []Adapter{ex, tm}
+	d.mailbox = &mailbox.Adapter{Logger: log}
 	return d, nil
 }
 
@@ -117,9 +124,16 @@ func (d *Dispatcher) Exec() *execadapter.Adapter { return d.exec }
 // Tmux is the tmux adapter, to add agents to.
 func (d *Dispatcher) Tmux() *tmuxadapter.Adapter { return d.tmux }
 
-// Has reports whether an adapter of the dispatcher delivers to agent
-// (exec and tmux agents).
-func (d *Dispatcher) Has(agent string) bool { return d.exec.Has(agent) || d.tmux.Has(agent) }
+// Has reports whether an adapter of the dispatcher that runs its agents'
+// programs delivers to agent (exec and tmux agents).
+func (d *Dispatcher) Has(agent string) bool {
+	for _, a := range d.adapters {
+		if a.Has(agent) {
+			return true
+		}
+	}
+	return false
+}
 
 // RunsDir is where run logs and diffs live.
 func (d *Dispatcher) RunsDir() string { return d.runsDir }
@@ -128,7 +142,7 @@ func (d *Dispatcher) RunsDir() string { return d.runsDir }
 // without a runtime.
 var ErrNoRuntime = errors.New("dispatch: no runtime")
 
-// report records an outcome in the core, urgently for an agent's.
+// report records an outcome in the core.
 func (d *Dispatcher) report(ctx context.Context, what string, o core.Outcome) (any, error) {
 	if d.rt == nil {
 		return nil, ErrNoRuntime
@@ -140,22 +154,21 @@ func (d *Dispatcher) report(ctx context.Context, what string, o core.Outcome) (a
 	return v, err
 }
 
-// Deliver hands a message to an exec or tmux agent (Has). The executor
-// calls it in the order the core asked, after the task's RecordBaseline,
-// so that the baseline is noted before the agent begins and a StopTurn
-// never overtakes the send it stops.
-func (d *Dispatcher) Deliver(agent string, m core.InboxMessage) {
-	if d.tmux.Has(agent) {
-		d.tmux.Deliver(agent, m)
-	} else {
-		d.exec.Deliver(agent, m)
-	}
+// Deliver hands a message to an agent through its adapter (the caller
+// routes here only the messages of the agents Has reports; a mailbox
+// agent's wait in its inbox). The executor calls it in the order the core
+// asked, after the task's RecordBaseline, so that the baseline is noted
+// before the agent begins and a StopTurn never overtakes the send it
+// stops.
+func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
+	d.adapterOf(agent).Deliver(agent, msg)
 }
 
 // StopTurn stops the agent working on a task, whichever adapter runs it.
 func (d *Dispatcher) StopTurn(e core.StopTurn) {
-	d.exec.StopTurn(e.TaskID, e.Reason)
-	d.tmux.StopTurn(e.TaskID, e.Reason)
+	for _, a := range d.every() {
+		a.StopTurn(e.TaskID, e.Reason)
+	}
 }
 
 // StopSession ends the session the tmux adapter keeps for a removed
@@ -304,79 +317,98 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 	return out, nil
 }
 
-// RunVerify runs the verify steps of a task's attempt and returns its
-// result; ok is false when the steps could not run (they run again at the
+// RunVerify runs a verification and returns its facts, for the core to
+// judge (core.Judge), and what to do with the core's answer: record the
+// verdict in the run's result.json. Nothing here decides whether the run
+// passed. ok is false when the steps could not run (they run again at the
 // next start).
-func (d *Dispatcher) RunVerify(ctx context.Context, e core.RunVerify) (_ core.VerifyResult, ok bool) {
-	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Boundaries: e.Boundaries, Package: e.Package}
-	var res verify.Result
-	// The lines each file changed are read with the list when the
-	// definition of done will want them, so that git runs once.
-	full, listed := e.Inspect, false
-	switch {
-	case d.ws == nil:
-		res = d.verify.Run(ctx, spec)
-	case len(e.Boundaries) > 0 || e.Package != "":
-		// The boundary and package checks come before the steps: the
-		// files first.
-		if files, err := d.changedByTask(ctx, e.TaskID, full); err == nil {
-			listed = true
-			spec.FilesState, spec.Changed = files, workspace.Paths(files)
-		} else {
-			d.log.Warn("listing changed files failed", "err", err)
-		}
-		res = d.verify.Run(ctx, spec)
-	default:
-		// No boundary to check: which files changed is only told, so git
-		// runs beside the steps instead of before them.
-		type listing struct {
-			files []core.FileState
-			err   error
-		}
-		ch := make(chan listing, 1)
-		go func() {
-			files, err := d.changedByTask(ctx, e.TaskID, full)
-			ch <- listing{files, err}
-		}()
-		res = d.verify.Run(ctx, spec)
-		if l := <-ch; l.err == nil {
-			listed = true
-			spec.FilesState, spec.Changed = l.files, workspace.Paths(l.files)
-			if f := res.Failure; f != nil {
-				f.ExecutorOutput.FilesModified = nonNil(spec.Changed)
-			}
-		} else {
-			d.log.Warn("listing changed files failed", "err", l.err)
-		}
-	}
-	if f := res.Failure; f != nil && d.ws != nil {
-		// A failure's record needs the lines each file changed.
-		if full && listed {
-			f.FilesState = spec.FilesState
-		} else if files, err := d.changedByTask(ctx, e.TaskID, true); err == nil {
-			f.FilesState = files
-		}
-	}
+func (d *Dispatcher) RunVerify(ctx context.Context, e core.RunVerify) (_ core.VerifyResult, judged func(any), ok bool) {
+	res, l := d.runSteps(ctx, e)
 	if res.Err != nil {
 		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
-		return core.VerifyResult{}, false
+		return core.VerifyResult{}, nil, false
 	}
-	d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", res.Passed, "duration", res.Duration.Round(time.Millisecond))
-	var ins *core.Inspection
-	if res.Passed && e.Inspect && d.ws != nil {
-		if !listed {
-			files, err := d.changedByTask(ctx, e.TaskID, true)
-			if err != nil {
-				d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
-			} else {
-				ins = d.inspect(ctx, e, files)
-			}
-		} else {
-			ins = d.inspect(ctx, e, spec.FilesState)
+	r := core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Steps: res.StepRuns(), Duration: res.Duration, Path: res.Path}
+	if l.ok {
+		r.Files = workspace.Paths(l.files)
+	}
+	if d.ws != nil {
+		r.FilesState, r.Inspection = d.lines(ctx, e, res, l)
+	}
+	return r, func(v any) {
+		if v, ok := v.(core.Verdict); ok {
+			d.verify.WriteVerdict(res, v)
+			d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", v.Passed, "duration", res.Duration.Round(time.Millisecond))
 		}
+	}, true
+}
+
+// listing is the files a task changed, when they could be listed (ok);
+// full when with the lines each changed; outOfScope when the scope check
+// found them crossing the task's scope.
+type listing struct {
+	files                []core.FileState
+	ok, full, outOfScope bool
+}
+
+// runSteps runs the verify steps and lists the files the task changed.
+// With a scope to check, the files come first: a change out of the scope
+// (core.Scope.Check) runs no step. Without one, git runs beside the steps.
+// The lines each file changed are read with the list when the definition
+// of done will want them, so that git runs once.
+func (d *Dispatcher) runSteps(ctx context.Context, e core.RunVerify) (verify.Result, listing) {
+	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Package: e.Package}
+	list := func() listing {
+		files, err := d.changedByTask(ctx, e.TaskID, e.Inspect)
+		if err != nil {
+			d.log.Warn("listing changed files failed", "err", err)
+			return listing{}
+		}
+		return listing{files: files, ok: true, full: e.Inspect}
 	}
-	return core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Passed: res.Passed, Command: res.Command, Failure: res.Failure,
-		Files: spec.Changed, Duration: res.Duration, Checks: len(res.Steps), Inspection: ins}, true
+	switch {
+	case d.ws == nil:
+		return d.verify.Run(ctx, spec), listing{}
+	case len(e.Boundaries) > 0 || e.Package != "":
+		l := list()
+		if l.ok {
+			spec.OutOfScope = e.Scope().Check(workspace.Paths(l.files))
+			l.outOfScope = spec.OutOfScope != nil
+		}
+		return d.verify.Run(ctx, spec), l
+	default:
+		ch := make(chan listing, 1)
+		go func() { ch <- list() }()
+		res := d.verify.Run(ctx, spec)
+		return res, <-ch
+	}
+}
+
+// lines are the facts of the change the core may need beyond its list:
+// the lines each file changed, which a failure's record names (when the
+// steps failed or the change is out of scope), and the change's
+// Inspection once the steps passed, when the definition of done asked for
+// it.
+func (d *Dispatcher) lines(ctx context.Context, e core.RunVerify, res verify.Result, l listing) ([]core.FileState, *core.Inspection) {
+	full := func() ([]core.FileState, error) {
+		if l.ok && l.full {
+			return l.files, nil
+		}
+		return d.changedByTask(ctx, e.TaskID, true)
+	}
+	if !res.StepsPassed() || l.outOfScope {
+		files, _ := full()
+		return files, nil
+	}
+	if !e.Inspect {
+		return nil, nil
+	}
+	files, err := full()
+	if err != nil {
+		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+		return nil, nil
+	}
+	return nil, d.inspect(ctx, e, files)
 }
 
 // maxReviewDiff bounds the diff a reviewer is sent.
@@ -489,35 +521,6 @@ func writeFile(path string, b []byte) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// Reply is the exec adapter's report of an agent's answer.
-func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error) {
-	v, err := d.report(ctx, "reply", in)
-	if err != nil {
-		return core.Interpretation{}, err
-	}
-	return v.(core.Interpretation), nil
-}
-
-// EndTurn is the exec adapter's report of a turn's end.
-func (d *Dispatcher) EndTurn(ctx context.Context, r core.TurnResult) error {
-	_, err := d.report(ctx, "end turn", r)
-	return err
-}
-
-// Activity is the exec adapter's report of what an agent is doing (a
-// tool call of its output): the task's milestone.
-func (d *Dispatcher) Activity(ctx context.Context, taskID string, attempt int, text string) error {
-	_, err := d.report(ctx, "activity", core.ActivityNoted{TaskID: taskID, Attempt: attempt, Text: text})
-	return err
-}
-
-// Permission is the tmux adapter's report of a permission question an
-// agent asked in its pane.
-func (d *Dispatcher) Permission(ctx context.Context, p tmuxadapter.PermissionAsked) error {
-	_, err := d.report(ctx, "permission", core.PermissionAsked{Agent: p.Agent, TaskID: p.TaskID, Attempt: p.Attempt, Tool: p.Tool, Text: p.Text, Answer: p.Answer})
-	return err
-}
-
 // readOnly gives a scout's question a throw-away worktree made from the
 // working tree as it is, and the function that lists what the scout
 // changed there and removes it.
@@ -537,20 +540,6 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 		}
 		return files, err
 	}, nil
-}
-
-// MessageFailed records that an agent could not answer a message (the exec
-// adapter's MessageFailer).
-func (d *Dispatcher) MessageFailed(ctx context.Context, agent, messageID, reason string) error {
-	_, err := d.report(ctx, "message failed", core.MessageUnanswered{Agent: agent, MessageID: messageID, Reason: reason})
-	return err
-}
-
-// Spend checks what a task's running turn has spent so far against the
-// budget (the exec adapter's SpendReporter).
-func (d *Dispatcher) Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error {
-	_, err := d.report(ctx, "spend", core.SpendNoted{TaskID: taskID, Attempt: attempt, Spent: spent})
-	return err
 }
 
 // Recover settles what a restart interrupted: turns that died with the
@@ -597,13 +586,4 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 
 // Close stops every agent process group (the executor cancels the
 // effects it runs).
-func (d *Dispatcher) Close() error {
-	return errors.Join(d.exec.Close(), d.tmux.Close())
-}
-
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
-}
+func (d *Dispatcher) Close() error { return d.closeAdapters() }

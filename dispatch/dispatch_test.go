@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wilco/adapter"
 	"wilco/core"
 	"wilco/runtime"
 	"wilco/store/sqlite"
@@ -295,8 +296,8 @@ func TestReportsWithoutARuntimeFail(t *testing.T) {
 	if _, err := d.Reply(context.Background(), core.ReplyInput{Agent: "a", Text: "hi"}); !errors.Is(err, ErrNoRuntime) {
 		t.Fatalf("Reply without a runtime: %v", err)
 	}
-	if err := d.EndTurn(context.Background(), core.TurnResult{TaskID: "T-1", Attempt: 1}); !errors.Is(err, ErrNoRuntime) {
-		t.Fatalf("EndTurn without a runtime: %v", err)
+	if err := d.Report(context.Background(), adapter.TurnEnded{Result: core.TurnResult{TaskID: "T-1", Attempt: 1}}); !errors.Is(err, ErrNoRuntime) {
+		t.Fatalf("a turn's end without a runtime: %v", err)
 	}
 	if err := d.Recover(context.Background()); !errors.Is(err, ErrNoRuntime) {
 		t.Fatalf("Recover without a runtime: %v", err)
@@ -455,19 +456,27 @@ func perform(t *testing.T, b *coreBundle, d *Dispatcher, e core.Effect) {
 	t.Helper()
 	ctx := context.Background()
 	var o core.Outcome
+	var then func(any)
 	ok := false
 	switch e := e.(type) {
 	case core.MakeProposal:
 		o, ok = d.MakeProposal(ctx, e)
 	case core.ApplyProposal:
 		o, ok = d.ApplyProposal(ctx, e)
+	case core.RunVerify:
+		o, then, ok = d.RunVerify(ctx, e)
 	default:
 		t.Fatalf("perform %T", e)
 	}
-	if ok {
-		if _, err := b.rt.Report(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+	if !ok {
+		return
+	}
+	v, err := b.rt.Report(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if then != nil {
+		then(v)
 	}
 }
 

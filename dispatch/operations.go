@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"wilco/adapter"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/core"
 )
@@ -105,44 +106,32 @@ func join(parts ...string) string {
 
 func (d *Dispatcher) hibernateAgent(ctx context.Context, r *core.OperationResult) {
 	r.Status = core.Hibernating
-	if !d.tmux.Has(r.Agent) {
-		r.Action = "marked hibernating (it runs nothing between turns)"
-		return
-	}
-	conv, action, err := d.tmux.Hibernate(ctx, r.Agent)
+	p, err := d.adapterOf(r.Agent).Operate(ctx, r.Agent, adapter.Operation{Name: core.OpHibernate})
 	if err != nil {
 		r.Error = "hibernate: " + err.Error()
 		return
 	}
-	r.Action, r.Conversation = "hibernated: "+action, conv
+	r.Action, r.Conversation = p.Action, p.Conversation
 }
 
 func (d *Dispatcher) wakeAgent(ctx context.Context, r *core.OperationResult, conv string) {
 	r.Status, r.Conversation = core.Available, ""
-	if !d.tmux.Has(r.Agent) {
-		r.Action = join(r.Action, "marked available")
-		return
-	}
-	action, err := d.tmux.Wake(ctx, r.Agent, conv)
+	p, err := d.adapterOf(r.Agent).Operate(ctx, r.Agent, adapter.Operation{Name: core.OpWake, Conversation: conv})
 	if err != nil {
 		r.Error = join(r.Error, "wake: "+err.Error())
 		return
 	}
-	r.Action = "woken: " + action
+	r.Action = p.Action
 }
 
 func (d *Dispatcher) restartAgent(ctx context.Context, r *core.OperationResult) {
 	r.Status = core.Available
-	if !d.tmux.Has(r.Agent) {
-		r.Action = "nothing to restart: its next turn starts a new process"
-		return
-	}
-	action, err := d.tmux.Restart(ctx, r.Agent)
+	p, err := d.adapterOf(r.Agent).Operate(ctx, r.Agent, adapter.Operation{Name: core.OpRestart})
 	if err != nil {
 		r.Error = "restart: " + err.Error()
 		return
 	}
-	r.Action = "restarted: " + action
+	r.Action = p.Action
 }
 
 // install copies what an install operation installs for one agent, where

@@ -101,7 +101,7 @@ func (x *Executor) perform(e core.Effect) {
 			return x.disp.StopSession(ctx, e), true
 		})
 	case core.RunVerify:
-		x.spawn("verify "+e.RunID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.RunVerify(ctx, e) })
+		x.spawnThen("verify "+e.RunID, func(ctx context.Context) (core.Outcome, func(any), bool) { return x.disp.RunVerify(ctx, e) })
 	case core.MakeProposal:
 		x.spawn("diff "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.MakeProposal(ctx, e) })
 	case core.ApplyProposal:
@@ -123,6 +123,15 @@ func (x *Executor) perform(e core.Effect) {
 // spawn runs fn on a goroutine of the pool, tracked for Close, and
 // reports its outcome (when it has one).
 func (x *Executor) spawn(name string, fn func(ctx context.Context) (core.Outcome, bool)) {
+	x.spawnThen(name, func(ctx context.Context) (core.Outcome, func(any), bool) {
+		o, ok := fn(ctx)
+		return o, nil, ok
+	})
+}
+
+// spawnThen is spawn for an effect that does something with the core's
+// answer to its outcome (then, called once the outcome is recorded).
+func (x *Executor) spawnThen(name string, fn func(ctx context.Context) (core.Outcome, func(any), bool)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
@@ -130,17 +139,22 @@ func (x *Executor) spawn(name string, fn func(ctx context.Context) (core.Outcome
 		return
 	}
 	x.wg.Go(func() {
-		o, ok := fn(x.ctx)
-		if ok && o != nil {
-			x.report(name, o)
+		o, then, ok := fn(x.ctx)
+		if !ok || o == nil {
+			return
+		}
+		if v, recorded := x.report(name, o); recorded && then != nil {
+			then(v)
 		}
 	})
 }
 
-// report records an outcome in the core.
-func (x *Executor) report(what string, o core.Outcome) {
+// report records an outcome in the core and returns the core's answer;
+// recorded is false when it was not recorded.
+func (x *Executor) report(what string, o core.Outcome) (_ any, recorded bool) {
 	x.killBefore("report:" + effectName(o))
-	if _, err := x.rt.Report(context.WithoutCancel(x.ctx), o); err != nil {
+	v, err := x.rt.Report(context.WithoutCancel(x.ctx), o)
+	if err != nil {
 		switch {
 		case core.CodeOf(err) == core.Conflict:
 			// No longer the one awaited (performed again after a
@@ -150,7 +164,9 @@ func (x *Executor) report(what string, o core.Outcome) {
 		default:
 			x.log.Error("recording an outcome failed", "what", what, "err", err)
 		}
+		return nil, false
 	}
+	return v, true
 }
 
 // killBefore kills wilco with SIGKILL when EnvKillBefore names what is

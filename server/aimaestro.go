@@ -138,22 +138,7 @@ func (s *Server) maestroGet(w http.ResponseWriter, r *http.Request) error {
 		WriteJSON(w, http.StatusOK, wire.MaestroCount{Count: len(s.mailbox.list(agent, "sent", listFilter{}))})
 		return nil
 	case action == "stats" && agent != "":
-		if err := s.maestroCycle(r, agent); err != nil {
-			return err
-		}
-		all := s.mailbox.list(agent, "inbox", listFilter{})
-		st := wire.MaestroStats{Total: len(all), ByPriority: map[string]int{}}
-		for _, p := range (wire.MaestroPriority).Values("") {
-			st.ByPriority[p] = 0
-		}
-		for _, m := range all {
-			st.ByPriority[string(m.Priority)]++
-			if m.Status == wire.StatusUnread {
-				st.Unread++
-			}
-		}
-		WriteJSON(w, http.StatusOK, st)
-		return nil
+		return s.maestroStats(w, r, agent)
 	case action == "agents" || action == "sessions":
 		owners := s.mailbox.owners()
 		WriteJSON(w, http.StatusOK, wire.MaestroOwners{Agents: owners, Sessions: owners})
@@ -163,6 +148,34 @@ func (s *Server) maestroGet(w http.ResponseWriter, r *http.Request) error {
 	case agent == "":
 		return invalidf("Agent identifier required (agent ID, alias, or session name)")
 	}
+	return s.maestroList(w, r, agent, box)
+}
+
+// maestroStats answers action=stats: the agent's inbox counted by
+// priority and unread.
+func (s *Server) maestroStats(w http.ResponseWriter, r *http.Request, agent string) error {
+	if err := s.maestroCycle(r, agent); err != nil {
+		return err
+	}
+	all := s.mailbox.list(agent, "inbox", listFilter{})
+	st := wire.MaestroStats{Total: len(all), ByPriority: map[string]int{}}
+	for _, p := range (wire.MaestroPriority).Values("") {
+		st.ByPriority[p] = 0
+	}
+	for _, m := range all {
+		st.ByPriority[string(m.Priority)]++
+		if m.Status == wire.StatusUnread {
+			st.Unread++
+		}
+	}
+	WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// maestroList answers a listing of the agent's box, filtered as the query
+// says.
+func (s *Server) maestroList(w http.ResponseWriter, r *http.Request, agent, box string) error {
+	q := r.URL.Query()
 	// AI Maestro's limit: 25 when absent, 0 (or not a number) for all.
 	limit := 25
 	if v, ok := q["limit"]; ok {

@@ -139,87 +139,106 @@ func (s *Server) operationLog(ctx context.Context, v wire.Operation) ([]wire.Ope
 			continue
 		}
 		e := wire.OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: ev.Type, Agent: ev.Agent}
-		switch d := data.(type) {
-		case core.OperationStarted:
-			if d.Operation.ID != v.ID {
-				continue
+		if d, ok := data.(core.OperationStateChanged); ok {
+			if d.ID == v.ID {
+				out = append(out, stateLines(e, d)...)
 			}
-			e.Text = fmt.Sprintf("%s asks %s for \"ok\" (timeout %s, reminders at %s)", d.Operation.Name, strings.Join(d.Operation.Agents, ", "),
-				d.Operation.Policy.Timeout, durations(d.Operation.Policy.Reminders))
-		case core.DeliverySent:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = "request sent: " + firstLine(d.Message.Body, 200)
-		case core.DeliveryRetried:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = "reminder sent: " + firstLine(d.Body, 200)
-		case core.DeliveryNotice:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = d.Subject + ": " + firstLine(d.Body, 200)
-		case core.OperationReminder:
-			if d.ID != v.ID {
-				continue
-			}
-			e.Text = fmt.Sprintf("reminder %d (%s): %s remaining", d.Number, d.Tone, d.Remaining.Round(time.Second))
-		case core.OperationReply:
-			if d.ID != v.ID {
-				continue
-			}
-			e.Text = "answered " + d.Answer
-			if t := firstLine(d.Text, 200); t != "" && t != d.Answer {
-				e.Text += ": " + t
-			}
-		case core.DeliveryAcknowledged:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = "acknowledged"
-		case core.DeliveryFailed:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = "no answer: " + d.Reason
-		case core.DeliveryCancelled:
-			if _, ok := agentOf[d.ID]; !ok {
-				continue
-			}
-			e.Text = "request cancelled: " + d.Reason
-		case core.OperationStateChanged:
-			if d.ID != v.ID {
-				continue
-			}
-			e.Text = fmt.Sprintf("%s → %s", d.From, d.To)
-			if d.Reason != "" {
-				e.Text += ": " + d.Reason
-			}
-			out = append(out, e)
-			for _, r := range d.Results {
-				text := "done: " + r.Action
-				if !r.Done {
-					text = "failed: " + strings.Join(nonEmpty(r.Error, r.Action), "; ")
-				}
-				out = append(out, wire.OperationLogEntry{Seq: ev.Seq, Time: ev.Time, Type: "operation.result", Agent: r.Agent, Text: text})
-			}
-			continue
-		case core.AgentStatusChanged:
-			if !strings.HasPrefix(d.Reason, v.ID+" ") {
-				continue
-			}
-			e.Text = fmt.Sprintf("status %s → %s", d.From, d.To)
-		default:
 			continue
 		}
+		text, ok := operationLine(data, v.ID, agentOf)
+		if !ok {
+			continue
+		}
+		e.Text = text
 		if e.Agent == "" {
 			e.Agent = agentOfEvent(data, agentOf)
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// operationLine is an event's line in operation id's log; ok is false for
+// an event of another operation, or of a kind the log does not show.
+// agentOf maps the operation's deliveries to their agents.
+func operationLine(data core.EventData, id string, agentOf map[string]string) (text string, ok bool) {
+	switch d := data.(type) {
+	case core.OperationStarted:
+		if d.Operation.ID != id {
+			return "", false
+		}
+		text = fmt.Sprintf("%s asks %s for \"ok\" (timeout %s, reminders at %s)", d.Operation.Name, strings.Join(d.Operation.Agents, ", "),
+			d.Operation.Policy.Timeout, durations(d.Operation.Policy.Reminders))
+	case core.DeliverySent:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = "request sent: " + firstLine(d.Message.Body, 200)
+	case core.DeliveryRetried:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = "reminder sent: " + firstLine(d.Body, 200)
+	case core.DeliveryNotice:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = d.Subject + ": " + firstLine(d.Body, 200)
+	case core.OperationReminder:
+		if d.ID != id {
+			return "", false
+		}
+		text = fmt.Sprintf("reminder %d (%s): %s remaining", d.Number, d.Tone, d.Remaining.Round(time.Second))
+	case core.OperationReply:
+		if d.ID != id {
+			return "", false
+		}
+		text = "answered " + d.Answer
+		if t := firstLine(d.Text, 200); t != "" && t != d.Answer {
+			text += ": " + t
+		}
+	case core.DeliveryAcknowledged:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = "acknowledged"
+	case core.DeliveryFailed:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = "no answer: " + d.Reason
+	case core.DeliveryCancelled:
+		if _, ok := agentOf[d.ID]; !ok {
+			return "", false
+		}
+		text = "request cancelled: " + d.Reason
+	case core.AgentStatusChanged:
+		if !strings.HasPrefix(d.Reason, id+" ") {
+			return "", false
+		}
+		text = fmt.Sprintf("status %s → %s", d.From, d.To)
+	default:
+		return "", false
+	}
+	return text, true
+}
+
+// stateLines are the lines of an operation's change of state: the change,
+// then a line per agent's result.
+func stateLines(e wire.OperationLogEntry, d core.OperationStateChanged) []wire.OperationLogEntry {
+	e.Text = fmt.Sprintf("%s → %s", d.From, d.To)
+	if d.Reason != "" {
+		e.Text += ": " + d.Reason
+	}
+	out := []wire.OperationLogEntry{e}
+	for _, r := range d.Results {
+		text := "done: " + r.Action
+		if !r.Done {
+			text = "failed: " + strings.Join(nonEmpty(r.Error, r.Action), "; ")
+		}
+		out = append(out, wire.OperationLogEntry{Seq: e.Seq, Time: e.Time, Type: "operation.result", Agent: r.Agent, Text: text})
+	}
+	return out
 }
 
 func agentOfEvent(data core.EventData, agentOf map[string]string) string {

@@ -9,8 +9,6 @@ import (
 // ownRoutes is the route table of the HTTP API. The OpenAPI document is
 // generated from it; Options.Routes adds more.
 func (s *Server) ownRoutes() []Route {
-	id := func(v string) map[string]string { return map[string]string{"id": v} }
-	name := map[string]string{"name": "alpha"}
 	routes := []Route{
 		{Method: "GET", Path: "/healthz", Auth: Public, Summary: "Liveness: 200 while the server runs.",
 			Handler: s.healthz, Responses: map[int]any{200: wire.Health{}, 503: wire.Health{}}},
@@ -18,7 +16,27 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.openapi, Responses: map[int]any{200: wire.OpenAPI{}}},
 		{Method: "GET", Path: "/metrics", Auth: Admin, Summary: "Prometheus metrics (text exposition format).",
 			Handler: s.metricsHandler, Responses: map[int]any{200: "text/plain"}},
+	}
+	routes = append(routes, s.agentRoutes()...)
+	routes = append(routes, s.messageRoutes()...)
+	routes = append(routes, s.instructionRoutes()...)
+	routes = append(routes, s.agentSideRoutes()...)
+	routes = append(routes, s.operationRoutes()...)
+	routes = append(routes, s.notificationRoutes()...)
+	routes = append(routes, s.eventRoutes()...)
+	routes = append(routes, s.taskRoutes()...)
+	routes = append(routes, s.sessionRoutes()...)
+	routes = append(routes, s.pageRoutes()...)
+	if s.mailbox != nil {
+		routes = append(routes, s.maestroRoutes()...)
+	}
+	return routes
+}
 
+// agentRoutes are the routes of the agents and their tokens.
+func (s *Server) agentRoutes() []Route {
+	name := map[string]string{"name": "alpha"}
+	return []Route{
 		{Method: "GET", Path: "/v1/agents", Auth: Admin, Summary: "List the agents.",
 			Query:   []Param{{"status", "string", "only agents with this status"}},
 			Handler: s.listAgents, Responses: map[int]any{200: wire.AgentList{}}},
@@ -32,7 +50,13 @@ func (s *Server) ownRoutes() []Route {
 			Examples: name, Handler: s.probeAgent, Responses: map[int]any{202: wire.Message{}}},
 		{Method: "POST", Path: "/v1/agents/{name}/token", Auth: Admin, Summary: "Give the agent a new token; the old one stops working at once.",
 			Examples: name, Handler: s.rotateToken, Responses: map[int]any{200: wire.Token{}}},
+	}
+}
 
+// messageRoutes are the routes of messages (deliveries).
+func (s *Server) messageRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	return []Route{
 		{Method: "POST", Path: "/v1/messages", Auth: Admin, Summary: "Send a message; without type it is classified, and a task delegation is tracked under the ack policy.",
 			Request: wire.SendMessage{}, Handler: s.sendMessage, Responses: map[int]any{201: wire.Message{}}},
 		{Method: "GET", Path: "/v1/messages", Auth: Admin, Summary: "List messages (every delivery, instructions included).",
@@ -45,7 +69,13 @@ func (s *Server) ownRoutes() []Route {
 			Examples: id("M-1"), Request: wire.Reason{}, OptionalBody: true, Handler: s.cancelMessage, Responses: map[int]any{200: wire.Message{}}},
 		{Method: "POST", Path: "/v1/messages/{id}/clarify", Auth: Admin, Summary: "Answer the agent's questions (task-clarification) and wait for its acknowledgment again.",
 			Examples: id("M-1"), Request: wire.Clarify{}, Handler: s.clarifyMessage, Responses: map[int]any{200: wire.Message{}}},
+	}
+}
 
+// instructionRoutes are the routes of instructions (the cycles policy).
+func (s *Server) instructionRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	return []Route{
 		{Method: "POST", Path: "/v1/instructions", Auth: Admin, Summary: "Queue an instruction for the agent's next dispatch cycle (cycles policy). Instructions may be sent more than once: make them idempotent.",
 			Request: wire.CreateInstruction{}, Handler: s.createInstruction, Responses: map[int]any{201: wire.Instruction{}}},
 		{Method: "GET", Path: "/v1/instructions", Auth: Admin, Summary: "List instructions.",
@@ -56,7 +86,13 @@ func (s *Server) ownRoutes() []Route {
 			Examples: id("I-1"), Handler: s.getInstruction, Responses: map[int]any{200: wire.Instruction{}}},
 		{Method: "POST", Path: "/v1/instructions/{id}/ack", Auth: Admin, Summary: "Acknowledge an instruction (the caller's acknowledge(id)).",
 			Examples: id("I-1"), Handler: s.ackInstruction, Responses: map[int]any{200: wire.Instruction{}}},
+	}
+}
 
+// agentSideRoutes are the routes of the agents' side: their inbox, MCP, scouts, replies.
+func (s *Server) agentSideRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	return []Route{
 		{Method: "GET", Path: "/v1/inbox", Auth: AgentOnly, Summary: "One dispatch cycle of the calling agent; long-polls up to wait when nothing is there.",
 			Query:   []Param{{"wait", "string", "Go duration to wait when the inbox is empty (default 0, at most 5m)"}},
 			Handler: s.inbox, Responses: map[int]any{200: wire.Inbox{}}},
@@ -73,7 +109,13 @@ func (s *Server) ownRoutes() []Route {
 			Handler: s.askResult, Responses: map[int]any{200: wire.Consultation{}}},
 		{Method: "POST", Path: "/v1/inbox/replies", Auth: AgentOnly, Summary: "Answer: text (ACK lines, ok/wait/cancel) or type and data. An agent may answer only what was sent to it.",
 			Request: wire.Reply{}, Handler: s.reply, Responses: map[int]any{202: wire.Interpreted{}}},
+	}
+}
 
+// operationRoutes are the routes of operations and their round.
+func (s *Server) operationRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	return []Route{
 		{Method: "POST", Path: "/v1/operations", Auth: Admin, Summary: "Ask agents for their \"ok\" before an operation (reminders policy), then perform it: hibernate, wake, restart, install-skill, install-plugin or maintenance on the agents, or any other operation's command.",
 			Request: wire.StartOperation{}, Handler: s.startOperation, Responses: map[int]any{201: wire.Operation{}}},
 		{Method: "GET", Path: "/v1/operations", Auth: Admin, Summary: "The operation log: operations, oldest first (the newest n with limit), each with its agents' answers and what was done to each of them (results).",
@@ -83,26 +125,30 @@ func (s *Server) ownRoutes() []Route {
 			Examples: id("OP-1"), Handler: s.getOperation, Responses: map[int]any{200: wire.Operation{}}},
 		{Method: "POST", Path: "/v1/operations/{id}/cancel", Auth: Admin, Summary: "Cancel a waiting operation.",
 			Examples: id("OP-1"), Request: wire.Reason{}, OptionalBody: true, Handler: s.cancelOperation, Responses: map[int]any{200: wire.Operation{}}},
+	}
+}
 
+// notificationRoutes are the routes of notifications to webhooks and the desktop.
+func (s *Server) notificationRoutes() []Route {
+	id := func(v string) map[string]string { return map[string]string{"id": v} }
+	return []Route{
 		{Method: "GET", Path: "/v1/notifications", Auth: Admin, Summary: "List the notifications to webhooks and the desktop, newest first, with how their delivery went (attempts, last status and error).",
 			Query: []Param{{"state", "string", "pending, delivered or failed"}, {"limit", "integer", "at most this many (default 100, at most 10000)"},
 				{"hook", "string", "only this hook's"}, {"task", "string", "only this task's"}, {"event", "string", "only this event's (escalated, clarification, blocked, stuck, unresponsive, operation, permission, success, failed)"}},
 			Handler: s.listNotifications, Responses: map[int]any{200: wire.NotificationList{}}},
 		{Method: "GET", Path: "/v1/notifications/{id}", Auth: Admin, Summary: "One notification.",
 			Examples: id("N-1"), Handler: s.getNotification, Responses: map[int]any{200: wire.Notification{}}},
+	}
+}
 
+// eventRoutes are the routes of the event log.
+func (s *Server) eventRoutes() []Route {
+	return []Route{
 		{Method: "GET", Path: "/v1/events", Auth: Admin, Summary: "The event log: a Server-Sent Events stream resumable with Last-Event-ID (or ?after=), or with follow=false one page of JSON.",
 			Query: []Param{{"follow", "boolean", "false: one page of JSON instead of a stream (default true)"}, {"after", "integer", "only events after this seq"},
 				{"limit", "integer", "page size with follow=false (default 1000, at most 10000)"}, {"task", "string", "only this task's events"}, {"agent", "string", "only this agent's events"}},
 			Handler: s.events, Responses: map[int]any{200: []any{wire.EventPage{}, "text/event-stream"}}},
 	}
-	routes = append(routes, s.taskRoutes()...)
-	routes = append(routes, s.sessionRoutes()...)
-	routes = append(routes, s.pageRoutes()...)
-	if s.mailbox != nil {
-		routes = append(routes, s.maestroRoutes()...)
-	}
-	return routes
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {

@@ -136,60 +136,11 @@ func (w *world) checkEvent(ev core.Event) {
 func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 	switch e := ev.Data.(type) {
 	case core.DeliverySent:
-		policy := d.Policy
-		if e.Message != nil {
-			policy = e.Message.Policy
-		}
-		switch {
-		case policy == core.PolicyCycles:
-			if to := d.To; w.current != "cycle of "+to {
-				w.failf("event %d: instruction %s sent outside a dispatch cycle of %s (in %q)", ev.Seq, e.ID, to, w.current)
-			}
-		case policy == core.PolicyBackoff:
-			w.checkBackoffSend(ev, e.Send, pol)
-		case policy == core.PolicyReminders && e.Message != nil:
-			o, _ := w.shadow.Operation(e.Message.OperationID)
-			want := ev.Time.Add(o.Policy.Timeout)
-			if len(o.Policy.Reminders) > 0 {
-				want = ev.Time.Add(o.Policy.Reminders[0])
-			}
-			if !e.TimerAt.Equal(want) {
-				w.failf("event %d: pre-operation request %s arms +%s, want +%s", ev.Seq, e.ID, e.TimerAt.Sub(Epoch), want.Sub(Epoch))
-			}
-		}
+		w.checkDeliverySent(ev, e, d, pol)
 	case core.DeliveryRetried:
-		if d.Policy == core.PolicyBackoff {
-			w.checkBackoffSend(ev, e.Send, pol)
-			if e.Correction && d.Corrections+1 > pol.Ack.MaxCorrections {
-				w.failf("event %d: correction %d of %s, max_corrections %d", ev.Seq, d.Corrections+1, d.ID, pol.Ack.MaxCorrections)
-			}
-		}
-		if d.Policy == core.PolicyCycles && w.current != "cycle of "+d.To {
-			w.failf("event %d: instruction %s retried outside a dispatch cycle of %s (in %q)", ev.Seq, d.ID, d.To, w.current)
-		}
+		w.checkDeliveryRetried(ev, e, d, pol)
 	case core.DeliveryFailed:
-		switch d.Policy {
-		case core.PolicyCycles:
-			if w.current != "cycle of "+d.To {
-				w.failf("event %d: instruction %s failed outside a dispatch cycle of %s (in %q)", ev.Seq, d.ID, d.To, w.current)
-			}
-			if d.Sends != d.MaxRetries+1 {
-				w.failf("event %d: instruction %s failed after %d sends, max_retries %d", ev.Seq, d.ID, d.Sends, d.MaxRetries)
-			}
-		case core.PolicyBackoff:
-			if e.Reason == "unresponsive" {
-				if w.current != "" {
-					w.failf("event %d: %s unresponsive outside a timer (in %q)", ev.Seq, d.ID, w.current)
-				}
-				if d.State != core.Sent || d.Round < len(pol.Ack.Timeouts) || d.Resend {
-					w.failf("event %d: %s unresponsive in round %d of %d (state %s, resend %v)", ev.Seq, d.ID, d.Round, len(pol.Ack.Timeouts), d.State, d.Resend)
-				}
-			}
-		case core.PolicyReminders:
-			if e.Reason == "timeout" && !ev.Time.Equal(waitOf(d).Deadline) {
-				w.failf("event %d: %s timed out at +%s, its deadline is +%s", ev.Seq, d.ID, ev.Time.Sub(Epoch), waitOf(d).Deadline.Sub(Epoch))
-			}
-		}
+		w.checkDeliveryFailed(ev, e, d, pol)
 	case core.DeliveryAcknowledged:
 		if e.Status == "queued" && !e.TimerAt.Equal(ev.Time.Add(pol.Ack.QueuedFollowup)) {
 			w.failf("event %d: QUEUED %s follows up at +%s, want %s later", ev.Seq, e.ID, e.TimerAt.Sub(Epoch), pol.Ack.QueuedFollowup)
@@ -198,30 +149,9 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 			w.failf("event %d: %s acknowledged by %q, which is not an acknowledgment", ev.Seq, e.ID, w.current)
 		}
 	case core.OperationReminder:
-		o, _ := w.shadow.Operation(e.ID)
-		if e.Number < 1 || e.Number > len(o.Policy.Reminders) {
-			w.failf("event %d: reminder %d of %s, the policy has %d", ev.Seq, e.Number, e.Delivery, len(o.Policy.Reminders))
-		}
-		if want := o.CreatedAt.Add(o.Policy.Reminders[e.Number-1]); !ev.Time.Equal(want) {
-			w.failf("event %d: reminder %d of %s at +%s, want +%s", ev.Seq, e.Number, e.Delivery, ev.Time.Sub(Epoch), want.Sub(Epoch))
-		}
-		if e.Number != waitOf(d).Reminded+1 {
-			w.failf("event %d: reminder %d of %s after %d reminders", ev.Seq, e.Number, e.Delivery, waitOf(d).Reminded)
-		}
-		if !ev.Time.Before(waitOf(d).Deadline) {
-			w.failf("event %d: reminder of %s at or after its deadline", ev.Seq, e.Delivery)
-		}
+		w.checkOperationReminder(ev, e, d, pol)
 	case core.OperationReply:
-		if !e.Deadline.IsZero() {
-			o, _ := w.shadow.Operation(e.ID)
-			if waitOf(d).Extended || w.extended[d.ID] > 0 {
-				w.failf("event %d: a second extension for %s", ev.Seq, d.ID)
-			}
-			if want := waitOf(d).Deadline.Add(o.Policy.Extension); !e.Deadline.Equal(want) {
-				w.failf("event %d: extension of %s to +%s, want +%s", ev.Seq, d.ID, e.Deadline.Sub(Epoch), want.Sub(Epoch))
-			}
-			w.extended[d.ID]++
-		}
+		w.checkOperationReply(ev, e, d, pol)
 	case core.OperationStateChanged:
 		w.checkOperation(ev, e)
 	case core.DeliveryReassigned:
@@ -250,6 +180,101 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 				w.failf("event %d: NETWORK_ERROR defers %s to +%s (resend %v), want +%s", ev.Seq, e.ID, e.TimerAt.Sub(Epoch), e.Resend, want.Sub(Epoch))
 			}
 		}
+	}
+}
+
+// checkDeliverySent checks a DeliverySent event.
+func (w *world) checkDeliverySent(ev core.Event, e core.DeliverySent, d core.Delivery, pol core.Policies) {
+	policy := d.Policy
+	if e.Message != nil {
+		policy = e.Message.Policy
+	}
+	switch {
+	case policy == core.PolicyCycles:
+		if to := d.To; w.current != "cycle of "+to {
+			w.failf("event %d: instruction %s sent outside a dispatch cycle of %s (in %q)", ev.Seq, e.ID, to, w.current)
+		}
+	case policy == core.PolicyBackoff:
+		w.checkBackoffSend(ev, e.Send, pol)
+	case policy == core.PolicyReminders && e.Message != nil:
+		o, _ := w.shadow.Operation(e.Message.OperationID)
+		want := ev.Time.Add(o.Policy.Timeout)
+		if len(o.Policy.Reminders) > 0 {
+			want = ev.Time.Add(o.Policy.Reminders[0])
+		}
+		if !e.TimerAt.Equal(want) {
+			w.failf("event %d: pre-operation request %s arms +%s, want +%s", ev.Seq, e.ID, e.TimerAt.Sub(Epoch), want.Sub(Epoch))
+		}
+	}
+}
+
+// checkDeliveryRetried checks a DeliveryRetried event.
+func (w *world) checkDeliveryRetried(ev core.Event, e core.DeliveryRetried, d core.Delivery, pol core.Policies) {
+	if d.Policy == core.PolicyBackoff {
+		w.checkBackoffSend(ev, e.Send, pol)
+		if e.Correction && d.Corrections+1 > pol.Ack.MaxCorrections {
+			w.failf("event %d: correction %d of %s, max_corrections %d", ev.Seq, d.Corrections+1, d.ID, pol.Ack.MaxCorrections)
+		}
+	}
+	if d.Policy == core.PolicyCycles && w.current != "cycle of "+d.To {
+		w.failf("event %d: instruction %s retried outside a dispatch cycle of %s (in %q)", ev.Seq, d.ID, d.To, w.current)
+	}
+}
+
+// checkDeliveryFailed checks a DeliveryFailed event.
+func (w *world) checkDeliveryFailed(ev core.Event, e core.DeliveryFailed, d core.Delivery, pol core.Policies) {
+	switch d.Policy {
+	case core.PolicyCycles:
+		if w.current != "cycle of "+d.To {
+			w.failf("event %d: instruction %s failed outside a dispatch cycle of %s (in %q)", ev.Seq, d.ID, d.To, w.current)
+		}
+		if d.Sends != d.MaxRetries+1 {
+			w.failf("event %d: instruction %s failed after %d sends, max_retries %d", ev.Seq, d.ID, d.Sends, d.MaxRetries)
+		}
+	case core.PolicyBackoff:
+		if e.Reason == "unresponsive" {
+			if w.current != "" {
+				w.failf("event %d: %s unresponsive outside a timer (in %q)", ev.Seq, d.ID, w.current)
+			}
+			if d.State != core.Sent || d.Round < len(pol.Ack.Timeouts) || d.Resend {
+				w.failf("event %d: %s unresponsive in round %d of %d (state %s, resend %v)", ev.Seq, d.ID, d.Round, len(pol.Ack.Timeouts), d.State, d.Resend)
+			}
+		}
+	case core.PolicyReminders:
+		if e.Reason == "timeout" && !ev.Time.Equal(waitOf(d).Deadline) {
+			w.failf("event %d: %s timed out at +%s, its deadline is +%s", ev.Seq, d.ID, ev.Time.Sub(Epoch), waitOf(d).Deadline.Sub(Epoch))
+		}
+	}
+}
+
+// checkOperationReminder checks a OperationReminder event.
+func (w *world) checkOperationReminder(ev core.Event, e core.OperationReminder, d core.Delivery, pol core.Policies) {
+	o, _ := w.shadow.Operation(e.ID)
+	if e.Number < 1 || e.Number > len(o.Policy.Reminders) {
+		w.failf("event %d: reminder %d of %s, the policy has %d", ev.Seq, e.Number, e.Delivery, len(o.Policy.Reminders))
+	}
+	if want := o.CreatedAt.Add(o.Policy.Reminders[e.Number-1]); !ev.Time.Equal(want) {
+		w.failf("event %d: reminder %d of %s at +%s, want +%s", ev.Seq, e.Number, e.Delivery, ev.Time.Sub(Epoch), want.Sub(Epoch))
+	}
+	if e.Number != waitOf(d).Reminded+1 {
+		w.failf("event %d: reminder %d of %s after %d reminders", ev.Seq, e.Number, e.Delivery, waitOf(d).Reminded)
+	}
+	if !ev.Time.Before(waitOf(d).Deadline) {
+		w.failf("event %d: reminder of %s at or after its deadline", ev.Seq, e.Delivery)
+	}
+}
+
+// checkOperationReply checks a OperationReply event.
+func (w *world) checkOperationReply(ev core.Event, e core.OperationReply, d core.Delivery, pol core.Policies) {
+	if !e.Deadline.IsZero() {
+		o, _ := w.shadow.Operation(e.ID)
+		if waitOf(d).Extended || w.extended[d.ID] > 0 {
+			w.failf("event %d: a second extension for %s", ev.Seq, d.ID)
+		}
+		if want := waitOf(d).Deadline.Add(o.Policy.Extension); !e.Deadline.Equal(want) {
+			w.failf("event %d: extension of %s to +%s, want +%s", ev.Seq, d.ID, e.Deadline.Sub(Epoch), want.Sub(Epoch))
+		}
+		w.extended[d.ID]++
 	}
 }
 
@@ -368,18 +393,7 @@ func (w *world) count(ev core.Event, before, d core.Delivery) {
 			w.hit("backoff.reply_logged")
 		}
 	case core.DeliveryFailed:
-		reason := e.Reason
-		switch {
-		case strings.HasPrefix(reason, "not acknowledged after"):
-			reason = "max_retries"
-		case strings.HasPrefix(reason, "still wrong after"):
-			reason = "corrections_exhausted"
-		case strings.HasPrefix(reason, "rejected by"):
-			reason = "rejected"
-		default:
-			reason, _, _ = strings.Cut(reason, ":")
-		}
-		w.hit(string(d.Policy) + ".failed." + reason)
+		w.hit(string(d.Policy) + ".failed." + failureKey(e.Reason))
 	case core.DeliveryCancelled:
 		switch {
 		case strings.Contains(e.Reason, "already held by"):
@@ -413,27 +427,47 @@ func (w *world) count(ev core.Event, before, d core.Delivery) {
 			w.hit("op.answer." + e.Answer)
 		}
 	case core.OperationStateChanged:
-		key := "op." + string(e.To)
-		switch {
-		case e.To == core.OpProceeding && e.ProceededAnyway:
-			key += ".timeout"
-		case e.To == core.OpProceeding:
-			key += ".all_ok"
-		case e.To == core.OpAborted && strings.Contains(e.Reason, "quorum needs"):
-			key += ".quorum"
-		case e.To == core.OpAborted:
-			key += ".proceed_off"
-		case e.To == core.OpCancelled && strings.Contains(e.Reason, "at the request of"):
-			key += ".by_agent"
-		case e.To == core.OpCancelled:
-			key += ".by_user"
-		case e.To == core.OpDone && strings.Contains(e.Reason, "no command"):
-			key += ".no_command"
-		}
-		w.hit(key)
+		w.hit(opStateKey(e))
 	case core.PoliciesSet:
 		w.hit("config.policies")
 	}
+}
+
+// failureKey is the path a delivery's failure reaches, by its reason.
+func failureKey(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "not acknowledged after"):
+		reason = "max_retries"
+	case strings.HasPrefix(reason, "still wrong after"):
+		reason = "corrections_exhausted"
+	case strings.HasPrefix(reason, "rejected by"):
+		reason = "rejected"
+	default:
+		reason, _, _ = strings.Cut(reason, ":")
+	}
+	return reason
+}
+
+// opStateKey is the path an operation's change of state reaches.
+func opStateKey(e core.OperationStateChanged) string {
+	key := "op." + string(e.To)
+	switch {
+	case e.To == core.OpProceeding && e.ProceededAnyway:
+		key += ".timeout"
+	case e.To == core.OpProceeding:
+		key += ".all_ok"
+	case e.To == core.OpAborted && strings.Contains(e.Reason, "quorum needs"):
+		key += ".quorum"
+	case e.To == core.OpAborted:
+		key += ".proceed_off"
+	case e.To == core.OpCancelled && strings.Contains(e.Reason, "at the request of"):
+		key += ".by_agent"
+	case e.To == core.OpCancelled:
+		key += ".by_user"
+	case e.To == core.OpDone && strings.Contains(e.Reason, "no command"):
+		key += ".no_command"
+	}
+	return key
 }
 
 // RequiredPaths are the paths a long run must reach: every rule of the

@@ -26,6 +26,10 @@ import (
 // wilcoBin is the binary under test, built by TestMain.
 var wilcoBin string
 
+// binDir is where TestMain built it: other programs the tests build go
+// there too, removed with it.
+var binDir string
+
 func TestMain(m *testing.M) {
 	// The black-box tests spend their time waiting on other processes
 	// (wilco, agents, tmux, browsers), not on the CPU: unless -parallel
@@ -41,6 +45,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	binDir = dir
 	wilcoBin, err = build(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -346,3 +346,44 @@ func TestAProbeAsksOnlyAboutTheProgramsAVerifyStepRuns(t *testing.T) {
 		t.Fatalf("the task ended %s with %s:\n%s", got.State, got.Agent, got)
 	}
 }
+
+// A change to a file inside its task's boundaries fails verification
+// whatever the steps would say, and they do not run: the agent is told
+// which files, undoes them, and the next attempt's steps run and pass. The
+// run's result.json holds the verdict beside the facts.
+func TestAChangeInsideItsTaskBoundariesFailsWithoutRunningTheSteps(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "editor", "bounds.sh", nil)+
+		"verify:\n  steps:\n    - {name: check, run: \"touch .wilco/steps-ran-$WILCO_ATTEMPT && sh check.sh\", timeout: 10s}\n")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt", "boundaries": []string{"internal/auth"}})
+	got := in.waitTask("B-1", 60*time.Second, "success", "escalated", "stuck")
+	if got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 {
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+	}
+	f := got.Failures[0]
+	if f.ExecutorOutput.Error != "files changed outside the task's boundaries: internal/auth/token.go" ||
+		f.ExecutorOutput.Verification == nil || f.ExecutorOutput.Verification.Command != "boundary check" || f.FailureType != "verification_failed" {
+		t.Fatalf("the failure: %+v", f)
+	}
+	runs := filepath.Join(dir, ".wilco", "runs")
+	if _, err := os.Stat(filepath.Join(dir, ".wilco", "steps-ran-1")); err == nil {
+		t.Error("the steps ran for a change inside the task's boundaries")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".wilco", "steps-ran-2")); err != nil {
+		t.Error("the steps did not run for the change within them")
+	}
+	if b, err := os.ReadFile(filepath.Join(runs, "B-1-a1", "run.log")); err != nil || !strings.Contains(string(b), "==> boundaries: files changed outside the task's boundaries") {
+		t.Errorf("run.log of the first attempt: %s %v", b, err)
+	}
+	var rf struct {
+		Passed  *bool `json:"passed"`
+		Failure *struct {
+			FailureType string `json:"failure_type"`
+		} `json:"failure"`
+	}
+	if b, err := os.ReadFile(filepath.Join(runs, "B-1-a1", "result.json")); err != nil || json.Unmarshal(b, &rf) != nil ||
+		rf.Passed == nil || *rf.Passed || rf.Failure == nil || rf.Failure.FailureType != "verification_failed" {
+		t.Errorf("result.json of the first attempt: %s %v", b, err)
+	}
+}

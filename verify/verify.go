@@ -23,12 +23,8 @@ import (
 // DefaultTimeout bounds a step that has no timeout of its own.
 const DefaultTimeout = 10 * time.Minute
 
-// DetailsBytes is about how much of the failing output's end a failure
-// record keeps as its details (for the retry context).
-const DetailsBytes = 2 << 10
-
-// What of a step's output is kept in memory for the analyser: its start
-// and its end (the logs have all of it).
+// What of a step's output is kept in memory for the core's analysis: its
+// start and its end (the logs have all of it).
 const (
 	keepHead = 64 << 10
 	keepTail = 448 << 10
@@ -77,20 +73,15 @@ type RunSpec struct {
 	TaskID string
 	// Dir overrides Runner.Dir.
 	Dir string
-	// Boundaries are the task's boundaries (files or modules out of
-	// scope); Changed the files the attempt changed. A changed file inside
-	// a boundary fails the run before any step.
-	Boundaries []string
-	Changed    []string
 	// Package is the monorepo package (a folder of the repository) the
-	// task is scoped to, "" for none: a changed file outside it fails the
-	// run before any step, as a boundary does, and each step runs in it —
-	// or, when its command names {package}, at the root with {package}
-	// replaced by the package's path.
+	// task is scoped to, "" for none: each step runs in it — or, when its
+	// command names {package}, at the root with {package} replaced by the
+	// package's path.
 	Package string
-	// FilesState, when set, is the failure record's files_state (as
-	// workspace.Changed returns it); Changed defaults to its paths.
-	FilesState []core.FileState
+	// OutOfScope, when set, is the change's crossing of its task's scope
+	// (core.Scope.Check): the run says so in its log and runs no step,
+	// since the verdict is a failure whatever the steps would say.
+	OutOfScope *core.OutOfScope
 }
 
 // StepResult is how one step went.
@@ -100,33 +91,55 @@ type StepResult struct {
 	Passed   bool          `json:"passed"`
 	ExitCode int           `json:"exit_code"`
 	TimedOut bool          `json:"timed_out,omitempty"`
+	Timeout  time.Duration `json:"-"`
 	Duration time.Duration `json:"-"`
 	// LogPath is the step's own log (its combined output).
 	LogPath string `json:"log_path"`
+	// Output is the part of the output kept in memory: its start and its
+	// end (the log has all of it).
+	Output string `json:"-"`
 }
 
-// Result is how a run went.
+// Result is what a run did: facts, no verdict (package core judges them,
+// core.Judge).
 type Result struct {
 	RunID   string
 	Attempt int
-	Passed  bool
-	// Command is the failing step's command, or the commands that passed
-	// joined with " && ".
-	Command string
-	// Failure is the failure record of a failed run. Its
-	// Attempt, RunID and Timestamp are set; the core may set them again.
-	Failure *core.FailureRecord
+	// Start is when the run started.
+	Start time.Time
 	// LogPath is the run's log: every step's output in order, with a line
 	// before and after each (what GET /v1/runs/{run_id}/log serves).
 	LogPath  string
 	Duration time.Duration
-	Steps    []StepResult
+	// Steps are the steps run, in order, up to the first that failed.
+	Steps []StepResult
+	// Path is the PATH the steps ran with.
+	Path string
 	// Err is trouble on wilco's side, not the agent's: a bad run id, a run
 	// directory that cannot be written, a step that cannot be started, or
-	// ctx ending (Err then wraps ctx.Err()). The run is failed and Failure
-	// says the same, but a run ended by ctx says nothing about the work:
-	// do not count it as the attempt's failure.
+	// ctx ending (Err then wraps ctx.Err()). Such a run says nothing about
+	// the work: it is no verification of the attempt.
 	Err error
+}
+
+// StepsPassed reports whether every step run passed (true when none ran).
+func (r Result) StepsPassed() bool {
+	for _, s := range r.Steps {
+		if !s.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// StepRuns are the steps run as the core reads them.
+func (r Result) StepRuns() []core.StepRun {
+	out := make([]core.StepRun, len(r.Steps))
+	for i, s := range r.Steps {
+		out[i] = core.StepRun{Name: s.Name, Command: s.Command, ExitCode: s.ExitCode, TimedOut: s.TimedOut,
+			Timeout: s.Timeout, Duration: s.Duration, Output: s.Output}
+	}
+	return out
 }
 
 // ValidRunID reports whether id can name a run directory.
@@ -163,108 +176,77 @@ func (r *Runner) runsDir() string {
 	return filepath.Join(r.Dir, workspace.StateDir, "runs")
 }
 
-// Run runs a verification: the boundary check, then each step in order
-// with sh -c in the directory, in a process group of its own, under its
-// timeout, until one fails. The run directory (RunDir) is made afresh and
-// holds <step>.log for each step run, run.log and result.json. A step that
-// runs past its timeout is killed with its whole group and fails with type
-// timeout; a step that ends leaves no process of its group behind.
+// Run runs a verification: each step in order with sh -c in the
+// directory, in a process group of its own, under its timeout, until one
+// fails — none when the change is out of its task's scope
+// (RunSpec.OutOfScope). The run directory (RunDir) is made afresh and
+// holds <step>.log for each step run, run.log and result.json. A step
+// that runs past its timeout is killed with its whole group; a step that
+// ends leaves no process of its group behind. Run reports what happened;
+// whether that passes is the core's verdict (WriteVerdict records it).
 func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
-	start := time.Now()
-	res := Result{RunID: spec.RunID, Attempt: spec.Attempt}
-	changed := spec.Changed
-	if changed == nil && spec.FilesState != nil {
-		changed = workspace.Paths(spec.FilesState)
-	}
-	if changed == nil {
-		changed = []string{}
-	}
-	fail := func(f core.FailureRecord) Result {
-		f.Attempt, f.RunID, f.Timestamp = spec.Attempt, spec.RunID, time.Now().UTC()
-		f.ExecutorOutput.Status = "failure"
-		f.ExecutorOutput.FilesModified = changed
-		f.FilesState = spec.FilesState
-		res.Passed, res.Failure = false, &f
-		res.Duration = time.Since(start)
+	res := Result{RunID: spec.RunID, Attempt: spec.Attempt, Start: time.Now()}
+	failed := func(err error) Result {
+		res.Err, res.Duration = err, time.Since(res.Start)
 		return res
 	}
-	infra := func(err error) Result {
-		res.Err = err
-		return fail(core.FailureRecord{FailureType: core.VerificationFailed,
-			ExecutorOutput: core.ExecutorOutput{Error: err.Error()},
-			RootCauseGuess: "wilco could not run the verification", SuggestedFix: "See wilco's log; this is not a fault of the attempt"})
-	}
 	if !ValidRunID(spec.RunID) {
-		return infra(fmt.Errorf("verify: invalid run id %q", spec.RunID))
-	}
-	dir := spec.Dir
-	if dir == "" {
-		dir = r.Dir
-	}
-	if dir == "" {
-		dir = "."
+		return failed(fmt.Errorf("verify: invalid run id %q", spec.RunID))
 	}
 	runDir := r.RunDir(spec.RunID)
+	runLog, err := r.openRunLog(runDir, spec)
+	if err != nil {
+		return failed(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+	}
+	defer runLog.Close()
+	res.LogPath = runLog.Name()
+	defer func() { writeResult(runDir, res, nil) }()
+
+	if o := spec.OutOfScope; o != nil {
+		// The verdict is a failure whatever the tests say: the steps
+		// need not run.
+		fmt.Fprintf(runLog, "==> %s: %s\n<== %s: failed\n", o.Check, o.Message, o.Check)
+		res.Duration = time.Since(res.Start)
+		return res
+	}
+	env := r.env(spec)
+	res.Path = pathOf(env)
+	if err := r.runSteps(ctx, spec, env, runDir, runLog, &res); err != nil {
+		return failed(err)
+	}
+	if res.StepsPassed() {
+		fmt.Fprintf(runLog, "wilco verify: every step passed\n")
+	}
+	res.Duration = time.Since(res.Start)
+	return res
+}
+
+// openRunLog makes the run directory and its run.log, the files of an
+// earlier run of the same id kept in earlier-N/.
+func (r *Runner) openRunLog(runDir string, spec RunSpec) (*os.File, error) {
 	// A run is verified again after a restart: its earlier files are kept
 	// in earlier-N/ (never overwritten), the agent's files of the same
 	// attempt stay where they are.
-	names := stepLogNames(r.Steps)
-	kept, err := keepEarlier(runDir, append([]string{RunLogName, ResultName}, names...))
+	kept, err := keepEarlier(runDir, append([]string{RunLogName, ResultName}, stepLogNames(r.Steps)...))
 	if err != nil {
-		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+		return nil, err
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+		return nil, err
 	}
-	res.LogPath = filepath.Join(runDir, RunLogName)
-	runLog, err := os.Create(res.LogPath)
+	runLog, err := os.Create(filepath.Join(runDir, RunLogName))
 	if err != nil {
-		return infra(fmt.Errorf("verify: run %s: %w", spec.RunID, err))
+		return nil, err
 	}
-	defer runLog.Close()
-	defer func() { writeResult(runDir, res, start) }()
-
-	fmt.Fprintf(runLog, "wilco verify: run %s, attempt %d, %d step(s), started %s\n", spec.RunID, spec.Attempt, len(r.Steps), start.UTC().Format(time.RFC3339))
+	fmt.Fprintf(runLog, "wilco verify: run %s, attempt %d, %d step(s), started %s\n", spec.RunID, spec.Attempt, len(r.Steps), time.Now().UTC().Format(time.RFC3339))
 	if kept != "" {
 		fmt.Fprintf(runLog, "wilco verify: an earlier run of %s was interrupted; its logs are kept in %s/\n", spec.RunID, kept)
 	}
+	return runLog, nil
+}
 
-	// The boundaries first: a run that crossed them fails whatever the
-	// tests say, and the steps need not run.
-	if v := workspace.OutsideBoundaries(changed, spec.Boundaries); len(v) > 0 {
-		msg := "files changed outside the task's boundaries: " + strings.Join(v, ", ")
-		fmt.Fprintf(runLog, "==> boundaries: %s\n<== boundaries: failed\n", msg)
-		summary := fmt.Sprintf("%d file(s) changed outside the task's boundaries", len(v))
-		res.Command = "boundary check"
-		return fail(core.FailureRecord{FailureType: core.VerificationFailed,
-			ExecutorOutput: core.ExecutorOutput{Error: msg,
-				Verification: &core.Verification{Command: res.Command, ExitCode: 1, OutputSummary: summary}},
-			RootCauseGuess: "The attempt changed files the task puts out of scope (boundaries: " + strings.Join(spec.Boundaries, "; ") + ")",
-			SuggestedFix:   "Undo the changes to " + strings.Join(v, ", ") + " (restore them, delete them if new) and make the change without touching them",
-			Details:        msg})
-	}
-
-	if spec.Package != "" {
-		var outside []string
-		for _, f := range changed {
-			if !workspace.MatchPattern(core.PackageBoundary(spec.Package), f) {
-				outside = append(outside, f)
-			}
-		}
-		if len(outside) > 0 {
-			msg := "files changed outside the task's package " + spec.Package + ": " + strings.Join(outside, ", ")
-			fmt.Fprintf(runLog, "==> package: %s\n<== package: failed\n", msg)
-			res.Command = "package check"
-			return fail(core.FailureRecord{FailureType: core.VerificationFailed,
-				ExecutorOutput: core.ExecutorOutput{Error: msg,
-					Verification: &core.Verification{Command: res.Command, ExitCode: 1, OutputSummary: fmt.Sprintf("%d file(s) changed outside package %s", len(outside), spec.Package)}},
-				RootCauseGuess: "The task is scoped to package " + spec.Package + " and the attempt changed files of another",
-				SuggestedFix: "Undo the changes to " + strings.Join(outside, ", ") + " and make the change inside " + spec.Package +
-					"; a change that needs two packages must be split into tasks, one per package (a plan: wilco plan submit)",
-				Details: msg})
-		}
-	}
-
+// env is the environment of the run's steps.
+func (r *Runner) env(spec RunSpec) []string {
 	env := slices.Concat(os.Environ(), r.Env, []string{"WILCO_RUN_ID=" + spec.RunID, "WILCO_ATTEMPT=" + strconv.Itoa(spec.Attempt)})
 	if spec.Package != "" {
 		env = append(env, "WILCO_PACKAGE="+spec.Package)
@@ -272,11 +254,18 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 	if spec.TaskID != "" {
 		env = append(env, "WILCO_TASK_ID="+spec.TaskID)
 	}
-	var passed []string
+	return env
+}
+
+// runSteps runs the steps in order until one fails, adding each to
+// res.Steps. The error is wilco's trouble, or ctx ending.
+func (r *Runner) runSteps(ctx context.Context, spec RunSpec, env []string, runDir string, runLog io.Writer, res *Result) error {
+	dir := firstOf(spec.Dir, r.Dir, ".")
+	names := stepLogNames(r.Steps)
 	for i, s := range r.Steps {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintf(runLog, "<== interrupted: %v\n", err)
-			return infra(fmt.Errorf("verify: run %s interrupted: %w", spec.RunID, err))
+			return fmt.Errorf("verify: run %s interrupted: %w", spec.RunID, err)
 		}
 		stepDir := dir
 		if spec.Package != "" {
@@ -286,46 +275,20 @@ func (r *Runner) Run(ctx context.Context, spec RunSpec) Result {
 				stepDir = filepath.Join(dir, filepath.FromSlash(spec.Package))
 			}
 		}
-		sr, out, err := runStep(ctx, stepDir, slices.Concat(env, []string{"WILCO_STEP=" + s.Name}), s, filepath.Join(runDir, names[i]), runLog)
+		sr, err := runStep(ctx, stepDir, slices.Concat(env, []string{"WILCO_STEP=" + s.Name}), s, filepath.Join(runDir, names[i]), runLog)
 		res.Steps = append(res.Steps, sr)
 		if err != nil {
 			fmt.Fprintf(runLog, "<== %s: %v\n", s.Name, err)
-			return infra(fmt.Errorf("verify: run %s, step %s: %w", spec.RunID, s.Name, err))
+			return fmt.Errorf("verify: run %s, step %s: %w", spec.RunID, s.Name, err)
 		}
 		if ctx.Err() != nil {
-			return infra(fmt.Errorf("verify: run %s interrupted during step %s: %w", spec.RunID, s.Name, ctx.Err()))
+			return fmt.Errorf("verify: run %s interrupted during step %s: %w", spec.RunID, s.Name, ctx.Err())
 		}
-		if sr.Passed {
-			passed = append(passed, s.Run)
-			continue
+		if !sr.Passed {
+			return nil
 		}
-		res.Command = s.Run
-		a := Analyse(Input{Command: s.Run, ExitCode: sr.ExitCode, Output: out, TimedOut: sr.TimedOut, Timeout: stepTimeout(s)})
-		typ := core.VerificationFailed
-		if sr.TimedOut {
-			typ = core.Timeout
-		}
-		f := core.FailureRecord{FailureType: typ,
-			ExecutorOutput: core.ExecutorOutput{Error: a.Error,
-				Verification: &core.Verification{Command: s.Run, ExitCode: sr.ExitCode, OutputSummary: a.Summary}},
-			RootCauseGuess: a.RootCause, SuggestedFix: a.SuggestedFix,
-			Details: Tail(out, DetailsBytes), Escalate: a.Escalate}
-		if p, ok := core.ClassifyProgram(sr.ExitCode, out); ok && !sr.TimedOut {
-			// A program the step needs is not installed: no attempt of
-			// the agent's can fix that.
-			f.FailureType, f.Escalate = core.Environment, core.Environment
-			f.RootCauseGuess = "verify step " + s.Name + " (" + s.Run + "): " + p.Cause + " (PATH searched: " + pathOf(env) + ")"
-			f.SuggestedFix = strings.Replace(p.Fix, "change the command in wilco.yaml", "change the verify step in wilco.yaml", 1)
-			if f.ExecutorOutput.Error == "" {
-				f.ExecutorOutput.Error = firstLine(out)
-			}
-		}
-		return fail(f)
 	}
-	res.Passed, res.Command = true, strings.Join(passed, " && ")
-	fmt.Fprintf(runLog, "wilco verify: passed\n")
-	res.Duration = time.Since(start)
-	return res
+	return nil
 }
 
 func stepTimeout(s Step) time.Duration {
@@ -399,16 +362,16 @@ func keepEarlier(runDir string, names []string) (string, error) {
 	}
 }
 
-// runStep runs one step and returns its result and the part of its output
-// kept for the analyser. The error is wilco's trouble (the log cannot be
-// written, sh cannot start).
-func runStep(ctx context.Context, dir string, env []string, s Step, logPath string, runLog io.Writer) (StepResult, string, error) {
-	sr := StepResult{Name: s.Name, Command: s.Run, LogPath: logPath, ExitCode: -1}
+// runStep runs one step and returns its result, with the part of its
+// output kept for the core's analysis. The error is wilco's trouble (the
+// log cannot be written, sh cannot start).
+func runStep(ctx context.Context, dir string, env []string, s Step, logPath string, runLog io.Writer) (StepResult, error) {
 	timeout := stepTimeout(s)
+	sr := StepResult{Name: s.Name, Command: s.Run, LogPath: logPath, ExitCode: -1, Timeout: timeout}
 	fmt.Fprintf(runLog, "==> %s: %s (timeout %s)\n", s.Name, s.Run, timeout)
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return sr, "", err
+		return sr, err
 	}
 	defer logFile.Close()
 
@@ -420,7 +383,7 @@ func runStep(ctx context.Context, dir string, env []string, s Step, logPath stri
 	start := time.Now()
 	g, err := proc.Start(sctx, cmd, io.MultiWriter(logFile, runLog, keep))
 	if err != nil {
-		return sr, "", fmt.Errorf("starting sh: %w", err)
+		return sr, fmt.Errorf("starting sh: %w", err)
 	}
 	exit, waitErr := g.Wait()
 	sr.Duration = time.Since(start)
@@ -431,8 +394,9 @@ func runStep(ctx context.Context, dir string, env []string, s Step, logPath stri
 	sr.ExitCode = exit.Code
 	sr.TimedOut = errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	sr.Passed = waitErr == nil && exit.Code == 0 && !sr.TimedOut && ctx.Err() == nil
+	sr.Output = keep.String()
 	if waitErr != nil {
-		return sr, keep.String(), fmt.Errorf("waiting for sh: %w", waitErr)
+		return sr, fmt.Errorf("waiting for sh: %w", waitErr)
 	}
 	switch {
 	case sr.TimedOut:
@@ -442,7 +406,7 @@ func runStep(ctx context.Context, dir string, env []string, s Step, logPath stri
 	default:
 		fmt.Fprintf(runLog, "\n<== %s: failed with exit code %d after %s\n", s.Name, sr.ExitCode, sr.Duration.Round(time.Millisecond))
 	}
-	return sr, keep.String(), nil
+	return sr, nil
 }
 
 // keeper keeps the first keepHead and the last keepTail bytes written.
@@ -481,12 +445,13 @@ func (k *keeper) String() string {
 	return string(k.head) + fmt.Sprintf("\n[… %d bytes of output not kept here; the step's log has all of it …]\n", dropped) + string(tail)
 }
 
-// resultFile is result.json.
+// resultFile is result.json: the run's facts, and the core's verdict
+// once WriteVerdict has recorded it.
 type resultFile struct {
 	RunID     string              `json:"run_id"`
 	Attempt   int                 `json:"attempt"`
-	Passed    bool                `json:"passed"`
-	Command   string              `json:"command"`
+	Passed    *bool               `json:"passed,omitempty"`
+	Command   string              `json:"command,omitempty"`
 	StartedAt time.Time           `json:"started_at"`
 	Duration  string              `json:"duration"`
 	Steps     []stepFile          `json:"steps"`
@@ -499,9 +464,18 @@ type stepFile struct {
 	Duration string `json:"duration"`
 }
 
-func writeResult(runDir string, res Result, start time.Time) {
-	f := resultFile{RunID: res.RunID, Attempt: res.Attempt, Passed: res.Passed, Command: res.Command,
-		StartedAt: start.UTC(), Duration: res.Duration.String(), Steps: []stepFile{}, Failure: res.Failure}
+// WriteVerdict records the core's verdict on a run in its result.json,
+// beside the run's facts.
+func (r *Runner) WriteVerdict(res Result, v core.Verdict) {
+	writeResult(r.RunDir(res.RunID), res, &v)
+}
+
+func writeResult(runDir string, res Result, v *core.Verdict) {
+	f := resultFile{RunID: res.RunID, Attempt: res.Attempt,
+		StartedAt: res.Start.UTC(), Duration: res.Duration.String(), Steps: []stepFile{}}
+	if v != nil {
+		f.Passed, f.Command, f.Failure = &v.Passed, v.Command, v.Failure
+	}
 	for _, s := range res.Steps {
 		f.Steps = append(f.Steps, stepFile{StepResult: s, Duration: s.Duration.String()})
 	}
@@ -526,11 +500,11 @@ func pathOf(env []string) string {
 	return path
 }
 
-// firstLine is the first line of text that is not blank.
-func firstLine(text string) string {
-	for _, l := range strings.Split(text, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
+// firstOf is the first of ss that is not empty.
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
 		}
 	}
 	return ""

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/diagnose"
 	"wilco/proc"
 )
 
@@ -65,6 +66,11 @@ func readPgid(t *testing.T, path string) int {
 	return pgid
 }
 
+// judge is the core's verdict on a run's facts, for a task of no scope.
+func judge(res Result) core.Verdict {
+	return core.Judge(core.Scope{}, core.VerifyResult{RunID: res.RunID, Steps: res.StepRuns(), Path: res.Path})
+}
+
 func TestRunPasses(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -73,11 +79,12 @@ func TestRunPasses(t *testing.T) {
 		Step{Name: "second", Run: "echo two >&2; pwd"},
 	)
 	res := r.Run(context.Background(), RunSpec{RunID: "T-1-a2", Attempt: 2, TaskID: "T-1"})
-	if !res.Passed || res.Failure != nil || res.Err != nil {
+	v := judge(res)
+	if !v.Passed || v.Failure != nil || res.Err != nil {
 		t.Fatalf("Run = %+v", res)
 	}
-	if want := `echo "one $WILCO_RUN_ID $WILCO_ATTEMPT $WILCO_STEP $WILCO_TASK_ID" && echo two >&2; pwd`; res.Command != want {
-		t.Errorf("Command = %q", res.Command)
+	if want := `echo "one $WILCO_RUN_ID $WILCO_ATTEMPT $WILCO_STEP $WILCO_TASK_ID" && echo two >&2; pwd`; v.Command != want {
+		t.Errorf("Command = %q", v.Command)
 	}
 	if res.LogPath != filepath.Join(b.runs, "T-1-a2", "run.log") {
 		t.Errorf("LogPath = %s", res.LogPath)
@@ -90,6 +97,7 @@ func TestRunPasses(t *testing.T) {
 	if got := readFile(t, filepath.Join(b.runs, "T-1-a2", "second.log")); !strings.HasPrefix(got, "two\n") {
 		t.Errorf("second.log = %q", got)
 	}
+	r.WriteVerdict(res, v)
 	var rf map[string]any
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(b.runs, "T-1-a2", "result.json"))), &rf); err != nil {
 		t.Fatal(err)
@@ -110,39 +118,32 @@ func TestRunStopsAtTheFirstFailingStep(t *testing.T) {
 		Step{Name: "build", Run: "echo '# example.com/app' >&2; echo './main.go:12:3: undefined: NewPlannerID' >&2; exit 2"},
 		Step{Name: "unit", Run: "touch unit-ran"},
 	)
-	files := []core.FileState{{Path: "main.go", Status: "modified", LinesChanged: 4}}
-	res := r.Run(context.Background(), RunSpec{RunID: "T-2-a1", Attempt: 1, FilesState: files})
-	if res.Passed || res.Err != nil || res.Failure == nil {
+	res := r.Run(context.Background(), RunSpec{RunID: "T-2-a1", Attempt: 1})
+	v := judge(res)
+	if v.Passed || res.Err != nil || v.Failure == nil {
 		t.Fatalf("Run = %+v", res)
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "unit-ran")); err == nil {
 		t.Error("a step after the failing one ran")
 	}
-	f := res.Failure
-	if f.FailureType != core.VerificationFailed || f.Attempt != 1 || f.RunID != "T-2-a1" || f.Timestamp.IsZero() {
-		t.Errorf("record: %+v", f)
-	}
-	eo := f.ExecutorOutput
-	if eo.Status != "failure" || !slices.Equal(eo.FilesModified, []string{"main.go"}) || eo.Verification == nil {
-		t.Fatalf("executor_output: %+v", eo)
-	}
-	if v := eo.Verification; v.Command != r.Steps[1].Run || v.ExitCode != 2 || v.OutputSummary != "./main.go:12:3: undefined: NewPlannerID" {
+	// The record is the core's (core.Judge, tested there); what it makes
+	// of the real step's facts:
+	f := v.Failure
+	if v := f.ExecutorOutput.Verification; v.Command != r.Steps[1].Run || v.ExitCode != 2 || v.OutputSummary != "./main.go:12:3: undefined: NewPlannerID" {
 		t.Errorf("verification: %+v", v)
 	}
-	if !strings.Contains(eo.Error, "undefined: NewPlannerID") || !strings.Contains(f.RootCauseGuess, "main.go:12") ||
+	if !strings.Contains(f.ExecutorOutput.Error, "undefined: NewPlannerID") || !strings.Contains(f.RootCauseGuess, "main.go:12") ||
 		!strings.Contains(f.SuggestedFix, "Declare NewPlannerID") || !strings.Contains(f.Details, "undefined: NewPlannerID") {
 		t.Errorf("analysis: %+v", f)
 	}
-	if !slices.Equal(f.FilesState, files) || f.Escalate != "" {
-		t.Errorf("files_state %v, escalate %q", f.FilesState, f.Escalate)
-	}
-	if res.Command != r.Steps[1].Run || len(res.Steps) != 2 || res.Steps[1].ExitCode != 2 {
+	if v.Command != r.Steps[1].Run || len(res.Steps) != 2 || res.Steps[1].ExitCode != 2 || res.StepsPassed() {
 		t.Errorf("result: %+v", res)
 	}
 	log := readFile(t, res.LogPath)
 	if !strings.Contains(log, "<== build: failed with exit code 2") || strings.Contains(log, "==> unit") {
 		t.Errorf("run.log:\n%s", log)
 	}
+	r.WriteVerdict(res, v)
 	var rf struct {
 		Failure *core.FailureRecord `json:"failure"`
 	}
@@ -163,15 +164,16 @@ func TestVerifyTimeoutKillsTheProcessGroup(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Fatalf("Run took %s", elapsed)
 	}
-	if res.Passed || res.Err != nil || res.Failure == nil || res.Failure.FailureType != core.Timeout {
+	f := judge(res).Failure
+	if res.Err != nil || f == nil || f.FailureType != core.Timeout {
 		t.Fatalf("Run = %+v", res)
 	}
-	v := res.Failure.ExecutorOutput.Verification
+	v := f.ExecutorOutput.Verification
 	if v.ExitCode != 128+int(syscall.SIGKILL) || !strings.HasPrefix(v.OutputSummary, "timed out after 300ms") || !res.Steps[0].TimedOut {
 		t.Errorf("verification: %+v", v)
 	}
-	if !strings.Contains(res.Failure.RootCauseGuess, "did not finish within 300ms") {
-		t.Errorf("root cause: %q", res.Failure.RootCauseGuess)
+	if !strings.Contains(f.RootCauseGuess, "did not finish within 300ms") {
+		t.Errorf("root cause: %q", f.RootCauseGuess)
 	}
 	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !goneSoon(t, pgid) {
 		t.Fatalf("process group %d still has live processes", pgid)
@@ -190,7 +192,7 @@ func TestStepLeavesNothingRunning(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Fatalf("Run waited %s for a background process", elapsed)
 	}
-	if !res.Passed {
+	if !judge(res).Passed {
 		t.Fatalf("Run = %+v", res)
 	}
 	if pgid := readPgid(t, filepath.Join(b.dir, "pgid")); !goneSoon(t, pgid) {
@@ -203,7 +205,8 @@ func TestStepWithLotsOfOutput(t *testing.T) {
 	b := setup(t)
 	r := b.runner(Step{Name: "noisy", Run: "seq 1 300000; echo 'FAIL: the very end' >&2; exit 1", Timeout: time.Minute})
 	res := r.Run(context.Background(), RunSpec{RunID: "T-5-a1", Attempt: 1})
-	if res.Passed || res.Failure == nil {
+	f := judge(res).Failure
+	if f == nil {
 		t.Fatalf("Run = %+v", res)
 	}
 	stepLog := readFile(t, filepath.Join(b.runs, "T-5-a1", "noisy.log"))
@@ -213,33 +216,30 @@ func TestStepWithLotsOfOutput(t *testing.T) {
 	if runLog := readFile(t, res.LogPath); !strings.Contains(runLog, "299999\n300000\nFAIL: the very end\n") {
 		t.Error("run.log lacks the output")
 	}
-	f := res.Failure
-	if len(f.Details) > DetailsBytes || !strings.HasSuffix(f.Details, "FAIL: the very end") {
+	if len(f.Details) > core.DetailsBytes || !strings.HasSuffix(f.Details, "FAIL: the very end") {
 		t.Errorf("details: %d bytes, ends %q", len(f.Details), f.Details[max(0, len(f.Details)-30):])
 	}
-	if len(f.ExecutorOutput.Verification.OutputSummary) > MaxSummary || len(f.RootCauseGuess) > MaxText {
+	if len(f.ExecutorOutput.Verification.OutputSummary) > diagnose.MaxSummary || len(f.RootCauseGuess) > diagnose.MaxText {
 		t.Errorf("unbounded record: %+v", f)
 	}
 }
 
-// TestBoundariesFailTheRun is the boundaries rule ("files or modules out
-// of scope"), checked before the steps.
-func TestBoundariesFailTheRun(t *testing.T) {
+// TestAChangeOutOfScopeRunsNoStep: the core's scope check
+// (core.Scope.Check) found files out of the task's boundaries; the run
+// says so and runs no step, the verdict failing whatever they would say.
+func TestAChangeOutOfScopeRunsNoStep(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	r := b.runner(Step{Name: "unit", Run: "touch unit-ran"})
-	res := r.Run(context.Background(), RunSpec{RunID: "T-6-a1", Attempt: 1,
-		Boundaries: []string{"internal/auth", "*.lock"}, Changed: []string{"internal/auth/token.go", "main.go", "Cargo.lock"}})
-	if res.Passed || res.Err != nil || res.Failure == nil {
+	sc := core.Scope{Boundaries: []string{"internal/auth", "*.lock"}}
+	changed := []string{"internal/auth/token.go", "main.go", "Cargo.lock"}
+	res := r.Run(context.Background(), RunSpec{RunID: "T-6-a1", Attempt: 1, OutOfScope: sc.Check(changed)})
+	if res.Err != nil || len(res.Steps) != 0 {
 		t.Fatalf("Run = %+v", res)
 	}
-	f := res.Failure
-	if want := "files changed outside the task's boundaries: internal/auth/token.go, Cargo.lock"; f.ExecutorOutput.Error != want {
-		t.Errorf("error = %q, want %q", f.ExecutorOutput.Error, want)
-	}
-	if f.FailureType != core.VerificationFailed || !strings.Contains(f.SuggestedFix, "internal/auth/token.go") ||
-		!slices.Equal(f.ExecutorOutput.FilesModified, []string{"internal/auth/token.go", "main.go", "Cargo.lock"}) {
-		t.Errorf("record: %+v", f)
+	v := core.Judge(sc, core.VerifyResult{RunID: res.RunID, Steps: res.StepRuns(), Files: changed})
+	if want := "files changed outside the task's boundaries: internal/auth/token.go, Cargo.lock"; v.Passed || v.Failure.ExecutorOutput.Error != want {
+		t.Errorf("verdict %+v, want the error %q", v, want)
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "unit-ran")); err == nil {
 		t.Error("the steps ran after the boundary check failed")
@@ -248,8 +248,8 @@ func TestBoundariesFailTheRun(t *testing.T) {
 		t.Errorf("run.log:\n%s", log)
 	}
 	// Within the boundaries, the steps run.
-	res = r.Run(context.Background(), RunSpec{RunID: "T-6-a2", Attempt: 2, Boundaries: []string{"internal/auth"}, Changed: []string{"main.go"}})
-	if !res.Passed {
+	res = r.Run(context.Background(), RunSpec{RunID: "T-6-a2", Attempt: 2, OutOfScope: core.Scope{Boundaries: []string{"internal/auth"}}.Check([]string{"main.go"})})
+	if !judge(res).Passed || len(res.Steps) != 1 {
 		t.Fatalf("Run = %+v", res)
 	}
 }
@@ -269,7 +269,7 @@ func TestRunEndedByContext(t *testing.T) {
 	}()
 	r := b.runner(Step{Name: "long", Run: "echo $$ > pgid; echo go > started; sleep 30", Timeout: time.Minute})
 	res := r.Run(ctx, RunSpec{RunID: "T-7-a1", Attempt: 1})
-	if !errors.Is(res.Err, context.Canceled) || res.Passed || res.Failure == nil {
+	if !errors.Is(res.Err, context.Canceled) {
 		t.Fatalf("Run = %+v", res)
 	}
 	if res.Steps[0].TimedOut {
@@ -285,8 +285,8 @@ func TestEscalationFromAStep(t *testing.T) {
 	b := setup(t)
 	r := b.runner(Step{Name: "unit", Run: "echo 'open /var/lib/app/db: permission denied' >&2; exit 1"})
 	res := r.Run(context.Background(), RunSpec{RunID: "T-8-a1", Attempt: 1})
-	if res.Failure == nil || res.Failure.Escalate != EscalatePermissionDenied {
-		t.Fatalf("Run = %+v", res.Failure)
+	if f := judge(res).Failure; f == nil || f.Escalate != diagnose.EscalatePermissionDenied {
+		t.Fatalf("Run = %+v", f)
 	}
 }
 
@@ -295,10 +295,11 @@ func TestMissingProgramIsAnEnvironmentFailure(t *testing.T) {
 	b := setup(t)
 	r := b.runner(Step{Name: "unit", Run: "wilco-no-such-program --run"})
 	res := r.Run(context.Background(), RunSpec{RunID: "T-9-a1", Attempt: 1})
-	if res.Failure == nil || res.Failure.ExecutorOutput.Verification.ExitCode != 127 || res.Failure.FailureType != core.Environment ||
-		!strings.Contains(res.Failure.RootCauseGuess, `"wilco-no-such-program" is not installed`) ||
-		!strings.Contains(res.Failure.RootCauseGuess, "PATH searched: ") || !strings.Contains(res.Failure.SuggestedFix, "verify step") {
-		t.Fatalf("Run = %+v", res.Failure)
+	f := judge(res).Failure
+	if f == nil || f.ExecutorOutput.Verification.ExitCode != 127 || f.FailureType != core.Environment ||
+		!strings.Contains(f.RootCauseGuess, `"wilco-no-such-program" is not installed`) ||
+		!strings.Contains(f.RootCauseGuess, "PATH searched: ") || !strings.Contains(f.SuggestedFix, "verify step") || res.Path == "" {
+		t.Fatalf("Run = %+v", f)
 	}
 }
 
@@ -306,7 +307,7 @@ func TestRunWithoutSteps(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.runner().Run(context.Background(), RunSpec{RunID: "T-10-a1", Attempt: 1})
-	if !res.Passed || res.Command != "" {
+	if v := judge(res); !v.Passed || v.Command != "" || res.Err != nil {
 		t.Fatalf("Run = %+v", res)
 	}
 }
@@ -325,7 +326,7 @@ func TestRunNeverOverwritesAnEarlierRunsLogAndKeepsTheAgentsTurn(t *testing.T) {
 		}
 	}
 	res := r.Run(context.Background(), RunSpec{RunID: "T-11-a1", Attempt: 1})
-	if !res.Passed || res.LogPath != filepath.Join(dir, "run.log") {
+	if !judge(res).Passed || res.LogPath != filepath.Join(dir, "run.log") {
 		t.Fatalf("Run = %+v", res)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.log")); string(b) == "from before a crash" {
@@ -339,7 +340,7 @@ func TestRunNeverOverwritesAnEarlierRunsLogAndKeepsTheAgentsTurn(t *testing.T) {
 		t.Fatalf("run.log does not say where the earlier logs are:\n%s", b)
 	}
 	res = r.Run(context.Background(), RunSpec{RunID: "T-11-a1", Attempt: 1})
-	if _, err := os.Stat(filepath.Join(dir, "earlier-2", "run.log")); err != nil || !res.Passed {
+	if _, err := os.Stat(filepath.Join(dir, "earlier-2", "run.log")); err != nil || !judge(res).Passed {
 		t.Fatalf("a third run did not keep the second's log in earlier-2/: %v", err)
 	}
 	for _, name := range []string{"agent.log", "prompt.md"} {
@@ -354,7 +355,7 @@ func TestInvalidRunID(t *testing.T) {
 	b := setup(t)
 	for _, id := range []string{"", ".", "..", "../x", "a/b", "T 1"} {
 		res := b.runner(Step{Name: "a", Run: "true"}).Run(context.Background(), RunSpec{RunID: id, Attempt: 1})
-		if res.Err == nil || res.Passed || res.Failure == nil {
+		if res.Err == nil {
 			t.Errorf("RunID %q: %+v", id, res)
 		}
 		if _, err := LogFile(b.runs, id); err == nil {

@@ -49,13 +49,7 @@
 //
 // # Boundaries
 //
-// A task's boundaries are the "files or modules out of scope".
-// OutsideBoundaries(files, boundaries) returns the changed files that fall
-// inside one — the violations. A boundary is a path pattern with
-// .gitignore's rules (MatchPattern): "internal/auth" (anchored; the file or
-// everything under the directory), "vendor/" (directories only), "*.lock"
-// and "auth" (a name at any depth), "internal/auth/**", "**/*.pb.go".
-// A boundary written as prose stands for its `quoted` parts and its words
-// with a '/' or a '*' (BoundaryPatterns); prose without any is guidance for
-// the agent and matches no file.
+// What a task's boundaries (its "files or modules out of scope") match is
+// package core's rule (core.OutsideBoundaries); the workspace only lists
+// the files a task changed.
 package workspace

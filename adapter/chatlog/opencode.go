@@ -469,85 +469,20 @@ func (l *opencodeLog) readSession(tx *sql.Tx) ([]ocMsg, error) {
 	if l.msgs == nil {
 		l.msgs, l.parts = map[string]*ocMsgRow{}, map[string]*ocPartCache{}
 	}
-	type msgID struct {
-		id      string
-		created int64
-	}
-	var order []msgID
-	rows, err := tx.Query(`SELECT id, time_created FROM message WHERE session_id = ? ORDER BY time_created, id`, l.session)
+	order, err := ocMessageIDs(tx, l.session)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var m msgID
-		if err := rows.Scan(&m.id, &m.created); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		order = append(order, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	partsOf := map[string][]string{}
-	var partIDs []string
-	rows, err = tx.Query(`SELECT id, message_id FROM part WHERE session_id = ? ORDER BY id`, l.session)
+	partsOf, partIDs, err := ocPartIDs(tx, l.session)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var id, msg string
-		if err := rows.Scan(&id, &msg); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		partsOf[msg] = append(partsOf[msg], id)
-		partIDs = append(partIDs, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := l.fetchMessages(tx, order); err != nil {
 		return nil, err
 	}
-
-	var stale []string
-	for _, m := range order {
-		if c := l.msgs[m.id]; c == nil || !c.done {
-			stale = append(stale, m.id)
-		}
-	}
-	err = ocFetch(tx, "message", stale, func(id string, data []byte) {
-		info, ok := decodeOcMessage(data)
-		done := ok && (info.Role == "user" || info.Time.Completed > 0)
-		l.msgs[id] = &ocMsgRow{info: info, ok: ok, done: done}
-	})
-	if err != nil {
+	if err := l.fetchParts(tx, partsOf, partIDs); err != nil {
 		return nil, err
 	}
-	stale = stale[:0]
-	msgOf := make(map[string]string, len(partIDs))
-	for msg, ids := range partsOf {
-		for _, id := range ids {
-			msgOf[id] = msg
-		}
-	}
-	for _, id := range partIDs {
-		if c := l.parts[id]; c == nil || !c.done {
-			stale = append(stale, id)
-		}
-	}
-	err = ocFetch(tx, "part", stale, func(id string, data []byte) {
-		p, ok := decodeOcPart(data)
-		user := false
-		if m := l.msgs[msgOf[id]]; m != nil {
-			user = m.info.Role == "user"
-		}
-		l.parts[id] = &ocPartCache{part: p, ok: ok, done: ocPartDone(p, ok, user)}
-	})
-	if err != nil {
-		return nil, err
-	}
-
 	out := make([]ocMsg, 0, len(order))
 	for _, m := range order {
 		c := l.msgs[m.id]
@@ -563,6 +498,89 @@ func (l *opencodeLog) readSession(tx *sql.Tx) ([]ocMsg, error) {
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// ocMsgID is a message of the session, by id, and when it was made.
+type ocMsgID struct {
+	id      string
+	created int64
+}
+
+// ocMessageIDs are the session's messages in the order they were made.
+func ocMessageIDs(tx *sql.Tx, session string) ([]ocMsgID, error) {
+	rows, err := tx.Query(`SELECT id, time_created FROM message WHERE session_id = ? ORDER BY time_created, id`, session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var order []ocMsgID
+	for rows.Next() {
+		var m ocMsgID
+		if err := rows.Scan(&m.id, &m.created); err != nil {
+			return nil, err
+		}
+		order = append(order, m)
+	}
+	return order, rows.Err()
+}
+
+// ocPartIDs are the session's parts: by message, and all in order.
+func ocPartIDs(tx *sql.Tx, session string) (partsOf map[string][]string, partIDs []string, err error) {
+	rows, err := tx.Query(`SELECT id, message_id FROM part WHERE session_id = ? ORDER BY id`, session)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	partsOf = map[string][]string{}
+	for rows.Next() {
+		var id, msg string
+		if err := rows.Scan(&id, &msg); err != nil {
+			return nil, nil, err
+		}
+		partsOf[msg] = append(partsOf[msg], id)
+		partIDs = append(partIDs, id)
+	}
+	return partsOf, partIDs, rows.Err()
+}
+
+// fetchMessages reads the messages not yet read whole.
+func (l *opencodeLog) fetchMessages(tx *sql.Tx, order []ocMsgID) error {
+	var stale []string
+	for _, m := range order {
+		if c := l.msgs[m.id]; c == nil || !c.done {
+			stale = append(stale, m.id)
+		}
+	}
+	return ocFetch(tx, "message", stale, func(id string, data []byte) {
+		info, ok := decodeOcMessage(data)
+		done := ok && (info.Role == "user" || info.Time.Completed > 0)
+		l.msgs[id] = &ocMsgRow{info: info, ok: ok, done: done}
+	})
+}
+
+// fetchParts reads the parts not yet read whole (a prompt's part is whole
+// as soon as it is written).
+func (l *opencodeLog) fetchParts(tx *sql.Tx, partsOf map[string][]string, partIDs []string) error {
+	msgOf := make(map[string]string, len(partIDs))
+	for msg, ids := range partsOf {
+		for _, id := range ids {
+			msgOf[id] = msg
+		}
+	}
+	var stale []string
+	for _, id := range partIDs {
+		if c := l.parts[id]; c == nil || !c.done {
+			stale = append(stale, id)
+		}
+	}
+	return ocFetch(tx, "part", stale, func(id string, data []byte) {
+		p, ok := decodeOcPart(data)
+		user := false
+		if m := l.msgs[msgOf[id]]; m != nil {
+			user = m.info.Role == "user"
+		}
+		l.parts[id] = &ocPartCache{part: p, ok: ok, done: ocPartDone(p, ok, user)}
+	})
 }
 
 // ocPartDone: a part that will not change in what it says (a prompt's

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"wilco/adapter"
 	"wilco/core"
 )
 
@@ -34,39 +35,6 @@ const (
 	LogFileName        = "agent.log"     // everything the agent wrote, stdout and stderr
 )
 
-// Reporter takes what the adapter learns back into wilco; the daemon's
-// implementation submits to the runtime. Both calls may block until the
-// core has decided; they are never made while the adapter holds a lock,
-// and their context ends when the adapter closes.
-type Reporter interface {
-	// Reply hands the core an agent's answer: the ACK of a task turn, a
-	// checkpoint, or the output of a message. It returns the core's
-	// interpretation (core.State.Reply's): an inline or session turn goes
-	// on only when Acknowledged lists the delivery.
-	Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error)
-	// EndTurn reports the end of a task's turn (core.State.EndTurn).
-	EndTurn(ctx context.Context, r core.TurnResult) error
-}
-
-// ActivityReporter is a Reporter that also takes what an agent is doing,
-// read from the tool calls of its output, as the task's milestone.
-type ActivityReporter interface {
-	Activity(ctx context.Context, taskID string, attempt int, text string) error
-}
-
-// MessageFailer is told that an agent could not answer a message (its
-// turn failed, or a scout changed files); a Reporter may implement it.
-type MessageFailer interface {
-	MessageFailed(ctx context.Context, agent, messageID, reason string) error
-}
-
-// SpendReporter is told what a task's turn has spent so far while it runs
-// (what its CLI's output reported), so that a budget is enforced before the
-// turn ends; a Reporter may implement it.
-type SpendReporter interface {
-	Spend(ctx context.Context, taskID string, attempt int, spent core.Usage) error
-}
-
 // Options configures an Adapter.
 type Options struct {
 	// Dir is the repository: the working directory of every turn but a
@@ -82,8 +50,9 @@ type Options struct {
 	// throw-away worktree). It is called at the start of each of the
 	// task's turns, so it must return the same worktree when called again.
 	Worktree func(ctx context.Context, taskID string) (string, error)
-	// Report receives replies and ends of turns. Required.
-	Report Reporter
+	// Report receives replies, ends of turns and the rest of what the
+	// adapter learns. Required.
+	Report adapter.Reporter
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// MCP is the command line of wilco's MCP server for agents

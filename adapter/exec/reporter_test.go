@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"wilco/ack"
+	"wilco/adapter"
 	"wilco/core"
 )
 
@@ -49,7 +50,14 @@ func (f *fakeReporter) Reply(_ context.Context, in core.ReplyInput) (core.Interp
 	return accept(in)
 }
 
-func (f *fakeReporter) EndTurn(_ context.Context, r core.TurnResult) error {
+// Report records the ends of turns; the rest of the reports are not
+// looked at.
+func (f *fakeReporter) Report(_ context.Context, rep adapter.Report) error {
+	e, ok := rep.(adapter.TurnEnded)
+	if !ok {
+		return nil
+	}
+	r := e.Result
 	f.mu.Lock()
 	f.calls = append(f.calls, "end")
 	f.mu.Unlock()

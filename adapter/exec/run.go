@@ -127,157 +127,102 @@ func timerC(t *time.Timer) <-chan time.Time {
 // timeout, or to clear what the process left behind — sends SIGTERM to the
 // group, then SIGKILL after the grace period.
 func run(spec procSpec) procResult {
-	res := procResult{text: &textTail{max: maxText}}
-	parser := spec.inv.parser
-	if parser == nil {
-		parser = &plainParser{}
+	r := &running{spec: spec, res: procResult{text: &textTail{max: maxText}}, parser: spec.inv.parser}
+	if r.parser == nil {
+		r.parser = &plainParser{}
 	}
+	g, closeStdin := r.start()
+	if g == nil {
+		return r.res
+	}
+	defer closeStdin()
+	defer g.Close()
+	r.g = g
+	if spec.pidFile != "" {
+		_ = os.WriteFile(spec.pidFile, []byte(strconv.Itoa(g.Pgid())+"\n"), 0o644)
+		defer os.Remove(spec.pidFile)
+	}
+	defer r.stopTimers()
+	r.follow()
+	r.finish()
+	return r.res
+}
+
+// running is the state of one process run reads: what it reports so far
+// and the timers watching it.
+type running struct {
+	spec   procSpec
+	res    procResult
+	parser outputParser
+	g      *proc.Group
+
+	turnT, idleT, settleT *time.Timer
+	lastActivity          time.Time
+	steps                 stepUsage
+}
+
+// start starts the process, its prompt file as its standard input when it
+// reads it there; a process that could not start is a nil group, with
+// why in r.res. The function returned closes the prompt file.
+func (r *running) start() (*proc.Group, func()) {
+	spec := r.spec
 	cmd := osexec.Command(spec.inv.argv[0], spec.inv.argv[1:]...)
 	cmd.Dir, cmd.Env = spec.dir, withPWD(spec.env, spec.dir)
+	closeStdin := func() {}
 	if spec.inv.stdin {
 		f, err := os.Open(spec.stdin)
 		if err != nil {
-			res.exitCode, res.startErr = -1, fmt.Errorf("open the prompt for standard input: %w", err)
-			return res
+			r.res.exitCode, r.res.startErr = -1, fmt.Errorf("open the prompt for standard input: %w", err)
+			return nil, nil
 		}
-		defer f.Close()
+		closeStdin = func() { f.Close() }
 		cmd.Stdin = f
 	}
 	g, err := proc.Start(context.Background(), cmd, nil)
 	switch {
 	case errors.Is(err, proc.ErrPipe):
-		res.exitCode, res.startErr = -1, err
-		return res
+		r.res.exitCode, r.res.startErr = -1, err
 	case err != nil:
 		// As a shell says it: 127 for a program not found, 126 for one
 		// that cannot be executed.
-		res.exitCode, res.startErr = 127, err
+		r.res.exitCode, r.res.startErr = 127, err
 		if errors.Is(err, fs.ErrPermission) {
-			res.exitCode = 126
+			r.res.exitCode = 126
 		}
-		return res
 	}
-	defer g.Close()
-	if spec.pidFile != "" {
-		_ = os.WriteFile(spec.pidFile, []byte(strconv.Itoa(g.Pgid())+"\n"), 0o644)
-		defer os.Remove(spec.pidFile)
+	if err != nil {
+		closeStdin()
+		return nil, nil
 	}
+	return g, closeStdin
+}
 
+// terminate stops the process group (once): SIGTERM, SIGKILL after the
+// grace period, and after one more the pipe is closed, whoever still
+// holds it.
+func (r *running) terminate() { r.g.Stop(r.spec.grace) }
+
+func (r *running) stopTimers() {
+	r.turnT, r.idleT, r.settleT = stopped(r.turnT), stopped(r.idleT), stopped(r.settleT)
+}
+
+// follow reads the process's output until it has exited and its output
+// has ended, and stops it at a timeout, when idle too long, or on request.
+func (r *running) follow() {
+	spec := r.spec
 	exitCh := make(chan proc.Exit, 1)
 	go func() {
-		exit, _ := g.Wait()
+		exit, _ := r.g.Wait()
 		exitCh <- exit
 	}()
 	chunks := make(chan chunk, 64)
-	go readChunks(g.Output(), chunks)
-
-	var turnT, idleT, settleT *time.Timer
+	go readChunks(r.g.Output(), chunks)
 	if spec.timeout > 0 {
-		turnT = time.NewTimer(spec.timeout)
-		defer turnT.Stop()
+		r.turnT = time.NewTimer(spec.timeout)
 	}
 	if spec.idle > 0 {
-		idleT = time.NewTimer(spec.idle)
-		defer idleT.Stop()
+		r.idleT = time.NewTimer(spec.idle)
 	}
-	defer func() {
-		if settleT != nil {
-			settleT.Stop()
-		}
-	}()
-
-	// Stopping (once): SIGTERM to the group, SIGKILL after the grace
-	// period, and after one more the pipe is closed, whoever still holds it.
-	terminate := func() { g.Stop(spec.grace) }
-
-	deliver := func() {
-		if spec.scan == nil {
-			return
-		}
-		text, progress := spec.scan.take()
-		if res.stopped {
-			return
-		}
-		for _, p := range progress {
-			if spec.onProgress != nil {
-				spec.onProgress(p)
-			}
-		}
-		if text != "" && !res.ackSent {
-			res.ackSent = true
-			res.ackOK = spec.onAck == nil || spec.onAck(text)
-			if !res.ackOK {
-				res.stopped = true
-				terminate()
-			}
-		}
-	}
-	var lastActivity time.Time
-	var steps stepUsage
-	handle := func(line string) {
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		grew := false
-		if u, ok := usageOf(line); ok {
-			res.usage.Add(u)
-			grew = true
-		}
-		if steps.line(line) {
-			grew = true
-		}
-		if grew && spec.onSpend != nil && !res.stopped {
-			spent := res.usage
-			if steps.total.InputTokens+steps.total.OutputTokens > spent.InputTokens+spent.OutputTokens {
-				spent = steps.total
-			}
-			spec.onSpend(spent)
-		}
-		if spec.transcript != nil {
-			for _, e := range transcriptEntries(line) {
-				spec.transcript.add(e)
-			}
-		}
-		// After the line's text was read: an ACK in the same message as a
-		// tool call is sent first.
-		defer func() {
-			if spec.onActivity == nil || res.stopped {
-				return
-			}
-			for _, a := range toolActivity(line) {
-				if now := time.Now(); now.Sub(lastActivity) >= activityEvery {
-					lastActivity = now
-					spec.onActivity(a)
-				}
-			}
-		}()
-		text, end := parser.Line(line)
-		for _, t := range text {
-			if res.fatal == "" && fatalAPIRe.MatchString(t) {
-				res.fatal = strings.TrimSpace(t)
-				terminate()
-			}
-			res.text.add(t)
-			if spec.scan != nil {
-				spec.scan.line(t)
-			}
-		}
-		if spec.scan == nil {
-			return
-		}
-		if end {
-			spec.scan.settle()
-		}
-		deliver()
-		if spec.scan.collecting {
-			if settleT == nil {
-				settleT = time.NewTimer(ackSettle)
-			} else {
-				settleT.Reset(ackSettle)
-			}
-		} else if settleT != nil {
-			settleT.Stop()
-		}
-	}
-
 	var cur []byte
 	exited, drained := false, false
 	stop := spec.stop
@@ -287,67 +232,186 @@ func run(spec procSpec) procResult {
 			if !ok {
 				drained, chunks = true, nil
 				if len(cur) > 0 {
-					handle(string(cur))
+					r.handle(string(cur))
 					cur = nil
 				}
 				continue
 			}
-			if spec.log != nil {
-				_, _ = spec.log.Write(c.data)
-			}
-			if idleT != nil && !exited {
-				idleT.Reset(spec.idle)
-			}
-			if room := maxLine - len(cur); room > 0 {
-				cur = append(cur, c.data[:min(len(c.data), room)]...)
-			}
-			if c.eol {
-				handle(string(cur))
-				cur = cur[:0]
-			}
-		case <-timerC(settleT):
+			cur = r.chunk(c, cur, exited)
+		case <-timerC(r.settleT):
 			if spec.scan != nil {
 				spec.scan.settle()
-				deliver()
+				r.deliver()
 			}
 		case exit := <-exitCh:
 			exited = true
-			res.exitCode = exit.Code
-			if exit.Signal != nil {
-				res.signal = exit.Signal.String()
-			}
-			turnT, idleT = stopped(turnT), stopped(idleT)
-			// The turn is over: what it left running in its group goes too.
-			terminate()
-		case <-timerC(turnT):
-			turnT = nil
-			res.timedOut = true
-			terminate()
-		case <-timerC(idleT):
-			idleT = nil
-			res.timedOut, res.idle = true, true
-			terminate()
+			r.exited(exit)
+		case <-timerC(r.turnT):
+			r.turnT = nil
+			r.res.timedOut = true
+			r.terminate()
+		case <-timerC(r.idleT):
+			r.idleT = nil
+			r.res.timedOut, r.res.idle = true, true
+			r.terminate()
 		case <-stop:
 			stop = nil
-			res.stopped = true
-			terminate()
+			r.res.stopped = true
+			r.terminate()
 		}
 	}
-	for _, t := range parser.Flush() {
-		res.text.add(t)
-		if spec.scan != nil {
-			spec.scan.line(t)
+}
+
+// chunk takes a piece of output into cur, the line being read, and
+// handles the line once it is whole; it returns the line being read.
+func (r *running) chunk(c chunk, cur []byte, exited bool) []byte {
+	if r.spec.log != nil {
+		_, _ = r.spec.log.Write(c.data)
+	}
+	if r.idleT != nil && !exited {
+		r.idleT.Reset(r.spec.idle)
+	}
+	if room := maxLine - len(cur); room > 0 {
+		cur = append(cur, c.data[:min(len(c.data), room)]...)
+	}
+	if c.eol {
+		r.handle(string(cur))
+		cur = cur[:0]
+	}
+	return cur
+}
+
+// exited notes how the process ended; what it left running in its group
+// goes too: the turn is over.
+func (r *running) exited(exit proc.Exit) {
+	r.res.exitCode = exit.Code
+	if exit.Signal != nil {
+		r.res.signal = exit.Signal.String()
+	}
+	r.turnT, r.idleT = stopped(r.turnT), stopped(r.idleT)
+	r.terminate()
+}
+
+// finish reads what the parser still held, sends what the scanner still
+// holds, and waits for the group to be gone.
+func (r *running) finish() {
+	for _, t := range r.parser.Flush() {
+		r.res.text.add(t)
+		if r.spec.scan != nil {
+			r.spec.scan.line(t)
 		}
 	}
-	if spec.scan != nil {
-		spec.scan.flush()
-		deliver()
-		res.complete = spec.scan.complete
+	if r.spec.scan != nil {
+		r.spec.scan.flush()
+		r.deliver()
+		r.res.complete = r.spec.scan.complete
 	}
-	_ = g.Kill()
-	g.WaitGone(spec.grace)
-	res.result, res.session = parser.Result(), parser.Session()
-	return res
+	_ = r.g.Kill()
+	r.g.WaitGone(r.spec.grace)
+	r.res.result, r.res.session = r.parser.Result(), r.parser.Session()
+}
+
+// deliver sends what the scanner has read: checkpoints, and the ACK once;
+// an ACK not accepted stops the process.
+func (r *running) deliver() {
+	spec := r.spec
+	if spec.scan == nil {
+		return
+	}
+	text, progress := spec.scan.take()
+	if r.res.stopped {
+		return
+	}
+	for _, p := range progress {
+		if spec.onProgress != nil {
+			spec.onProgress(p)
+		}
+	}
+	if text != "" && !r.res.ackSent {
+		r.res.ackSent = true
+		r.res.ackOK = spec.onAck == nil || spec.onAck(text)
+		if !r.res.ackOK {
+			r.res.stopped = true
+			r.terminate()
+		}
+	}
+}
+
+// handle reads one line of output: what it spent, the conversation's
+// steps, the agent's text (for the ACK, checkpoints and the completion),
+// and what the agent is doing.
+func (r *running) handle(line string) {
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	r.spend(line)
+	if r.spec.transcript != nil {
+		for _, e := range transcriptEntries(line) {
+			r.spec.transcript.add(e)
+		}
+	}
+	// After the line's text was read: an ACK in the same message as a
+	// tool call is sent first.
+	defer r.activity(line)
+	text, end := r.parser.Line(line)
+	for _, t := range text {
+		if r.res.fatal == "" && fatalAPIRe.MatchString(t) {
+			r.res.fatal = strings.TrimSpace(t)
+			r.terminate()
+		}
+		r.res.text.add(t)
+		if r.spec.scan != nil {
+			r.spec.scan.line(t)
+		}
+	}
+	if r.spec.scan == nil {
+		return
+	}
+	if end {
+		r.spec.scan.settle()
+	}
+	r.deliver()
+	switch {
+	case !r.spec.scan.collecting:
+		r.settleT = stopped(r.settleT)
+	case r.settleT == nil:
+		r.settleT = time.NewTimer(ackSettle)
+	default:
+		r.settleT.Reset(ackSettle)
+	}
+}
+
+// spend adds what a line says the process spent, and tells it when it
+// grew.
+func (r *running) spend(line string) {
+	grew := false
+	if u, ok := usageOf(line); ok {
+		r.res.usage.Add(u)
+		grew = true
+	}
+	if r.steps.line(line) {
+		grew = true
+	}
+	if !grew || r.spec.onSpend == nil || r.res.stopped {
+		return
+	}
+	spent := r.res.usage
+	if r.steps.total.InputTokens+r.steps.total.OutputTokens > spent.InputTokens+spent.OutputTokens {
+		spent = r.steps.total
+	}
+	r.spec.onSpend(spent)
+}
+
+// activity tells what the agent is doing from a line's tool calls, at
+// most one every activityEvery.
+func (r *running) activity(line string) {
+	if r.spec.onActivity == nil || r.res.stopped {
+		return
+	}
+	for _, a := range toolActivity(line) {
+		if now := time.Now(); now.Sub(r.lastActivity) >= activityEvery {
+			r.lastActivity = now
+			r.spec.onActivity(a)
+		}
+	}
 }
 
 // stopped stops t and returns nil.

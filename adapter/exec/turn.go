@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wilco/ack"
+	"wilco/adapter"
 	"wilco/atomicfile"
 	"wilco/core"
 )
@@ -55,94 +56,32 @@ func (a *Adapter) runTurn(t *turn) {
 		return
 	}
 	result := core.TurnResult{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Delivery: t.msg.ID}
-	fail := func(format string, args ...any) {
-		result.ExitCode, result.Error = -1, fmt.Sprintf(format, args...)
+	runDir := a.RunDir(t.msg.TaskID, t.msg.TaskAttempt)
+	full, prompt, err := t.prompts(runDir)
+	var dir string
+	if err == nil {
+		dir, err = t.workDir()
+	}
+	var logf *os.File
+	if err == nil {
+		logf, err = os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			err = fmt.Errorf("agent log: %w", err)
+		}
+	}
+	if err != nil {
+		result.ExitCode, result.Error = -1, err.Error()
 		t.log.Error("the turn could not start", "err", result.Error)
 		t.report(result)
-	}
-
-	runDir := a.RunDir(t.msg.TaskID, t.msg.TaskAttempt)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		fail("run directory: %v", err)
-		return
-	}
-	full := t.prompt
-	if full != "" {
-		if err := os.WriteFile(filepath.Join(runDir, DelegationFileName), []byte(full), 0o644); err != nil {
-			fail("write the delegation: %v", err)
-			return
-		}
-	} else {
-		full = t.full
-		if full == "" {
-			// wilco started again since the delegation: its prompt is on disk.
-			if b, err := os.ReadFile(filepath.Join(runDir, DelegationFileName)); err == nil {
-				full = string(b)
-			} else {
-				t.log.Warn("the delegation's prompt is unknown: the agent gets this message alone", "err", err)
-			}
-		}
-	}
-	prompt := full
-	if t.preface != "" {
-		prompt = t.preface
-		if full != "" && !strings.Contains(t.preface, full) {
-			prompt = t.preface + separator + full
-		}
-	}
-
-	dir := a.opts.Dir
-	if t.msg.DryRun {
-		if a.opts.Worktree == nil {
-			fail("dry run: no worktree is available to the exec adapter")
-			return
-		}
-		wt, err := a.opts.Worktree(a.ctx, t.msg.TaskID)
-		if err != nil {
-			fail("dry run worktree: %v", err)
-			return
-		}
-		dir = wt
-	}
-	logf, err := os.OpenFile(filepath.Join(runDir, LogFileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		fail("agent log: %v", err)
 		return
 	}
 	defer logf.Close()
 	t.transcript = openTranscript(filepath.Join(runDir, TranscriptFileName))
 	defer t.transcript.close()
 
-	handshake := t.agent.Handshake
-	switch {
-	case t.msg.Type == string(core.TypeTaskTurn):
-		handshake = HandshakeNone
-	case handshake == HandshakeNone:
-		// The core asks for an ACK all the same: give it the chance.
-		handshake = HandshakeInline
-	case handshake == HandshakeSession && !canResume(t.agent):
-		handshake = HandshakeInline
-	}
-
-	var res procResult
 	began := time.Now()
-	switch handshake {
-	case HandshakeNone:
-		res = t.process(runDir, dir, logf, PhaseWork, prompt, "")
-	case HandshakeInline:
-		res = t.process(runDir, dir, logf, PhaseAckWork, prompt, "")
-	case HandshakeSession:
-		res = t.process(runDir, dir, logf, PhaseAck, prompt+ackOnly(t.msg.TaskID), "")
-		if res.ackOK && !res.stopped && res.startErr == nil && res.exitCode == 0 && !res.timedOut && !t.isQuiet() {
-			if res.session == "" {
-				t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
-			}
-			ackUsage := res.usage
-			res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
-			ackUsage.Add(res.usage)
-			res.usage = ackUsage
-		}
-	}
+	handshake := t.handshake()
+	res := t.work(runDir, dir, logf, handshake, prompt, full)
 	if res.stopped || res.ackSent && !res.ackOK {
 		// The core moved on: it stopped the turn, or the ACK was not
 		// accepted and it sends what comes next (a correction, the
@@ -157,6 +96,95 @@ func (a *Adapter) runTurn(t *turn) {
 	t.report(t.result(result, res))
 }
 
+// prompts makes the run directory and returns the delegation's full
+// prompt — a first send's, kept in the run directory for the later
+// sends, or the one kept — and the prompt of this turn: a later send's
+// text before the full prompt.
+func (t *turn) prompts(runDir string) (full, prompt string, err error) {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("run directory: %w", err)
+	}
+	full = t.prompt
+	if full != "" {
+		if err := os.WriteFile(filepath.Join(runDir, DelegationFileName), []byte(full), 0o644); err != nil {
+			return "", "", fmt.Errorf("write the delegation: %w", err)
+		}
+	} else {
+		full = t.full
+		if full == "" {
+			// wilco started again since the delegation: its prompt is on disk.
+			if b, err := os.ReadFile(filepath.Join(runDir, DelegationFileName)); err == nil {
+				full = string(b)
+			} else {
+				t.log.Warn("the delegation's prompt is unknown: the agent gets this message alone", "err", err)
+			}
+		}
+	}
+	prompt = full
+	if t.preface != "" {
+		prompt = t.preface
+		if full != "" && !strings.Contains(t.preface, full) {
+			prompt = t.preface + separator + full
+		}
+	}
+	return full, prompt, nil
+}
+
+// workDir is where the turn runs: the repository, or a dry run's
+// worktree.
+func (t *turn) workDir() (string, error) {
+	if !t.msg.DryRun {
+		return t.a.opts.Dir, nil
+	}
+	if t.a.opts.Worktree == nil {
+		return "", errors.New("dry run: no worktree is available to the exec adapter")
+	}
+	wt, err := t.a.opts.Worktree(t.a.ctx, t.msg.TaskID)
+	if err != nil {
+		return "", fmt.Errorf("dry run worktree: %w", err)
+	}
+	return wt, nil
+}
+
+// handshake is how the turn asks for the ACK: a task turn asks none; an
+// agent configured for none is asked inline all the same (the core wants
+// one), and a session handshake needs a CLI that resumes its session.
+func (t *turn) handshake() string {
+	switch h := t.agent.Handshake; {
+	case t.msg.Type == string(core.TypeTaskTurn):
+		return HandshakeNone
+	case h == HandshakeNone:
+		return HandshakeInline
+	case h == HandshakeSession && !canResume(t.agent):
+		return HandshakeInline
+	default:
+		return h
+	}
+}
+
+// work runs the turn's process, or, for a session handshake, the ACK's
+// and then, once it was accepted, the work's in the same session.
+func (t *turn) work(runDir, dir string, logf io.Writer, handshake, prompt, full string) procResult {
+	switch handshake {
+	case HandshakeNone:
+		return t.process(runDir, dir, logf, PhaseWork, prompt, "")
+	case HandshakeInline:
+		return t.process(runDir, dir, logf, PhaseAckWork, prompt, "")
+	}
+	res := t.process(runDir, dir, logf, PhaseAck, prompt+ackOnly(t.msg.TaskID), "")
+	if !res.ackOK || res.stopped || res.startErr != nil || res.exitCode != 0 || res.timedOut || t.isQuiet() {
+		return res
+	}
+	if res.session == "" {
+		t.log.Warn("no session id in the acknowledgment's output: the work starts a new session")
+	}
+	ackUsage := res.usage
+	res = t.process(runDir, dir, logf, PhaseWork, workNow(t.msg.TaskID)+full, res.session)
+	ackUsage.Add(res.usage)
+	res.usage = ackUsage
+	return res
+}
+
 // lastBytes is the end of s, at most n bytes.
 func lastBytes(s string, n int) string {
 	if len(s) > n {
@@ -168,10 +196,8 @@ func lastBytes(s string, n int) string {
 // failed tells the core, when the reporter takes it, that the agent could
 // not answer the message.
 func (t *turn) failed(reason string) {
-	if mf, ok := t.a.opts.Report.(MessageFailer); ok {
-		if err := mf.MessageFailed(t.a.ctx, t.agent.Name, t.msg.ID, reason); err != nil {
-			t.log.Debug("the failed answer was not recorded", "err", err)
-		}
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.MessageFailed{Agent: t.agent.Name, MessageID: t.msg.ID, Reason: reason}); err != nil {
+		t.log.Debug("the failed answer was not recorded", "err", err)
 	}
 }
 
@@ -294,30 +320,27 @@ func (t *turn) sendAck(text string) bool {
 // sendSpend tells the core what the turn has spent so far: what its
 // earlier processes spent and what the running one has.
 func (t *turn) sendSpend(running core.Usage) {
-	sr, ok := t.a.opts.Report.(SpendReporter)
-	if !ok || t.msg.TaskID == "" || t.isQuiet() {
+	if t.msg.TaskID == "" || t.isQuiet() {
 		return
 	}
 	spent := t.spentBefore
 	spent.Add(running)
-	if err := sr.Spend(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, spent); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.Spent{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Usage: spent}); err != nil {
 		t.log.Debug("the spend was not checked", "err", err)
 	}
 }
 
-// sendProgress hands the core a checkpoint.
-// sendActivity tells the core what the agent is doing, when the reporter
-// takes it (an ActivityReporter).
+// sendActivity tells the core what the agent is doing.
 func (t *turn) sendActivity(text string) {
-	ar, ok := t.a.opts.Report.(ActivityReporter)
-	if !ok || t.msg.TaskID == "" {
+	if t.msg.TaskID == "" {
 		return
 	}
-	if err := ar.Activity(t.a.ctx, t.msg.TaskID, t.msg.TaskAttempt, text); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.Activity{TaskID: t.msg.TaskID, Attempt: t.msg.TaskAttempt, Text: text}); err != nil {
 		t.log.Debug("the activity was not recorded", "err", err)
 	}
 }
 
+// sendProgress hands the core a checkpoint.
 func (t *turn) sendProgress(text string) {
 	if t.isQuiet() {
 		return
@@ -387,7 +410,7 @@ func (t *turn) report(r core.TurnResult) {
 	if !t.claim() {
 		return
 	}
-	if err := t.a.opts.Report.EndTurn(t.a.ctx, r); err != nil {
+	if err := t.a.opts.Report.Report(t.a.ctx, adapter.TurnEnded{Result: r}); err != nil {
 		t.log.Warn("the end of the turn was refused", "err", err)
 	}
 }
@@ -422,18 +445,9 @@ func (a *Adapter) answer(t *turn) {
 		t.failed(err.Error())
 		return
 	}
-	dir := a.opts.Dir
-	var readOnly func(context.Context) ([]string, error)
-	if t.msg.Type == string(core.TypeScoutQuery) && a.opts.ReadOnly != nil {
-		// A scout works in a copy of the working tree; what it changes
-		// there refuses its answer.
-		d, done, err := a.opts.ReadOnly(a.ctx, t.msg.ID)
-		if err != nil {
-			t.log.Error("the scout's read-only worktree could not be made", "err", err)
-			t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
-			return
-		}
-		dir, readOnly = d, done
+	dir, readOnly, ok := t.answerDir()
+	if !ok {
+		return
 	}
 	res := run(procSpec{
 		inv: inv, dir: dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
@@ -444,41 +458,68 @@ func (a *Adapter) answer(t *turn) {
 	if text == "" {
 		text = strings.TrimSpace(res.text.String())
 	}
-	switch {
-	case res.stopped || t.isQuiet():
-		if readOnly != nil {
-			_, _ = readOnly(context.WithoutCancel(a.ctx))
-		}
+	if !t.answered(res, text, readOnly) {
 		return
 	}
+	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
+		t.log.Warn("the agent's answer was refused", "err", err)
+	}
+}
+
+// answerDir is where the agent answers a message: the repository, or for
+// a scout a copy of the working tree, with the function that lists what
+// the scout changed there and removes it. ok is false when the copy
+// could not be made (the message failed).
+func (t *turn) answerDir() (dir string, readOnly func(context.Context) ([]string, error), ok bool) {
+	if t.msg.Type != string(core.TypeScoutQuery) || t.a.opts.ReadOnly == nil {
+		return t.a.opts.Dir, nil, true
+	}
+	// A scout works in a copy of the working tree; what it changes there
+	// refuses its answer.
+	d, done, err := t.a.opts.ReadOnly(t.a.ctx, t.msg.ID)
+	if err != nil {
+		t.log.Error("the scout's read-only worktree could not be made", "err", err)
+		t.failed("wilco could not make the scout's read-only worktree: " + err.Error())
+		return "", nil, false
+	}
+	return d, done, true
+}
+
+// answered says whether the process's text is the agent's answer; when it
+// is not, the message failed (and why was reported), or the core stopped
+// it.
+func (t *turn) answered(res procResult, text string, readOnly func(context.Context) ([]string, error)) bool {
+	if res.stopped || t.isQuiet() {
+		if readOnly != nil {
+			_, _ = readOnly(context.WithoutCancel(t.a.ctx))
+		}
+		return false
+	}
 	if readOnly != nil {
-		changed, err := readOnly(a.ctx)
+		changed, err := readOnly(t.a.ctx)
 		switch {
 		case err != nil:
 			t.log.Warn("the scout's worktree could not be checked: its answer is refused", "err", err)
 			t.failed("wilco could not check what the scout changed: " + err.Error())
-			return
+			return false
 		case len(changed) > 0:
 			t.log.Warn("the scout changed files: its answer is refused", "files", changed)
 			t.failed("the scout changed files (" + strings.Join(changed, ", ") + "): a scout is read-only, so its answer is refused")
-			return
+			return false
 		}
 	}
 	switch {
 	case res.startErr != nil:
 		t.log.Error("message not answered: the agent could not start", "err", res.startErr)
 		t.failed("the agent could not start: " + res.startErr.Error())
-		return
 	case res.exitCode != 0 || res.timedOut:
 		t.log.Warn("message not answered: the agent failed", "exit_code", res.exitCode, "timed_out", res.timedOut)
 		t.failed(fmt.Sprintf("the agent's turn failed (exit status %d, timed out %v): %s", res.exitCode, res.timedOut, lastBytes(strings.TrimSpace(res.text.String()), 500)))
-		return
 	case text == "":
 		t.log.Warn("message not answered: the agent wrote nothing")
 		t.failed("the agent wrote nothing")
-		return
+	default:
+		return true
 	}
-	if _, err := a.opts.Report.Reply(a.ctx, core.ReplyInput{Agent: t.agent.Name, InReplyTo: t.msg.ID, Text: text}); err != nil {
-		t.log.Warn("the agent's answer was refused", "err", err)
-	}
+	return false
 }

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"wilco/adapter"
 	"wilco/adapter/chatlog"
-	execadapter "wilco/adapter/exec"
 	"wilco/core"
 )
 
@@ -41,33 +41,9 @@ const (
 	stopWait = 10 * time.Second
 )
 
-// Reporter takes what the adapter learns back into wilco: the agent's
-// ACK, checkpoints and answers, and the end of a task's turn. It is the
-// exec adapter's: one implementation serves both.
-type Reporter = execadapter.Reporter
-
-// ActivityReporter also takes what the agent is doing (a tool call the
-// pane shows) as the task's milestone.
-type ActivityReporter = execadapter.ActivityReporter
-
-// PermissionReporter also takes the agent's permission questions: what it
-// asked, for which tool, and how it was answered ("allowed", "denied", or
-// "" when it waits for the user).
-type PermissionReporter interface {
-	Permission(ctx context.Context, p PermissionAsked) error
-}
-
-// PermissionAsked is one permission question of an agent.
-type PermissionAsked struct {
-	Agent   string
-	TaskID  string
-	Attempt int
-	Tool    string
-	Text    string
-	// Answer is "allowed" or "denied" by the agent's allow list, or ""
-	// when the question waits for the user (wilco attach).
-	Answer string
-}
+// PermissionAsked is one permission question of an agent, as the adapter
+// reports it.
+type PermissionAsked = adapter.PermissionAsked
 
 // SubmitRecord is one prompt typed into a pane: when it was handed over,
 // when the agent was seen working on it, and how many times its submit key
@@ -100,8 +76,9 @@ type Options struct {
 	MCP []string
 	// Program is the tmux binary (default: tmux on the PATH).
 	Program string
-	Report  Reporter
-	Logger  *slog.Logger
+	// Report receives what the adapter learns. Required.
+	Report adapter.Reporter
+	Logger *slog.Logger
 	// Poll is how often a pane is read (default DefaultPoll).
 	Poll time.Duration
 	// OnSubmit, when set, is told of every prompt confirmed (for

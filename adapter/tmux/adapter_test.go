@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"wilco/adapter"
 	"wilco/core"
 )
 
@@ -79,26 +80,19 @@ func (r *recorder) Reply(_ context.Context, in core.ReplyInput) (core.Interpreta
 	return out, nil
 }
 
-func (r *recorder) EndTurn(_ context.Context, tr core.TurnResult) error {
+func (r *recorder) Report(_ context.Context, rep adapter.Report) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	defer r.note()
-	r.turns = append(r.turns, tr)
-	return nil
-}
-
-func (r *recorder) Activity(_ context.Context, _ string, _ int, text string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.activities = append(r.activities, text)
-	return nil
-}
-
-func (r *recorder) Permission(_ context.Context, p PermissionAsked) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	defer r.note()
-	r.permissions = append(r.permissions, p)
+	switch e := rep.(type) {
+	case adapter.TurnEnded:
+		defer r.note()
+		r.turns = append(r.turns, e.Result)
+	case adapter.Activity:
+		r.activities = append(r.activities, e.Text)
+	case adapter.PermissionAsked:
+		defer r.note()
+		r.permissions = append(r.permissions, e)
+	}
 	return nil
 }
 

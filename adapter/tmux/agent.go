@@ -13,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"wilco/adapter"
 	execadapter "wilco/adapter/exec"
 	"wilco/atomicfile"
 	"wilco/core"
@@ -106,7 +108,9 @@ type job struct {
 	wantAck bool
 	prompt  string
 	queued  time.Time
-	quiet   bool // stopped: nothing more is reported
+	// quiet: stopped, nothing more is reported. Set from other goroutines
+	// than the agent's loop (a stop, a new delegation), read by the loop.
+	quiet atomic.Bool
 	// continued: the job was suspended (hibernate, restart) and its prompt
 	// is now the note to go on. suspended: its agent is hibernated.
 	continued, suspended bool
@@ -227,16 +231,16 @@ func (ag *agent) signal() {
 // turn running.
 func (ag *agent) dropTaskLocked(taskID, why string) {
 	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.task && j.msg.TaskID == taskID })
-	if c := ag.cur; c != nil && c.task && c.msg.TaskID == taskID && !c.quiet {
-		c.quiet = true
+	if c := ag.cur; c != nil && c.task && c.msg.TaskID == taskID && !c.quiet.Load() {
+		c.quiet.Store(true)
 		c.log.Info("the turn is stopped: " + why)
 	}
 }
 
 func (ag *agent) dropDeliveryLocked(id, why string) {
 	ag.queue = slices.DeleteFunc(ag.queue, func(j *job) bool { return j.msg.ID == id })
-	if c := ag.cur; c != nil && c.msg.ID == id && !c.quiet {
-		c.quiet = true
+	if c := ag.cur; c != nil && c.msg.ID == id && !c.quiet.Load() {
+		c.quiet.Store(true)
 		c.log.Info("the turn is stopped: " + why)
 	}
 }
@@ -305,51 +309,11 @@ func (ag *agent) step(ctx context.Context) {
 	ag.mu.Lock()
 	hib, started, cur, waiting := ag.hibernated, ag.started, ag.cur, len(ag.queue) > 0
 	ag.mu.Unlock()
-	if hib {
+	if hib || !started && !ag.startIfNeeded(ctx, cur != nil, waiting) {
 		return
 	}
-	if !started {
-		// A session that runs the agent's program already (one wilco left
-		// running when it stopped, or the user's) is used as it is.
-		runs := false
-		if !ag.probed || cur != nil || waiting {
-			ag.probed = true
-			runs = ag.sessionRuns(ctx)
-		}
-		if !runs && cur == nil && !waiting {
-			return // started on demand
-		}
-	}
-	if !started && !ag.isStarted() {
-		if err := ag.start(ctx); err != nil {
-			ag.logger().Error("the agent's program could not start", "err", err)
-			ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
-			ag.mu.Lock()
-			if ag.cur == nil && len(ag.queue) > 0 {
-				// Nothing can be typed: the first prompt fails.
-				ag.cur = ag.queue[0]
-				ag.queue = ag.queue[1:]
-				ag.mu.Unlock()
-				ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
-			} else {
-				ag.mu.Unlock()
-			}
-			return
-		}
-	}
-	pane, err := ag.srv.Capture(ctx, ag.session)
-	if err != nil {
-		if errors.Is(err, ErrNoSession) {
-			ag.logger().Warn("the agent's tmux session is gone", "session", ag.session)
-			ag.mu.Lock()
-			ag.started, ag.state = false, ""
-			ag.mu.Unlock()
-			ag.failCurrent(ctx, -1, "the agent's tmux session "+ag.session+" ended while it worked", "")
-			return
-		}
-		if ctx.Err() == nil {
-			ag.logger().Warn("reading the pane failed", "err", err)
-		}
+	pane, ok := ag.capture(ctx)
+	if !ok {
 		return
 	}
 	state, dialog := ag.style.Classify(pane.Screen)
@@ -357,62 +321,132 @@ func (ag *agent) step(ctx context.Context) {
 		state = Dead
 	}
 	now := time.Now()
+	cur = ag.observe(pane, state, now)
+	switch state {
+	case Dead:
+		ag.deadPane(ctx, pane, now)
+	case Dialog:
+		ag.answerDialog(ctx, dialog, now)
+	default:
+		if cur != nil {
+			ag.work(ctx, cur, pane, state)
+		}
+	}
+}
+
+// startIfNeeded starts the agent's program when there is work for it, and
+// says whether it runs. A session that runs the agent's program already
+// (one wilco left running when it stopped, or the user's) is used as it
+// is. A program that cannot start fails the prompt it was to take.
+func (ag *agent) startIfNeeded(ctx context.Context, busy, waiting bool) bool {
+	runs := false
+	if !ag.probed || busy || waiting {
+		ag.probed = true
+		runs = ag.sessionRuns(ctx)
+	}
+	if !runs && !busy && !waiting {
+		return false // started on demand
+	}
+	if ag.isStarted() {
+		return true
+	}
+	err := ag.start(ctx)
+	if err == nil {
+		return true
+	}
+	ag.logger().Error("the agent's program could not start", "err", err)
+	ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
+	ag.mu.Lock()
+	if ag.cur == nil && len(ag.queue) > 0 {
+		// Nothing can be typed: the first prompt fails.
+		ag.cur = ag.queue[0]
+		ag.queue = ag.queue[1:]
+		ag.mu.Unlock()
+		ag.failCurrent(ctx, -1, "could not start the agent's program in tmux: "+err.Error(), "")
+	} else {
+		ag.mu.Unlock()
+	}
+	return false
+}
+
+// capture reads the pane; a session that is gone fails the turn it ran.
+func (ag *agent) capture(ctx context.Context) (Pane, bool) {
+	pane, err := ag.srv.Capture(ctx, ag.session)
+	if err == nil {
+		return pane, true
+	}
+	if errors.Is(err, ErrNoSession) {
+		ag.logger().Warn("the agent's tmux session is gone", "session", ag.session)
+		ag.mu.Lock()
+		ag.started, ag.state = false, ""
+		ag.mu.Unlock()
+		ag.failCurrent(ctx, -1, "the agent's tmux session "+ag.session+" ended while it worked", "")
+		return Pane{}, false
+	}
+	if ctx.Err() == nil {
+		ag.logger().Warn("reading the pane failed", "err", err)
+	}
+	return Pane{}, false
+}
+
+// observe notes what the pane shows and since when, and returns the job
+// under way: the next prompt waiting, once the pane has shown ready and
+// still for a moment — longer after the program started, when it draws
+// its input box before it takes input.
+func (ag *agent) observe(pane Pane, state State, now time.Time) *job {
 	if text := pane.Screen.Text(); text != ag.lastScreen {
 		ag.lastScreen, ag.screenSince = text, now
 	}
-	// A prompt is typed only into a pane that has shown ready and still
-	// for a moment — longer after the program started, when it draws its
-	// input box before it takes input.
 	still := stillFor
 	if !ag.tookPrompt && now.Sub(ag.startedAt) < startupWait {
 		still = startupStill
 	}
 	ag.mu.Lock()
+	defer ag.mu.Unlock()
 	ag.state = state
-	cur = ag.cur
+	cur := ag.cur
 	if cur == nil && state == Ready && len(ag.queue) > 0 && now.Sub(ag.screenSince) >= still {
 		cur = ag.queue[0]
 		ag.queue = ag.queue[1:]
 		ag.cur = cur
 	}
-	ag.mu.Unlock()
-	switch state {
-	case Dead:
-		// tmux may see the pane's end before it reaps the program: its
-		// exit status comes a moment later.
-		if pane.ExitStatus < 0 && pane.Signal == 0 {
-			pane.ExitStatus = ag.exitStatus()
-		}
-		known := pane.ExitStatus >= 0 || pane.Signal > 0
-		if !known && ag.deadSince.IsZero() {
-			ag.deadSince = now
-		}
-		if !known && now.Sub(ag.deadSince) < 5*time.Second {
-			return
-		}
-		ag.deadSince = time.Time{}
-		ag.dead(ctx, pane)
-		return
-	case Dialog:
-		// Answered once; again only if it still shows a while later (keys
-		// sent twice could answer the question that follows it).
-		ag.mu.Lock()
-		due := time.Since(ag.dialogAt) > dialogWait
-		if due {
-			ag.dialogAt = time.Now()
-		}
-		ag.mu.Unlock()
-		// The program goes on starting after its question: a prompt waits
-		// as after a start.
-		ag.startedAt, ag.tookPrompt = now, false
-		if due {
-			ag.logger().Info("answering the program's question", "question", dialog.Name, "keys", dialog.Keys)
-			_ = ag.srv.SendKeys(ctx, ag.session, dialog.Keys...)
-		}
+	return cur
+}
+
+// deadPane reports a program that exited, once its exit status is known:
+// tmux may see the pane's end before it reaps the program, and its exit
+// status comes a moment later.
+func (ag *agent) deadPane(ctx context.Context, pane Pane, now time.Time) {
+	if pane.ExitStatus < 0 && pane.Signal == 0 {
+		pane.ExitStatus = ag.exitStatus()
+	}
+	known := pane.ExitStatus >= 0 || pane.Signal > 0
+	if !known && ag.deadSince.IsZero() {
+		ag.deadSince = now
+	}
+	if !known && now.Sub(ag.deadSince) < 5*time.Second {
 		return
 	}
-	if cur != nil {
-		ag.work(ctx, cur, pane, state)
+	ag.deadSince = time.Time{}
+	ag.dead(ctx, pane)
+}
+
+// answerDialog answers a question of the program's own (not a permission
+// question): once, and again only if it still shows a while later (keys
+// sent twice could answer the question that follows it).
+func (ag *agent) answerDialog(ctx context.Context, dialog *DialogRule, now time.Time) {
+	ag.mu.Lock()
+	due := time.Since(ag.dialogAt) > dialogWait
+	if due {
+		ag.dialogAt = time.Now()
+	}
+	ag.mu.Unlock()
+	// The program goes on starting after its question: a prompt waits
+	// as after a start.
+	ag.startedAt, ag.tookPrompt = now, false
+	if due {
+		ag.logger().Info("answering the program's question", "question", dialog.Name, "keys", dialog.Keys)
+		_ = ag.srv.SendKeys(ctx, ag.session, dialog.Keys...)
 	}
 }
 
@@ -663,7 +697,7 @@ func (ag *agent) failCurrent(ctx context.Context, code int, msg, output string) 
 	}
 	ag.appendLog(j, "--- wilco: "+msg)
 	j.close()
-	if j.quiet || !j.task {
+	if j.quiet.Load() || !j.task {
 		j.log.Warn("the prompt ended with an error", "err", msg)
 		return
 	}
@@ -687,26 +721,15 @@ func (j *job) close() {
 }
 
 func (ag *agent) report(ctx context.Context, j *job, r core.TurnResult) {
-	if err := ag.a.opts.Report.EndTurn(context.WithoutCancel(ctx), r); err != nil {
+	if err := ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.TurnEnded{Result: r}); err != nil {
 		j.log.Warn("the end of the turn was refused", "err", err)
 	}
 }
 
 // work does the next step of the job on the pane.
 func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
-	ag.mu.Lock()
-	quiet := j.quiet
-	ag.mu.Unlock()
-	if quiet && j.phase != phaseStopping {
-		if j.phase <= phaseLanding {
-			// Nothing was submitted: empty the input box, and go on.
-			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
-			ag.finishJob(j)
-			return
-		}
-		j.log.Info("interrupting the agent")
-		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
-		j.phase, j.stopAt = phaseStopping, time.Now()
+	if j.quiet.Load() && j.phase != phaseStopping {
+		ag.quieten(ctx, j)
 		return
 	}
 	now := time.Now()
@@ -715,107 +738,144 @@ func (ag *agent) work(ctx context.Context, j *job, pane Pane, state State) {
 	}
 	switch j.phase {
 	case phasePaste:
-		if j.adopted {
-			// A turn that outlived wilco: read on from what shows now.
-			if err := ag.begin(j); err != nil {
-				ag.failCurrent(ctx, -1, err.Error(), "")
-				return
-			}
-			j.reader.Mark(ag.style.Content(pane.Screen), "")
-			j.adopted = false
-			j.phase, j.confirmed, j.lastChange = phaseWorking, now, now
-			ag.appendLog(j, "--- wilco: started again while the agent worked: following its turn from here")
-			return
-		}
-		if j.pastes == 0 && state != Ready {
-			return // a prompt waits until the pane is ready
-		}
-		if j.pastes == 0 {
-			if err := ag.begin(j); err != nil {
-				ag.failCurrent(ctx, -1, err.Error(), "")
-				return
-			}
-			j.reader.Mark(ag.style.Content(pane.Screen), j.prompt)
-		}
-		if state != Ready && len(ag.keys.clear) > 0 {
-			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
-		}
-		j.pasteScreen = pane.Screen.Text()
-		if err := ag.srv.Paste(ctx, ag.session, "wilco-"+pathSafe(ag.cfg.Name), j.prompt); err != nil {
-			j.log.Warn("pasting the prompt failed", "err", err)
-			return
-		}
-		j.pastes++
-		j.pastedAt = now
-		j.phase = phaseLanding
+		ag.paste(ctx, j, pane, state, now)
 	case phaseLanding:
-		if state != Ready || ag.style.HiddenInput && pane.Screen.Text() != j.pasteScreen {
-			// The prompt shows in the input box (the pane no longer looks
-			// ready, or changed since the paste while it still does): submit
-			// it, by its own key.
-			if err := ag.srv.SendKeys(ctx, ag.session, ag.keys.submit); err != nil {
-				j.log.Warn("sending the submit key failed", "err", err)
-				return
-			}
-			j.submits++
-			j.submittedAt = now
-			j.phase = phaseConfirming
-			return
-		}
-		if now.Sub(j.pastedAt) < landWait {
-			return
-		}
-		if j.pastes < 3 {
-			j.log.Warn("the paste did not show in the input box: pasting again", "pastes", j.pastes)
-			j.phase = phasePaste
-			return
-		}
-		ag.undelivered(ctx, j, fmt.Sprintf("the prompt never showed in the input box of %s (pasted %d times; the pane still matches the ready pattern)", ag.session, j.pastes))
+		ag.land(ctx, j, pane, state, now)
 	case phaseConfirming:
-		switch state {
-		case Busy, Permission, Ready:
-			// The prompt left the input box: the agent took it.
-			j.confirmed = now
-			ag.tookPrompt = true
-			j.phase = phaseWorking
-			j.lastChange = now
-			if j.submits > 1 {
-				j.log.Info("the prompt was submitted after the submit key was sent again", "submits", j.submits)
-			}
-			if f := ag.a.opts.OnSubmit; f != nil {
-				f(SubmitRecord{Agent: ag.cfg.Name, Message: j.msg.ID, Queued: j.queued, Pasted: j.pastedAt, Confirmed: now, Submits: j.submits, Pastes: j.pastes})
-			}
-			ag.appendLog(j, fmt.Sprintf("--- wilco: prompt submitted (submit key sent %d time(s)) %s", j.submits, now.UTC().Format(time.RFC3339)))
-			ag.watch(ctx, j, pane, state)
-			return
-		}
-		// The key is sent again after 1s, then 2s, then 4s…: a program
-		// still busy starting takes it late.
-		if now.Sub(j.submittedAt) < confirmWait<<min(j.submits-1, 4) {
-			return
-		}
-		if j.submits < ag.submitTries() {
-			j.log.Warn("the prompt is still in the input box: the submit key was lost; sending it again", "submits", j.submits)
-			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.submit)
-			j.submits++
-			j.submittedAt = now
-			return
-		}
-		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
-		ag.undelivered(ctx, j, fmt.Sprintf("the prompt stayed in the input box of %s: the submit key (%s) was sent %d times and the agent never took it", ag.session, ag.keys.submit, j.submits))
+		ag.confirm(ctx, j, pane, state, now)
 	case phaseWorking:
 		ag.watch(ctx, j, pane, state)
 	case phaseStopping:
-		switch {
-		case state == Ready:
-			ag.finishJob(j)
-		case state == Typing && len(ag.keys.clear) > 0:
-			// An interrupted prompt may be put back in the input box.
-			_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
-		case now.Sub(j.stopAt) > stopWait:
-			j.log.Warn("the agent did not come back ready after the interrupt; going on", "state", state)
-			ag.finishJob(j)
+		ag.stopping(ctx, j, state, now)
+	}
+}
+
+// quieten ends a turn the core no longer wants: a prompt not submitted is
+// cleared from the input box, a turn under way is interrupted.
+func (ag *agent) quieten(ctx context.Context, j *job) {
+	if j.phase <= phaseLanding {
+		// Nothing was submitted: empty the input box, and go on.
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+		ag.finishJob(j)
+		return
+	}
+	j.log.Info("interrupting the agent")
+	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
+	j.phase, j.stopAt = phaseStopping, time.Now()
+}
+
+// paste pastes the prompt into a ready pane (or, for a turn that outlived
+// wilco, follows it from what shows now).
+func (ag *agent) paste(ctx context.Context, j *job, pane Pane, state State, now time.Time) {
+	if j.adopted {
+		// A turn that outlived wilco: read on from what shows now.
+		if err := ag.begin(j); err != nil {
+			ag.failCurrent(ctx, -1, err.Error(), "")
+			return
 		}
+		j.reader.Mark(ag.style.Content(pane.Screen), "")
+		j.adopted = false
+		j.phase, j.confirmed, j.lastChange = phaseWorking, now, now
+		ag.appendLog(j, "--- wilco: started again while the agent worked: following its turn from here")
+		return
+	}
+	if j.pastes == 0 && state != Ready {
+		return // a prompt waits until the pane is ready
+	}
+	if j.pastes == 0 {
+		if err := ag.begin(j); err != nil {
+			ag.failCurrent(ctx, -1, err.Error(), "")
+			return
+		}
+		j.reader.Mark(ag.style.Content(pane.Screen), j.prompt)
+	}
+	if state != Ready && len(ag.keys.clear) > 0 {
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+	}
+	j.pasteScreen = pane.Screen.Text()
+	if err := ag.srv.Paste(ctx, ag.session, "wilco-"+pathSafe(ag.cfg.Name), j.prompt); err != nil {
+		j.log.Warn("pasting the prompt failed", "err", err)
+		return
+	}
+	j.pastes++
+	j.pastedAt = now
+	j.phase = phaseLanding
+}
+
+// land submits the prompt once it shows in the input box, and pastes it
+// again when it never does.
+func (ag *agent) land(ctx context.Context, j *job, pane Pane, state State, now time.Time) {
+	if state != Ready || ag.style.HiddenInput && pane.Screen.Text() != j.pasteScreen {
+		// The prompt shows in the input box (the pane no longer looks
+		// ready, or changed since the paste while it still does): submit
+		// it, by its own key.
+		if err := ag.srv.SendKeys(ctx, ag.session, ag.keys.submit); err != nil {
+			j.log.Warn("sending the submit key failed", "err", err)
+			return
+		}
+		j.submits++
+		j.submittedAt = now
+		j.phase = phaseConfirming
+		return
+	}
+	if now.Sub(j.pastedAt) < landWait {
+		return
+	}
+	if j.pastes < 3 {
+		j.log.Warn("the paste did not show in the input box: pasting again", "pastes", j.pastes)
+		j.phase = phasePaste
+		return
+	}
+	ag.undelivered(ctx, j, fmt.Sprintf("the prompt never showed in the input box of %s (pasted %d times; the pane still matches the ready pattern)", ag.session, j.pastes))
+}
+
+// confirm waits for the agent to take the prompt out of its input box,
+// sending the submit key again when it was lost.
+func (ag *agent) confirm(ctx context.Context, j *job, pane Pane, state State, now time.Time) {
+	switch state {
+	case Busy, Permission, Ready:
+		// The prompt left the input box: the agent took it.
+		j.confirmed = now
+		ag.tookPrompt = true
+		j.phase = phaseWorking
+		j.lastChange = now
+		if j.submits > 1 {
+			j.log.Info("the prompt was submitted after the submit key was sent again", "submits", j.submits)
+		}
+		if f := ag.a.opts.OnSubmit; f != nil {
+			f(SubmitRecord{Agent: ag.cfg.Name, Message: j.msg.ID, Queued: j.queued, Pasted: j.pastedAt, Confirmed: now, Submits: j.submits, Pastes: j.pastes})
+		}
+		ag.appendLog(j, fmt.Sprintf("--- wilco: prompt submitted (submit key sent %d time(s)) %s", j.submits, now.UTC().Format(time.RFC3339)))
+		ag.watch(ctx, j, pane, state)
+		return
+	}
+	// The key is sent again after 1s, then 2s, then 4s…: a program
+	// still busy starting takes it late.
+	if now.Sub(j.submittedAt) < confirmWait<<min(j.submits-1, 4) {
+		return
+	}
+	if j.submits < ag.submitTries() {
+		j.log.Warn("the prompt is still in the input box: the submit key was lost; sending it again", "submits", j.submits)
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.submit)
+		j.submits++
+		j.submittedAt = now
+		return
+	}
+	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+	ag.undelivered(ctx, j, fmt.Sprintf("the prompt stayed in the input box of %s: the submit key (%s) was sent %d times and the agent never took it", ag.session, ag.keys.submit, j.submits))
+}
+
+// stopping waits for an interrupted agent to be ready again.
+func (ag *agent) stopping(ctx context.Context, j *job, state State, now time.Time) {
+	switch {
+	case state == Ready:
+		ag.finishJob(j)
+	case state == Typing && len(ag.keys.clear) > 0:
+		// An interrupted prompt may be put back in the input box.
+		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
+	case now.Sub(j.stopAt) > stopWait:
+		j.log.Warn("the agent did not come back ready after the interrupt; going on", "state", state)
+		ag.finishJob(j)
 	}
 }
 
@@ -919,18 +979,18 @@ func (ag *agent) watch(ctx context.Context, j *job, pane Pane, state State) {
 	}
 	j.lastScreen = pane.Screen
 	ag.readRecord(ctx, j, now, false)
-	if j.quiet {
+	if j.quiet.Load() {
 		return
 	}
 	if stable || state == Ready {
 		ag.read(ctx, j, content)
-		if j.quiet {
+		if j.quiet.Load() {
 			return
 		}
 		if now.Sub(j.lastChange) >= time.Second {
 			j.scanner.Settle()
 			ag.sendAck(ctx, j)
-			if j.quiet {
+			if j.quiet.Load() {
 				return
 			}
 		}
@@ -1019,7 +1079,7 @@ func (ag *agent) take(ctx context.Context, j *job, lines []string) {
 	// The ACK first: what the agent does is its task's milestone only once
 	// the task runs.
 	ag.sendAck(ctx, j)
-	if j.task && ag.style.Tool != nil && !j.quiet {
+	if j.task && ag.style.Tool != nil && !j.quiet.Load() {
 		for _, l := range lines {
 			l = strings.TrimSpace(l) // a blinking marker leaves its indent
 			if m := toolCall.FindStringSubmatch(l); m != nil && ag.style.Tool.MatchString(ag.replyMarker()+l) {
@@ -1065,7 +1125,7 @@ func (ag *agent) sendAck(ctx context.Context, j *job) {
 		return
 	}
 	ag.mu.Lock()
-	j.quiet = true
+	j.quiet.Store(true)
 	ag.mu.Unlock()
 }
 
@@ -1097,9 +1157,7 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 	j.question.answeredAs(answer, pane.Screen.Text(), now)
 	j.log.Info("the agent asks for permission", "tool", tool, "answer", answer)
 	ag.appendLog(j, "--- wilco: permission asked ("+firstOf(answer, "waiting for the user")+"): "+firstLine(text))
-	if pr, ok := ag.a.opts.Report.(PermissionReporter); ok {
-		_ = pr.Permission(context.WithoutCancel(ctx), PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
-	}
+	_ = ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})
 	ag.sendAnswer(ctx, answer)
 }
 
@@ -1119,13 +1177,13 @@ func (ag *agent) stall(ctx context.Context, j *job, why string) {
 	j.log.Warn("stopping the agent", "why", why)
 	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.interrupt...)
 	ag.appendLog(j, "--- wilco: "+why)
-	if j.task && !j.quiet {
+	if j.task && !j.quiet.Load() {
 		r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: -1, TimedOut: true,
 			Error: why, Output: tailText(strings.Join(j.text, "\n"), 8000), Duration: time.Since(j.began)}
 		ag.report(ctx, j, r)
 	}
 	ag.mu.Lock()
-	j.quiet = true
+	j.quiet.Store(true)
 	ag.mu.Unlock()
 	j.phase, j.stopAt = phaseStopping, time.Now()
 }
@@ -1144,14 +1202,14 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 	j.scanner.Settle()
 	ag.sendAck(ctx, j)
 	text := strings.Join(j.text, "\n")
-	if j.wantAck && !j.ackSent && !j.quiet {
+	if j.wantAck && !j.ackSent && !j.quiet.Load() {
 		// What the pane showed says why no ACK was read.
 		ag.appendLog(j, "--- wilco: the turn ended without an acknowledgment read from "+j.source.String()+"; the pane showed:\n"+
 			strings.Join(j.lastScreen.History, "\n")+"\n"+j.lastScreen.Text())
 	}
 	ag.appendLog(j, fmt.Sprintf("--- wilco: the agent is ready again: turn over %s", time.Now().UTC().Format(time.RFC3339)))
 	ag.finishJob(j)
-	if j.quiet {
+	if j.quiet.Load() {
 		return
 	}
 	if !j.task {

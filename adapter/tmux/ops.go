@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"wilco/adapter"
 	"wilco/core"
 )
 
@@ -57,7 +58,7 @@ func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action str
 			j.phase, j.pastes = phasePaste, 0
 			ag.queue = append([]*job{j}, ag.queue...)
 			ag.cur = nil
-		case j.phase == phaseStopping || j.quiet:
+		case j.phase == phaseStopping || j.quiet.Load():
 			j.close()
 			ag.cur = nil
 		default:
@@ -314,4 +315,32 @@ func copyTree(src, dest string) error {
 		}
 		return out.Close()
 	})
+}
+
+// Operate performs an agent operation on a tmux agent: a hibernate stops
+// its program (Hibernate), a wake starts it again resuming the
+// conversation given (Wake), a restart does both (Restart). Any other
+// operation is refused (adapter.ErrNotSupported).
+func (a *Adapter) Operate(ctx context.Context, agent string, op adapter.Operation) (adapter.Performed, error) {
+	switch op.Name {
+	case core.OpHibernate:
+		conv, action, err := a.Hibernate(ctx, agent)
+		if err != nil {
+			return adapter.Performed{}, err
+		}
+		return adapter.Performed{Action: "hibernated: " + action, Conversation: conv}, nil
+	case core.OpWake:
+		action, err := a.Wake(ctx, agent, op.Conversation)
+		if err != nil {
+			return adapter.Performed{}, err
+		}
+		return adapter.Performed{Action: "woken: " + action}, nil
+	case core.OpRestart:
+		action, err := a.Restart(ctx, agent)
+		if err != nil {
+			return adapter.Performed{}, err
+		}
+		return adapter.Performed{Action: "restarted: " + action}, nil
+	}
+	return adapter.Performed{}, fmt.Errorf("%s of a tmux agent: %w", op.Name, adapter.ErrNotSupported)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wilco/adapter"
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 )
@@ -204,7 +205,7 @@ func (ag *agent) readRecord(ctx context.Context, j *job, now time.Time, final bo
 		default:
 			ag.takeEntry(ctx, j, e)
 		}
-		if j.quiet {
+		if j.quiet.Load() {
 			return
 		}
 	}
@@ -229,7 +230,7 @@ func (ag *agent) takeEntry(ctx context.Context, j *job, e chatlog.Entry) {
 		in, _ := json.Marshal(e.Input)
 		ag.appendLog(j, fmt.Sprintf("[tool] %s %s", e.Tool, shorten(string(in), 500)))
 		j.transcript.Add(execadapter.Entry{Kind: "tool_call", Tool: e.Tool, Input: e.Input})
-		if j.task && !j.quiet {
+		if j.task && !j.quiet.Load() {
 			ag.activity(ctx, j, execadapter.DescribeToolCall(e.Tool, e.Input))
 		}
 	case chatlog.ToolResult:
@@ -248,9 +249,7 @@ func (ag *agent) activity(ctx context.Context, j *job, text string) {
 		return
 	}
 	j.activity = text
-	if ar, ok := ag.a.opts.Report.(ActivityReporter); ok {
-		_ = ar.Activity(context.WithoutCancel(ctx), j.msg.TaskID, j.msg.TaskAttempt, text)
-	}
+	_ = ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.Activity{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Text: text})
 }
 
 // fromScreen reads the turn from the pane: its record does not hold it.

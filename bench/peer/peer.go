@@ -222,7 +222,43 @@ func run(cfg config) (*result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	srv, err := startServer(dir, cfg.SyncAlways)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &peer{cfg: cfg, url: srv.ClientURL(), tr: newTracker(cfg.Deliveries), quit: make(chan struct{})}
+	defer p.closeConns()
+	p.ackCtx, p.ackCancel = context.WithCancel(ctx)
+	defer p.ackCancel()
+	if err := p.setUp(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.startAgents(ctx); err != nil {
+		p.stopAgents()
+		return nil, err
+	}
+	start := time.Now()
+	publishDone, err := p.publish(start)
+	if err != nil {
+		p.stopAgents()
+		return nil, err
+	}
+	if err := p.waitSettled(ctx); err != nil {
+		return nil, err
+	}
+	elapsed := time.Duration(p.tr.end.Load() - start.UnixNano())
+	p.stopAgents()
+	return p.result(elapsed, publishDone)
+}
 
+// startServer starts an embedded NATS server with JetStream storing in dir.
+func startServer(dir string, syncAlways bool) (*server.Server, error) {
 	srv, err := server.NewServer(&server.Options{
 		Host:       "127.0.0.1",
 		Port:       server.RANDOM_PORT,
@@ -230,268 +266,295 @@ func run(cfg config) (*result, error) {
 		StoreDir:   dir,
 		NoLog:      true,
 		NoSigs:     true,
-		SyncAlways: cfg.SyncAlways,
+		SyncAlways: syncAlways,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nats server: %w", err)
 	}
 	srv.Start()
-	defer func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	}()
 	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
 		return nil, errors.New("nats server not ready")
 	}
-	url := srv.ClientURL()
+	return srv, nil
+}
 
-	var conns []*nats.Conn
-	defer func() {
-		for _, nc := range conns {
-			nc.Close()
-		}
-	}()
-	connect := func(name string) (*nats.Conn, error) {
-		nc, err := nats.Connect(url, nats.Name(name), nats.NoReconnect())
-		if err == nil {
-			conns = append(conns, nc)
-		}
-		return nc, err
+// peer is one run of the JetStream side: its connections, its agents and
+// what they counted.
+type peer struct {
+	cfg   config
+	url   string
+	tr    *tracker
+	conns []*nats.Conn
+
+	pjs         jetstream.JetStream // the publisher's
+	pubErrs     atomic.Int64
+	firstPubErr atomic.Value
+	agentJS     []jetstream.JetStream
+
+	sends    atomic.Int64
+	ackErrs  atomic.Int64
+	firstErr atomic.Value
+	quit     chan struct{}
+	workers  sync.WaitGroup
+	latMu    sync.Mutex
+	lats     []time.Duration
+	ccs      []jetstream.ConsumeContext
+	// Per-ack goroutines (--ack-workers 0) may only be started until the
+	// agents stop, so that workers.Wait is not racing workers.Go.
+	spawnMu   sync.RWMutex
+	stopping  bool
+	ackCtx    context.Context
+	ackCancel context.CancelFunc
+}
+
+func (p *peer) connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect(p.url, nats.Name(name), nats.NoReconnect())
+	if err == nil {
+		p.conns = append(p.conns, nc)
 	}
+	return nc, err
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+func (p *peer) closeConns() {
+	for _, nc := range p.conns {
+		nc.Close()
+	}
+}
 
-	// Publisher connection; also used to set up the stream.
-	pubNC, err := connect("publisher")
+// setUp connects the publisher (and makes the stream), the listener of the
+// advisories that announce failures, and the agents' connections.
+func (p *peer) setUp(ctx context.Context) error {
+	pubNC, err := p.connect("publisher")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var pubErrs atomic.Int64
-	var firstPubErr atomic.Value
-	pjs, err := jetstream.New(pubNC,
-		jetstream.WithPublishAsyncMaxPending(cfg.PubWindow),
+	p.pjs, err = jetstream.New(pubNC,
+		jetstream.WithPublishAsyncMaxPending(p.cfg.PubWindow),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
-			pubErrs.Add(1)
-			firstPubErr.CompareAndSwap(nil, err.Error())
+			p.pubErrs.Add(1)
+			p.firstPubErr.CompareAndSwap(nil, err.Error())
 		}))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := pjs.CreateStream(ctx, streamConfig()); err != nil {
-		return nil, fmt.Errorf("create stream: %w", err)
+	if _, err := p.pjs.CreateStream(ctx, streamConfig()); err != nil {
+		return fmt.Errorf("create stream: %w", err)
 	}
+	if err := p.listenFailures(); err != nil {
+		return err
+	}
+	// Agents share cfg.Conns connections.
+	p.agentJS = make([]jetstream.JetStream, min(p.cfg.Conns, p.cfg.Agents))
+	for i := range p.agentJS {
+		nc, err := p.connect("agents-" + strconv.Itoa(i))
+		if err != nil {
+			return err
+		}
+		if p.agentJS[i], err = jetstream.New(nc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	tr := newTracker(cfg.Deliveries)
-
-	// Failures: the server drops a delivery after its last ack wait and
-	// announces it with a MAX_DELIVERIES advisory carrying the stream seq.
-	advNC, err := connect("advisories")
+// listenFailures settles failed deliveries: the server drops a delivery
+// after its last ack wait and announces it with a MAX_DELIVERIES advisory
+// carrying the stream seq.
+func (p *peer) listenFailures() error {
+	advNC, err := p.connect("advisories")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	advSub, err := advNC.Subscribe(advisoryPrefix+"*", func(m *nats.Msg) {
 		var adv struct {
 			StreamSeq uint64 `json:"stream_seq"`
 		}
 		if err := json.Unmarshal(m.Data, &adv); err != nil {
-			tr.bogus.Add(1)
+			p.tr.bogus.Add(1)
 			return
 		}
-		tr.settle(adv.StreamSeq, failed)
+		p.tr.settle(adv.StreamSeq, failed)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := advSub.SetPendingLimits(-1, -1); err != nil {
-		return nil, err
+		return err
 	}
-	if err := advNC.Flush(); err != nil {
-		return nil, err
-	}
+	return advNC.Flush()
+}
 
-	// Agents share cfg.Conns connections.
-	agentJS := make([]jetstream.JetStream, min(cfg.Conns, cfg.Agents))
-	for i := range agentJS {
-		nc, err := connect("agents-" + strconv.Itoa(i))
-		if err != nil {
-			return nil, err
-		}
-		if agentJS[i], err = jetstream.New(nc); err != nil {
-			return nil, err
-		}
+// stopAgents stops the agents' consumers and waits for their acks.
+func (p *peer) stopAgents() {
+	close(p.quit)
+	p.spawnMu.Lock()
+	p.stopping = true
+	p.spawnMu.Unlock()
+	for _, cc := range p.ccs {
+		cc.Stop()
 	}
+	p.ackCancel() // outstanding acks are late duplicates now
+	p.workers.Wait()
+}
 
-	var (
-		sends    atomic.Int64
-		ackErrs  atomic.Int64
-		firstErr atomic.Value
-		quit     = make(chan struct{})
-		workers  sync.WaitGroup
-		latMu    sync.Mutex
-		lats     []time.Duration
-		ccs      []jetstream.ConsumeContext
-		// Per-ack goroutines (--ack-workers 0) may only be started until
-		// the agents stop, so that workers.Wait is not racing workers.Go.
-		spawnMu  sync.RWMutex
-		stopping bool
-	)
-	ackCtx, ackCancel := context.WithCancel(ctx)
-	defer ackCancel()
-	stopAgents := func() {
-		close(quit)
-		spawnMu.Lock()
-		stopping = true
-		spawnMu.Unlock()
-		for _, cc := range ccs {
-			cc.Stop()
+// ackOne acknowledges m and measures the round trip.
+func (p *peer) ackOne(m jetstream.Msg) {
+	actx, acancel := context.WithTimeout(p.ackCtx, ackTimeout)
+	t0 := time.Now()
+	err := m.DoubleAck(actx)
+	d := time.Since(t0)
+	acancel()
+	if err != nil {
+		select {
+		case <-p.quit: // shutting down; a late duplicate ack
+		default:
+			p.ackErrs.Add(1)
+			p.firstErr.CompareAndSwap(nil, err.Error())
 		}
-		ackCancel() // outstanding acks are late duplicates now
-		workers.Wait()
+		return
 	}
-	for k := 0; k < cfg.Agents; k++ {
-		js := agentJS[k%len(agentJS)]
-		cons, err := js.CreateOrUpdateConsumer(ctx, streamName, consumerConfig(cfg, k))
-		if err != nil {
-			stopAgents()
-			return nil, fmt.Errorf("create consumer %s: %w", agentName(k), err)
+	p.latMu.Lock()
+	p.lats = append(p.lats, d)
+	p.latMu.Unlock()
+	md, err := m.Metadata()
+	if err != nil {
+		p.tr.bogus.Add(1)
+		return
+	}
+	p.tr.settle(md.Sequence.Stream, acked)
+}
+
+// acker is how agent k hands a message to acknowledge: to its ack
+// workers, or to a goroutine of its own (--ack-workers 0).
+func (p *peer) acker() func(jetstream.Msg) {
+	if p.cfg.AckWorkers == 0 {
+		return func(m jetstream.Msg) {
+			p.spawnMu.RLock()
+			defer p.spawnMu.RUnlock()
+			if !p.stopping {
+				p.workers.Go(func() { p.ackOne(m) })
+			}
 		}
-		ackOne := func(m jetstream.Msg) {
-			actx, acancel := context.WithTimeout(ackCtx, ackTimeout)
-			t0 := time.Now()
-			err := m.DoubleAck(actx)
-			d := time.Since(t0)
-			acancel()
-			if err != nil {
+	}
+	acks := make(chan jetstream.Msg, p.cfg.Batch)
+	for range p.cfg.AckWorkers {
+		p.workers.Go(func() {
+			for {
 				select {
-				case <-quit: // shutting down; a late duplicate ack
-				default:
-					ackErrs.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-				return
-			}
-			latMu.Lock()
-			lats = append(lats, d)
-			latMu.Unlock()
-			md, err := m.Metadata()
-			if err != nil {
-				tr.bogus.Add(1)
-				return
-			}
-			tr.settle(md.Sequence.Stream, acked)
-		}
-		acks := make(chan jetstream.Msg, cfg.Batch)
-		for range cfg.AckWorkers {
-			workers.Go(func() {
-				for {
-					select {
-					case <-quit:
-						return
-					case m := <-acks:
-						ackOne(m)
-					}
-				}
-			})
-		}
-		ack := func(m jetstream.Msg) {
-			select {
-			case acks <- m:
-			case <-quit:
-			}
-		}
-		if cfg.AckWorkers == 0 {
-			ack = func(m jetstream.Msg) {
-				spawnMu.RLock()
-				defer spawnMu.RUnlock()
-				if !stopping {
-					workers.Go(func() { ackOne(m) })
+				case <-p.quit:
+					return
+				case m := <-acks:
+					p.ackOne(m)
 				}
 			}
+		})
+	}
+	return func(m jetstream.Msg) {
+		select {
+		case acks <- m:
+		case <-p.quit:
 		}
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(k)))
+	}
+}
+
+// startAgents starts each agent's consumer: it acknowledges what it
+// receives with probability AckProb.
+func (p *peer) startAgents(ctx context.Context) error {
+	for k := 0; k < p.cfg.Agents; k++ {
+		js := p.agentJS[k%len(p.agentJS)]
+		cons, err := js.CreateOrUpdateConsumer(ctx, streamName, consumerConfig(p.cfg, k))
+		if err != nil {
+			return fmt.Errorf("create consumer %s: %w", agentName(k), err)
+		}
+		ack := p.acker()
+		rng := rand.New(rand.NewPCG(p.cfg.Seed, uint64(k)))
 		// Consume callbacks for one consumer run one at a time, so rng
 		// needs no lock.
 		cc, err := cons.Consume(func(m jetstream.Msg) {
-			sends.Add(1)
-			if rng.Float64() < cfg.AckProb {
+			p.sends.Add(1)
+			if rng.Float64() < p.cfg.AckProb {
 				ack(m)
 			}
-		}, jetstream.PullMaxMessages(cfg.Batch), jetstream.PullExpiry(cfg.PullExpiry), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		}, jetstream.PullMaxMessages(p.cfg.Batch), jetstream.PullExpiry(p.cfg.PullExpiry), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			select {
-			case <-quit:
+			case <-p.quit:
 			default:
-				firstErr.CompareAndSwap(nil, "consume: "+err.Error())
+				p.firstErr.CompareAndSwap(nil, "consume: "+err.Error())
 			}
 		}))
 		if err != nil {
-			stopAgents()
-			return nil, fmt.Errorf("consume %s: %w", agentName(k), err)
+			return fmt.Errorf("consume %s: %w", agentName(k), err)
 		}
-		ccs = append(ccs, cc)
+		p.ccs = append(p.ccs, cc)
 	}
+	return nil
+}
 
-	// Create the deliveries: async publish with a bounded window. A
-	// delivery is durable when its PubAck arrives.
-	subjects := make([]string, cfg.Agents)
+// publish creates the deliveries: async publish with a bounded window. A
+// delivery is durable when its PubAck arrives. It returns how long that
+// took from start.
+func (p *peer) publish(start time.Time) (time.Duration, error) {
+	subjects := make([]string, p.cfg.Agents)
 	for k := range subjects {
 		subjects[k] = subjectPrefix + agentName(k)
 	}
-	start := time.Now()
-	for i := 0; i < cfg.Deliveries; i++ {
-		k := i % cfg.Agents
+	for i := 0; i < p.cfg.Deliveries; i++ {
+		k := i % p.cfg.Agents
 		payload := []byte(`{"delivery":` + strconv.Itoa(i) + `,"agent":"` + agentName(k) + `","task":"bench"}`)
-		if _, err := pjs.PublishAsync(subjects[k], payload, jetstream.WithStallWait(ackTimeout)); err != nil {
-			stopAgents()
-			return nil, fmt.Errorf("publish %d: %w", i, err)
+		if _, err := p.pjs.PublishAsync(subjects[k], payload, jetstream.WithStallWait(ackTimeout)); err != nil {
+			return 0, fmt.Errorf("publish %d: %w", i, err)
 		}
 	}
 	select {
-	case <-pjs.PublishAsyncComplete():
+	case <-p.pjs.PublishAsyncComplete():
 	case <-time.After(5 * time.Minute):
-		stopAgents()
-		return nil, errors.New("publish acks did not complete")
+		return 0, errors.New("publish acks did not complete")
 	}
 	publishDone := time.Since(start)
-	if n := pubErrs.Load(); n > 0 {
-		stopAgents()
-		return nil, fmt.Errorf("%d publishes failed (first: %v)", n, firstPubErr.Load())
+	if n := p.pubErrs.Load(); n > 0 {
+		return 0, fmt.Errorf("%d publishes failed (first: %v)", n, p.firstPubErr.Load())
 	}
+	return publishDone, nil
+}
 
-	// Wait for every delivery to settle; abort if progress stalls.
+// waitSettled waits for every delivery to settle, and stops the agents
+// with an error when progress stalls.
+func (p *peer) waitSettled(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	last, lastChange := tr.settled.Load(), time.Now()
-wait:
+	last, lastChange := p.tr.settled.Load(), time.Now()
 	for {
 		select {
-		case <-tr.done:
-			break wait
+		case <-p.tr.done:
+			return nil
 		case <-tick.C:
-			if s := tr.settled.Load(); s != last {
+			if s := p.tr.settled.Load(); s != last {
 				last, lastChange = s, time.Now()
 			} else if time.Since(lastChange) > stallLimit {
-				diag := diagnose(ctx, agentJS, cfg.Agents)
-				stopAgents()
-				return nil, fmt.Errorf("stalled at %d/%d settled (ack errors %d, first error %v); %s",
-					s, tr.n, ackErrs.Load(), firstErr.Load(), diag)
+				diag := diagnose(ctx, p.agentJS, p.cfg.Agents)
+				p.stopAgents()
+				return fmt.Errorf("stalled at %d/%d settled (ack errors %d, first error %v); %s",
+					s, p.tr.n, p.ackErrs.Load(), p.firstErr.Load(), diag)
 			}
 		}
 	}
-	elapsed := time.Duration(tr.end.Load() - start.UnixNano())
-	stopAgents()
-	if n := ackErrs.Load(); n > 0 {
-		return nil, fmt.Errorf("%d DoubleAcks failed (first: %v)", n, firstErr.Load())
+}
+
+// result is what the run measured, once the agents stopped.
+func (p *peer) result(elapsed, publishDone time.Duration) (*result, error) {
+	cfg := p.cfg
+	if n := p.ackErrs.Load(); n > 0 {
+		return nil, fmt.Errorf("%d DoubleAcks failed (first: %v)", n, p.firstErr.Load())
 	}
-	if n := tr.bogus.Load(); n > 0 {
+	if n := p.tr.bogus.Load(); n > 0 {
 		return nil, fmt.Errorf("%d unexpected acks or advisories", n)
 	}
 	rss, err := peakRSSMiB()
 	if err != nil {
 		return nil, err
 	}
-
-	slices.Sort(lats)
+	slices.Sort(p.lats)
 	res := &result{
 		System:     "jetstream",
 		Deliveries: cfg.Deliveries,
@@ -499,14 +562,14 @@ wait:
 		AckProb:    cfg.AckProb,
 		Seed:       cfg.Seed,
 		MaxRetries: cfg.MaxRetries,
-		Acked:      tr.acked.Load(),
-		Failed:     tr.failed.Load(),
-		Sends:      sends.Load(),
+		Acked:      p.tr.acked.Load(),
+		Failed:     p.tr.failed.Load(),
+		Sends:      p.sends.Load(),
 		ElapsedMS:  ms(elapsed),
-		P50MS:      ms(percentile(lats, 0.50)),
-		P99MS:      ms(percentile(lats, 0.99)),
+		P50MS:      ms(percentile(p.lats, 0.50)),
+		P99MS:      ms(percentile(p.lats, 0.99)),
 		PeakRSSMB:  rss,
-		AckSamples: len(lats),
+		AckSamples: len(p.lats),
 		PublishMS:  ms(publishDone),
 	}
 	if elapsed > 0 {

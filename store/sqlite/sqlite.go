@@ -168,17 +168,31 @@ func Open(path string, opts ...Option) (*Store, error) {
 
 func (s *Store) open(cfg config) error {
 	ctx := context.Background()
+	writerPragmas := cfg.writerPragmas()
+	if err := s.openWriter(ctx, cfg.tuning, writerPragmas); err != nil {
+		return err
+	}
+	if err := s.openReaders(ctx, cfg); err != nil {
+		return err
+	}
+	if cfg.tuning.checkpointBytes > 0 {
+		return s.openCheckpointer(ctx, cfg.tuning, writerPragmas)
+	}
+	return nil
+}
+
+// writerPragmas are the pragmas of a connection that writes.
+func (cfg config) writerPragmas() []string {
 	syncMode := "NORMAL"
 	if cfg.fullSync {
 		syncMode = "FULL"
 	}
-	var err error
 	t := cfg.tuning
 	autocheckpoint := t.walAutocheckpoint
 	if t.checkpointBytes > 0 {
 		autocheckpoint = 0
 	}
-	writerPragmas := []string{
+	return []string{
 		"busy_timeout(" + strconv.Itoa(t.busyTimeoutMillis) + ")",
 		"synchronous(" + syncMode + ")",
 		"cache_size(-" + strconv.Itoa(t.writerCacheKiB) + ")",
@@ -187,14 +201,25 @@ func (s *Store) open(cfg config) error {
 		"journal_size_limit(" + strconv.Itoa(t.journalSizeLimit) + ")",
 		"temp_store(MEMORY)",
 	}
-	s.w, err = sql.Open("sqlite", dsn(s.path, writerPragmas, "_txlock=immediate"))
+}
+
+// single makes db one connection, kept open.
+func single(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+// openWriter opens the one connection that writes, makes the file WAL,
+// migrates it, prepares the inserts and reads the last sequence number.
+func (s *Store) openWriter(ctx context.Context, t tuning, pragmas []string) error {
+	var err error
+	s.w, err = sql.Open("sqlite", dsn(s.path, pragmas, "_txlock=immediate"))
 	if err != nil {
 		return err
 	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.w.SetConnMaxIdleTime(0)
+	single(s.w)
 
 	// page_size only takes effect before the file has content, and
 	// journal_mode=WAL is kept in the file: both are set once, here, rather
@@ -220,7 +245,13 @@ func (s *Store) open(cfg config) error {
 		return fmt.Errorf("read last seq: %w", err)
 	}
 	s.last.Store(uint64(last))
+	return nil
+}
 
+// openReaders opens the pool of read-only connections.
+func (s *Store) openReaders(ctx context.Context, cfg config) error {
+	t := cfg.tuning
+	var err error
 	s.r, err = sql.Open("sqlite", dsn(s.path, []string{
 		"busy_timeout(" + strconv.Itoa(t.busyTimeoutMillis) + ")",
 		"cache_size(-" + strconv.Itoa(t.readerCacheKiB) + ")",
@@ -237,26 +268,26 @@ func (s *Store) open(cfg config) error {
 	if err := s.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("open reader: %w", err)
 	}
+	return nil
+}
 
-	if t.checkpointBytes > 0 {
-		db, err := sql.Open("sqlite", dsn(s.path, writerPragmas))
-		if err != nil {
-			return err
-		}
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
-		if err := db.PingContext(ctx); err != nil {
-			db.Close()
-			return fmt.Errorf("open checkpointer: %w", err)
-		}
-		restart := t.walRestartBytes / (t.pageSize + 24) // a frame: a page and its header
-		s.ckpt = startCheckpointer(db, s.path, int64(t.checkpointBytes), restart, func() func() {
-			s.wmu.Lock()
-			return s.wmu.Unlock
-		})
+// openCheckpointer opens the connection that checkpoints the WAL in the
+// background, and starts it.
+func (s *Store) openCheckpointer(ctx context.Context, t tuning, pragmas []string) error {
+	db, err := sql.Open("sqlite", dsn(s.path, pragmas))
+	if err != nil {
+		return err
 	}
+	single(db)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return fmt.Errorf("open checkpointer: %w", err)
+	}
+	restart := t.walRestartBytes / (t.pageSize + 24) // a frame: a page and its header
+	s.ckpt = startCheckpointer(db, s.path, int64(t.checkpointBytes), restart, func() func() {
+		s.wmu.Lock()
+		return s.wmu.Unlock
+	})
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package verify
+package diagnose
 
 import (
 	"fmt"
@@ -624,93 +624,139 @@ func pairs(s string, c *counts) {
 }
 
 // testCounts reads the totals of the first test runner whose summary is in
-// the text.
+// the text: go test's when no other's is.
 func testCounts(text string) counts {
-	var c counts
-	has := func(sub string) bool { return strings.Contains(text, sub) }
-	if has("Tests:") {
-		if m := jestTests.FindStringSubmatch(text); m != nil {
-			if pairs(m[1], &c); c.known {
-				return c
-			}
-		}
-	}
-	if has("Tests ") {
-		if m := vitestTests.FindStringSubmatch(text); m != nil {
-			if pairs(m[1], &c); c.known {
-				return c
-			}
-		}
-	}
-	if has("test result:") {
-		if all := rustResult.FindAllStringSubmatch(text, -1); all != nil {
-			for _, m := range all {
-				c.passed += atoi(m[1])
-				c.failed += atoi(m[2])
-			}
-			c.known = true
+	for _, count := range runnerCounts {
+		if c := count(text); c.known {
 			return c
 		}
 	}
+	return goCounts(text)
+}
+
+// runnerCounts read the totals of one test runner each, in the order they
+// are tried: known is false when its summary is not in the text.
+var runnerCounts = []func(text string) counts{
+	jestCounts, vitestCounts, rustCounts, pytestCounts, mochaCounts, unittestCounts, tapCounts,
+}
+
+// jestCounts: "Tests:       1 failed, 3 passed, 4 total".
+func jestCounts(text string) (c counts) {
+	if strings.Contains(text, "Tests:") {
+		if m := jestTests.FindStringSubmatch(text); m != nil {
+			pairs(m[1], &c)
+		}
+	}
+	return c
+}
+
+// vitestCounts: "Tests  1 failed | 3 passed (4)".
+func vitestCounts(text string) (c counts) {
+	if strings.Contains(text, "Tests ") {
+		if m := vitestTests.FindStringSubmatch(text); m != nil {
+			pairs(m[1], &c)
+		}
+	}
+	return c
+}
+
+// rustCounts: every "test result: FAILED. 3 passed; 1 failed" line.
+func rustCounts(text string) (c counts) {
+	if !strings.Contains(text, "test result:") {
+		return c
+	}
+	all := rustResult.FindAllStringSubmatch(text, -1)
+	for _, m := range all {
+		c.passed += atoi(m[1])
+		c.failed += atoi(m[2])
+	}
+	c.known = all != nil
+	return c
+}
+
+// pytestCounts: the last "==== 1 failed, 3 passed in 0.12s ====" line.
+func pytestCounts(text string) (c counts) {
+	has := func(sub string) bool { return strings.Contains(text, sub) }
 	if has(" in ") && (has(" failed") || has(" passed") || has(" error")) {
 		if all := pytestLine.FindAllStringSubmatch(text, -1); all != nil {
-			if pairs(all[len(all)-1][1], &c); c.known {
-				return c
+			pairs(all[len(all)-1][1], &c)
+		}
+	}
+	return c
+}
+
+// mochaCounts: "1 failing" and "3 passing".
+func mochaCounts(text string) (c counts) {
+	if !strings.Contains(text, " failing") {
+		return c
+	}
+	if m := mochaFailing.FindStringSubmatch(text); m != nil {
+		c.failed, c.known = atoi(m[1]), true
+		if p := mochaPassing.FindStringSubmatch(text); p != nil {
+			c.passed = atoi(p[1])
+		}
+	}
+	return c
+}
+
+// unittestCounts: "Ran 4 tests" and "FAILED (failures=1, errors=1)".
+func unittestCounts(text string) (c counts) {
+	if !strings.Contains(text, "Ran ") {
+		return c
+	}
+	m := unittestRan.FindStringSubmatch(text)
+	if m == nil {
+		return c
+	}
+	ran := atoi(m[1])
+	if f := unittestFailed.FindStringSubmatch(text); f != nil {
+		for _, kv := range strings.Split(f[1], ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			switch k {
+			case "failures":
+				c.failed += atoi(v)
+			case "errors":
+				c.errors += atoi(v)
 			}
 		}
 	}
-	if has(" failing") {
-		if m := mochaFailing.FindStringSubmatch(text); m != nil {
-			c.failed, c.known = atoi(m[1]), true
-			if p := mochaPassing.FindStringSubmatch(text); p != nil {
-				c.passed = atoi(p[1])
-			}
-			return c
+	c.passed, c.known = max(0, ran-c.failed-c.errors), true
+	return c
+}
+
+// tapCounts: TAP's "# fail 1" and "# pass 3".
+func tapCounts(text string) (c counts) {
+	if !strings.Contains(text, " fail ") {
+		return c
+	}
+	if f := tapFail.FindStringSubmatch(text); f != nil {
+		c.failed, c.known = atoi(f[1]), true
+		if p := tapPass.FindStringSubmatch(text); p != nil {
+			c.passed = atoi(p[1])
 		}
 	}
-	if has("Ran ") {
-		if m := unittestRan.FindStringSubmatch(text); m != nil {
-			ran := atoi(m[1])
-			if f := unittestFailed.FindStringSubmatch(text); f != nil {
-				for _, kv := range strings.Split(f[1], ",") {
-					k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
-					switch k {
-					case "failures":
-						c.failed += atoi(v)
-					case "errors":
-						c.errors += atoi(v)
-					}
-				}
-			}
-			c.passed, c.known = max(0, ran-c.failed-c.errors), true
-			return c
+	return c
+}
+
+// goCounts: go test's top-level results (passes are listed only with -v);
+// known only when both a pass and a failure are listed.
+func goCounts(text string) (c counts) {
+	if !strings.Contains(text, "--- FAIL: ") {
+		return c
+	}
+	fails := goFail.FindAllStringSubmatch(text, -1)
+	passes := goPass.FindAllStringSubmatch(text, -1)
+	for _, f := range fails {
+		if !strings.Contains(f[1], "/") {
+			c.failed++
 		}
 	}
-	if has(" fail ") {
-		if f := tapFail.FindStringSubmatch(text); f != nil {
-			c.failed, c.known = atoi(f[1]), true
-			if p := tapPass.FindStringSubmatch(text); p != nil {
-				c.passed = atoi(p[1])
-			}
-			return c
+	for _, p := range passes {
+		if !strings.Contains(p[1], "/") {
+			c.passed++
 		}
 	}
-	// go test: top-level results (passes are listed only with -v).
-	if has("--- FAIL: ") {
-		fails := goFail.FindAllStringSubmatch(text, -1)
-		passes := goPass.FindAllStringSubmatch(text, -1)
-		for _, f := range fails {
-			if !strings.Contains(f[1], "/") {
-				c.failed++
-			}
-		}
-		for _, p := range passes {
-			if !strings.Contains(p[1], "/") {
-				c.passed++
-			}
-		}
-		c.known = len(passes) > 0 && len(fails) > 0
-	}
+	c.known = len(passes) > 0 && len(fails) > 0
 	return c
 }
 
@@ -751,21 +797,7 @@ func failingTests(text string) []string {
 		}
 	}
 	if len(names) > 0 {
-		// Keep the leaves: TestA/sub says more than TestA.
-		var leaves []string
-		for _, n := range names {
-			leaf := true
-			for _, o := range names {
-				if strings.HasPrefix(o, n+"/") {
-					leaf = false
-					break
-				}
-			}
-			if leaf {
-				leaves = append(leaves, n)
-			}
-		}
-		return leaves
+		return leaves(names)
 	}
 	for _, re := range []struct {
 		re   *regexp.Regexp
@@ -813,6 +845,25 @@ func failingTests(text string) []string {
 		add(m[1])
 	}
 	return names
+}
+
+// leaves are the names of go tests that are no parent of another:
+// TestA/sub says more than TestA.
+func leaves(names []string) []string {
+	var out []string
+	for _, n := range names {
+		leaf := true
+		for _, o := range names {
+			if strings.HasPrefix(o, n+"/") {
+				leaf = false
+				break
+			}
+		}
+		if leaf {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // boolMax is the n of FindAll: all matches when ok, none otherwise.

@@ -1,4 +1,4 @@
-package verify
+package diagnose
 
 import (
 	"flag"
@@ -83,7 +83,7 @@ func TestAnalyseLargeOutput(t *testing.T) {
 }
 
 // TestWriteCorpus writes the samples as the fuzz corpus (go test
-// ./verify -run TestWriteCorpus -update-corpus); the corpus is committed.
+// ./diagnose -run TestWriteCorpus -update-corpus); the corpus is committed.
 func TestWriteCorpus(t *testing.T) {
 	if !*updateCorpus {
 		t.Skip("run with -update-corpus to rewrite testdata/fuzz/FuzzAnalyse")

@@ -1,11 +1,11 @@
-package workspace
+package core
 
 import (
 	"path"
 	"strings"
 )
 
-// OutsideBoundaries returns the files (slash-separated, relative to Root)
+// OutsideBoundaries returns the files (slash-separated, relative to the repository root)
 // that fall inside one of the task's boundaries — the "files or modules
 // out of scope" of a task — in the order given: each one is a violation.
 // See BoundaryPatterns for what a boundary matches.

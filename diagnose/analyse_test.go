@@ -1,4 +1,4 @@
-package verify
+package diagnose
 
 import (
 	"slices"

@@ -456,28 +456,7 @@ func (w *world) composeTask(a *agent, m core.InboxMessage, wrongID bool) action 
 	case 0:
 		return action{kind: actAgentAck, agent: a.name, id: m.ID}
 	case 1:
-		status := oneOf(w, [][]string{
-			{"RECEIVED", "received", "Received"}, {"RECEIVED"}, {"RECEIVED"},
-			{"CLARIFICATION_NEEDED", "Clarification needed", "needs-clarification"},
-			{"REJECTED", "rejected"},
-			{"QUEUED", "queued"}, {"QUEUED"},
-			{"CONFIRMED"},
-		})
-		word := oneOf(w, status)
-		head := oneOf(w, []string{"[ACK] %s - %s", "**[ACK]** %s – %s", "Sure thing.\n\n> `[ACK] %s — %s`", "ACK: %s - %s", "- [ack] %s: %s", "### [ACK] `%s` - %s"})
-		text := fmt.Sprintf(head, id, word)
-		if under != "" {
-			text += oneOf(w, []string{"\nUnderstanding: ", "\n**Understanding:** "}) + under
-		}
-		switch status[0] {
-		case "CLARIFICATION_NEEDED":
-			text += "\nQuestions:\n1. Should the output be JSON?\n2. Which platforms matter?"
-		case "REJECTED":
-			text += "\nNote: not my area"
-		case "QUEUED":
-			text += "\nNote: finishing another task first"
-		}
-		return w.reply(a, m, text)
+		return w.reply(a, m, w.ackText(id, under))
 	case 2:
 		status := oneOf(w, []string{"received", "received", "received", "needs-clarification", "confirmed", "rejected", "queued", "queued"})
 		f := map[string]any{"task_id": id, "status": status}
@@ -489,18 +468,7 @@ func (w *world) composeTask(a *agent, m core.InboxMessage, wrongID bool) action 
 		}
 		return w.replyJSON(a, m, "task-acknowledgment", f)
 	case 3:
-		f := map[string]any{"task_id": id, "error_code": oneOf(w, []string{"RESOURCE_UNAVAILABLE", "CAPABILITY_MISMATCH", "NETWORK_ERROR", "INVALID_TASK_FORMAT", "AGENT_SHUTTING_DOWN"}), "error_message": "cannot take it now"}
-		switch w.pick(4, 1, 2, 2, 1) {
-		case 1:
-			f["retry_after_minutes"] = 0
-		case 2:
-			f["retry_after_minutes"] = 0.05
-		case 3:
-			f["retry_after_minutes"] = 0.5
-		case 4:
-			f["retry_after_minutes"] = 15
-		}
-		return w.replyJSON(a, m, "task-acknowledgment-error", f)
+		return w.replyJSON(a, m, "task-acknowledgment-error", w.ackErrorForm(id))
 	case 4:
 		return w.replyJSON(a, m, "checkpoint-ack", map[string]any{"task_id": id, "checkpoint": 1 + w.rng.IntN(3), "status": "completed", "summary": "tests written"})
 	case 5:
@@ -516,6 +484,50 @@ func (w *world) composeTask(a *agent, m core.InboxMessage, wrongID bool) action 
 		`{"type":"checkpoint-ack","task_id":"` + id + `","checkpoint":-1}`,
 	})
 	return w.reply(a, m, broken)
+}
+
+// ackText is an [ACK] line as agents write it, in one of its many
+// forms, with an Understanding and what its status asks for.
+func (w *world) ackText(id, under string) string {
+	status := oneOf(w, [][]string{
+		{"RECEIVED", "received", "Received"}, {"RECEIVED"}, {"RECEIVED"},
+		{"CLARIFICATION_NEEDED", "Clarification needed", "needs-clarification"},
+		{"REJECTED", "rejected"},
+		{"QUEUED", "queued"}, {"QUEUED"},
+		{"CONFIRMED"},
+	})
+	word := oneOf(w, status)
+	head := oneOf(w, []string{"[ACK] %s - %s", "**[ACK]** %s – %s", "Sure thing.\n\n> `[ACK] %s — %s`", "ACK: %s - %s", "- [ack] %s: %s", "### [ACK] `%s` - %s"})
+	text := fmt.Sprintf(head, id, word)
+	if under != "" {
+		text += oneOf(w, []string{"\nUnderstanding: ", "\n**Understanding:** "}) + under
+	}
+	switch status[0] {
+	case "CLARIFICATION_NEEDED":
+		text += "\nQuestions:\n1. Should the output be JSON?\n2. Which platforms matter?"
+	case "REJECTED":
+		text += "\nNote: not my area"
+	case "QUEUED":
+		text += "\nNote: finishing another task first"
+	}
+	return text
+}
+
+// ackErrorForm is a task-acknowledgment-error form, with or without a
+// retry_after_minutes.
+func (w *world) ackErrorForm(id string) map[string]any {
+	f := map[string]any{"task_id": id, "error_code": oneOf(w, []string{"RESOURCE_UNAVAILABLE", "CAPABILITY_MISMATCH", "NETWORK_ERROR", "INVALID_TASK_FORMAT", "AGENT_SHUTTING_DOWN"}), "error_message": "cannot take it now"}
+	switch w.pick(4, 1, 2, 2, 1) {
+	case 1:
+		f["retry_after_minutes"] = 0
+	case 2:
+		f["retry_after_minutes"] = 0.05
+	case 3:
+		f["retry_after_minutes"] = 0.5
+	case 4:
+		f["retry_after_minutes"] = 15
+	}
+	return f
 }
 
 var reDone = regexp.MustCompile(`DONE-\d+`)

@@ -208,38 +208,13 @@ func (a *Adapter) Add(c AgentConfig) error {
 	if c.Name == "" {
 		return errors.New("tmux: an agent needs a name")
 	}
-	var p *Preset
-	if c.Preset != "" {
-		pp, ok := Presets[c.Preset]
-		if !ok {
-			return fmt.Errorf("tmux: agent %s: unknown preset %q (want %s)", c.Name, c.Preset, strings.Join(PresetNames(), ", "))
-		}
-		p = &pp
-	} else if len(c.Command) == 0 && c.Session == "" {
-		return fmt.Errorf("tmux: agent %s: command is required without a preset (or a session to attach to)", c.Name)
+	p, err := presetOf(c)
+	if err != nil {
+		return err
 	}
-	style := Style{}
-	if p != nil {
-		style = p.Style
-	}
-	for _, re := range []struct {
-		key, expr string
-		to        **regexp.Regexp
-	}{{"ready", c.Ready, &style.Ready}, {"busy", c.Busy, &style.Busy}, {"permission", c.Permission, &style.Permission}} {
-		if re.expr == "" {
-			continue
-		}
-		r, err := regexp.Compile(re.expr)
-		if err != nil {
-			return fmt.Errorf("tmux: agent %s: %s: %v", c.Name, re.key, err)
-		}
-		*re.to = r
-		if re.key == "ready" {
-			style.ReadyLastLine = true
-		}
-	}
-	if style.Ready == nil {
-		return fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'", c.Name)
+	style, err := styleOf(c, p)
+	if err != nil {
+		return err
 	}
 	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if p != nil {
@@ -258,21 +233,8 @@ func (a *Adapter) Add(c AgentConfig) error {
 		ag.allow = append(ag.allow, r)
 	}
 	ag.keys = keysFor(c, p)
-	if c.Session != "" {
-		ag.session = c.Session
-		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
-	} else {
-		ag.session = "wilco-" + c.Name
-		if c.Socket != "" {
-			ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
-		} else {
-			srv, err := PrivateServer(a.opts.Program, a.opts.StateDir, serverEnv())
-			if err != nil {
-				return fmt.Errorf("tmux: agent %s: %w", c.Name, err)
-			}
-			ag.srv = srv
-		}
-		ag.own = true
+	if err := a.placeSession(ag); err != nil {
+		return err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -292,6 +254,75 @@ func (a *Adapter) Add(c AgentConfig) error {
 	}
 	a.wg.Add(1)
 	go ag.loop()
+	return nil
+}
+
+// presetOf is the agent's preset (nil: none); without one it needs a
+// command, or a session to attach to.
+func presetOf(c AgentConfig) (*Preset, error) {
+	if c.Preset != "" {
+		p, ok := Presets[c.Preset]
+		if !ok {
+			return nil, fmt.Errorf("tmux: agent %s: unknown preset %q (want %s)", c.Name, c.Preset, strings.Join(PresetNames(), ", "))
+		}
+		return &p, nil
+	}
+	if len(c.Command) == 0 && c.Session == "" {
+		return nil, fmt.Errorf("tmux: agent %s: command is required without a preset (or a session to attach to)", c.Name)
+	}
+	return nil, nil
+}
+
+// styleOf is how the agent's pane is read: the preset's style, its
+// patterns replaced by those the config gives.
+func styleOf(c AgentConfig, p *Preset) (Style, error) {
+	style := Style{}
+	if p != nil {
+		style = p.Style
+	}
+	for _, re := range []struct {
+		key, expr string
+		to        **regexp.Regexp
+	}{{"ready", c.Ready, &style.Ready}, {"busy", c.Busy, &style.Busy}, {"permission", c.Permission, &style.Permission}} {
+		if re.expr == "" {
+			continue
+		}
+		r, err := regexp.Compile(re.expr)
+		if err != nil {
+			return style, fmt.Errorf("tmux: agent %s: %s: %v", c.Name, re.key, err)
+		}
+		*re.to = r
+		if re.key == "ready" {
+			style.ReadyLastLine = true
+		}
+	}
+	if style.Ready == nil {
+		return style, fmt.Errorf("tmux: agent %s: ready is required without a preset: a pattern of the pane's last line when the program waits for input, such as '^>\\s*$'", c.Name)
+	}
+	return style, nil
+}
+
+// placeSession says where the agent's program runs: the session the config
+// names (the user's, never killed), or a session of wilco's own, on the
+// socket the config names or wilco's private tmux server.
+func (a *Adapter) placeSession(ag *agent) error {
+	c := ag.cfg
+	if c.Session != "" {
+		ag.session = c.Session
+		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
+		return nil
+	}
+	ag.session = "wilco-" + c.Name
+	if c.Socket != "" {
+		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
+	} else {
+		srv, err := PrivateServer(a.opts.Program, a.opts.StateDir, serverEnv())
+		if err != nil {
+			return fmt.Errorf("tmux: agent %s: %w", c.Name, err)
+		}
+		ag.srv = srv
+	}
+	ag.own = true
 	return nil
 }
 

@@ -671,55 +671,7 @@ func testReadersSeeOnlyCommittedBatches(t *testing.T, open func(t *testing.T) st
 	// record and sets the watermark to its last event. A reader must
 	// see whole batches only, and records that agree with the watermark.
 	const batches, batchSize = 20, 25
-	check := func() error {
-		last, err := tb.s.LastSeq(tb.ctx)
-		if err != nil {
-			return err
-		}
-		if last%batchSize != 0 {
-			return fmt.Errorf("LastSeq = %d: part of a batch is visible", last)
-		}
-		evs, err := tb.s.Events(tb.ctx, store.Filter{})
-		if err != nil {
-			return err
-		}
-		if len(evs)%batchSize != 0 {
-			return fmt.Errorf("Events returned %d events: part of a batch is visible", len(evs))
-		}
-		for i, e := range evs {
-			if e.Seq != uint64(i+1) {
-				return fmt.Errorf("Events: event %d has seq %d", i, e.Seq)
-			}
-		}
-		items := 0
-		var counter string
-		wm, err := tb.s.Load(tb.ctx, func(r store.Record) error {
-			switch r.Kind {
-			case "item":
-				items++
-			case "counter":
-				counter = string(r.Data)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if wm%batchSize != 0 || uint64(items) != wm/batchSize {
-			return fmt.Errorf("Load: watermark %d with %d items", wm, items)
-		}
-		if wm > 0 && counter != strconv.FormatUint(wm, 10) {
-			return fmt.Errorf("Load: watermark %d with counter %q", wm, counter)
-		}
-		recs, err := tb.s.Records(tb.ctx, "item", "")
-		if err != nil {
-			return err
-		}
-		if len(recs) > batches {
-			return fmt.Errorf("Records: %d items", len(recs))
-		}
-		return nil
-	}
+	check := func() error { return checkWholeBatches(tb.ctx, tb.s, batches, batchSize) }
 
 	done := make(chan struct{})
 	errs := make(chan error, 4)
@@ -764,6 +716,60 @@ func testReadersSeeOnlyCommittedBatches(t *testing.T, open func(t *testing.T) st
 	if err := check(); err != nil {
 		t.Error(err)
 	}
+}
+
+// checkWholeBatches checks what a reader of s sees while batches of
+// batchSize events, one item record and the counter record are committed:
+// whole batches only, and records that agree with the watermark.
+func checkWholeBatches(ctx context.Context, s store.Store, batches, batchSize int) error {
+	last, err := s.LastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if last%uint64(batchSize) != 0 {
+		return fmt.Errorf("LastSeq = %d: part of a batch is visible", last)
+	}
+	evs, err := s.Events(ctx, store.Filter{})
+	if err != nil {
+		return err
+	}
+	if len(evs)%batchSize != 0 {
+		return fmt.Errorf("Events returned %d events: part of a batch is visible", len(evs))
+	}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			return fmt.Errorf("Events: event %d has seq %d", i, e.Seq)
+		}
+	}
+	items := 0
+	var counter string
+	wm, err := s.Load(ctx, func(r store.Record) error {
+		switch r.Kind {
+		case "item":
+			items++
+		case "counter":
+			counter = string(r.Data)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if wm%uint64(batchSize) != 0 || uint64(items) != wm/uint64(batchSize) {
+		return fmt.Errorf("Load: watermark %d with %d items", wm, items)
+	}
+	if wm > 0 && counter != strconv.FormatUint(wm, 10) {
+		return fmt.Errorf("Load: watermark %d with counter %q", wm, counter)
+	}
+	recs, err := s.Records(ctx, "item", "")
+	if err != nil {
+		return err
+	}
+	if len(recs) > batches {
+		return fmt.Errorf("Records: %d items", len(recs))
+	}
+	return nil
+
 }
 
 func testConcurrentReadersDuringCommits(t *testing.T, open func(t *testing.T) store.Store) {

@@ -66,7 +66,6 @@ func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
 	if a.EndSession {
 		select {
 		case <-ended.C:
-			a.EndSession = false
 		case <-time.After(sessionEndWait):
 		case <-r.Context().Done():
 		}

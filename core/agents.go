@@ -152,6 +152,9 @@ func (s *State) RemoveAgent(now time.Time, name, reason string) error {
 		return nil
 	}
 	s.emit(now, "", name, AgentRemoved{Reason: reason})
+	if a.EndSession {
+		s.effect(StopSession{Agent: name})
+	}
 	for _, d := range s.openOf(name) {
 		if t := s.tasks[d.TaskID]; t != nil && t.Delivery == d.ID && t.State.Holds() {
 			continue // the task's own delegation ends with its attempt, below

@@ -132,7 +132,7 @@ func (s *State) applyAgentEvent(ev Event) bool {
 			return true
 		}
 		a.Version = seq
-		a.Removed, a.FromConfig, a.Role = false, e.FromConfig, e.Role
+		a.Removed, a.EndSession, a.FromConfig, a.Role = false, false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
 		a.Settings = slices.Clone(e.Settings)
 		s.touch(KindAgent, e.Name)
@@ -163,6 +163,12 @@ func (s *State) applyAgentEvent(ev Event) bool {
 	case AgentRemoved:
 		if a := s.agentAt(ev.Agent, seq); a != nil {
 			a.Removed, a.TokenHash = true, ""
+			a.EndSession = keepsSession(a)
+		}
+
+	case AgentSessionEnded:
+		if a := s.agentAt(ev.Agent, seq); a != nil {
+			a.EndSession = false
 		}
 
 	case AgentSeen:
@@ -307,6 +313,11 @@ func (s *State) applyTask(ev Event) {
 		return
 	}
 	switch e := ev.Data.(type) {
+	case TaskBaselineRecorded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Baseline = true
+		}
+
 	case TaskWarning:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Warnings = append(t.Warnings, e.Text)
@@ -711,7 +722,7 @@ func (s *State) applySend(now time.Time, seq uint64, e Send, asks bool) {
 		}
 		return
 	}
-	s.effect(Deliver{Agent: a.Name, Message: msg})
+	s.deliver(a.Name, msg)
 }
 
 func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {

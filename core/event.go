@@ -31,6 +31,7 @@ const (
 	TypeAgentToken           = "agent.token"
 	TypeAgentRemoved         = "agent.removed"
 	TypeAgentPermission      = "agent.permission"
+	TypeAgentSessionEnded    = "agent.session_ended"
 	TypeDeliveryQueued       = "delivery.queued"
 	TypeDeliverySent         = "delivery.sent"
 	TypeDeliveryRetried      = "delivery.retried"
@@ -101,6 +102,13 @@ type AgentTokenSet struct {
 // working; registering it again brings it back.
 type AgentRemoved struct {
 	Reason string `json:"reason"`
+}
+
+// AgentSessionEnded records the end of the session a removed agent's
+// adapter kept for it (see StopSession); Error says why it could not be
+// ended.
+type AgentSessionEnded struct {
+	Error string `json:"error,omitempty"`
 }
 
 // AgentCycle records a pull agent's dispatch cycle that fetched messages
@@ -267,6 +275,7 @@ func (AgentRegistered) EventType() string       { return TypeAgentRegistered }
 func (AgentStatusChanged) EventType() string    { return TypeAgentStatus }
 func (AgentTokenSet) EventType() string         { return TypeAgentToken }
 func (AgentRemoved) EventType() string          { return TypeAgentRemoved }
+func (AgentSessionEnded) EventType() string     { return TypeAgentSessionEnded }
 func (AgentCycle) EventType() string            { return TypeAgentCycle }
 func (AgentPermission) EventType() string       { return TypeAgentPermission }
 func (DeliveryQueued) EventType() string        { return TypeDeliveryQueued }
@@ -303,6 +312,7 @@ func init() {
 	register[AgentStatusChanged]()
 	register[AgentTokenSet]()
 	register[AgentRemoved]()
+	register[AgentSessionEnded]()
 	register[AgentCycle]()
 	register[AgentPermission]()
 	register[DeliveryQueued]()

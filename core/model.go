@@ -50,6 +50,9 @@ type Agent struct {
 	Context *AgentContext `json:"context,omitempty"`
 	// Removed: the agent was taken out of service (see AgentRemoved).
 	Removed bool `json:"removed,omitempty"`
+	// EndSession: the agent was removed and the end of the session its
+	// adapter keeps for it is not recorded yet (see StopSession).
+	EndSession bool `json:"end_session,omitempty"`
 	// LastSeen is when wilco last heard from the agent (see heardFrom).
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	// Inbox holds what waits for a pull agent's next dispatch cycle.

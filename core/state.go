@@ -290,14 +290,16 @@ func (s *State) Timers() []Timer {
 	return out
 }
 
-// Resends are the messages to hand over again after a restart: the open
+// Resends are the messages to hand over again after a restart (each
+// task's first send after its RecordBaseline when its baseline is not
+// recorded): the open
 // deliveries to push agents among ids (those whose last send the restart
 // replayed from the log's tail, so it may or may not have left before
 // wilco stopped: at least once). Pull
 // agents' inboxes are part of the state and lose nothing. Resends changes
 // nothing.
-func (s *State) Resends(ids []string) []Deliver {
-	var out []Deliver
+func (s *State) Resends(ids []string) []Effect {
+	var out []Effect
 	for _, id := range ids {
 		d := s.deliveries[id] // an ended one is not resent
 		if d == nil || d.State != Sent || d.Policy == PolicyCycles {
@@ -308,6 +310,9 @@ func (s *State) Resends(ids []string) []Deliver {
 			continue
 		}
 		msg := s.inboxMessage(d, Send{ID: d.ID, Attempt: d.Sends, Kind: SendFirst}, d.LastSentAt)
+		if s.needsBaseline(msg) {
+			out = append(out, RecordBaseline{TaskID: msg.TaskID})
+		}
 		out = append(out, Deliver{Agent: a.Name, Message: msg})
 	}
 	return out

@@ -17,6 +17,7 @@ const (
 	TypeTaskStuck      = "task.stuck"
 	TypeTaskProposed   = "task.proposed"
 	TypeTaskRemoved    = "task.removed"
+	TypeTaskBaseline   = "task.baseline"
 	TypeTaskWarning    = "task.warning"
 	TypePlanCreated    = "plan.created"
 	TypePlanState      = "plan.state"
@@ -131,6 +132,12 @@ type TaskWarning struct {
 	Text string `json:"text"`
 }
 
+// TaskBaselineRecorded records that the working tree's changes were noted
+// before the task's first send (see RecordBaseline).
+type TaskBaselineRecorded struct {
+	Error string `json:"error,omitempty"`
+}
+
 // PlanCreated records a plan; its tasks' TaskQueued events follow.
 type PlanCreated struct {
 	Plan Plan `json:"plan"`
@@ -144,23 +151,24 @@ type PlanStateChanged struct {
 	Summary *PlanSummary `json:"summary,omitempty"`
 }
 
-func (TaskQueued) EventType() string        { return TypeTaskQueued }
-func (TaskStateChanged) EventType() string  { return TypeTaskState }
-func (TaskMilestone) EventType() string     { return TypeTaskMilestone }
-func (TaskAttempt) EventType() string       { return TypeTaskAttempt }
-func (TaskTurnEnded) EventType() string     { return TypeTaskTurnEnded }
-func (TaskFailure) EventType() string       { return TypeTaskFailure }
-func (TaskReplan) EventType() string        { return TypeTaskReplan }
-func (TaskEscalated) EventType() string     { return TypeTaskEscalated }
-func (TaskResponse) EventType() string      { return TypeTaskResponse }
-func (TaskSucceeded) EventType() string     { return TypeTaskSuccess }
-func (TaskUnverifiedEnd) EventType() string { return TypeTaskUnverified }
-func (TaskStuckReported) EventType() string { return TypeTaskStuck }
-func (TaskProposedDiff) EventType() string  { return TypeTaskProposed }
-func (TaskRemoved) EventType() string       { return TypeTaskRemoved }
-func (TaskWarning) EventType() string       { return TypeTaskWarning }
-func (PlanCreated) EventType() string       { return TypePlanCreated }
-func (PlanStateChanged) EventType() string  { return TypePlanState }
+func (TaskQueued) EventType() string           { return TypeTaskQueued }
+func (TaskStateChanged) EventType() string     { return TypeTaskState }
+func (TaskMilestone) EventType() string        { return TypeTaskMilestone }
+func (TaskAttempt) EventType() string          { return TypeTaskAttempt }
+func (TaskTurnEnded) EventType() string        { return TypeTaskTurnEnded }
+func (TaskFailure) EventType() string          { return TypeTaskFailure }
+func (TaskReplan) EventType() string           { return TypeTaskReplan }
+func (TaskEscalated) EventType() string        { return TypeTaskEscalated }
+func (TaskResponse) EventType() string         { return TypeTaskResponse }
+func (TaskSucceeded) EventType() string        { return TypeTaskSuccess }
+func (TaskUnverifiedEnd) EventType() string    { return TypeTaskUnverified }
+func (TaskStuckReported) EventType() string    { return TypeTaskStuck }
+func (TaskProposedDiff) EventType() string     { return TypeTaskProposed }
+func (TaskRemoved) EventType() string          { return TypeTaskRemoved }
+func (TaskWarning) EventType() string          { return TypeTaskWarning }
+func (TaskBaselineRecorded) EventType() string { return TypeTaskBaseline }
+func (PlanCreated) EventType() string          { return TypePlanCreated }
+func (PlanStateChanged) EventType() string     { return TypePlanState }
 
 func init() {
 	register[TaskQueued]()
@@ -178,6 +186,7 @@ func init() {
 	register[TaskProposedDiff]()
 	register[TaskRemoved]()
 	register[TaskWarning]()
+	register[TaskBaselineRecorded]()
 	register[PlanCreated]()
 	register[PlanStateChanged]()
 }

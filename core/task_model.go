@@ -217,6 +217,9 @@ type Task struct {
 	Consultations []Consultation `json:"consultations,omitempty"`
 	// Applying: a dry run's diff is to be applied when the task starts.
 	Applying bool `json:"applying,omitempty"`
+	// Baseline: the working tree's changes before the task's first send
+	// were noted (see RecordBaseline).
+	Baseline bool `json:"baseline,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
 	QueuedSeq uint64 `json:"queued_seq,omitempty"`
 

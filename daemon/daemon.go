@@ -26,6 +26,7 @@ import (
 	"wilco/dispatch"
 	"wilco/natsbox"
 	"wilco/notify"
+	"wilco/perform"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
@@ -76,10 +77,6 @@ type Options struct {
 	AllowRemote bool
 	// Token is the admin token; "": $WILCO_TOKEN, else <Dir>/token.
 	Token string
-	// Deliver hands a message to a push agent (exec, tmux). It must not
-	// block. nil: the message is not delivered (a warning is logged once
-	// per agent) and the delivery's policy retries it.
-	Deliver func(agent string, msg core.InboxMessage)
 	// Routes are more routes for the server (tasks, plans, runs).
 	Routes []server.Route
 	// Store overrides the configuration's store: a SQLite file, or a
@@ -128,10 +125,12 @@ type Daemon struct {
 	reader *reader
 	// bridge carries the mailbox over NATS (nil without a transport).
 	bridge *natsbox.Bridge
-	eff    *effector
-	disp   *dispatch.Dispatcher
-	// notifier makes the attempts of notifications.
-	notifier *notify.Notifier
+	// exec performs the runtime's effects with disp (agents, verify
+	// steps, the workspace), the notifier and the operation runner.
+	exec *perform.Executor
+	disp *dispatch.Dispatcher
+	// desktop: desktop notifications are on (notify-send was found).
+	desktop bool
 
 	// dir is the state directory.
 	dir        string
@@ -198,17 +197,92 @@ func isClosed(c <-chan struct{}) bool {
 
 // Start starts a daemon and returns once it serves. ctx bounds the start
 // only: stop the daemon with Close.
+//
+// The parts are made in an order in which each finds what it needs made:
+// the store, the runtime on it, the dispatcher and the notifier reporting
+// to the runtime, the one executor performing the runtime's effects with
+// them, the HTTP server; then the loops start, the configuration's agents
+// are registered, and what a restart interrupted is settled.
 func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	cfg := opts.Config
-	base := "" // relative paths are relative to the configuration file
+	cfg, base, err := loadConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	// d is not the named result: a failed start returns nil, and the
+	// undo steps below must still see the daemon they undo.
+	d := &Daemon{Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}}
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	d.dir = opts.Dir
+	if d.dir == "" {
+		d.dir = filepath.Join(base, DefaultDir)
+	}
+	if err := os.MkdirAll(d.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("daemon: state directory: %w", err)
+	}
+	if d.lock, err = lockRepo(d.dir); err != nil {
+		return nil, err
+	}
+	undo = append(undo, d.lock.release)
+	if d.Token, err = adminToken(opts.Token, d.dir); err != nil {
+		return nil, err
+	}
+	ln, aimaestro, err := d.listen(opts)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { ln.Close() })
+	dbPath, err := d.openStore(ctx, &opts, base, ln, &undo)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, err := server.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	if err = d.openRuntime(ctx, metrics); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { d.Runtime.Close() })
+	tokens, err := d.openExecutor(base, "http://"+ln.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { d.exec.Close() })
+	if err = d.newServer(opts, reg, metrics, aimaestro); err != nil {
+		return nil, err
+	}
+	if err = d.begin(ctx, tokens); err != nil {
+		return nil, err
+	}
+	if err = d.open(opts, base, ln); err != nil {
+		return nil, err
+	}
+	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	d.warnOfConfig()
+	return d, nil
+}
+
+// loadConfig reads the configuration (unless given) and says which
+// directory relative paths are relative to.
+func loadConfig(opts Options) (cfg *config.Config, base string, err error) {
+	cfg = opts.Config
 	if cfg == nil {
 		path := config.Path(opts.ConfigPath)
 		if cfg, err = config.Load(path); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		base = filepath.Dir(path)
 	}
@@ -219,39 +293,26 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	// with the file.
 	if opts.Transport != "" {
 		if err := config.CheckTransport(opts.Transport); err != nil {
-			return nil, fmt.Errorf("daemon: transport: %w", err)
+			return nil, "", fmt.Errorf("daemon: transport: %w", err)
 		}
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = filepath.Join(base, DefaultDir)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("daemon: state directory: %w", err)
-	}
-	lock, err := lockRepo(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			lock.release()
-		}
-	}()
-	token, err := adminToken(opts.Token, dir)
-	if err != nil {
-		return nil, err
-	}
+	return cfg, base, nil
+}
+
+// listen opens the listening socket, and says whether AI Maestro's API is
+// served (on loopback only).
+func (d *Daemon) listen(opts Options) (_ net.Listener, aimaestro bool, _ error) {
+	cfg, log := d.Config, d.log
 	addr := cfg.Listen
 	if opts.Addr != "" {
 		addr = opts.Addr
 	}
 	loopback := IsLoopback(addr)
 	if !loopback && !opts.AllowRemote {
-		return nil, fmt.Errorf("daemon: refusing to listen on %s: not a loopback address, so the API would answer other machines; "+
+		return nil, false, fmt.Errorf("daemon: refusing to listen on %s: not a loopback address, so the API would answer other machines; "+
 			"listen on 127.0.0.1, or allow it explicitly (wilco serve --allow-remote) and put TLS in front", addr)
 	}
-	aimaestro := cfg.Compat.AIMaestro
+	aimaestro = cfg.Compat.AIMaestro
 	if aimaestro && !loopback {
 		log.Warn("compat.aimaestro is off: AI Maestro's API needs no token, so wilco serves it on loopback only", "listen", addr)
 		aimaestro = false
@@ -268,125 +329,118 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("daemon: listen: %w", err)
+		return nil, false, fmt.Errorf("daemon: listen: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			ln.Close()
-		}
-	}()
+	return ln, aimaestro, nil
+}
 
-	// d is not the named result: a failed start returns nil, and the
-	// cleanups deferred below must still see the daemon they undo.
-	d := &Daemon{Token: token, Config: cfg, log: log, served: make(chan struct{}), execAgents: map[string]config.Agent{}, lock: lock, dir: dir}
-	dbPath := cfg.Store
+// openStore opens the store: SQLite, or PostgreSQL as one node of several
+// (which answers as a standby until it holds the repository's lease). It
+// returns the store's name for the log.
+func (d *Daemon) openStore(ctx context.Context, opts *Options, base string, ln net.Listener, undo *[]func()) (string, error) {
+	dbPath := d.Config.Store
 	if opts.Store != "" {
 		dbPath = opts.Store
 	}
-	switch {
-	case postgres.IsURL(dbPath):
-		defer func() {
-			if err != nil && d.st != nil {
+	if postgres.IsURL(dbPath) {
+		*undo = append(*undo, func() {
+			if d.st != nil {
 				d.st.Close()
 			}
-		}()
-		if err = d.startNode(ctx, opts, dbPath, base, ln); err != nil {
-			return nil, err
+		})
+		if err := d.startNode(ctx, *opts, dbPath, base, ln); err != nil {
+			return "", err
 		}
-		defer func() {
-			if err != nil {
-				d.stopHTTP()
-				d.reader.close()
-			}
-		}()
+		*undo = append(*undo, func() {
+			d.stopHTTP()
+			d.reader.close()
+		})
 		opts.Routes = append(slices.Clip(opts.Routes), d.node.clusterRoute())
-		dbPath = postgres.Redact(dbPath)
-	default:
-		switch {
-		case dbPath == "":
-			dbPath = filepath.Join(dir, "wilco.db")
-		case !filepath.IsAbs(dbPath):
-			dbPath = filepath.Join(base, dbPath)
-		}
-		if d.st, err = sqlite.Open(dbPath); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				d.st.Close()
-			}
-		}()
+		return postgres.Redact(dbPath), nil
 	}
+	switch {
+	case dbPath == "":
+		dbPath = filepath.Join(d.dir, "wilco.db")
+	case !filepath.IsAbs(dbPath):
+		dbPath = filepath.Join(base, dbPath)
+	}
+	var err error
+	if d.st, err = sqlite.Open(dbPath); err != nil {
+		return "", err
+	}
+	*undo = append(*undo, func() { d.st.Close() })
+	return dbPath, nil
+}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics, err := server.NewMetrics(reg)
-	if err != nil {
-		return nil, err
-	}
-	d.eff = newEffector(log, opts.Deliver)
-	runs, logs := filepath.Join(dir, "runs"), filepath.Join(dir, "logs")
-	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: runs, Steps: verifySteps(cfg), URL: "http://" + ln.Addr().String(), MCP: mcpCommand(),
-		StateDir: dir, RateLimitWait: cfg.Policies().Ack.Wait, Logger: log.With("component", "dispatch")}); err != nil {
-		return nil, err
-	}
-	d.eff.perform = d.disp.PerformOperation
-	tokens := map[string]string{}
-	for _, a := range cfg.Agents {
-		switch a.Adapter {
-		case "exec":
-			tokens[a.Name] = server.NewToken()
-			if err = d.addExec(a, tokens[a.Name]); err != nil {
-				return nil, err
-			}
-		case "tmux":
-			if tokens[a.Name], err = tmuxToken(dir, a.Name); err != nil {
-				return nil, err
-			}
-			if err = d.addTmux(a, tokens[a.Name]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.notifier, err = newNotifier(cfg, "http://"+ln.Addr().String(), log.With("component", "notify")); err != nil {
-		d.disp.Close()
-		return nil, err
-	}
-	records := retrylog.New(dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
+// openRuntime rebuilds the core from the store; the committed events feed
+// the metrics and the retry logs.
+func (d *Daemon) openRuntime(ctx context.Context, metrics *server.Metrics) error {
+	cfg := d.Config
+	records := retrylog.New(d.dir, cfg.Logs.RetryLogRetention, cfg.Logs.RetryJSONLRetention)
 	if err := records.Prune(time.Now()); err != nil {
-		log.Warn("pruning the retry logs failed", "err", err)
+		d.log.Warn("pruning the retry logs failed", "err", err)
 	}
 	rcfg := runtime.Config{
-		Store: d.st, Effector: effects{d.eff, d.disp, d.notifier}, Logger: log.With("component", "runtime"),
+		Store: d.st, Logger: d.log.With("component", "runtime"),
 		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
 	}
 	if d.node != nil {
 		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
 	}
-	if d.Runtime, err = runtime.Open(ctx, rcfg); err != nil {
+	var err error
+	d.Runtime, err = runtime.Open(ctx, rcfg)
+	return err
+}
+
+// openExecutor makes the performers — the dispatcher with the
+// configuration's exec and tmux agents, the notifier — and the executor
+// that performs the runtime's effects with them. It returns the agents'
+// tokens.
+func (d *Daemon) openExecutor(base, serverURL string) (map[string]string, error) {
+	cfg, log := d.Config, d.log
+	var err error
+	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: filepath.Join(d.dir, "runs"), Steps: verifySteps(cfg), URL: serverURL, MCP: mcpCommand(),
+		StateDir: d.dir, RateLimitWait: cfg.Policies().Ack.Wait, Logger: log.With("component", "dispatch"), Runtime: d.Runtime}); err != nil {
+		return nil, err
+	}
+	notifier, err := newNotifier(cfg, serverURL, log.With("component", "notify"))
+	if err != nil {
 		d.disp.Close()
 		return nil, err
 	}
-	d.eff.rt = d.Runtime
-	d.disp.Bind(d.Runtime)
-	d.notifier.Bind(d.endNotification)
-	defer func() {
-		if err != nil {
-			d.disp.Close()
-			d.eff.close()
-			d.notifier.Close()
-			d.Runtime.Close()
+	d.desktop = notifier.Desktop()
+	d.exec = perform.New(perform.Options{Runtime: d.Runtime, Dispatch: d.disp, Notifier: notifier, Logger: log.With("component", "perform")})
+	tokens := map[string]string{}
+	for _, a := range cfg.Agents {
+		switch a.Adapter {
+		case "exec":
+			tokens[a.Name] = server.NewToken()
+			err = d.addExec(a, tokens[a.Name])
+		case "tmux":
+			if tokens[a.Name], err = tmuxToken(d.dir, a.Name); err == nil {
+				err = d.addTmux(a, tokens[a.Name])
+			}
 		}
-	}()
+		if err != nil {
+			d.exec.Close()
+			return nil, err
+		}
+	}
+	return tokens, nil
+}
+
+// newServer makes the HTTP API and the page.
+func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *server.Metrics, aimaestro bool) error {
 	page, err := web.New()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if d.Server, err = server.New(server.Options{
+	dir := d.dir
+	d.Server, err = server.New(server.Options{
 		Page:    page,
-		Runtime: d.Runtime, Store: d.st, Config: cfg, AdminToken: token, Logger: log.With("component", "http"),
+		Runtime: d.Runtime, Store: d.st, Config: d.Config, AdminToken: d.Token, Logger: d.log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
-		Routes: opts.Routes, RunsDir: runs, LogsDir: logs, EditedSince: d.disp.EditedSince,
+		Routes: opts.Routes, RunsDir: filepath.Join(dir, "runs"), LogsDir: filepath.Join(dir, "logs"), EditedSince: d.disp.EditedSince,
 		AgentAdded: func(a config.Agent, token string) {
 			var err error
 			switch a.Adapter {
@@ -398,20 +452,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 				}
 			}
 			if err != nil {
-				log.Error("the new agent cannot run", "agent", a.Name, "err", err)
+				d.log.Error("the new agent cannot run", "agent", a.Name, "err", err)
 			}
 		},
 		PaneState: func(name string) (wire.Pane, bool) {
 			st, ok := d.disp.Tmux().State(name)
 			return wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
 				Conversation: st.Conversation}, ok
-		},
-		AgentRemoved: func(name string) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := d.disp.Tmux().Remove(ctx, name); err != nil {
-				log.Warn("the removed agent's tmux session could not be ended", "agent", name, "err", err)
-			}
 		},
 		TokenRotated: func(name, token string) {
 			d.execMu.Lock()
@@ -425,53 +472,67 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 				_ = d.addExec(a, token)
 			}
 		},
-	}); err != nil {
-		return nil, err
-	}
-	d.Runtime.Start()
-	if err = d.setUp(ctx, cfg, tokens); err != nil {
-		return nil, err
-	}
-	if err = d.restoreAPIAgents(ctx, cfg); err != nil {
-		return nil, err
-	}
-	if err = d.disp.Recover(ctx); err != nil {
-		return nil, err
-	}
+	})
+	return err
+}
 
+// begin starts the runtime's loop and the executor, registers the
+// configuration's agents and policies, runs again the agents created
+// through the API, and settles what a restart interrupted.
+func (d *Daemon) begin(ctx context.Context, tokens map[string]string) error {
+	d.Runtime.Start()
+	d.exec.Start()
+	if err := d.setUp(ctx, d.Config, tokens); err != nil {
+		return err
+	}
+	if err := d.restoreAPIAgents(ctx, d.Config); err != nil {
+		return err
+	}
+	return d.disp.Recover(ctx)
+}
+
+// open opens the daemon to its clients: the NATS bridge, the HTTP server
+// (or, on a node, its front, which answered as a standby until now), the
+// lock file's and the addr file's address.
+func (d *Daemon) open(opts Options, base string, ln net.Listener) error {
 	if d.node == nil {
 		d.Addr = ln.Addr().String()
 		d.URL = "http://" + d.Addr
 	}
+	var err error
 	if d.LoginURL, _, err = d.Server.LoginLink(d.URL); err != nil {
-		return nil, err
+		return err
 	}
 	if opts.Transport == "" {
-		opts.Transport = cfg.Transport // the flag and WILCO_TRANSPORT come first
+		opts.Transport = d.Config.Transport // the flag and WILCO_TRANSPORT come first
 	}
 	if opts.Transport != "" {
 		if err = d.startBridge(opts.Transport, base); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	d.setFront(d.Server)
 	if d.node != nil {
-		d.setFront(d.Server)
 		d.reader.close()
 		d.reader = nil
 		d.node.keep(d.Runtime.Err)
 	} else {
-		d.setFront(d.Server)
 		d.serve(ln)
 	}
 	if err := d.lock.setURL(d.URL); err != nil {
-		log.Warn("could not record the address in the lock file", "err", err)
+		d.log.Warn("could not record the address in the lock file", "err", err)
 	}
-	d.addrFile = filepath.Join(dir, "addr")
+	d.addrFile = filepath.Join(d.dir, "addr")
 	if err := os.WriteFile(d.addrFile, []byte(d.URL+"\n"), 0o600); err != nil {
-		log.Warn("could not write the address file", "path", d.addrFile, "err", err)
+		d.log.Warn("could not write the address file", "path", d.addrFile, "err", err)
 		d.addrFile = ""
 	}
-	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
+	return nil
+}
+
+// warnOfConfig logs what the configuration likely does not mean.
+func (d *Daemon) warnOfConfig() {
+	cfg, log := d.Config, d.log
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration: " + w)
 	}
@@ -481,7 +542,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if len(cfg.Verify.Steps) == 0 {
 		log.Warn("no verify step is configured: nothing checks the agents' work, and tasks end unverified, never success; add verify.steps to wilco.yaml")
 	}
-	return d, nil
 }
 
 // serve starts answering HTTP on ln with whatever front holds.
@@ -523,7 +583,7 @@ func (d *Daemon) serve(ln net.Listener) {
 func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[string]string) error {
 	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		p := cfg.Policies()
-		if !d.notifier.Desktop() {
+		if !d.desktop {
 			// Asked for, but notify-send is missing (the notifier warned):
 			// no desktop notification is made.
 			p.Notify.Hooks = slices.DeleteFunc(p.Notify.Hooks, func(h core.NotifyHook) bool { return h.Name == core.DesktopHook })
@@ -589,9 +649,7 @@ func (d *Daemon) Close() error {
 		if d.bridge != nil {
 			d.bridge.Close()
 		}
-		errs = append(errs, d.disp.Close())
-		d.eff.close()
-		d.notifier.Close()
+		errs = append(errs, d.exec.Close())
 		errs = append(errs, d.Runtime.Close())
 		if d.node != nil {
 			d.node.close()
@@ -676,31 +734,6 @@ func adminToken(given, dir string) (string, error) {
 	return tok, nil
 }
 
-// effects routes the runtime's effects: exec agents and task effects to
-// the dispatcher, notifications to the notifier, operation commands and
-// other push agents to the daemon's effector.
-type effects struct {
-	*effector
-	disp     *dispatch.Dispatcher
-	notifier *notify.Notifier
-}
-
-func (e effects) Deliver(agent string, msg core.InboxMessage) {
-	if e.disp.Has(agent) {
-		e.disp.Deliver(agent, msg)
-		return
-	}
-	e.effector.Deliver(agent, msg)
-}
-
-func (e effects) Perform(x core.Effect) {
-	if n, ok := x.(core.Notify); ok {
-		e.notifier.Send(n)
-		return
-	}
-	e.disp.Perform(x)
-}
-
 // newNotifier makes the notifier of the configuration's webhooks and
 // desktop; links start with notify.base_url, else the server's URL.
 func newNotifier(cfg *config.Config, serverURL string, log *slog.Logger) (*notify.Notifier, error) {
@@ -716,19 +749,6 @@ func newNotifier(cfg *config.Config, serverURL string, log *slog.Logger) (*notif
 		o.Webhooks = append(o.Webhooks, notify.Webhook{Name: w.Name, URL: u, Secret: secret, Format: w.Format})
 	}
 	return notify.New(o), nil
-}
-
-// endNotification records how a notification's attempt went.
-func (d *Daemon) endNotification(r core.NotificationResult) {
-	d.Runtime.Submit(func(c *core.State, now time.Time) (any, error) {
-		return c.EndNotification(now, r)
-	}, func(_ any, err error) {
-		// A conflict is an attempt that is no longer the one under way (a
-		// duplicate after a restart): nothing to record.
-		if err != nil && core.CodeOf(err) != core.Conflict && !errors.Is(err, runtime.ErrClosed) {
-			d.log.Error("recording a notification's attempt failed", "notification", r.ID, "attempt", r.Attempt, "err", err)
-		}
-	})
 }
 
 func verifySteps(cfg *config.Config) []verify.Step {

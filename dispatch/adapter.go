@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"wilco/adapter"
 	execadapter "wilco/adapter/exec"
@@ -60,7 +59,7 @@ func (d *Dispatcher) adapterOf(agent string) Adapter {
 
 // Reply is an adapter's report of an agent's answer.
 func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interpretation, error) {
-	v, err := d.submit(ctx, "reply", func(c *core.State, now time.Time) (any, error) { return c.Reply(now, in) })
+	v, err := d.report(ctx, "reply", in)
 	if err != nil {
 		return core.Interpretation{}, err
 	}
@@ -68,30 +67,24 @@ func (d *Dispatcher) Reply(ctx context.Context, in core.ReplyInput) (core.Interp
 }
 
 // Report is an adapter's report of what one of its agents did that asks
-// for no answer; each kind goes to the core's command of it.
+// for no answer; each kind is the core's outcome of it.
 func (d *Dispatcher) Report(ctx context.Context, r adapter.Report) error {
-	var fn func(c *core.State, now time.Time) (any, error)
+	var o core.Outcome
 	switch r := r.(type) {
 	case adapter.TurnEnded:
-		fn = func(c *core.State, now time.Time) (any, error) { return c.EndTurn(now, r.Result) }
+		o = r.Result
 	case adapter.Activity:
-		fn = func(c *core.State, now time.Time) (any, error) {
-			return nil, c.NoteActivity(now, r.TaskID, r.Attempt, r.Text)
-		}
+		o = core.ActivityNoted{TaskID: r.TaskID, Attempt: r.Attempt, Text: r.Text}
 	case adapter.PermissionAsked:
-		fn = func(c *core.State, now time.Time) (any, error) {
-			return nil, c.NotePermission(now, r.Agent, r.TaskID, r.Attempt, r.Tool, r.Text, r.Answer)
-		}
+		o = core.PermissionAsked{Agent: r.Agent, TaskID: r.TaskID, Attempt: r.Attempt, Tool: r.Tool, Text: r.Text, Answer: r.Answer}
 	case adapter.MessageFailed:
-		fn = func(c *core.State, now time.Time) (any, error) {
-			return nil, c.MessageFailed(now, r.Agent, r.MessageID, r.Reason)
-		}
+		o = core.MessageUnanswered{Agent: r.Agent, MessageID: r.MessageID, Reason: r.Reason}
 	case adapter.Spent:
-		fn = func(c *core.State, now time.Time) (any, error) { return c.NoteSpend(now, r.TaskID, r.Attempt, r.Usage) }
+		o = core.SpendNoted{TaskID: r.TaskID, Attempt: r.Attempt, Spent: r.Usage}
 	default:
 		return fmt.Errorf("dispatch: a report of an unknown kind %T", r)
 	}
-	_, err := d.submit(ctx, fmt.Sprintf("%T", r), fn)
+	_, err := d.report(ctx, fmt.Sprintf("%T", r), o)
 	return err
 }
 

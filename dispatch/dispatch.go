@@ -1,7 +1,10 @@
-// Package dispatch performs the core's effects outside wilco — it hands
-// messages to exec agents, runs verification, makes, applies and discards
-// dry-run diffs, stops agents — and reports every outcome back into the
-// runtime as a command. It decides nothing: the core does.
+// Package dispatch performs the core's effects on agents and the
+// workspace — it hands messages to agents through their adapters, runs
+// verification, makes, applies and discards dry-run diffs, stops agents'
+// turns and ends removed agents' sessions — and returns each outcome to
+// the executor that called it; the adapters' own reports (replies, turns'
+// ends, activity) go to the runtime's Report. It decides nothing: the core
+// does.
 package dispatch
 
 import (
@@ -14,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	execadapter "wilco/adapter/exec"
@@ -32,9 +34,9 @@ import (
 // directory.
 const DiffName = "diff.patch"
 
-// Dispatcher performs effects: it delivers messages to agents through
-// their adapters, performs the task effects (runtime.Performer's Perform),
-// and is the adapters' adapter.Reporter.
+// Dispatcher performs effects on agents and the workspace; the executor
+// calls its methods, on goroutines of its own. It is the adapters'
+// adapter.Reporter.
 type Dispatcher struct {
 	log    *slog.Logger
 	ws     *workspace.Workspace
@@ -46,29 +48,7 @@ type Dispatcher struct {
 	adapters []Adapter
 	mailbox  Adapter
 	runsDir  string
-
-	mu sync.Mutex
-	rt *runtime.Runtime
-	// outbox holds the exec agents' messages, in the order the runtime
-	// handed them over, for the delivery goroutine; wake tells it there
-	// are some.
-	outbox []outgoing
-	wake   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the effects in flight
-	loop   sync.WaitGroup // the delivery goroutine
-	closed bool
-}
-
-// outgoing is a message for an agent, or a turn to stop (stop set),
-// or, with done set, a mark the delivery goroutine closes when it gets
-// there (see delivered).
-type outgoing struct {
-	agent string
-	msg   core.InboxMessage
-	stop  *core.StopTurn
-	done  chan struct{}
+	rt       *runtime.Runtime
 }
 
 // Options configure a dispatcher.
@@ -90,6 +70,9 @@ type Options struct {
 	// cut short goes on (see the exec adapter's Options.RateLimitWait).
 	RateLimitWait func(n int) time.Duration
 	Logger        *slog.Logger
+	// Runtime is where the adapters' reports go (Report) and what Recover
+	// settles.
+	Runtime *runtime.Runtime
 }
 
 // New makes a dispatcher for the repository at opts.Dir. The exec adapter
@@ -107,8 +90,7 @@ func New(opts Options) (*Dispatcher, error) {
 	if runs == "" {
 		runs = filepath.Join(dir, ".wilco", "runs")
 	}
-	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, wake: make(chan struct{}, 1)}
-	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, rt: opts.Runtime}
 	if ws, err := workspace.Open(dir); err == nil {
 		d.ws = ws
 	} else {
@@ -133,7 +115,6 @@ func New(opts Options) (*Dispatcher, error) {
 	d.tmux = tm
 	d.adapters = []Adapter{ex, tm}
 	d.mailbox = &mailbox.Adapter{Logger: log}
-	d.loop.Go(d.deliverLoop)
 	return d, nil
 }
 
@@ -157,161 +138,57 @@ func (d *Dispatcher) Has(agent string) bool {
 // RunsDir is where run logs and diffs live.
 func (d *Dispatcher) RunsDir() string { return d.runsDir }
 
-// Bind gives the dispatcher the runtime it reports to (the runtime is
-// opened with the dispatcher as its effector, so this comes after).
-func (d *Dispatcher) Bind(rt *runtime.Runtime) {
-	d.mu.Lock()
-	d.rt = rt
-	d.mu.Unlock()
-}
+// ErrNoRuntime is the answer of a report made by a dispatcher opened
+// without a runtime.
+var ErrNoRuntime = errors.New("dispatch: no runtime")
 
-// do runs fn in the background, tracked for Close.
-func (d *Dispatcher) do(name string, fn func(ctx context.Context)) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		d.log.Warn("not started: wilco is stopping", "effect", name)
-		return
+// report records an outcome in the core.
+func (d *Dispatcher) report(ctx context.Context, what string, o core.Outcome) (any, error) {
+	if d.rt == nil {
+		return nil, ErrNoRuntime
 	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		fn(d.ctx)
-	}()
-}
-
-func (d *Dispatcher) runtime() *runtime.Runtime {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.rt
-}
-
-func (d *Dispatcher) submit(ctx context.Context, what string, fn runtime.Func) (any, error) {
-	rt := d.runtime()
-	if rt == nil {
-		return nil, errors.New("dispatch: no runtime bound")
-	}
-	v, err := rt.DoUrgent(context.WithoutCancel(ctx), fn)
+	v, err := d.rt.Report(context.WithoutCancel(ctx), o)
 	if err != nil && core.CodeOf(err) == "" {
 		d.log.Error("reporting to the core failed", "what", what, "err", err)
 	}
 	return v, err
 }
 
-// Deliver hands a message to an agent through its adapter. The caller
+// Deliver hands a message to an agent through its adapter (the caller
 // routes here only the messages of the agents Has reports; a mailbox
-// agent's wait in its inbox.
-//
-// It only queues the message: the runtime calls it from its loop, and a
-// task's first send records the working tree's baseline first (git status
-// and a hash of every changed file), which in a large or very dirty
-// repository takes long enough to hold up every commit. One goroutine
-// takes the messages in order, so a cancel never overtakes the send it
-// cancels.
+// agent's wait in its inbox). The executor calls it in the order the core
+// asked, after the task's RecordBaseline, so that the baseline is noted
+// before the agent begins and a StopTurn never overtakes the send it
+// stops.
 func (d *Dispatcher) Deliver(agent string, msg core.InboxMessage) {
-	d.enqueue(outgoing{agent: agent, msg: msg})
+	d.adapterOf(agent).Deliver(agent, msg)
 }
 
-func (d *Dispatcher) enqueue(o outgoing) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		d.dropped(o)
+// StopTurn stops the agent working on a task, whichever adapter runs it.
+func (d *Dispatcher) StopTurn(e core.StopTurn) {
+	for _, a := range d.every() {
+		a.StopTurn(e.TaskID, e.Reason)
+	}
+}
+
+// StopSession ends the session the tmux adapter keeps for a removed
+// agent, and says how that went (an agent with no session: ended).
+func (d *Dispatcher) StopSession(ctx context.Context, e core.StopSession) core.SessionEnded {
+	r := core.SessionEnded{Agent: e.Agent}
+	if err := d.tmux.Remove(ctx, e.Agent); err != nil {
+		d.log.Warn("the removed agent's tmux session could not be ended", "agent", e.Agent, "err", err)
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// DiscardProposal removes a dry run's worktree.
+func (d *Dispatcher) DiscardProposal(ctx context.Context, e core.DiscardProposal) {
+	if d.ws == nil {
 		return
 	}
-	d.outbox = append(d.outbox, o)
-	d.signal()
-}
-
-func (d *Dispatcher) dropped(o outgoing) {
-	switch {
-	case o.done != nil:
-		close(o.done)
-	case o.stop != nil:
-		// Close stops every agent anyway.
-	default:
-		d.log.Warn("message not delivered: wilco is stopping", "agent", o.agent, "message", o.msg.ID, "task", o.msg.TaskID)
-	}
-}
-
-func (d *Dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default: // already woken
-	}
-}
-
-// delivered returns a channel closed once every message queued before the
-// call was handed to its agent (or dropped at Close).
-func (d *Dispatcher) delivered() <-chan struct{} {
-	done := make(chan struct{})
-	d.enqueue(outgoing{done: done})
-	return done
-}
-
-// take empties the outbox and returns what it held.
-func (d *Dispatcher) take() []outgoing {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	batch := d.outbox
-	d.outbox = nil
-	return batch
-}
-
-// deliverLoop hands the queued messages to the agents' adapters, recording
-// a task's baseline before its first send.
-func (d *Dispatcher) deliverLoop() {
-	for {
-		select {
-		case <-d.ctx.Done():
-			for _, o := range d.take() {
-				d.dropped(o)
-			}
-			return
-		case <-d.wake:
-		}
-		for _, o := range d.take() {
-			switch m := o.msg; {
-			case o.done != nil:
-				close(o.done)
-			case o.stop != nil:
-				for _, a := range d.every() {
-					a.StopTurn(o.stop.TaskID, o.stop.Reason)
-				}
-			default:
-				if m.TaskID != "" && m.TaskAttempt == 1 && m.Attempt == 1 && !m.DryRun &&
-					(m.Type == string(core.TypeDelegation) || m.Type == string(core.TypeTaskTurn)) {
-					// The first send of a task's first attempt; not a
-					// review, a scout's question or a probe of it.
-					d.recordBaseline(d.ctx, m.TaskID)
-				}
-				d.adapterOf(o.agent).Deliver(o.agent, m)
-			}
-		}
-	}
-}
-
-// Perform runs the task effects.
-func (d *Dispatcher) Perform(e core.Effect) {
-	switch e := e.(type) {
-	case core.StopTurn:
-		// In line with the messages, so that it never overtakes the send
-		// of the turn it stops.
-		d.enqueue(outgoing{stop: &e})
-	case core.RunVerify:
-		d.do("verify "+e.RunID, func(ctx context.Context) { d.runVerify(ctx, e) })
-	case core.MakeProposal:
-		d.do("diff "+e.TaskID, func(ctx context.Context) { d.makeProposal(ctx, e) })
-	case core.ApplyProposal:
-		d.do("apply "+e.TaskID, func(ctx context.Context) { d.applyProposal(ctx, e) })
-	case core.DiscardProposal:
-		d.do("discard "+e.TaskID, func(ctx context.Context) {
-			if d.ws != nil {
-				if err := d.ws.Discard(ctx, e.TaskID); err != nil {
-					d.log.Warn("discarding a dry run's worktree failed", "task", e.TaskID, "err", err)
-				}
-			}
-		})
+	if err := d.ws.Discard(ctx, e.TaskID); err != nil {
+		d.log.Warn("discarding a dry run's worktree failed", "task", e.TaskID, "err", err)
 	}
 }
 
@@ -326,16 +203,34 @@ func (d *Dispatcher) baselinePath(task string) string {
 	return filepath.Join(d.runsDir, baselinesDir, workspace.WorktreeName(task)+".json")
 }
 
+// RecordBaseline notes the working tree's changes before a task's first
+// send. A baseline already noted is kept: the effect asked again after a
+// restart may come after the agent began.
+func (d *Dispatcher) RecordBaseline(ctx context.Context, e core.RecordBaseline) core.BaselineRecorded {
+	r := core.BaselineRecorded{TaskID: e.TaskID}
+	if d.ws == nil {
+		r.Error = "not a git work tree"
+		return r
+	}
+	if _, err := os.Stat(d.baselinePath(e.TaskID)); err == nil {
+		return r
+	}
+	if err := d.recordBaseline(ctx, e.TaskID); err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
 // recordBaseline notes what was already changed in the working tree when a
 // task begins (or a dry run's diff is applied).
-func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
+func (d *Dispatcher) recordBaseline(ctx context.Context, task string) error {
 	if d.ws == nil {
-		return
+		return nil
 	}
 	files, err := d.ws.ChangedPaths(ctx)
 	if err != nil {
 		d.log.Warn("listing changed files failed; the task's summary will list every change", "task", task, "err", err)
-		return
+		return err
 	}
 	base := map[string]string{}
 	for _, f := range files {
@@ -352,6 +247,7 @@ func (d *Dispatcher) recordBaseline(ctx context.Context, task string) {
 	if err != nil {
 		d.log.Warn("keeping the task's baseline failed; its summary will list every change", "task", task, "err", err)
 	}
+	return err
 }
 
 // baseline reads a task's baseline; ok is false when none was recorded.
@@ -421,14 +317,16 @@ func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) 
 	return out, nil
 }
 
-// runVerify runs a verification and reports its facts to the core, which
-// judges them (core.Judge); the verdict is recorded in the run's
-// result.json. Nothing here decides whether the run passed.
-func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
+// RunVerify runs a verification and returns its facts, for the core to
+// judge (core.Judge), and what to do with the core's answer: record the
+// verdict in the run's result.json. Nothing here decides whether the run
+// passed. ok is false when the steps could not run (they run again at the
+// next start).
+func (d *Dispatcher) RunVerify(ctx context.Context, e core.RunVerify) (_ core.VerifyResult, judged func(any), ok bool) {
 	res, l := d.runSteps(ctx, e)
 	if res.Err != nil {
 		d.log.Error("verification could not run; it runs again at the next start", "run", e.RunID, "err", res.Err)
-		return
+		return core.VerifyResult{}, nil, false
 	}
 	r := core.VerifyResult{TaskID: e.TaskID, RunID: e.RunID, Steps: res.StepRuns(), Duration: res.Duration, Path: res.Path}
 	if l.ok {
@@ -437,11 +335,12 @@ func (d *Dispatcher) runVerify(ctx context.Context, e core.RunVerify) {
 	if d.ws != nil {
 		r.FilesState, r.Inspection = d.lines(ctx, e, res, l)
 	}
-	v, err := d.submit(ctx, "verify "+e.RunID, func(c *core.State, now time.Time) (any, error) { return c.EndVerify(now, r) })
-	if v, ok := v.(core.Verdict); ok && err == nil {
-		d.verify.WriteVerdict(res, v)
-		d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", v.Passed, "duration", res.Duration.Round(time.Millisecond))
-	}
+	return r, func(v any) {
+		if v, ok := v.(core.Verdict); ok {
+			d.verify.WriteVerdict(res, v)
+			d.log.Info("verification ended", "task", e.TaskID, "run", e.RunID, "passed", v.Passed, "duration", res.Duration.Round(time.Millisecond))
+		}
+	}, true
 }
 
 // listing is the files a task changed, when they could be listed (ok);
@@ -545,14 +444,12 @@ func (d *Dispatcher) DiffPath(runID string) string {
 	return filepath.Join(d.runsDir, runID, DiffName)
 }
 
-func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
-	r := core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
-	defer func() {
-		if r.Error != "" && interrupted(ctx, d.log, "making the diff", e.TaskID) {
-			return
-		}
-		_, _ = d.submit(ctx, "proposal "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndProposal(now, r) })
-	}()
+// MakeProposal makes a dry run's diff and returns the result; ok is false
+// when wilco stopping cut it short (the core asks again at the next
+// start).
+func (d *Dispatcher) MakeProposal(ctx context.Context, e core.MakeProposal) (r core.ProposalResult, ok bool) {
+	r = core.ProposalResult{TaskID: e.TaskID, RunID: e.RunID}
+	defer func() { ok = r.Error == "" || !interrupted(ctx, d.log, "making the diff", e.TaskID) }()
 	if d.ws == nil {
 		r.Error = "dry runs need a git work tree"
 	} else if diff, files, err := d.ws.Diff(ctx, e.TaskID); err != nil {
@@ -562,6 +459,7 @@ func (d *Dispatcher) makeProposal(ctx context.Context, e core.MakeProposal) {
 	} else {
 		r.Files = files
 	}
+	return r, ok
 }
 
 // interrupted reports (and logs) that an effect failed because wilco is
@@ -575,14 +473,11 @@ func interrupted(ctx context.Context, log *slog.Logger, what, task string) bool 
 	return true
 }
 
-func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
-	r := core.ApplyResult{TaskID: e.TaskID}
-	defer func() {
-		if r.Error != "" && interrupted(ctx, d.log, "applying the diff", e.TaskID) {
-			return
-		}
-		_, _ = d.submit(ctx, "apply "+e.TaskID, func(c *core.State, now time.Time) (any, error) { return c.EndApply(now, r) })
-	}()
+// ApplyProposal writes a dry run's diff into the working tree and returns
+// the result; ok is false when wilco stopping cut it short.
+func (d *Dispatcher) ApplyProposal(ctx context.Context, e core.ApplyProposal) (r core.ApplyResult, ok bool) {
+	r = core.ApplyResult{TaskID: e.TaskID}
+	defer func() { ok = r.Error == "" || !interrupted(ctx, d.log, "applying the diff", e.TaskID) }()
 	diff, err := os.ReadFile(d.DiffPath(e.RunID))
 	switch {
 	case err != nil:
@@ -592,7 +487,7 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 	default:
 		// The verification that follows lists what the diff changed, not
 		// what was already dirty.
-		d.recordBaseline(ctx, e.TaskID)
+		_ = d.recordBaseline(ctx, e.TaskID) // a failure is logged
 		if files, err := d.ws.ApplyDryRun(ctx, e.TaskID, diff); err != nil {
 			r.Error = err.Error()
 		} else {
@@ -602,6 +497,7 @@ func (d *Dispatcher) applyProposal(ctx context.Context, e core.ApplyProposal) {
 			}
 		}
 	}
+	return r, ok
 }
 
 // EditedSince names which of files changed in the working tree since the
@@ -648,6 +544,7 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 
 // Recover settles what a restart interrupted: turns that died with the
 // server count as execution errors; verifications and applies run again;
+// removed agents' sessions whose end is not recorded are ended;
 // the turns of tmux agents, whose sessions outlived the server, are
 // followed again.
 func (d *Dispatcher) Recover(ctx context.Context) error {
@@ -656,8 +553,12 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	}
 	live := map[string]bool{} // worktree names of dry runs not ended
 	var adopt []core.Task
-	_, err := d.submit(ctx, "recover", func(c *core.State, now time.Time) (any, error) {
+	if d.rt == nil {
+		return ErrNoRuntime
+	}
+	_, err := d.rt.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
+		c.RecoverSessions(now)
 		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
 			live[workspace.WorktreeName(t.ID)] = true
 		}
@@ -683,14 +584,6 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	return nil
 }
 
-// Close stops every agent process group and waits for the work in flight.
-func (d *Dispatcher) Close() error {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	err := d.closeAdapters()
-	d.cancel()
-	d.wg.Wait()
-	d.loop.Wait()
-	return err
-}
+// Close stops every agent process group (the executor cancels the
+// effects it runs).
+func (d *Dispatcher) Close() error { return d.closeAdapters() }

@@ -127,10 +127,8 @@ func sameFiles(t *testing.T, got, want []core.FileState) {
 	}
 }
 
-// hasBaseline waits for the messages delivered so far to reach their agent,
-// then says whether the task has a baseline.
+// hasBaseline says whether the task has a baseline.
 func hasBaseline(d *Dispatcher, task string) bool {
-	<-d.delivered()
 	_, ok := d.baseline(task)
 	return ok
 }
@@ -189,8 +187,7 @@ func TestATasksBaselineOutlivesARestart(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
-	<-d.delivered()
+	d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -262,51 +259,19 @@ func TestTheFailureRecordCountsTheLinesOfOnlyWhatTheTaskChanged(t *testing.T) {
 	})
 }
 
-func TestOnlyTheFirstSendOfTheFirstAttemptOfARealRunRecordsTheBaseline(t *testing.T) {
-	t.Parallel()
-	dir, d := repo(t, "dirty.txt")
-	write(t, dir, "dirty.txt", "dirty\n")
-	// "nobody" is no exec agent: the adapter delivers nothing and starts
-	// nothing; the baseline is Deliver's own.
-	for _, c := range []struct {
-		name   string
-		msg    core.InboxMessage
-		record bool
-	}{
-		{"the first send of the first attempt", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1}, true},
-		{"a later attempt", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-2", TaskAttempt: 2, Attempt: 1}, false},
-		{"a send again", core.InboxMessage{ID: "m3", Type: "task_delegation", TaskID: "T-3", TaskAttempt: 1, Attempt: 2}, false},
-		{"a dry run", core.InboxMessage{ID: "m4", Type: "task_delegation", TaskID: "T-4", TaskAttempt: 1, Attempt: 1, DryRun: true}, false},
-		{"a message of no task", core.InboxMessage{ID: "m5", Type: "task_delegation", TaskAttempt: 1, Attempt: 1}, false},
-		{"a review of the task's change", core.InboxMessage{ID: "m6", Type: "review", TaskID: "T-6", TaskAttempt: 1, Attempt: 1}, false},
-		{"a scout's question from the task", core.InboxMessage{ID: "m7", Type: "scout_query", TaskID: "T-7", TaskAttempt: 1, Attempt: 1}, false},
-	} {
-		d.Deliver("nobody", c.msg)
-		if got := hasBaseline(d, c.msg.TaskID); got != c.record {
-			t.Errorf("%s: baseline recorded %v, want %v", c.name, got, c.record)
-		}
-	}
-	kept, err := os.ReadDir(filepath.Join(d.RunsDir(), baselinesDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kept) != 1 {
-		t.Fatalf("%d baselines recorded, want 1", len(kept))
-	}
-}
-
-func TestLaterSendsAndAttemptsKeepTheBaselineOfTheFirst(t *testing.T) {
+func TestABaselineAskedAgainAfterARestartKeepsTheFirst(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "work.txt")
 	write(t, dir, "dirty.txt", "dirty\n")
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
-	<-d.delivered()
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error != "" || r.TaskID != "T-1" {
+		t.Fatalf("%+v", r)
+	}
 	write(t, dir, "work.txt", "the task's work\n")
-	// The same delegation sent again, and the next attempt, find the
-	// task's own work in the tree: it must not become the baseline.
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 2})
-	d.Deliver("nobody", core.InboxMessage{ID: "m2", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 2, Attempt: 1})
-	<-d.delivered()
+	// Asked again (wilco stopped before its end was recorded): the task's
+	// own work in the tree must not become the baseline.
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error != "" {
+		t.Fatalf("%+v", r)
+	}
 	sameFiles(t, changed(t, d, "T-1", false), []core.FileState{{Path: "work.txt", Status: workspace.StatusModified}})
 }
 
@@ -316,32 +281,26 @@ func TestADispatcherOutsideAGitWorkTreeStartsWithoutAWorkspace(t *testing.T) {
 	if d.ws != nil {
 		t.Fatal("a workspace outside a git work tree")
 	}
-	// No baseline can be recorded, and Deliver does not fail for it.
-	d.Deliver("nobody", core.InboxMessage{ID: "m1", Type: "task_delegation", TaskID: "T-1", TaskAttempt: 1, Attempt: 1})
+	// No baseline can be recorded: its end says why.
+	if r := d.RecordBaseline(context.Background(), core.RecordBaseline{TaskID: "T-1"}); r.Error == "" {
+		t.Fatal("a baseline recorded without a work tree")
+	}
 	if hasBaseline(d, "T-1") {
 		t.Fatal("a baseline recorded without a work tree")
 	}
 }
 
-func TestReportsWithoutABoundRuntimeFail(t *testing.T) {
+func TestReportsWithoutARuntimeFail(t *testing.T) {
 	t.Parallel()
 	d := open(t, notGit(t))
-	ran := false
-	_, err := d.submit(context.Background(), "test", func(*core.State, time.Time) (any, error) {
-		ran = true
-		return nil, nil
-	})
-	if err == nil || err.Error() != "dispatch: no runtime bound" {
-		t.Fatalf("submit without a runtime: %v", err)
-	}
-	if ran {
-		t.Fatal("the command ran without a runtime")
-	}
-	if _, err := d.Reply(context.Background(), core.ReplyInput{Agent: "a", Text: "hi"}); err == nil || err.Error() != "dispatch: no runtime bound" {
+	if _, err := d.Reply(context.Background(), core.ReplyInput{Agent: "a", Text: "hi"}); !errors.Is(err, ErrNoRuntime) {
 		t.Fatalf("Reply without a runtime: %v", err)
 	}
-	if err := d.Report(context.Background(), adapter.TurnEnded{Result: core.TurnResult{TaskID: "T-1", Attempt: 1}}); err == nil || err.Error() != "dispatch: no runtime bound" {
-		t.Fatalf("the end of a turn reported without a runtime: %v", err)
+	if err := d.Report(context.Background(), adapter.TurnEnded{Result: core.TurnResult{TaskID: "T-1", Attempt: 1}}); !errors.Is(err, ErrNoRuntime) {
+		t.Fatalf("a turn's end without a runtime: %v", err)
+	}
+	if err := d.Recover(context.Background()); !errors.Is(err, ErrNoRuntime) {
+		t.Fatalf("Recover without a runtime: %v", err)
 	}
 }
 
@@ -352,17 +311,18 @@ type recorder struct {
 	effects []core.Effect
 }
 
-func (r *recorder) Deliver(string, core.InboxMessage) {}
-func (r *recorder) RunOperation(core.RunOperation)    {}
-func (r *recorder) Perform(e core.Effect) {
+// take keeps the effects the runtime hands out.
+func (r *recorder) take(rt *runtime.Runtime) {
 	r.mu.Lock()
-	r.effects = append(r.effects, e)
+	r.effects = append(r.effects, rt.TakeEffects()...)
 	r.mu.Unlock()
 }
 
-// last returns the last effect of type T performed.
-func last[T core.Effect](t *testing.T, r *recorder) T {
+// last returns the last effect of type T the runtime handed out.
+func last[T core.Effect](t *testing.T, b *coreBundle) T {
 	t.Helper()
+	r := b.eff
+	r.take(b.rt)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.effects) - 1; i >= 0; i-- {
@@ -389,7 +349,7 @@ func openCore(t *testing.T) *coreBundle {
 		t.Fatal(err)
 	}
 	b := &coreBundle{t: t, eff: &recorder{}}
-	if b.rt, err = runtime.Open(context.Background(), runtime.Config{Store: st, Effector: b.eff}); err != nil {
+	if b.rt, err = runtime.Open(context.Background(), runtime.Config{Store: st}); err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
@@ -440,7 +400,7 @@ func (b *coreBundle) proposing() (core.Task, core.MakeProposal) {
 	b.do(func(c *core.State, now time.Time) (any, error) {
 		return c.EndTurn(now, core.TurnResult{TaskID: tk.ID, Attempt: tk.Attempt, Summary: "added it"})
 	})
-	mk := last[core.MakeProposal](b.t, b.eff)
+	mk := last[core.MakeProposal](b.t, b)
 	if mk.TaskID != tk.ID {
 		b.t.Fatalf("the diff asked for is %s's, not %s's", mk.TaskID, tk.ID)
 	}
@@ -459,7 +419,7 @@ func (b *coreBundle) applying() (core.Task, core.ApplyProposal) {
 		return c.EndProposal(now, core.ProposalResult{TaskID: tk.ID, RunID: mk.RunID, Files: []string{"flag.go"}})
 	})
 	b.do(func(c *core.State, now time.Time) (any, error) { return c.ApplyTask(now, tk.ID) })
-	ap := last[core.ApplyProposal](b.t, b.eff)
+	ap := last[core.ApplyProposal](b.t, b)
 	if ap.TaskID != tk.ID || ap.RunID != mk.RunID {
 		b.t.Fatalf("apply %+v, want task %s run %s", ap, tk.ID, mk.RunID)
 	}
@@ -474,7 +434,7 @@ func bound(t *testing.T, dir string) (*coreBundle, *Dispatcher) {
 	t.Helper()
 	b := openCore(t)
 	d := open(t, dir)
-	d.Bind(b.rt)
+	d.rt = b.rt
 	return b, d
 }
 
@@ -490,11 +450,34 @@ func dryRunDiff(t *testing.T, d *Dispatcher, dir, runID, file, content string) {
 	}
 }
 
-// settle waits for the effects the dispatcher started, and so for their
-// reports to the core.
-func settle(t *testing.T, d *Dispatcher) {
+// perform performs a task effect as the executor does, and reports its
+// outcome to the core.
+func perform(t *testing.T, b *coreBundle, d *Dispatcher, e core.Effect) {
 	t.Helper()
-	d.wg.Wait()
+	ctx := context.Background()
+	var o core.Outcome
+	var then func(any)
+	ok := false
+	switch e := e.(type) {
+	case core.MakeProposal:
+		o, ok = d.MakeProposal(ctx, e)
+	case core.ApplyProposal:
+		o, ok = d.ApplyProposal(ctx, e)
+	case core.RunVerify:
+		o, then, ok = d.RunVerify(ctx, e)
+	default:
+		t.Fatalf("perform %T", e)
+	}
+	if !ok {
+		return
+	}
+	v, err := b.rt.Report(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if then != nil {
+		then(v)
+	}
 }
 
 func TestADryRunOutsideAGitWorkTreeFailsItsAttemptForWantOfADiff(t *testing.T) {
@@ -502,8 +485,7 @@ func TestADryRunOutsideAGitWorkTreeFailsItsAttemptForWantOfADiff(t *testing.T) {
 	b, d := bound(t, notGit(t))
 	tk, mk := b.proposing()
 
-	d.Perform(mk)
-	settle(t, d)
+	perform(t, b, d, mk)
 
 	got := b.task(tk.ID)
 	if len(got.Failures) != 1 {
@@ -526,8 +508,7 @@ func TestApplyingAProposalWhoseDiffIsGoneEscalatesTheTask(t *testing.T) {
 	b, d := bound(t, notGit(t))
 	tk, ap := b.applying()
 
-	d.Perform(ap)
-	settle(t, d)
+	perform(t, b, d, ap)
 
 	got := b.task(tk.ID)
 	if got.State != core.Escalated || got.Escalation == nil {
@@ -543,15 +524,14 @@ func TestVerifyingAnAppliedDryRunListsWhatItsDiffChangedNotWhatWasAlreadyDirty(t
 	t.Parallel()
 	dir, d := repo(t, "dirty.txt", "flag.go")
 	b := openCore(t)
-	d.Bind(b.rt)
+	d.rt = b.rt
 	tk, ap := b.applying()
 	// The dry run's diff, made in its worktree: flag.go changed.
 	dryRunDiff(t, d, dir, ap.RunID, "flag.go", "package flag\n")
 	// Meanwhile the user edits another file.
 	write(t, dir, "dirty.txt", "the user's edit\n")
 
-	d.Perform(ap)
-	settle(t, d)
+	perform(t, b, d, ap)
 
 	if got := b.task(tk.ID); got.Applying || got.Phase != core.Verifying {
 		t.Fatalf("after applying, the task is %s (%s, applying %v): %+v", got.State, got.Phase, got.Applying, got.Escalation)
@@ -563,14 +543,16 @@ func TestAnApplyCutShortByShutdownIsNotReportedAsAFailure(t *testing.T) {
 	t.Parallel()
 	dir, d := repo(t, "flag.go")
 	b := openCore(t)
-	d.Bind(b.rt)
+	d.rt = b.rt
 	tk, ap := b.applying()
 	dryRunDiff(t, d, dir, ap.RunID, "flag.go", "package flag\n")
 	// wilco is stopping: the git it runs is killed.
-	d.cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 
-	d.Perform(ap)
-	settle(t, d)
+	if r, ok := d.ApplyProposal(ctx, ap); ok {
+		t.Fatalf("an apply cut short has an outcome to report: %+v", r)
+	}
 
 	// Still applying, to be applied again at the next start; not escalated
 	// for a diff that "does not apply".
@@ -591,8 +573,7 @@ func TestApplyingAProposalOutsideAGitWorkTreeEscalatesTheTask(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d.Perform(ap)
-	settle(t, d)
+	perform(t, b, d, ap)
 
 	got := b.task(tk.ID)
 	if got.State != core.Escalated || got.Escalation == nil {
@@ -600,75 +581,5 @@ func TestApplyingAProposalOutsideAGitWorkTreeEscalatesTheTask(t *testing.T) {
 	}
 	if want := "the proposed diff does not apply: applying needs a git work tree"; got.Escalation.Reason != want {
 		t.Fatalf("escalation reason %q, want %q", got.Escalation.Reason, want)
-	}
-}
-
-// logRecorder keeps the message and the effect of every log record.
-type logRecorder struct {
-	mu   sync.Mutex
-	logs []string
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	line := r.Message
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "effect" {
-			line += ": " + a.Value.String()
-		}
-		return true
-	})
-	h.mu.Lock()
-	h.logs = append(h.logs, line)
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *logRecorder) count(line string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, l := range h.logs {
-		if l == line {
-			n++
-		}
-	}
-	return n
-}
-
-func TestAfterCloseNoEffectIsStarted(t *testing.T) {
-	t.Parallel()
-	b := openCore(t)
-	logs := &logRecorder{}
-	d := open(t, notGit(t), slog.New(logs))
-	d.Bind(b.rt)
-	tk, mk := b.proposing()
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, e := range []core.Effect{
-		mk,
-		core.ApplyProposal{TaskID: tk.ID, RunID: mk.RunID},
-		core.DiscardProposal{TaskID: tk.ID},
-		core.RunVerify{TaskID: tk.ID, Attempt: tk.Attempt, RunID: "R-1"},
-	} {
-		d.Perform(e)
-	}
-	// Closed again: safe, and it would wait for anything started.
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, name := range []string{"diff " + tk.ID, "apply " + tk.ID, "discard " + tk.ID, "verify R-1"} {
-		if n := logs.count("not started: wilco is stopping: " + name); n != 1 {
-			t.Errorf("%q: told %d times that it was not started, want once", name, n)
-		}
-	}
-	// Had the diff been made, its failure would have reached the core.
-	if got := b.task(tk.ID); len(got.Failures) != 0 || got.State != core.Running || got.Milestone != core.MilestoneProposing {
-		t.Fatalf("the core heard from an effect after Close: %s (%s), failures %+v", got.State, got.Milestone, got.Failures)
 	}
 }

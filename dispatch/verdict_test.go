@@ -25,7 +25,7 @@ func (b *coreBundle) verifying(spec core.TaskSpec, write func()) (core.Task, cor
 	b.do(func(c *core.State, now time.Time) (any, error) {
 		return c.EndTurn(now, core.TurnResult{TaskID: tk.ID, Attempt: tk.Attempt, Summary: "did it"})
 	})
-	rv := last[core.RunVerify](b.t, b.eff)
+	rv := last[core.RunVerify](b.t, b)
 	if rv.TaskID != tk.ID {
 		b.t.Fatalf("the verification asked for is %s's, not %s's", rv.TaskID, tk.ID)
 	}
@@ -44,11 +44,10 @@ func TestDispatchReportsAVerificationsFactsAndNeverAltersItsVerdict(t *testing.T
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	d.Bind(b.rt)
+	d.rt = b.rt
 	tk, rv := b.verifying(core.TaskSpec{Description: "Fix Add"}, func() { write(t, dir, "calc.go", "package calc // fixed\n") })
 
-	d.Perform(rv)
-	settle(t, d)
+	perform(t, b, d, rv)
 
 	got := b.task(tk.ID)
 	if len(got.Failures) != 1 {
@@ -89,12 +88,11 @@ func TestAChangeOutOfItsTaskBoundariesRunsNoStepAndTheCoreFailsIt(t *testing.T) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	d.Bind(b.rt)
+	d.rt = b.rt
 	tk, rv := b.verifying(core.TaskSpec{Description: "Fix Add", Boundaries: []string{"auth/"}},
 		func() { write(t, dir, "auth/token.go", "package auth // changed\n") })
 
-	d.Perform(rv)
-	settle(t, d)
+	perform(t, b, d, rv)
 
 	got := b.task(tk.ID)
 	if len(got.Failures) != 1 || got.Failures[0].ExecutorOutput.Verification.Command != "boundary check" ||

@@ -142,8 +142,25 @@ func (a *agents) index(name string) int {
 	return n
 }
 
-// Deliver is called on the runtime's loop: queue and return.
-func (a *agents) Deliver(agent string, m core.InboxMessage) {
+// perform takes the effects the runtime commits, in order, and hands the
+// messages to their agents' queues, until ctx ends.
+func (a *agents) perform(ctx context.Context, rt *runtime.Runtime) {
+	defer a.wg.Done()
+	for {
+		effects, err := rt.Effects(ctx)
+		if err != nil {
+			return
+		}
+		for _, e := range effects {
+			if d, ok := e.(core.Deliver); ok {
+				a.deliver(d.Agent, d.Message)
+			}
+		}
+	}
+}
+
+// deliver queues a message for its agent.
+func (a *agents) deliver(agent string, m core.InboxMessage) {
 	a.sends.Add(1)
 	q := a.queues[a.index(agent)]
 	q.mu.Lock()
@@ -154,8 +171,6 @@ func (a *agents) Deliver(agent string, m core.InboxMessage) {
 	default:
 	}
 }
-
-func (a *agents) RunOperation(core.RunOperation) {}
 
 func (a *agents) run(ctx context.Context, q *queue) {
 	defer a.wg.Done()
@@ -207,7 +222,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer closeStore()
 	ag := &agents{prob: o.AckProb}
-	rcfg := runtime.Config{Store: st, Effector: ag}
+	rcfg := runtime.Config{Store: st}
 	if _, ok := st.(*postgres.Store); ok {
 		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
 	}
@@ -230,6 +245,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		ag.wg.Add(1)
 		go ag.run(actx, q)
 	}
+	ag.wg.Add(1)
+	go ag.perform(actx, rt)
 
 	// The subscriber counts settlements and measures when it saw them. Its
 	// buffer holds seconds of them: it is never dropped for being slow.

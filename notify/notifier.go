@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"wilco/core"
@@ -58,7 +57,7 @@ type Options struct {
 }
 
 // Notifier makes the attempts of notifications. It is safe for concurrent
-// use; Send never blocks.
+// use: at most Parallel attempts are made at once, the others wait.
 type Notifier struct {
 	opts       Options
 	hooks      map[string]Webhook
@@ -66,13 +65,6 @@ type Notifier struct {
 	client     *http.Client
 	log        *slog.Logger
 	slots      chan struct{}
-
-	mu     sync.Mutex
-	report func(core.NotificationResult)
-	closed bool
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
 }
 
 // New returns a notifier. With Desktop and no notify-send on PATH it
@@ -93,10 +85,8 @@ func New(o Options) *Notifier {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	n := &Notifier{
 		opts: o, hooks: map[string]Webhook{}, log: o.Logger, slots: make(chan struct{}, o.Parallel),
-		ctx: ctx, cancel: cancel,
 		client: &http.Client{
 			// A redirect is an answer that is not 2xx: a POST is not
 			// followed elsewhere.
@@ -120,59 +110,27 @@ func New(o Options) *Notifier {
 // notify-send found.
 func (n *Notifier) Desktop() bool { return n.notifySend != "" }
 
-// Bind sets where the results of attempts go (the core's
-// EndNotification, through the runtime). Results before Bind are lost:
-// bind before the runtime starts.
-func (n *Notifier) Bind(report func(core.NotificationResult)) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.report = report
-}
-
-// Send makes an attempt in the background and reports its result.
-func (n *Notifier) Send(e core.Notify) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		// Under way at the stop: the next start makes the attempt again.
-		return
+// Make makes an attempt once one of the Parallel slots is free, logs it
+// and returns its result. ok is false when ctx ended first (wilco stops):
+// the attempt is not reported, and the next start makes it again.
+func (n *Notifier) Make(ctx context.Context, e core.Notify) (_ core.NotificationResult, ok bool) {
+	select {
+	case n.slots <- struct{}{}:
+	case <-ctx.Done():
+		return core.NotificationResult{}, false
 	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		select {
-		case n.slots <- struct{}{}:
-		case <-n.ctx.Done():
-			return
-		}
-		r := n.Attempt(n.ctx, e)
-		<-n.slots
-		if n.ctx.Err() != nil {
-			return // stopped: the attempt is made again at the next start
-		}
-		level := slog.LevelInfo
-		if r.Error != "" || r.Status/100 != 2 && r.Status != 0 {
-			level = slog.LevelWarn
-		}
-		n.log.Log(n.ctx, level, "notification attempt", "notification", e.Notification.ID, "hook", e.Notification.Hook,
-			"event", e.Notification.Event, "task", e.Notification.TaskID, "attempt", e.Attempt, "status", r.Status, "err", r.Error)
-		n.mu.Lock()
-		report := n.report
-		n.mu.Unlock()
-		if report != nil {
-			report(r)
-		}
-	}()
-}
-
-// Close stops the attempts under way (they are not reported: the next
-// start makes them again) and waits for their goroutines.
-func (n *Notifier) Close() {
-	n.mu.Lock()
-	n.closed = true
-	n.mu.Unlock()
-	n.cancel()
-	n.wg.Wait()
+	r := n.Attempt(ctx, e)
+	<-n.slots
+	if ctx.Err() != nil {
+		return core.NotificationResult{}, false
+	}
+	level := slog.LevelInfo
+	if r.Error != "" || r.Status/100 != 2 && r.Status != 0 {
+		level = slog.LevelWarn
+	}
+	n.log.Log(ctx, level, "notification attempt", "notification", e.Notification.ID, "hook", e.Notification.Hook,
+		"event", e.Notification.Event, "task", e.Notification.TaskID, "attempt", e.Attempt, "status", r.Status, "err", r.Error)
+	return r, true
 }
 
 // Attempt makes one attempt now and returns its result.

@@ -305,40 +305,26 @@ func TestWithoutNotifySendTheDesktopIsOffWithOneWarning(t *testing.T) {
 	}
 }
 
-func TestSendReportsInTheBackgroundAndCloseDropsAttemptsUnderWay(t *testing.T) {
+func TestAnAttemptCutShortByTheStopIsNotReported(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, 200)
 	n := New(Options{Webhooks: []Webhook{{Name: "ops", URL: rc.srv.URL}}})
-	got := make(chan core.NotificationResult, 4)
-	n.Bind(func(r core.NotificationResult) { got <- r })
-	n.Send(core.Notify{Notification: escalation(), Attempt: 1})
-	select {
-	case r := <-got:
-		if r.Status != 200 || r.ID != "N-7" {
-			t.Fatalf("%+v", r)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no report")
+	if r, ok := n.Make(context.Background(), core.Notify{Notification: escalation(), Attempt: 1}); !ok || r.Status != 200 || r.ID != "N-7" {
+		t.Fatalf("%+v, %v", r, ok)
 	}
 	rc.mu.Lock()
 	rc.hold = make(chan struct{}) // never answers
 	rc.mu.Unlock()
-	n.Send(core.Notify{Notification: escalation(), Attempt: 2})
-	for len(rc.requests()) < 2 {
-		select {
-		case <-rc.arrived:
-		case <-time.After(30 * time.Second):
-			t.Fatal("the second attempt never arrived")
-		}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-rc.arrived
+		<-rc.arrived
+		cancel()
+	}()
+	if r, ok := n.Make(ctx, core.Notify{Notification: escalation(), Attempt: 2}); ok {
+		t.Fatalf("an attempt cut short by the stop has a result to report: %+v", r)
 	}
-	n.Close()
-	n.Send(core.Notify{Notification: escalation(), Attempt: 3})
-	select {
-	case r := <-got:
-		t.Fatalf("reported after Close: %+v", r)
-	default:
-	}
-	if len(rc.requests()) != 2 {
-		t.Fatal("an attempt was made after Close")
+	if r, ok := n.Make(ctx, core.Notify{Notification: escalation(), Attempt: 3}); ok || len(rc.requests()) != 2 {
+		t.Fatalf("an attempt was made after the stop: %+v, %d requests", r, len(rc.requests()))
 	}
 }

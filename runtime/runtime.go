@@ -25,30 +25,11 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// Effector performs the effects that reach outside wilco. Its methods must
-// not block: queue the work and return.
-type Effector interface {
-	// Deliver hands a message to a push agent.
-	Deliver(agent string, msg core.InboxMessage)
-	// RunOperation performs a proceeding operation (on its agents, or its
-	// command) and reports its end with core.FinishOperation or
-	// core.FinishAgentOperation through the runtime.
-	RunOperation(op core.RunOperation)
-}
-
-// Performer is an Effector that also performs the task effects
-// (core.RunVerify, core.StopTurn, core.MakeProposal, core.ApplyProposal,
-// core.DiscardProposal). Perform must not block.
-type Performer interface {
-	Perform(e core.Effect)
-}
-
 // Config configures a runtime.
 type Config struct {
-	Store    store.Store
-	Clock    Clock    // default: the wall clock
-	Effector Effector // default: effects are recorded, not performed
-	Logger   *slog.Logger
+	Store  store.Store
+	Clock  Clock // default: the wall clock
+	Logger *slog.Logger
 	// MaxBatch bounds how many commands one turn of the loop runs, and how
 	// many due timers it fires (default 128 of each): short turns keep the
 	// answer to an agent's acknowledgment quick while a backlog of other
@@ -144,6 +125,11 @@ type Runtime struct {
 	recoveredTimer int
 	// resends are performed with the first turn after a restart.
 	resends []core.Effect
+	// outbox holds the committed effects, in order, until the executor
+	// takes them (Effects); outWake tells it there are some.
+	outMu   sync.Mutex
+	outbox  []core.Effect
+	outWake chan struct{}
 	// standby is set for a runtime that only reads (OpenStandby).
 	standby *standby
 }
@@ -208,6 +194,7 @@ func Open(ctx context.Context, cfg Config) (*Runtime, error) {
 		wake: make(chan struct{}, 1), stopped: make(chan struct{}),
 		subs: map[*Subscription]struct{}{}, inboxWake: map[string]chan struct{}{},
 		encodes: make(chan *batch), commits: make(chan *batch), committerDone: make(chan struct{}),
+		outWake: make(chan struct{}, 1),
 	}
 	if err := r.recover(ctx); err != nil {
 		return nil, err
@@ -969,30 +956,68 @@ func (r *Runtime) fail(err error, group []*batch) {
 // and the failure itself (store.ErrLeaseLost, say) for errors.Is.
 func stopped(failure error) error { return fmt.Errorf("%w: %w", ErrStopped, failure) }
 
+// perform hands committed effects on: a Wake is the runtime's own (it
+// ends the long polls of the agent's inbox), the others go to the outbox,
+// in order, for the executor.
 func (r *Runtime) perform(effects []core.Effect) {
+	var out []core.Effect
 	for _, e := range effects {
-		switch e := e.(type) {
-		case core.Wake:
+		if w, ok := e.(core.Wake); ok {
 			r.inboxMu.Lock()
-			if ch, ok := r.inboxWake[e.Agent]; ok {
+			if ch, ok := r.inboxWake[w.Agent]; ok {
 				close(ch)
-				delete(r.inboxWake, e.Agent)
+				delete(r.inboxWake, w.Agent)
 			}
 			r.inboxMu.Unlock()
-		case core.Deliver:
-			if r.cfg.Effector != nil {
-				r.cfg.Effector.Deliver(e.Agent, e.Message)
-			}
-		case core.RunOperation:
-			if r.cfg.Effector != nil {
-				r.cfg.Effector.RunOperation(e)
-			}
-		default:
-			if p, ok := r.cfg.Effector.(Performer); ok {
-				p.Perform(e)
-			}
+			continue
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return
+	}
+	r.outMu.Lock()
+	r.outbox = append(r.outbox, out...)
+	r.outMu.Unlock()
+	select {
+	case r.outWake <- struct{}{}:
+	default:
+	}
+}
+
+// TakeEffects returns the committed effects not taken yet, in the order
+// they were committed, without waiting: each is handed out once.
+func (r *Runtime) TakeEffects() []core.Effect {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	out := r.outbox
+	r.outbox = nil
+	return out
+}
+
+// Effects waits until committed effects are waiting and returns them, in
+// the order they were committed (see TakeEffects); it returns ctx's error
+// when ctx ends first. An effect leaves the runtime only once the events
+// that asked for it are durable: the executor performs what it gets.
+func (r *Runtime) Effects(ctx context.Context) ([]core.Effect, error) {
+	for {
+		if out := r.TakeEffects(); len(out) > 0 {
+			return out, nil
+		}
+		select {
+		case <-r.outWake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
+}
+
+// Report records how an effect ended, or what an agent's adapter saw:
+// the one way outcomes come back into the core (core.State.Report). It
+// waits until the record is durable, and answers the core's result. The
+// urgent ones (core.Urgent) run before a backlog of other commands.
+func (r *Runtime) Report(ctx context.Context, o core.Outcome) (any, error) {
+	return r.do(ctx, func(c *core.State, now time.Time) (any, error) { return c.Report(now, o) }, core.Urgent(o))
 }
 
 // InboxSignal returns a channel closed when a message next lands in the

@@ -56,16 +56,27 @@ type effector struct {
 	mu        sync.Mutex
 	st        *recordingStore
 	delivered []core.InboxMessage
+	notified  []core.Notify
 	durableAt []uint64
 }
 
-func (e *effector) Deliver(agent string, m core.InboxMessage) {
+// take performs the effects the runtime hands out: it records the
+// messages and the notifications' attempts, and what was durable then.
+func (e *effector) take(rt *Runtime) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.delivered = append(e.delivered, m)
-	e.durableAt = append(e.durableAt, e.st.durable())
+	for _, x := range rt.TakeEffects() {
+		switch x := x.(type) {
+		case core.Deliver:
+			e.delivered = append(e.delivered, x.Message)
+		case core.Notify:
+			e.notified = append(e.notified, x)
+		default:
+			continue
+		}
+		e.durableAt = append(e.durableAt, e.st.durable())
+	}
 }
-func (e *effector) RunOperation(core.RunOperation) {}
 
 type testBundle struct {
 	t     *testing.T
@@ -96,7 +107,7 @@ func (b *testBundle) openWith(cfg Config) {
 	}
 	b.st = &recordingStore{Store: s}
 	b.eff = &effector{st: b.st}
-	cfg.Store, cfg.Clock, cfg.Effector = b.st, b.clock, b.eff
+	cfg.Store, cfg.Clock = b.st, b.clock
 	rt, err := Open(context.Background(), cfg)
 	if err != nil {
 		b.t.Fatal(err)
@@ -128,10 +139,18 @@ func (b *testBundle) submit(fn Func) func() (any, error) {
 	}
 }
 
+// drain runs the loop by hand (Drain) and performs the effects it
+// committed.
+func (b *testBundle) drain() int {
+	n := b.rt.Drain()
+	b.eff.take(b.rt)
+	return n
+}
+
 func (b *testBundle) must(fn Func) any {
 	b.t.Helper()
 	res := b.submit(fn)
-	b.rt.Drain()
+	b.drain()
 	v, err := res()
 	if err != nil {
 		b.t.Fatal(err)
@@ -146,10 +165,10 @@ func (b *testBundle) advanceTo(t time.Time) {
 			break
 		}
 		b.clock.Set(next)
-		b.rt.Drain()
+		b.drain()
 	}
 	b.clock.Set(t)
-	b.rt.Drain()
+	b.drain()
 }
 
 func register(name, adapter string) Func {
@@ -170,7 +189,7 @@ func TestEventsAreDurableBeforeEffectsAndAnswers(t *testing.T) {
 	b.must(register("a", "exec"))
 	var durableWhenAnswered uint64
 	b.rt.Submit(delegate("a", "T-1"), func(any, error) { durableWhenAnswered = b.st.durable() })
-	b.rt.Drain()
+	b.drain()
 	seq := b.rt.CommittedSeq()
 	if durableWhenAnswered != seq {
 		t.Fatalf("answered with seq %d durable, want %d", durableWhenAnswered, seq)
@@ -193,7 +212,7 @@ func TestGroupCommitBatchesQueuedCommands(t *testing.T) {
 			}
 		})
 	}
-	b.rt.Drain()
+	b.drain()
 	if answered != 500 {
 		t.Fatalf("answered %d", answered)
 	}
@@ -211,7 +230,7 @@ func TestRefusedCommandWritesNothing(t *testing.T) {
 	b := setup(t)
 	before := b.rt.CommittedSeq()
 	res := b.submit(delegate("nobody", "T-1"))
-	b.rt.Drain()
+	b.drain()
 	if _, err := res(); core.CodeOf(err) != core.NotFound {
 		t.Fatalf("err %v", err)
 	}
@@ -335,7 +354,7 @@ func TestStoreFailureStopsTheRuntime(t *testing.T) {
 	b := setup(t)
 	b.st.failing = errors.New("disk full")
 	res := b.submit(register("a", "exec"))
-	b.rt.Drain()
+	b.drain()
 	if _, err := res(); err == nil {
 		t.Fatal("a failed commit was answered ok")
 	}
@@ -446,7 +465,7 @@ func TestASendThatMayNotHaveLeftIsSentAgainAfterARestart(t *testing.T) {
 		return c.Send(now, core.SendRequest{To: "m", Type: core.TypeConversation, Body: "and you?"})
 	})
 	b.crash() // the commit happened; whether Deliver ran is unknown
-	b.rt.Drain()
+	b.drain()
 	if len(b.eff.delivered) != 1 || b.eff.delivered[0].Body != "which approach?" {
 		t.Fatalf("after restart: %+v", b.eff.delivered)
 	}
@@ -536,7 +555,7 @@ func TestRecoveryStopsAtAnEventItCannotReplayAndSaysWhich(t *testing.T) {
 				t.Fatal(err)
 			}
 			st, want := tc.broken(s, at)
-			_, err = Open(ctx, Config{Store: st, Clock: b.clock, Effector: b.eff})
+			_, err = Open(ctx, Config{Store: st, Clock: b.clock})
 			if err == nil {
 				t.Fatal("the log was recovered")
 			}
@@ -558,7 +577,7 @@ func TestAWaveOfDueTimersIsFiredOverSeveralTurnsAtTheirTime(t *testing.T) {
 	due, _ := b.rt.NextTimer()
 	before := len(b.st.commits)
 	b.clock.Set(due)
-	b.rt.Drain()
+	b.drain()
 
 	turns, retried := 0, 0
 	for _, c := range b.st.commits[before:] {
@@ -584,26 +603,10 @@ func TestAWaveOfDueTimersIsFiredOverSeveralTurnsAtTheirTime(t *testing.T) {
 	}
 }
 
-// notifyEffector records the Notify effects it is asked to perform, and
-// what was durable then.
-type notifyEffector struct {
-	effector
-	notified []core.Notify
-}
-
-func (e *notifyEffector) Perform(x core.Effect) {
-	if n, ok := x.(core.Notify); ok {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.notified = append(e.notified, n)
-		e.durableAt = append(e.durableAt, e.st.durable())
-	}
-}
-
 func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMadeAgain(t *testing.T) {
 	t.Parallel()
 	b := &testBundle{t: t, path: filepath.Join(t.TempDir(), "wilco.db"), clock: clock.NewFake(epoch)}
-	var eff *notifyEffector
+	var eff *effector
 	open := func() {
 		s, err := sqlite.Open(b.path)
 		if err != nil {
@@ -611,9 +614,9 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 		}
 		t.Cleanup(func() { _ = s.Close() })
 		b.st = &recordingStore{Store: s}
-		eff = &notifyEffector{effector: effector{st: b.st}}
-		b.eff = &eff.effector
-		rt, err := Open(context.Background(), Config{Store: b.st, Clock: b.clock, Effector: eff, CheckpointEvery: 1 << 30, CheckpointInterval: time.Hour})
+		eff = &effector{st: b.st}
+		b.eff = eff
+		rt, err := Open(context.Background(), Config{Store: b.st, Clock: b.clock, CheckpointEvery: 1 << 30, CheckpointInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -642,7 +645,7 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 	// wilco dies before the attempt's result is recorded.
 	_ = b.st.Store.Close()
 	open()
-	b.rt.Drain()
+	b.drain()
 	if len(eff.notified) != 1 || eff.notified[0].Attempt != 1 || eff.notified[0].Notification.ID != "N-1" {
 		t.Fatalf("after the restart: %+v", eff.notified)
 	}
@@ -653,7 +656,7 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 	})
 	_ = b.st.Store.Close()
 	open()
-	b.rt.Drain()
+	b.drain()
 	if len(eff.notified) != 0 {
 		t.Fatalf("made again before its backoff: %+v", eff.notified)
 	}
@@ -666,7 +669,7 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 	})
 	_ = b.st.Store.Close()
 	open()
-	b.rt.Drain()
+	b.drain()
 	if len(eff.notified) != 0 {
 		t.Fatalf("a delivered notification was made again: %+v", eff.notified)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"wilco/config"
 	"wilco/core"
+	"wilco/store"
 	"wilco/wire"
 )
 
@@ -34,11 +35,24 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// sessionEndWait bounds how long removing an agent waits for the end of
+// its session.
+const sessionEndWait = 10 * time.Second
+
 func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
+	// The end of the agent's session (a tmux agent's) is an effect of the
+	// removal; the answer waits for it, for at most sessionEndWait.
+	ended, err := s.rt.Subscribe(r.Context(), func(ev store.Event) bool {
+		return ev.Type == core.TypeAgentSessionEnded && ev.Agent == name
+	}, 1)
+	if err != nil {
+		return err
+	}
+	defer ended.Cancel()
 	a, err := do(r.Context(), s, func(c *core.State, now time.Time) (core.Agent, error) {
 		if err := c.RemoveAgent(now, name, "removed by the user"); err != nil {
 			return core.Agent{}, err
@@ -49,8 +63,12 @@ func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.opts.AgentRemoved != nil {
-		s.opts.AgentRemoved(name)
+	if a.EndSession {
+		select {
+		case <-ended.C:
+		case <-time.After(sessionEndWait):
+		case <-r.Context().Done():
+		}
 	}
 	WriteJSON(w, http.StatusOK, s.agentView(a))
 	return nil

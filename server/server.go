@@ -68,10 +68,6 @@ type Options struct {
 	// agent's new token.
 	AgentAdded   func(a config.Agent, token string)
 	TokenRotated func(name, token string)
-	// AgentRemoved, when set, is told of an agent taken out of service
-	// (DELETE /v1/agents/{name}), once that is committed: its adapter
-	// stops running it.
-	AgentRemoved func(name string)
 	// PaneState, when set, says what a tmux agent's pane shows.
 	PaneState func(name string) (wire.Pane, bool)
 	// RunsDir holds verification runs and dry-run diffs (default

@@ -7,7 +7,7 @@
 // # What is simulated
 //
 // Agents of every adapter: push agents (exec, tmux, sim), whose messages
-// arrive as core.Deliver effects through the runtime's Effector, and pull
+// arrive as core.Deliver effects handed out by the runtime (TakeEffects), and pull
 // agents (mailbox), which fetch theirs in dispatch cycles (core.Cycle). Each
 // has a persona — prompt, silent, slow, duplicate, out-of-order, wrong task
 // id, late, or a mix — that decides, per message, whether it answers, when

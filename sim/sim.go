@@ -316,7 +316,7 @@ func (w *world) open() {
 		}
 	}
 	rt, err := runtime.Open(w.ctx, runtime.Config{
-		Store: w.st, Clock: w.clock, Effector: (*effector)(w), Observe: w.observe,
+		Store: w.st, Clock: w.clock, Observe: w.observe,
 		CheckpointEvery: w.ckptEvery, CheckpointInterval: w.ckptInterval, CheckpointShare: w.ckptShare,
 	})
 	if err != nil {
@@ -362,7 +362,7 @@ func (w *world) do(name string, fn func(c *core.State, now time.Time) (any, erro
 			w.failf("%s answered ok with seq %d durable, its events reach %d", name, w.st.last, r.after)
 		}
 	})
-	w.rt.Drain()
+	w.drain()
 	w.current = ""
 	// A fault in a later commit of checkpoint copies alone struck after
 	// the command was durable and answered.
@@ -503,7 +503,7 @@ func (w *world) drainTimers() {
 	w.current = ""
 	w.stepEvents = w.stepEvents[:0]
 	committed := w.st.last
-	w.rt.Drain()
+	w.drain()
 	if due > 0 {
 		w.hit("timers.fired")
 		w.tracef("%d timers fired (seq %d → %d)", due, committed, w.st.last)
@@ -581,7 +581,7 @@ func (w *world) restart(how string) {
 		// The resends are made with the first turn, as a started runtime
 		// makes it at once: the notifications' attempts under way are made
 		// again now (only with Notify, so that other seeds run as always).
-		w.rt.Drain()
+		w.drain()
 	}
 	w.checkTimers()
 	// A command that was running when wilco stopped: its fate is unknown;
@@ -673,19 +673,20 @@ func (w *world) report() Report {
 	}
 }
 
-// effector is the world as the runtime's Effector: messages handed to push
-// agents, operation commands run.
-type effector world
-
-func (e *effector) Deliver(agent string, m core.InboxMessage) { (*world)(e).deliver(agent, m) }
-func (e *effector) RunOperation(op core.RunOperation) {
-	(*world)(e).runOperation(op.ID, op.Command)
-}
-
-// Perform performs the other effects: notifications' attempts.
-func (e *effector) Perform(x core.Effect) {
-	if n, ok := x.(core.Notify); ok {
-		(*world)(e).notified(n)
+// drain runs the loop by hand and performs the effects it committed, as
+// wilco's executor does: messages handed to push agents, operation
+// commands run, notifications' attempts made.
+func (w *world) drain() {
+	w.rt.Drain()
+	for _, x := range w.rt.TakeEffects() {
+		switch x := x.(type) {
+		case core.Deliver:
+			w.deliver(x.Agent, x.Message)
+		case core.RunOperation:
+			w.runOperation(x.ID, x.Command)
+		case core.Notify:
+			w.notified(x)
+		}
 	}
 }
 

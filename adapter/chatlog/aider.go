@@ -96,14 +96,16 @@ func AiderHistoryFile(w Where) string {
 }
 
 // gitRoot is the root of the git working tree dir is in ("" outside one):
-// the nearest folder holding .git (a folder, or a file in a worktree).
+// the nearest folder holding a .git that git would take: a folder with a
+// HEAD, or a file (a worktree's, "gitdir: …"). An empty .git folder is no
+// repository to git, nor to Aider.
 func gitRoot(dir string) string {
 	d, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
 	for {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if isGitDir(filepath.Join(d, ".git")) {
 			return d
 		}
 		parent := filepath.Dir(d)
@@ -111,6 +113,21 @@ func gitRoot(dir string) string {
 			return ""
 		}
 		d = parent
+	}
+}
+
+// isGitDir reports whether path is a .git git would take.
+func isGitDir(path string) bool {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return false
+	case fi.IsDir():
+		_, err := os.Stat(filepath.Join(path, "HEAD"))
+		return err == nil
+	default:
+		b, err := os.ReadFile(path)
+		return err == nil && strings.HasPrefix(string(b), "gitdir: ")
 	}
 }
 

@@ -3,6 +3,7 @@ package chatlog
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -68,18 +69,42 @@ func TestAiderLinesOfItsOwn(t *testing.T) {
 	}
 }
 
-// aiderRepo is a git working tree (a .git folder) with a subfolder.
+// aiderRepo is a git working tree (git init) with a subfolder.
 func aiderRepo(t *testing.T) (root, sub string) {
 	t.Helper()
 	root = t.TempDir()
 	sub = filepath.Join(root, "pkg", "x")
-	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
 	}
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return root, sub
+}
+
+// An empty .git folder (or one in a parent folder, such as the temporary
+// directory's) is no repository: the history is in the folder itself.
+func TestAnEmptyGitFolderIsNoRepository(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	if err := os.Mkdir(filepath.Join(parent, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "work")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := Where{Env: map[string]string{"HOME": t.TempDir(), "AIDER_CHAT_HISTORY_FILE": ""}, Dir: dir}
+	if got, want := AiderHistoryFile(w), filepath.Join(dir, ".aider.chat.history.md"); got != want {
+		t.Fatalf("history file %s, want %s", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitRoot(filepath.Join(dir)); got != dir {
+		t.Fatalf("a worktree's .git file: root %q, want %q", got, dir)
+	}
 }
 
 func TestAiderHistoryFileIsWhereAiderWritesIt(t *testing.T) {

@@ -222,11 +222,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer closeStore()
 	ag := &agents{prob: o.AckProb}
-	rcfg := runtime.Config{Store: st}
-	if _, ok := st.(*postgres.Store); ok {
-		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
-	}
-	rt, err := runtime.Open(ctx, rcfg)
+	rt, err := openRuntime(ctx, st)
 	if err != nil {
 		return Result{}, err
 	}
@@ -258,29 +254,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	var res Result
 	ag.latencies = make([]time.Duration, 0, o.Deliveries)
-	seen := make([]time.Duration, 0, o.Deliveries)
-	settled := make(chan struct{})
+	var seen []time.Duration
 	window := make(chan struct{}, o.Window)
-	go func() {
-		defer close(settled)
-		n := 0
-		for ev := range sub.C {
-			now := time.Now()
-			id := deliveryID(ev.Data)
-			if ev.Type == core.TypeDeliveryAcknowledged {
-				res.Acked++
-				if t, ok := ag.arrived.LoadAndDelete(id); ok {
-					seen = append(seen, now.Sub(t.(time.Time)))
-				}
-			} else {
-				res.Failed++
-			}
-			<-window
-			if n++; n == o.Deliveries {
-				return
-			}
-		}
-	}()
+	settled := count(sub, ag, o.Deliveries, window, &res, &seen)
 
 	start := time.Now()
 	for i := range o.Deliveries {
@@ -306,20 +282,63 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	stop()
 	ag.wg.Wait()
 
+	ag.fill(&res, o, rt.CommittedSeq(), elapsed, seen)
+	return res, nil
+}
+
+// openRuntime opens the runtime on st, tuned for its kind of store.
+func openRuntime(ctx context.Context, st store.Store) (*runtime.Runtime, error) {
+	rcfg := runtime.Config{Store: st}
+	if _, ok := st.(*postgres.Store); ok {
+		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
+	}
+	return runtime.Open(ctx, rcfg)
+}
+
+// count counts the settlements the subscriber sees, and when it saw an
+// acknowledgment after its agent handed it over (into res and seen); each
+// settlement frees a place in window. The channel closes after n.
+func count(sub *runtime.Subscription, ag *agents, n int, window chan struct{}, res *Result, seen *[]time.Duration) <-chan struct{} {
+	*seen = make([]time.Duration, 0, n)
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		k := 0
+		for ev := range sub.C {
+			now := time.Now()
+			id := deliveryID(ev.Data)
+			if ev.Type == core.TypeDeliveryAcknowledged {
+				res.Acked++
+				if t, ok := ag.arrived.LoadAndDelete(id); ok {
+					*seen = append(*seen, now.Sub(t.(time.Time)))
+				}
+			} else {
+				res.Failed++
+			}
+			<-window
+			if k++; k == n {
+				return
+			}
+		}
+	}()
+	return settled
+}
+
+// fill writes what the run measured into res.
+func (a *agents) fill(res *Result, o Options, events uint64, elapsed time.Duration, seen []time.Duration) {
 	res.System, res.Deliveries, res.Agents, res.AckProb = "wilco", o.Deliveries, o.Agents, o.AckProb
 	if o.Store != "" && o.Store != "sqlite" {
 		res.System = "wilco-postgres"
 	}
-	res.Sends = ag.sends.Load()
-	res.Events = rt.CommittedSeq()
+	res.Sends = a.sends.Load()
+	res.Events = events
 	res.ElapsedMS = ms(elapsed)
 	res.AckedPerSec = float64(res.Acked) / elapsed.Seconds()
-	ag.latMu.Lock()
-	res.P50MS, res.P99MS = percentile(ag.latencies, 0.50), percentile(ag.latencies, 0.99)
-	ag.latMu.Unlock()
+	a.latMu.Lock()
+	res.P50MS, res.P99MS = percentile(a.latencies, 0.50), percentile(a.latencies, 0.99)
+	a.latMu.Unlock()
 	res.SeenP50MS, res.SeenP99MS = percentile(seen, 0.50), percentile(seen, 0.99)
 	res.PeakRSSMB = PeakRSSMB()
-	return res, nil
 }
 
 func setup(ctx context.Context, rt *runtime.Runtime, o Options) error {

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"wilco/client"
+	"wilco/core"
 	"wilco/daemon"
 	"wilco/wire"
 )
@@ -52,22 +52,8 @@ func RunTasks(ctx context.Context, n, statusRuns int, self string) (TaskResult, 
 		return TaskResult{}, err
 	}
 	defer os.RemoveAll(dir)
-	files := map[string]string{
-		"agent.sh":   noopAgent,
-		".gitignore": ".wilco/\n",
-		"wilco.yaml": "version: 1\nagents:\n  - name: noop\n    adapter: exec\n    command: [./agent.sh]\nverify:\n  steps:\n    - {name: noop, run: \"true\"}\n",
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o755); err != nil {
-			return TaskResult{}, err
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@wilco.invalid", "commit", "-qm", "bench"}} {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return TaskResult{}, fmt.Errorf("git %v: %v: %s", args, err, b)
-		}
+	if err := noopRepo(ctx, dir); err != nil {
+		return TaskResult{}, err
 	}
 	d, err := daemon.Start(ctx, daemon.Options{ConfigPath: filepath.Join(dir, "wilco.yaml"), Addr: "127.0.0.1:0", Token: "bench-token",
 		Logger: slog.New(slog.DiscardHandler)})
@@ -85,48 +71,11 @@ func RunTasks(ctx context.Context, n, statusRuns int, self string) (TaskResult, 
 		ids = append(ids, t.ID)
 	}
 	last := ids[len(ids)-1]
-	err = c.Follow(ctx, client.EventQuery{Task: last}, func(ev wire.Event) error {
-		if ev.Type != "task.state" {
-			return nil
-		}
-		var s struct {
-			To string `json:"to"`
-		}
-		_ = json.Unmarshal(ev.Data, &s)
-		if s.To == "success" || s.To == "stuck" || s.To == "escalated" || s.To == "failed" {
-			return client.ErrStop
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, client.ErrStop) {
+	if err := waitEnd(ctx, c, last); err != nil {
 		return TaskResult{}, err
 	}
-	// Attempt spans from the event log, and the agent's and the verify
-	// step's own time as wilco measured them (process lifetimes).
-	type span struct {
-		start, end time.Time
-		own        time.Duration
-	}
-	spans := map[string]*span{}
-	if err := c.EachEvent(ctx, client.EventQuery{}, func(ev wire.Event) error {
-		var d struct {
-			DurationMS int64 `json:"duration_ms"`
-			VerifyMS   int64 `json:"verify_ms"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
-		s := spans[ev.TaskID]
-		switch {
-		case ev.Type == "task.attempt":
-			spans[ev.TaskID] = &span{start: ev.Time}
-		case s == nil || !s.end.IsZero():
-		case ev.Type == "task.turn_ended":
-			s.own += time.Duration(d.DurationMS) * time.Millisecond
-		case ev.Type == "task.success":
-			s.own += time.Duration(d.VerifyMS) * time.Millisecond
-			s.end = ev.Time
-		}
-		return nil
-	}); err != nil {
+	spans, err := attemptSpans(ctx, c)
+	if err != nil {
 		return TaskResult{}, err
 	}
 	var overhead, whole []time.Duration
@@ -141,17 +90,102 @@ func RunTasks(ctx context.Context, n, statusRuns int, self string) (TaskResult, 
 	}
 	res := TaskResult{System: "wilco", Tasks: n,
 		OverheadP50MS: percentile(overhead, 0.5), OverheadP99MS: percentile(overhead, 0.99), AttemptP50MS: percentile(whole, 0.5)}
-	var status []time.Duration
-	for range statusRuns {
-		cmd := exec.CommandContext(ctx, self, "status", last, "--json")
-		cmd.Env = append(os.Environ(), "WILCO_ADDR="+d.URL, "WILCO_TOKEN="+d.Token)
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return res, fmt.Errorf("wilco status: %v: %s", err, out)
-		}
-		status = append(status, time.Since(start))
+	status, err := statusTimes(ctx, self, d.URL, d.Token, last, statusRuns)
+	if err != nil {
+		return res, err
 	}
 	res.StatusP50MS, res.StatusP99MS = percentile(status, 0.5), percentile(status, 0.99)
 	res.PeakRSSMB = PeakRSSMB()
 	return res, nil
+}
+
+// noopRepo makes dir a git repository with an agent and a verify step
+// that do nothing.
+func noopRepo(ctx context.Context, dir string) error {
+	files := map[string]string{
+		"agent.sh":   noopAgent,
+		".gitignore": ".wilco/\n",
+		"wilco.yaml": "version: 1\nagents:\n  - name: noop\n    adapter: exec\n    command: [./agent.sh]\nverify:\n  steps:\n    - {name: noop, run: \"true\"}\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=bench", "-c", "user.email=bench@wilco.invalid", "commit", "-qm", "bench"}} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, b)
+		}
+	}
+	return nil
+}
+
+// waitEnd follows task id's events until it ends.
+func waitEnd(ctx context.Context, c *client.Client, id string) error {
+	err := c.Follow(ctx, client.EventQuery{Task: id}, func(ev wire.Event) error {
+		data, err := core.DecodeEventData(ev.Type, ev.Data)
+		if s, ok := data.(core.TaskStateChanged); ok && err == nil {
+			switch s.To {
+			case core.Success, core.Stuck, core.Escalated, core.TaskFailed:
+				return client.ErrStop
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, client.ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// span is a task's attempt, from the event log, and the agent's and the
+// verify step's own time in it as wilco measured them (process lifetimes).
+type span struct {
+	start, end time.Time
+	own        time.Duration
+}
+
+// attemptSpans are the tasks' last attempts, by task.
+func attemptSpans(ctx context.Context, c *client.Client) (map[string]*span, error) {
+	spans := map[string]*span{}
+	err := c.EachEvent(ctx, client.EventQuery{}, func(ev wire.Event) error {
+		data, err := core.DecodeEventData(ev.Type, ev.Data)
+		if err != nil {
+			return nil
+		}
+		s := spans[ev.TaskID]
+		if _, ok := data.(core.TaskAttempt); ok {
+			spans[ev.TaskID] = &span{start: ev.Time}
+			return nil
+		}
+		if s == nil || !s.end.IsZero() {
+			return nil
+		}
+		switch d := data.(type) {
+		case core.TaskTurnEnded:
+			s.own += time.Duration(d.DurationMS) * time.Millisecond
+		case core.TaskSucceeded:
+			s.own += time.Duration(d.VerifyMS) * time.Millisecond
+			s.end = ev.Time
+		}
+		return nil
+	})
+	return spans, err
+}
+
+// statusTimes are how long runs of `wilco status ID --json` took.
+func statusTimes(ctx context.Context, self, url, token, id string, runs int) ([]time.Duration, error) {
+	var status []time.Duration
+	for range runs {
+		cmd := exec.CommandContext(ctx, self, "status", id, "--json")
+		cmd.Env = append(os.Environ(), "WILCO_ADDR="+url, "WILCO_TOKEN="+token)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return status, fmt.Errorf("wilco status: %v: %s", err, out)
+		}
+		status = append(status, time.Since(start))
+	}
+	return status, nil
 }

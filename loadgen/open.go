@@ -53,6 +53,35 @@ func RunOpen(ctx context.Context, o Options, n int, recoverCmd func(dir string) 
 		return Result{}, err
 	}
 	start := time.Now()
+	if err := sendOpen(rt, o, n); err != nil {
+		st.Close()
+		return Result{}, err
+	}
+	created := time.Since(start)
+	res := Result{System: "wilco", Open: n, Agents: o.Agents, Deliveries: n, Events: rt.CommittedSeq(), ElapsedMS: ms(created)}
+	if res.Timers, err = rt.Timers(); err != nil {
+		st.Close()
+		return Result{}, err
+	}
+	goruntime.GC()
+	debug.FreeOSMemory()
+	res.RSSMB = RSSMB()
+	res.PeakRSSMB = PeakRSSMB()
+	// A crash: the store is closed under the runtime, no final checkpoint.
+	st.Close()
+
+	rec, err := recoverIn(recoverCmd(dir), n)
+	if err != nil {
+		return res, err
+	}
+	res.RecoveryMS = rec.RecoveryMS
+	res.RecoveryPeakRSSMB = rec.PeakRSSMB
+	return res, nil
+}
+
+// sendOpen creates n deliveries to o.Agents silent agents, at most
+// o.Window at a time.
+func sendOpen(rt *runtime.Runtime, o Options, n int) error {
 	var wg sync.WaitGroup
 	var failed error
 	var mu sync.Mutex
@@ -74,39 +103,25 @@ func RunOpen(ctx context.Context, o Options, n int, recoverCmd func(dir string) 
 		})
 	}
 	wg.Wait()
-	if failed != nil {
-		st.Close()
-		return Result{}, failed
-	}
-	created := time.Since(start)
-	res := Result{System: "wilco", Open: n, Agents: o.Agents, Deliveries: n, Events: rt.CommittedSeq(), ElapsedMS: ms(created)}
-	if res.Timers, err = rt.Timers(); err != nil {
-		st.Close()
-		return Result{}, err
-	}
-	goruntime.GC()
-	debug.FreeOSMemory()
-	res.RSSMB = RSSMB()
-	res.PeakRSSMB = PeakRSSMB()
-	// A crash: the store is closed under the runtime, no final checkpoint.
-	st.Close()
+	return failed
+}
 
-	cmd := recoverCmd(dir)
+// recoverIn runs the recovery process and reads what it measured: it must
+// have armed a timer for each of the n deliveries.
+func recoverIn(cmd *exec.Cmd, n int) (Result, error) {
+	var rec Result
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return res, fmt.Errorf("recovery process: %w", err)
+		return rec, fmt.Errorf("recovery process: %w", err)
 	}
-	var rec Result
 	if err := json.Unmarshal(out, &rec); err != nil {
-		return res, fmt.Errorf("recovery process printed %q: %w", out, err)
+		return rec, fmt.Errorf("recovery process printed %q: %w", out, err)
 	}
 	if rec.Timers < n {
-		return res, fmt.Errorf("recovery armed %d timers, want at least %d", rec.Timers, n)
+		return rec, fmt.Errorf("recovery armed %d timers, want at least %d", rec.Timers, n)
 	}
-	res.RecoveryMS = rec.RecoveryMS
-	res.RecoveryPeakRSSMB = rec.PeakRSSMB
-	return res, nil
+	return rec, nil
 }
 
 // Recover opens the store in dir and measures the restart: from opening the

@@ -50,26 +50,9 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 	if !ok {
 		return Delivery{}, notFoundf("no agent %q", req.To)
 	}
-	if strings.TrimSpace(req.Body) == "" {
-		return Delivery{}, invalidf("the message body is empty")
-	}
-	if req.From == "" {
-		req.From = Orchestrator
-	}
-	if req.TaskID != "" {
-		if err := ack.ValidateTaskID(req.TaskID); err != nil {
-			return Delivery{}, invalidf("task id %q: %v", req.TaskID, err)
-		}
-	}
-	if req.Type == "" {
-		c := ack.Classify(req.Body)
-		req.Type = TypeConversation
-		if c.Type == ack.Delegation || req.TaskID != "" && len(req.AcceptanceCriteria) > 0 {
-			req.Type = TypeDelegation
-		}
-		if req.TaskID == "" && c.TaskID != "" && ack.ValidateTaskID(c.TaskID) == nil {
-			req.TaskID = c.TaskID
-		}
+	req, err := normalizeSend(req)
+	if err != nil {
+		return Delivery{}, err
 	}
 	m := Message{From: req.From, To: a.Name, Type: req.Type, Subject: req.Subject, Body: req.Body, TaskID: req.TaskID}
 	if len(req.Capabilities) > 0 || len(req.AcceptanceCriteria) > 0 || req.Description != "" {
@@ -86,25 +69,8 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 	}
 	switch req.Type {
 	case TypeInstruction:
-		m.Policy = PolicyCycles
-		m.MaxRetries = s.policies.MaxRetries
-		if req.MaxRetries != nil {
-			if *req.MaxRetries < 0 {
-				return Delivery{}, invalidf("max_retries must not be negative, got %d", *req.MaxRetries)
-			}
-			m.MaxRetries = *req.MaxRetries
-		}
-		if req.Matcher != nil {
-			if req.Matcher.Contains == "" && req.Matcher.Regex == "" {
-				return Delivery{}, invalidf("ack_when needs contains or regex")
-			}
-			if req.Matcher.Regex != "" {
-				if _, err := s.regexp(req.Matcher.Regex); err != nil {
-					return Delivery{}, invalidf("ack_when.regex: %v", err)
-				}
-			}
-			c := *req.Matcher
-			m.Matcher = &c
+		if err := s.instruction(&m, req); err != nil {
+			return Delivery{}, err
 		}
 		m.ID = s.nextID("I")
 		s.emit(now, m.TaskID, m.To, DeliveryQueued{Message: m})
@@ -128,6 +94,60 @@ func (s *State) Send(now time.Time, req SendRequest) (Delivery, error) {
 		return Delivery{}, invalidf("message type %q: must be instruction, task_delegation or conversation", req.Type)
 	}
 	return s.find(m.ID).copy(), nil
+}
+
+// normalizeSend checks a request's body and task id, and fills in its
+// sender and, when it names none, its type (classified from the body) and
+// task id (from the body's delegation).
+func normalizeSend(req SendRequest) (SendRequest, error) {
+	if strings.TrimSpace(req.Body) == "" {
+		return req, invalidf("the message body is empty")
+	}
+	if req.From == "" {
+		req.From = Orchestrator
+	}
+	if req.TaskID != "" {
+		if err := ack.ValidateTaskID(req.TaskID); err != nil {
+			return req, invalidf("task id %q: %v", req.TaskID, err)
+		}
+	}
+	if req.Type == "" {
+		c := ack.Classify(req.Body)
+		req.Type = TypeConversation
+		if c.Type == ack.Delegation || req.TaskID != "" && len(req.AcceptanceCriteria) > 0 {
+			req.Type = TypeDelegation
+		}
+		if req.TaskID == "" && c.TaskID != "" && ack.ValidateTaskID(c.TaskID) == nil {
+			req.TaskID = c.TaskID
+		}
+	}
+	return req, nil
+}
+
+// instruction makes m an instruction: the cycles policy, its retries and
+// the matcher of its acknowledgment.
+func (s *State) instruction(m *Message, req SendRequest) error {
+	m.Policy = PolicyCycles
+	m.MaxRetries = s.policies.MaxRetries
+	if req.MaxRetries != nil {
+		if *req.MaxRetries < 0 {
+			return invalidf("max_retries must not be negative, got %d", *req.MaxRetries)
+		}
+		m.MaxRetries = *req.MaxRetries
+	}
+	if req.Matcher != nil {
+		if req.Matcher.Contains == "" && req.Matcher.Regex == "" {
+			return invalidf("ack_when needs contains or regex")
+		}
+		if req.Matcher.Regex != "" {
+			if _, err := s.regexp(req.Matcher.Regex); err != nil {
+				return invalidf("ack_when.regex: %v", err)
+			}
+		}
+		c := *req.Matcher
+		m.Matcher = &c
+	}
+	return nil
 }
 
 // backoffTimer is when attempt round of an ACK round, sent now, gives up:

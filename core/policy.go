@@ -246,6 +246,8 @@ type Policies struct {
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
+	// Land is where and how verified changes land.
+	Land LandPolicy `json:"land,omitzero"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens,
@@ -335,6 +337,9 @@ func (p Policies) Validate() error {
 	}
 	if err := CheckPackage(p.Package); err != nil {
 		return policyError("package", "%v", err)
+	}
+	if err := p.Land.Validate(); err != nil {
+		return err
 	}
 	return p.Loop.Validate()
 }

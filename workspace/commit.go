@@ -81,6 +81,8 @@ func (w *Workspace) Commit(ctx context.Context, paths []string, message string) 
 	if len(paths) == 0 {
 		return "", errors.New("workspace: commit: no file to commit")
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var spec bytes.Buffer
 	for _, p := range paths {
 		spec.WriteString(p)

@@ -27,7 +27,11 @@ var LandHows = []string{LandMerge, LandRebase, LandSquash, LandCommit, LandNone,
 
 // LandOrders are the values of land.order: the order verified changes
 // land in. With one task at a time both are the order tasks end in.
-var LandOrders = []string{"verified", "submission"}
+var LandOrders = []string{DefaultLandOrder, "submission"}
+
+// DefaultLandOrder is land.order's default: verified changes land in the
+// order they were verified.
+const DefaultLandOrder = "verified"
 
 // CheckLand says why a change cannot land this way (nil for commit and
 // none, which this version runs).

@@ -302,7 +302,7 @@ func (b Budget) over(u Usage, what string) string {
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
 	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
-		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
+		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}, Land: LandPolicy{How: LandNone, Order: DefaultLandOrder}}
 }
 
 // Validate reports the first bad value, naming its key.

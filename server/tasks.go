@@ -18,7 +18,32 @@ import (
 // spec is what core makes a task of.
 func spec(r wire.SubmitTask) core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
-		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package}
+		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package, Land: string(r.Land)}
+}
+
+// checkout is the branch the working tree has checked out, for the core
+// to refuse a task that lands as a commit elsewhere; nil when no task of
+// reqs lands as a commit (git is not asked) or it cannot be told.
+func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) (*string, error) {
+	if s.opts.Checkout == nil {
+		return nil, nil
+	}
+	var how string
+	if err := s.read(func(c *core.State) { how = c.Policies().Land.How }); err != nil {
+		return nil, err
+	}
+	commit := false
+	for _, q := range reqs {
+		commit = commit || q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit
+	}
+	if !commit {
+		return nil, nil
+	}
+	b, ok := s.opts.Checkout(r.Context())
+	if !ok {
+		return nil, nil
+	}
+	return &b, nil
 }
 
 func (s *Server) taskRoutes() []Route {
@@ -94,8 +119,13 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
+	sp := spec(req)
+	var err error
+	if sp.Checkout, err = s.checkout(r, req); err != nil {
+		return err
+	}
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
-		return c.SubmitTask(now, spec(req))
+		return c.SubmitTask(now, sp)
 	})
 }
 
@@ -429,9 +459,18 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
+	reqs := make([]wire.SubmitTask, len(req.Tasks))
+	for i, t := range req.Tasks {
+		reqs[i] = t.SubmitTask
+	}
+	branch, err := s.checkout(r, reqs...)
+	if err != nil {
+		return err
+	}
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
 		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}
+		specs[i].Checkout = branch
 	}
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Plan, error) {
 		p, err := c.SubmitPlan(now, req.ID, specs)

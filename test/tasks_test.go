@@ -260,6 +260,10 @@ type task struct {
 	PlanID      string     `json:"plan_id"`
 	DependsOn   []string   `json:"depends_on"`
 	ResumedFrom string     `json:"resumed_from"`
+	// Land is how its verified change lands; LandedCommit the commit it
+	// landed as.
+	Land         string `json:"land"`
+	LandedCommit string `json:"landed_commit"`
 }
 
 func (t task) String() string {

@@ -351,3 +351,27 @@ func TestALandingThisVersionDoesNotRunIsRefusedByConfigCheckAndAtStartWithItsLin
 		}
 	}
 }
+
+func TestThePageShowsTheCommitAVerifiedTaskLandedAs(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "W-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("W-1", time.Minute, "success")
+	short := got.LandedCommit[:7]
+
+	b := openBrowser(t)
+	b.navigate(in.loginLink())
+	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
+	b.goTo("#/tasks/W-1")
+	b.waitFor("W-1's summary", `document.getElementById('summary') !== null`, 10*time.Second)
+	mustContain(t, "W-1's summary", b.str(`document.getElementById('summary').textContent`), "Landed as "+short+" on "+branch+".")
+	if shown := b.str(`(document.querySelector('#overview dd[data-key="landed"]') || {}).textContent || ''`); shown != short {
+		t.Fatalf("the overview's Landed shows %q, want %s", shown, short)
+	}
+	byType := timelineLines(t, b, "task.landed")
+	mustContain(t, "the timeline", byType["task.landing"], "Committing the verified change on "+branch+".")
+	mustContain(t, "the timeline", byType["task.landed"], "Landed as "+short+" on "+branch+".")
+	mustContain(t, "the timeline", byType["task.state"], "the verified change is being committed")
+}

@@ -133,6 +133,10 @@ func serveRepo(t testing.TB, dir string, env ...string) *instance {
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			in.url = strings.TrimSpace(string(data))
+			// The OpenAPI document every answer is checked against is
+			// read now, while the server is surely up: a test may kill it
+			// (or have it killed) before its first answer is checked.
+			in.checker()
 			return in
 		}
 		select {

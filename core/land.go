@@ -236,12 +236,21 @@ func ShortCommit(commit string) string {
 // landed records the end of a LandTask: the task succeeds with its
 // commit; a git hook's refusal is a failure of the attempt (the agent's to
 // fix: the hook's output goes into the retry context); any other error
-// escalates, with nothing committed.
+// escalates, with nothing committed. A commit made for a task cancelled
+// while it was being made is recorded on the task, with a warning.
 func (s *State) landed(now time.Time, o Landed) error {
 	now = norm(now)
 	t, ok := s.tasks[o.TaskID]
 	if !ok {
 		return notFoundf("no task %q", o.TaskID)
+	}
+	if t.State == TaskCancelled && t.Verified != nil && t.Verified.RunID == o.RunID && o.Commit != "" && t.LandedCommit == "" {
+		// Cancelled while its change was being committed, and committed:
+		// the task says so rather than leave a commit it does not name.
+		l := TaskLanded{Commit: o.Commit, Branch: firstOf(o.Branch, t.Verified.Branch), Files: nonNil(o.Files), Left: nonNil(o.Left)}
+		s.emit(now, t.ID, t.Agent, l)
+		s.emit(now, t.ID, "", TaskWarning{Text: "the verified change was committed as " + ShortCommit(o.Commit) + " on " + l.Branch + " before the cancel took effect"})
+		return nil
 	}
 	if t.State != Running || t.Phase != Landing || t.Verified == nil || t.Verified.RunID != o.RunID {
 		return conflictf("task %s is not landing run %s", t.ID, o.RunID)

@@ -299,3 +299,31 @@ func TestCheckBranchTakesWhatGitTakes(t *testing.T) {
 		}
 	}
 }
+
+func TestACommitMadeForATaskCancelledMeanwhileIsRecordedOnIt(t *testing.T) {
+	t.Parallel()
+	b := landBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	toLanding(b, tk.ID)
+	_, _, err := b.c.CancelTask(b.now, tk.ID)
+	b.ok(err)
+	if _, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Commit: "c0ffee1234", Branch: "main", Files: []string{"main.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	got := b.task(tk.ID)
+	if got.State != TaskCancelled || got.LandedCommit != "c0ffee1234" ||
+		!slices.Contains(got.Warnings, "the verified change was committed as c0ffee1 on main before the cancel took effect") {
+		t.Fatalf("%s %q %q", got.State, got.LandedCommit, got.Warnings)
+	}
+	// Reported again (after a restart), nothing more is recorded; a
+	// cancelled task whose commit was not made records nothing.
+	_, err = b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Commit: "c0ffee1234"})
+	b.refused(err, Conflict)
+	other := submit(b, TaskSpec{Description: "y"})
+	toLanding(b, other.ID)
+	_, _, err = b.c.CancelTask(b.now, other.ID)
+	b.ok(err)
+	_, err = b.c.Report(b.now, Landed{TaskID: other.ID, RunID: RunID(other.ID, 1), Error: "interrupted"})
+	b.refused(err, Conflict)
+}

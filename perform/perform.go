@@ -22,10 +22,11 @@ import (
 )
 
 // EnvKillBefore names an environment variable for tests of recovery:
-// when it names an effect ("StopSession", "RunVerify", …), wilco kills
-// itself with SIGKILL just before performing the first such effect;
-// "report:" and an outcome ("report:VerifyResult") kill it just before
-// that outcome is reported. Never set it outside tests.
+// when it names an effect ("StopSession", "RunVerify", "LandTask", …),
+// wilco kills itself with SIGKILL just before performing the first such
+// effect; "report:" and an outcome ("report:VerifyResult",
+// "report:Landed") kill it just before that outcome is reported. Never
+// set it outside tests.
 const EnvKillBefore = "WILCO_TEST_KILL_BEFORE"
 
 // Options configure an executor.

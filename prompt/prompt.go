@@ -417,11 +417,12 @@ const (
 // maxSubject bounds a commit's first line, in runes.
 const maxSubject = 72
 
-// CommitSubject is a commit's first line: the description's first line,
-// its blanks collapsed, cut to 72 runes.
+// CommitSubject is a commit's first line: the description's first line
+// with text, its blanks collapsed, cut to 72 runes (bytes that are not
+// UTF-8 written as U+FFFD).
 func CommitSubject(description string) string {
 	line := ""
-	for l := range strings.SplitSeq(description, "\n") {
+	for l := range strings.SplitSeq(strings.ToValidUTF8(description, "\uFFFD"), "\n") {
 		if line = strings.Join(strings.Fields(l), " "); line != "" {
 			break
 		}

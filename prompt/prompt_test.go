@@ -182,3 +182,21 @@ func TestACommitMessageIsTheShortDescriptionTheSummaryAndTheTrailers(t *testing.
 		t.Fatalf("the subject of an empty description: %q", s)
 	}
 }
+
+// FuzzCommitSubject: a commit's subject is one line of at most 72 runes,
+// never empty, made of the description's first line that has text.
+func FuzzCommitSubject(f *testing.F) {
+	for _, s := range []string{"Fix it", "", "\n\n  \t\nsecond", strings.Repeat("é", 100), "a\r\nb", "  lots   of   blanks  ", "…" + strings.Repeat("x ", 50)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, desc string) {
+		s := CommitSubject(desc)
+		if s == "" || strings.ContainsAny(s, "\n\r") || len([]rune(s)) > maxSubject {
+			t.Fatalf("CommitSubject(%q) = %q", desc, s)
+		}
+		valid := strings.ToValidUTF8(desc, "\uFFFD")
+		if strings.TrimSpace(valid) != "" && s != "wilco task" && !strings.Contains(strings.Join(strings.Fields(valid), " "), strings.TrimSuffix(s, "…")) {
+			t.Fatalf("CommitSubject(%q) = %q: not from the description", desc, s)
+		}
+	})
+}

@@ -179,3 +179,31 @@ func TestWithNoUserInGitsConfigurationWilcoCommitsAsItselfForThatCommitOnly(t *t
 		t.Fatalf("the configuration was changed: user.name %q", out)
 	}
 }
+
+// FuzzHasTrailers: the trailers git prints of a commit whose last
+// paragraph names a task and its run are found by those values, and by no
+// other; any output is read without a panic.
+func FuzzHasTrailers(f *testing.F) {
+	f.Add("Wilco-Task: T-1\nWilco-Run: T-1-a1\nWilco-Agent: claude\n", "T-1", "T-1-a1")
+	f.Add("wilco-run:T-2-a3\nWilco-Task:   T-2  \n", "T-2", "T-2-a3")
+	f.Add("Signed-off-by: A <a@b>\n", "T-1", "T-1-a1")
+	f.Add(":\n::\nWilco-Run\n", "", "")
+	f.Fuzz(func(t *testing.T, lines, task, run string) {
+		want := map[string]string{"Wilco-Task": strings.TrimSpace(task), "Wilco-Run": strings.TrimSpace(run)}
+		_ = hasTrailers(lines, want)
+		if strings.ContainsAny(task+run, "\n\r:") {
+			return
+		}
+		written := lines + "\nWilco-Task: " + want["Wilco-Task"] + "\nWilco-Run: " + want["Wilco-Run"] + "\n"
+		if !hasTrailers(written, want) {
+			t.Fatalf("trailers %q not found in\n%s", want, written)
+		}
+		other := map[string]string{"Wilco-Run": want["Wilco-Run"] + "x"}
+		if hasTrailers("Wilco-Run: "+want["Wilco-Run"]+"\n", other) {
+			t.Fatalf("%q found in a commit of run %q", other, want["Wilco-Run"])
+		}
+		if hasTrailers(written, nil) {
+			t.Fatal("no trailer asked for matched a commit")
+		}
+	})
+}

@@ -269,7 +269,7 @@ func (s *State) landed(now time.Time, o Landed) error {
 		s.failure(now, t, f)
 	case o.Error != "":
 		s.escalateTask(now, t, "the verified change could not be committed on "+v.Branch+": "+o.Error+
-			". Nothing was committed. Answer retry once that is fixed (the agent works again), or skip to leave the change uncommitted")
+			". Nothing was committed. Answer retry once that is fixed (wilco commits it again), or skip to leave the change uncommitted")
 	default:
 		l := TaskLanded{Commit: o.Commit, Branch: firstOf(o.Branch, v.Branch), Files: nonNil(o.Files), Left: nonNil(o.Left)}
 		s.emit(now, t.ID, t.Agent, l)
@@ -279,6 +279,14 @@ func (s *State) landed(now time.Time, o Landed) error {
 		s.complete(now, t, v, &l)
 	}
 	return nil
+}
+
+// landingEscalated reports whether a task was escalated because its
+// verified change could not be committed (not for a failure of its
+// attempt).
+func landingEscalated(t *Task) bool {
+	return t.State == Escalated && t.Verified != nil && t.Verified.RunID == t.RunID &&
+		!slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.RunID == t.RunID })
 }
 
 // sameRefusalRepeated reports whether the last two failures are the git

@@ -241,6 +241,56 @@ func TestACommitThatCannotBeMadeEscalatesWithNothingCommitted(t *testing.T) {
 	}
 }
 
+func TestRetryingATaskWhoseCommitCouldNotBeMadeCommitsAgainWithNoNewAttempt(t *testing.T) {
+	t.Parallel()
+	b := landBundle(t)
+	tk := submit(b, TaskSpec{Description: "x"})
+	toLanding(b, tk.ID)
+	sends := len(b.delivered("claude"))
+	if _, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Error: "Unable to create '.git/index.lock': File exists"}); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	_, err := b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Landing || got.Attempt != 1 || len(b.delivered("claude")) != sends {
+		t.Fatalf("after retry: %s/%s attempt %d, %d sends (were %d)", got.State, got.Phase, got.Attempt, len(b.delivered("claude")), sends)
+	}
+	if asked := b.landsAsked(); len(asked) != 2 || asked[1] != asked[0] {
+		t.Fatalf("LandTask asked: %#v", asked)
+	}
+	if _, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Commit: "abcdef0123", Branch: "main", Files: []string{"main.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	if got := b.task(tk.ID); got.State != Success || got.LandedCommit != "abcdef0123" {
+		t.Fatalf("%s %q", got.State, got.LandedCommit)
+	}
+
+	// Escalated after the hooks refused twice, a retry is the agent's.
+	tk = submit(b, TaskSpec{Description: "y"})
+	toLanding(b, tk.ID)
+	refusal := Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Refused: true, ExitCode: 1, Output: "no"}
+	if _, err := b.c.Report(b.now, refusal); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	verify(b, tk.ID, true)
+	refusal.RunID = RunID(tk.ID, 2)
+	if _, err := b.c.Report(b.now, refusal); err != nil {
+		t.Fatal(err)
+	}
+	b.collect()
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	if got := b.task(tk.ID); got.Attempt != 3 || got.Phase == Landing {
+		t.Fatalf("a retry after the hooks' refusals: attempt %d, phase %s", got.Attempt, got.Phase)
+	}
+}
+
 func TestFilesChangedBeforeTheTaskBeganAreLeftUncommittedWithAWarning(t *testing.T) {
 	t.Parallel()
 	b := landBundle(t)

@@ -938,9 +938,11 @@ const (
 )
 
 // Respond acts on the user's answer to an escalated or blocked task:
-// retry (counters reset), fix (the instruction goes first in the next
-// prompt as a <user_intervention>), skip (dependants are warned) or abort
-// (stop, keep the partial state; a plan stops too).
+// retry (counters reset; a task escalated because its verified change
+// could not be committed is committed again, with no new attempt), fix
+// (the instruction goes first in the next prompt as a
+// <user_intervention>), skip (dependants are warned) or abort (stop, keep
+// the partial state; a plan stops too).
 func (s *State) Respond(now time.Time, id, action, instruction string) (Task, error) {
 	now = norm(now)
 	t, ok := s.tasks[id]
@@ -964,6 +966,12 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	if action == RespondRetry && landingEscalated(t) {
+		// Its change is verified: only the commit is made again.
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})
+		s.effect(landTask(t))
+		return t.copy(), nil
+	}
 	switch action {
 	case RespondRetry, RespondFix:
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})

@@ -375,3 +375,30 @@ func TestThePageShowsTheCommitAVerifiedTaskLandedAs(t *testing.T) {
 	mustContain(t, "the timeline", byType["task.landed"], "Landed as "+short+" on "+branch+".")
 	mustContain(t, "the timeline", byType["task.state"], "the verified change is being committed")
 }
+
+func TestATaskWhoseCheckoutLeftTheTargetBranchIsEscalatedThenCommittedThereOnRetry(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "switch_branch.sh", nil)+checkStep+landCommit)
+	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	before := commitsOf(t, dir)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.waitTask("S-1", time.Minute, "escalated")
+	want := "the checkout is on branch side, not on " + branch + " (land.to); wilco does not switch branches"
+	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, want) || !strings.Contains(got.Escalation.Reason, "Nothing was committed") {
+		t.Fatalf("the escalation: %+v", got.Escalation)
+	}
+	if n := len(strings.Fields(gitRun(t, dir, "log", "--format=%H", "--all"))); n != len(before) {
+		t.Fatalf("%d commits in all, want %d", n, len(before))
+	}
+	gitRun(t, dir, "checkout", "-q", branch)
+	mustContain(t, "wilco respond S-1 retry", in.cli("respond", "S-1", "retry"), "S-1")
+	got = in.waitTask("S-1", time.Minute, "success")
+	after := commitsOf(t, dir)
+	if got.Attempt != 1 || len(after) != len(before)+1 || got.LandedCommit != after[0] {
+		t.Fatalf("after the retry: attempt %d, %d commits more, landed %q", got.Attempt, len(after)-len(before), got.LandedCommit)
+	}
+	if run := trailer(t, dir, after[0], "Wilco-Run"); run != "S-1-a1" {
+		t.Fatalf("Wilco-Run %q", run)
+	}
+}

@@ -24,26 +24,26 @@ func spec(r wire.SubmitTask) core.TaskSpec {
 // checkout is the branch the working tree has checked out, for the core
 // to refuse a task that lands as a commit elsewhere; nil when no task of
 // reqs lands as a commit (git is not asked) or it cannot be told.
-func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) (*string, error) {
+func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) *string {
 	if s.opts.Checkout == nil {
-		return nil, nil
+		return nil
 	}
-	var how string
-	if err := s.read(func(c *core.State) { how = c.Policies().Land.How }); err != nil {
-		return nil, err
+	how := ""
+	if s.opts.Config != nil {
+		how = s.opts.Config.Land.How
 	}
 	commit := false
 	for _, q := range reqs {
 		commit = commit || q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit
 	}
 	if !commit {
-		return nil, nil
+		return nil
 	}
 	b, ok := s.opts.Checkout(r.Context())
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	return &b, nil
+	return &b
 }
 
 func (s *Server) taskRoutes() []Route {
@@ -120,10 +120,7 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sp := spec(req)
-	var err error
-	if sp.Checkout, err = s.checkout(r, req); err != nil {
-		return err
-	}
+	sp.Checkout = s.checkout(r, req)
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
 		return c.SubmitTask(now, sp)
 	})
@@ -463,10 +460,7 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range req.Tasks {
 		reqs[i] = t.SubmitTask
 	}
-	branch, err := s.checkout(r, reqs...)
-	if err != nil {
-		return err
-	}
+	branch := s.checkout(r, reqs...)
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
 		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}

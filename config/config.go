@@ -85,6 +85,9 @@ type Config struct {
 	Transport string
 	// Land is where and how verified changes land.
 	Land Land
+	// Parallel is how many tasks are worked at once (1: in the checkout
+	// itself; more: each in a worktree and branch of its own).
+	Parallel int
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
@@ -123,6 +126,9 @@ type Agent struct {
 	// counts as stalled. Zero: no limit.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// Instances is how many tasks the agent works at once when tasks are
+	// worked in parallel (0: one).
+	Instances int
 	// Role is "" for an agent that takes tasks, or "scout": a read-only
 	// helper the agents working on tasks consult (wilco ask).
 	Role string
@@ -159,7 +165,7 @@ var Roles = []string{core.RoleScout}
 
 // Spec is what the core registers of the agent.
 func (a Agent) Spec() core.AgentSpec {
-	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true, Role: a.Role}
+	spec := core.AgentSpec{Name: a.Name, Adapter: a.Adapter, Capabilities: slices.Clone(a.Capabilities), Settings: a.Settings(), FromConfig: true, Role: a.Role, Instances: a.Instances}
 	if a.Adapter == "exec" {
 		spec.Handshake = a.Handshake
 	}
@@ -267,9 +273,10 @@ func Default() *Config {
 			Loop:        core.DefaultLoopPolicy(),
 			Operation:   core.DefaultOperationPolicy(),
 		},
-		Done: core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
-		Land: Land{How: DefaultLandHow, Order: DefaultLandOrder},
-		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
+		Done:     core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
+		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder},
+		Parallel: 1,
+		Logs:     Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 		Notify: Notify{Retry: NotifyRetry{
 			MaxAttempts: core.DefaultNotifyMaxAttempts, BackoffBase: core.DefaultNotifyBackoffBase,
 			BackoffMax: core.DefaultNotifyBackoffMax, Timeout: DefaultNotifyTimeout,
@@ -281,6 +288,9 @@ func Default() *Config {
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
 		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order}}
+	if c.Parallel > 1 {
+		p.Parallel = c.Parallel
+	}
 	p.Probe.OnRegister = c.Probe
 	p.Probe.Needed = c.Verify.Programs()
 	p.Probe.Tools = probeTools(p.Probe.Needed)

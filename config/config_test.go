@@ -22,7 +22,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Store = ".wilco/wilco.db"
 	want.Agents = []Agent{
 		{Name: "claude", Adapter: "exec", Preset: "claude-code", Command: []string{"claude"}, Prompt: "stdin", Handshake: "inline",
-			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+			Env: map[string]string{"KEY": "value"}, Capabilities: []string{"go"}, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute, Instances: 2},
 		{Name: "scout-1", Adapter: "exec", Command: []string{"claude", "-p"}, Prompt: "stdin", Handshake: "inline", Role: "scout"},
 		{Name: "remote-1", Adapter: "mailbox", Capabilities: []string{"go"}},
 		{Name: "tui", Adapter: "tmux", Command: []string{"python3", "my_agent.py"}, Tmux: &Tmux{Session: "wilco-tui", Socket: "/tmp/tmux-1000/default",
@@ -407,7 +407,11 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 	t.Parallel()
 	const agent = "agents: [{name: a, adapter: mailbox}]\n"
 	for _, c := range []struct{ yaml, want string }{
-		{agent + "land:\n  how: merge\n", "wilco.yaml:3: land.how: merge needs each task in a worktree of its own (parallel > 1), which this version of wilco does not run yet: use commit or none"},
+		{agent + "land:\n  how: merge\n", "wilco.yaml:3: land.how: merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel"},
+		{agent + "parallel: 3\nland:\n  how: commit\n", "wilco.yaml:4: land.how: commit lands in the checkout itself, where tasks worked in parallel (parallel 3) do not work: use merge, rebase or squash"},
+		{agent + "land: {how: pr}\nparallel: 2\n", "wilco.yaml:2: land.how: pr is not run by this version of wilco"},
+		{agent + "parallel: 0\n", "wilco.yaml:2: parallel: must be at least 1 (tasks worked at once), got 0"},
+		{"agents: [{name: a, adapter: exec, command: [x], instances: 0}]\n", "wilco.yaml:1: agents[0].instances: must be at least 1 (tasks the agent works at once), got 0"},
 		{agent + "land: {how: pr}\n", "wilco.yaml:2: land.how: pr needs each task in a worktree of its own (parallel > 1)"},
 		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
 		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
@@ -425,5 +429,26 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 	}
 	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission"}) {
 		t.Fatalf("policies: %+v", p)
+	}
+}
+
+func TestParallelMakesMergeTheDefaultLanding(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("wilco.yaml", []byte("agents: [{name: a, adapter: exec, command: [x], instances: 3}]\nparallel: 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Policies()
+	if p.Parallel != 4 || p.Land.How != core.LandMerge || cfg.Agents[0].Spec().Instances != 3 {
+		t.Fatalf("parallel %d, land.how %q, instances %d", p.Parallel, p.Land.How, cfg.Agents[0].Spec().Instances)
+	}
+	for _, how := range []string{core.LandMerge, core.LandRebase, core.LandSquash, core.LandNone} {
+		if _, err := Parse("wilco.yaml", []byte("agents: [{name: a, adapter: mailbox}]\nland: {how: "+how+"}\nparallel: 2\n")); err != nil {
+			t.Errorf("%s with parallel 2: %v", how, err)
+		}
+	}
+	cfg, err = Parse("wilco.yaml", []byte("agents: [{name: a, adapter: mailbox}]\n"))
+	if err != nil || cfg.Policies().Land.How != core.LandNone || cfg.Policies().Parallel != 0 {
+		t.Fatalf("one at a time: %v %+v", err, cfg.Policies())
 	}
 }

@@ -95,6 +95,9 @@ type decoder struct {
 	file  string
 	errs  []error
 	lines map[string]int // key path → line of its value
+	// landHow is land.how's node when the file sets it: whether it is a
+	// way to land is checked once parallel is known.
+	landHow *yaml.Node
 }
 
 func (d *decoder) err() error {
@@ -428,12 +431,34 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 			}
 		},
 		"land": func(n *yaml.Node, k string) { d.land(n, k, c) },
+		"parallel": func(n *yaml.Node, k string) {
+			d.integer(n, k, &c.Parallel)
+			if n.Kind == yaml.ScalarNode && c.Parallel < 1 {
+				d.fail(n, k, "must be at least 1 (tasks worked at once), got %d", c.Parallel)
+				c.Parallel = 1
+			}
+		},
 	})
+	d.checkLand(c)
 	d.checkReferences(n, c, agentsSeen)
 }
 
-// land decodes land: the target branch, how a verified change lands (only
-// the ways this version runs: commit and none), and the order.
+// checkLand checks land.how against parallel (merge, rebase and squash
+// need tasks worked in parallel; commit needs one at a time), and defaults
+// it from parallel when the file does not set it: merge when parallel >
+// 1, none when 1.
+func (d *decoder) checkLand(c *Config) {
+	if d.landHow == nil {
+		c.Land.How = core.DefaultLandHow(c.Parallel)
+		return
+	}
+	if err := core.CheckLand(c.Land.How, c.Parallel); err != nil {
+		d.fail(d.landHow, "land.how", "%v", err)
+	}
+}
+
+// land decodes land: the target branch, how a verified change lands
+// (checked against parallel by checkLand), and the order.
 func (d *decoder) land(n *yaml.Node, k string, c *Config) {
 	d.mapping(n, k, map[string]func(*yaml.Node, string){
 		"to": func(n *yaml.Node, k string) {
@@ -450,11 +475,7 @@ func (d *decoder) land(n *yaml.Node, k string, c *Config) {
 			if how == "" {
 				return
 			}
-			if err := core.CheckLand(how); err != nil {
-				d.fail(n, k, "%v", err)
-				return
-			}
-			c.Land.How = how
+			d.landHow, c.Land.How = n, how
 		},
 		"order": func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
 	})
@@ -594,6 +615,12 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			"idle_timeout": track("idle_timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.IdleTimeout, true) }),
 			"tmux":         track("tmux", func(n *yaml.Node, k string) { d.tmux(n, k, &a.Tmux) }),
 			"role":         track("role", func(n *yaml.Node, k string) { oneOf(d, n, k, Roles, &a.Role) }),
+			"instances": track("instances", func(n *yaml.Node, k string) {
+				d.integer(n, k, &a.Instances)
+				if n.Kind == yaml.ScalarNode && a.Instances < 1 {
+					d.fail(n, k, "must be at least 1 (tasks the agent works at once), got %d", a.Instances)
+				}
+			}),
 			"env": track("env", func(n *yaml.Node, k string) {
 				if n.Kind != yaml.MappingNode {
 					d.fail(n, k, "must be a mapping of NAME: value, got %s", describe(n))

@@ -30,6 +30,7 @@ func (c *Config) file() file {
 		Probe:     c.Probe,
 		Transport: c.Transport,
 		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order},
+		Parallel:  c.Parallel,
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
 			Retry: fileNotifyRetry{
@@ -101,6 +102,7 @@ func fileAgentOf(a Agent) fileAgent {
 	fa := fileAgent{
 		Name: a.Name, Adapter: a.Adapter, Preset: a.Preset, Command: a.Command, Env: a.Env,
 		Capabilities: a.Capabilities, Timeout: dur(a.Timeout), IdleTimeout: dur(a.IdleTimeout), Role: a.Role,
+		Instances: a.Instances,
 	}
 	if a.Adapter == "exec" {
 		fa.Prompt, fa.Handshake = a.Prompt, a.Handshake
@@ -179,6 +181,7 @@ type (
 		// Transport is "" when the mailbox is HTTP only.
 		Transport string   `yaml:"transport,omitempty"`
 		Land      fileLand `yaml:"land"`
+		Parallel  int      `yaml:"parallel"`
 	}
 	fileLand struct {
 		// To is "" for the branch checked out when wilco starts.
@@ -213,6 +216,7 @@ type (
 		Timeout      string            `yaml:"timeout,omitempty"`
 		IdleTimeout  string            `yaml:"idle_timeout,omitempty"`
 		Role         string            `yaml:"role,omitempty"`
+		Instances    int               `yaml:"instances,omitempty"`
 		Tmux         *fileTmux         `yaml:"tmux,omitempty"`
 	}
 	fileTmux struct {

@@ -30,6 +30,9 @@ type AgentSpec struct {
 	FromConfig bool
 	// Role is "" for an agent that takes tasks, or RoleScout.
 	Role string
+	// Instances is how many tasks the agent works at once when tasks are
+	// worked in parallel (0: one).
+	Instances int
 }
 
 // RoleScout is the role of a read-only helper that the agents working on
@@ -107,14 +110,17 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	if spec.Role != "" && spec.Role != RoleScout {
 		return invalidf("agent %s: role %q: must be scout or nothing", spec.Name, spec.Role)
 	}
+	if spec.Instances < 0 {
+		return invalidf("agent %s: instances must be at least 1, got %d", spec.Name, spec.Instances)
+	}
 	if len(spec.Settings) > 0 && !json.Valid(spec.Settings) {
 		return invalidf("agent %s: settings are not JSON", spec.Name)
 	}
-	if a, ok := s.agents[spec.Name]; ok && !a.Removed && a.FromConfig == spec.FromConfig && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) && a.Role == spec.Role {
+	if a, ok := s.agents[spec.Name]; ok && !a.Removed && a.FromConfig == spec.FromConfig && a.Adapter == spec.Adapter && slices.Equal(a.Capabilities, spec.Capabilities) && a.Handshake == spec.Handshake && bytes.Equal(a.Settings, spec.Settings) && a.Role == spec.Role && a.Instances == spec.Instances {
 		return nil
 	}
 	s.emit(now, "", spec.Name, AgentRegistered{Name: spec.Name, Adapter: spec.Adapter, Capabilities: slices.Clone(spec.Capabilities), Pull: pull,
-		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig, Role: spec.Role})
+		Handshake: spec.Handshake, Settings: bytes.Clone(spec.Settings), FromConfig: spec.FromConfig, Role: spec.Role, Instances: spec.Instances})
 	if a := s.agents[spec.Name]; s.policies.Probe.OnRegister && a.Context == nil {
 		s.probe(now, a)
 	}
@@ -161,7 +167,11 @@ func (s *State) RemoveAgent(now time.Time, name, reason string) error {
 		}
 		s.cancel(now, d, "agent "+name+" was removed")
 	}
-	if t := s.active(); t != nil && t.Agent == name && (t.State == AwaitingAck || t.State == TaskClarifying || t.State == Running) {
+	for _, h := range s.Holding() {
+		t := s.tasks[h.ID]
+		if t.Agent != name || !(t.State == AwaitingAck || t.State == TaskClarifying || t.State == Running) || t.Phase == Landing || t.Phase == Preparing {
+			continue
+		}
 		s.effect(StopTurn{TaskID: t.ID, Reason: "agent removed"})
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.cancel(now, d, "agent "+name+" was removed")

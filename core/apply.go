@@ -134,7 +134,7 @@ func (s *State) applyAgentEvent(ev Event) bool {
 		a.Version = seq
 		a.Removed, a.EndSession, a.FromConfig, a.Role = false, false, e.FromConfig, e.Role
 		a.Adapter, a.Capabilities, a.Pull, a.Handshake = e.Adapter, slices.Clone(e.Capabilities), e.Pull, e.Handshake
-		a.Settings = slices.Clone(e.Settings)
+		a.Settings, a.Instances = slices.Clone(e.Settings), e.Instances
 		s.touch(KindAgent, e.Name)
 
 	case AgentProbed:
@@ -323,11 +323,27 @@ func (s *State) applyTask(ev Event) {
 			v := e.Change
 			v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
 			t.Verified = &v
+			t.LandSeq = seq
+		}
+
+	case TaskLandStarted:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.LandStarted = true
 		}
 
 	case TaskLanded:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.LandedCommit = e.Commit
+		}
+
+	case TaskWorktreeAssigned:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Worktree, t.Branch, t.From, t.Base = e.Worktree, e.Branch, e.From, ""
+		}
+
+	case TaskWorktreePrepared:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Base = e.Base
 		}
 
 	case TaskWarning:
@@ -450,6 +466,7 @@ func (s *State) applyTaskRun(ev Event) bool {
 			t.Applying = true
 		}
 		t.State, t.Phase = e.To, e.Phase
+		t.LandStarted = false
 		if e.To == Queued {
 			t.QueuedSeq = seq
 		}

@@ -70,6 +70,8 @@ type AgentRegistered struct {
 	FromConfig bool `json:"from_config,omitempty"`
 	// Role is "" or RoleScout.
 	Role string `json:"role,omitempty"`
+	// Instances is how many tasks the agent works at once (0: one).
+	Instances int `json:"instances,omitempty"`
 }
 
 // AgentStatusChanged records an agent's new status.

@@ -33,16 +33,45 @@ var LandOrders = []string{DefaultLandOrder, "submission"}
 // order they were verified.
 const DefaultLandOrder = "verified"
 
-// CheckLand says why a change cannot land this way (nil for commit and
-// none, which this version runs).
-func CheckLand(how string) error {
+// CheckLand says why a change cannot land this way when parallel tasks
+// are worked at once: with one (parallel 1) a task works in the checkout
+// itself and lands as a commit there, or not at all; with more each works
+// in a worktree of its own and lands by merge, rebase or squash onto the
+// target (none leaves it on its branch).
+func CheckLand(how string, parallel int) error {
 	switch how {
-	case LandCommit, LandNone:
+	case LandNone:
+		return nil
+	case LandCommit:
+		if parallel > 1 {
+			return fmt.Errorf("commit lands in the checkout itself, where tasks worked in parallel (parallel %d) do not work: use merge, rebase or squash", parallel)
+		}
 		return nil
 	case LandMerge, LandRebase, LandSquash, LandPR:
-		return fmt.Errorf("%s needs each task in a worktree of its own (parallel > 1), which this version of wilco does not run yet: use commit or none", how)
+		if parallel <= 1 {
+			return fmt.Errorf("%s needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel", how)
+		}
+		if how == LandPR {
+			return fmt.Errorf("%s is not run by this version of wilco: use merge, rebase or squash", how)
+		}
+		return nil
 	}
 	return fmt.Errorf("must be one of %s, got %q", strings.Join(LandHows, ", "), how)
+}
+
+// DefaultLandHow is land.how's default: merge when tasks are worked in
+// parallel (each lands from its worktree), none when one at a time.
+func DefaultLandHow(parallel int) string {
+	if parallel > 1 {
+		return LandMerge
+	}
+	return LandNone
+}
+
+// Worktreed reports whether a way to land needs the task in a worktree
+// and branch of its own.
+func Worktreed(how string) bool {
+	return how == LandMerge || how == LandRebase || how == LandSquash
 }
 
 // CheckBranch says what makes name no branch name git would take (git
@@ -86,10 +115,10 @@ type LandPolicy struct {
 	Order string `json:"order,omitempty"`
 }
 
-// Validate checks the landing policy.
-func (p LandPolicy) Validate() error {
+// Validate checks the landing policy, for parallel tasks at once.
+func (p LandPolicy) Validate(parallel int) error {
 	if p.How != "" {
-		if err := CheckLand(p.How); err != nil {
+		if err := CheckLand(p.How, parallel); err != nil {
 			return policyError("land.how", "%v", err)
 		}
 	}
@@ -109,8 +138,8 @@ func (p LandPolicy) Validate() error {
 // checkout on the target branch (checkout is the branch checked out, ""
 // for a detached HEAD; nil when the shell did not say).
 func (s *State) landOf(how string, checkout *string) (string, error) {
-	how = firstOf(how, s.policies.Land.How, LandNone)
-	if err := CheckLand(how); err != nil {
+	how = firstOf(how, s.policies.Land.How, DefaultLandHow(s.policies.Parallel))
+	if err := CheckLand(how, s.policies.Parallel); err != nil {
 		return "", invalidf("land: %v", err)
 	}
 	to := s.policies.Land.To
@@ -160,6 +189,11 @@ type LandTask struct {
 	Branch  string
 	// Description, Why and Command make the commit's message.
 	Description, Why, Command string
+	// Worktree, TaskBranch and Base are those of a task worked in
+	// parallel: its change is committed there, on its own branch, and
+	// lands on Branch by How (merge, rebase, squash; none leaves it on
+	// TaskBranch).
+	Worktree, TaskBranch, Base, How string
 }
 
 func (LandTask) isEffect() {}
@@ -177,6 +211,11 @@ type Landed struct {
 	ExitCode       int
 	Output         string
 	Error          string
+	// Conflict are the files in conflict when the task's branch was
+	// merged or rebased onto the target, which moved since its base;
+	// Between the commits that landed on the target in between
+	// ("<hash> <subject>").
+	Conflict, Between []string
 }
 
 func (Landed) isOutcome() {}
@@ -190,6 +229,16 @@ const CommitCommand = "git commit"
 // pass in that change.
 func (s *State) succeed(now time.Time, t *Task, runID, command string, files []string, verify time.Duration, warnings []string) {
 	v := VerifiedChange{RunID: runID, Command: command, Files: nonNil(files), Warnings: slices.Clone(warnings), VerifyMS: verify.Milliseconds(), Branch: s.policies.Land.To}
+	if t.Worktree != "" {
+		// Committed on its branch, then landed through the queue.
+		if t.Land == LandNone {
+			v.Branch = t.Branch
+		}
+		s.emit(now, t.ID, t.Agent, TaskLandRequested{Change: v})
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Milestone: MilestoneLandQueued})
+		s.landNext(now)
+		return
+	}
 	if t.Land != LandCommit {
 		s.complete(now, t, v, nil)
 		return
@@ -202,8 +251,12 @@ func (s *State) succeed(now time.Time, t *Task, runID, command string, files []s
 // landTask is the LandTask of a task whose verified change lands.
 func landTask(t *Task) LandTask {
 	v := t.Verified
-	return LandTask{TaskID: t.ID, RunID: v.RunID, Attempt: t.Attempt, Agent: t.Agent, Branch: v.Branch,
+	l := LandTask{TaskID: t.ID, RunID: v.RunID, Attempt: t.Attempt, Agent: t.Agent, Branch: v.Branch,
 		Description: t.Description, Why: firstOf(t.LastSummary, t.Description), Command: v.Command}
+	if t.Worktree != "" {
+		l.Worktree, l.TaskBranch, l.Base, l.How = t.Worktree, t.Branch, t.Base, t.Land
+	}
+	return l
 }
 
 // complete ends a verified task in success with its summary, which names
@@ -255,8 +308,13 @@ func (s *State) landed(now time.Time, o Landed) error {
 	if t.State != Running || t.Phase != Landing || t.Verified == nil || t.Verified.RunID != o.RunID {
 		return conflictf("task %s is not landing run %s", t.ID, o.RunID)
 	}
+	if t.Worktree != "" && !t.LandStarted {
+		return conflictf("task %s is waiting for its turn to land, not landing run %s", t.ID, o.RunID)
+	}
 	v := *t.Verified
 	switch {
+	case len(o.Conflict) > 0:
+		s.failure(now, t, mergeConflict(now, t, o))
 	case o.Refused:
 		out := strings.TrimSpace(o.Output)
 		f := FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: VerificationFailed, RunID: o.RunID,

@@ -64,7 +64,13 @@ type Agent struct {
 	Pending []string `json:"pending,omitempty"`
 	// Unacked are instructions sent and not yet acknowledged, oldest first.
 	Unacked []string `json:"unacked,omitempty"`
+	// Instances is how many tasks the agent works at once when tasks are
+	// worked in parallel (0: one): one each per task's worktree.
+	Instances int `json:"instances,omitempty"`
 }
+
+// instances is how many tasks the agent works at once.
+func (a *Agent) instances() int { return max(a.Instances, 1) }
 
 // Capable reports whether the agent has every capability asked for.
 func (a *Agent) Capable(need []string) bool {

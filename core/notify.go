@@ -390,7 +390,7 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 		n.Event, n.Status, n.Reason = NotifyUnresponsive, string(e.To), e.Reason
 		// The task whose delegation went unanswered, when one holds the
 		// queue with this agent.
-		if t := s.active(); t != nil && t.Agent == ev.Agent {
+		if t := s.activeOf(ev.Agent); t != nil {
 			n.TaskID, n.Subject = t.ID, firstLine(t.Description)
 		}
 	case AgentPermission:

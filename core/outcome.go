@@ -128,6 +128,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.baselineRecorded(now, o)
 	case Landed:
 		return nil, s.landed(now, o)
+	case WorktreePrepared:
+		return nil, s.worktreePrepared(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }

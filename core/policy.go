@@ -248,6 +248,10 @@ type Policies struct {
 	Prices map[string]Price `json:"prices,omitempty"`
 	// Land is where and how verified changes land.
 	Land LandPolicy `json:"land,omitzero"`
+	// Parallel is how many tasks are worked at once (0 and 1: one, in the
+	// checkout itself); with more, each works in a worktree and branch of
+	// its own and lands on the target from there.
+	Parallel int `json:"parallel,omitempty"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens,
@@ -338,7 +342,10 @@ func (p Policies) Validate() error {
 	if err := CheckPackage(p.Package); err != nil {
 		return policyError("package", "%v", err)
 	}
-	if err := p.Land.Validate(); err != nil {
+	if p.Parallel < 0 {
+		return policyError("parallel", "must be at least 1, got %d", p.Parallel)
+	}
+	if err := p.Land.Validate(p.Parallel); err != nil {
 		return err
 	}
 	return p.Loop.Validate()

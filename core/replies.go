@@ -307,7 +307,7 @@ func (s *State) workingOn(a *Agent) *Delivery {
 	if d := s.latest(a.Name, "", func(d *Delivery) bool { return d.Type == TypeDelegation && !d.State.Terminal() }); d != nil {
 		return d
 	}
-	if t := s.active(); t != nil && t.Agent == a.Name && t.Delivery != "" {
+	if t := s.activeOf(a.Name); t != nil && t.Delivery != "" {
 		if d := s.find(t.Delivery); d != nil && d.To == a.Name && d.Type == TypeDelegation {
 			return d
 		}

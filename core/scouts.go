@@ -118,8 +118,8 @@ func (s *State) AskScout(now time.Time, from, scout, question string) (Consultat
 	case len(question) > maxQuestion:
 		return Consultation{}, invalidf("question: at most %d bytes", maxQuestion)
 	}
-	t := s.active()
-	if t == nil || t.Agent != from || !(t.State == Running || t.State == AwaitingAck) {
+	t := s.activeOf(from)
+	if t == nil || !(t.State == Running || t.State == AwaitingAck) {
 		return Consultation{}, conflictf("%s is working on no task: a scout is consulted from inside a task", a.Name)
 	}
 	body := fmt.Sprintf("## Question from %s, working on task %s\n\n%s\n\n---\nYou are a scout: a read-only helper. Answer the question from what you can read "+

@@ -227,6 +227,19 @@ type Task struct {
 	// after); LandedCommit the commit it landed as.
 	Verified     *VerifiedChange `json:"verified,omitempty"`
 	LandedCommit string          `json:"landed_commit,omitempty"`
+	// Worktree and Branch are where a task worked in parallel works
+	// (relative to the checkout's root), made from the head of From (the
+	// target; "" for the checkout's HEAD); Base is the commit they started
+	// from.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	From     string `json:"from,omitempty"`
+	Base     string `json:"base,omitempty"`
+	// LandSeq orders the landing queue by verification: the seq of the
+	// event that asked for the task's landing; LandStarted: its landing
+	// is under way.
+	LandSeq     uint64 `json:"land_seq,omitempty"`
+	LandStarted bool   `json:"land_started,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
 	QueuedSeq uint64 `json:"queued_seq,omitempty"`
 

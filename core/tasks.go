@@ -230,8 +230,14 @@ func nonNil(xs []string) []string {
 	return slices.Clone(xs)
 }
 
-// schedule starts the first queued task when nothing holds the queue.
+// schedule starts the first queued task when nothing holds the queue
+// (strict FIFO); with tasks worked in parallel, up to parallel at once
+// (scheduleParallel).
 func (s *State) schedule(now time.Time) {
+	if s.parallel() {
+		s.scheduleParallel(now)
+		return
+	}
 	if s.active() != nil {
 		return
 	}
@@ -239,11 +245,7 @@ func (s *State) schedule(now time.Time) {
 	if t == nil {
 		return
 	}
-	for _, dep := range t.DependsOn {
-		if d := s.tasks[dep]; d != nil && d.State != Success {
-			s.emit(now, t.ID, "", TaskWarning{Text: fmt.Sprintf("depends on %s, which ended %s", dep, d.State)})
-		}
-	}
+	s.warnDependencies(now, t)
 	if t.Applying {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, Milestone: MilestoneApplying})
 		s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
@@ -328,7 +330,7 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return
 	}
-	agent := s.pickTaskAgent(t)
+	agent := s.agentFor(t)
 	if agent == "" {
 		s.escalateTask(now, t, s.noAgentFor(t))
 		return
@@ -878,11 +880,13 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 		ended.Milestone = strings.ToUpper(reason[:1]) + reason[1:]
 	}
 	s.emit(now, t.ID, t.Agent, ended)
-	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
+	s.removeWorktree(t)
+	if a := s.agents[t.Agent]; a != nil && a.Status == Busy && s.holdingWith(a.Name, "") == 0 {
 		s.setStatus(now, a, Available, "task "+t.ID+" ended")
 	}
 	s.planProgress(now, t.PlanID)
 	s.schedule(now)
+	s.landNext(now)
 }
 
 // CancelTask cancels a task: a queued one leaves no trace (the rest shift
@@ -974,6 +978,11 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 	}
 	switch action {
 	case RespondRetry, RespondFix:
+		if t.Worktree != "" && t.Base == "" {
+			// Its worktree could not be made: it is made again first.
+			s.prepare(now, t, t.Agent)
+			return t.copy(), nil
+		}
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
 		s.startAttempt(now, t, action)
 	case RespondSkip:
@@ -1022,7 +1031,7 @@ func (s *State) EndProposal(now time.Time, r ProposalResult) (Task, error) {
 		s.emit(now, t.ID, d.To, DeliveryReply{ID: d.ID, Kind: "task_ended", Released: true})
 	}
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Proposed, Reason: "dry run: review the diff, then apply or discard", Milestone: "Proposed: review the diff"})
-	if a := s.agents[t.Agent]; a != nil && a.Status == Busy {
+	if a := s.agents[t.Agent]; a != nil && a.Status == Busy && s.holdingWith(a.Name, "") == 0 {
 		s.setStatus(now, a, Available, "dry run "+t.ID+" proposed")
 	}
 	s.schedule(now)
@@ -1135,6 +1144,12 @@ func (s *State) RecoverTasks(now time.Time) {
 	for _, tt := range s.Tasks(func(t *Task) bool { return t.State == Running }) {
 		t := s.tasks[tt.ID]
 		switch {
+		case t.Phase == Preparing && t.Worktree != "":
+			s.effect(prepareWorktree(t))
+		case t.Phase == Landing && t.Verified != nil && t.Worktree != "":
+			if t.LandStarted {
+				s.effect(landTask(t))
+			}
 		case t.Phase == Landing && t.Verified != nil:
 			s.effect(landTask(t))
 		case t.Phase != Verifying && !t.DryRun && !s.diesWithServer(t.Agent):
@@ -1150,6 +1165,7 @@ func (s *State) RecoverTasks(now time.Time) {
 		}
 	}
 	s.schedule(now)
+	s.landNext(now)
 }
 
 // diesWithServer reports whether an agent's turns run as processes of the

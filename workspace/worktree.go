@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"wilco/core"
 )
 
 // ErrNoWorktree is returned (wrapped) by Diff for a task that has no
@@ -19,26 +21,10 @@ var ErrNoWorktree = errors.New("no dry-run worktree")
 // WorktreeName never starts with a dot).
 const worktreesDir = "worktrees"
 
-// WorktreeName is the directory name of a task's worktree: the task id
-// with every byte other than letters, digits, '.', '_' and '-' written as
-// %XX (so "03-01:task-3" is "03-01%3Atask-3"), and a leading '.' as %2E.
-// Different ids give different names, and no name can leave its folder.
-func WorktreeName(taskID string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(taskID); i++ {
-		c := taskID[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0
-		if ok {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
+// WorktreeName is the directory name of a task's worktree
+// (core.WorktreeName): different ids give different names, and no name can
+// leave its folder.
+func WorktreeName(taskID string) string { return core.WorktreeName(taskID) }
 
 // WorktreeDir is where the dry-run worktree of a task is (or would be):
 // <Root>/.wilco/worktrees/<WorktreeName(taskID)>.

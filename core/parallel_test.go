@@ -1,0 +1,258 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+// parallelBundle is a core that works n tasks at once, with the agents
+// and their instances given (name → instances).
+func parallelBundle(t *testing.T, n int, agents map[string]int) *testBundle {
+	b := setup(t)
+	p := DefaultPolicies()
+	p.Parallel = n
+	p.Land = LandPolicy{To: "main", How: DefaultLandHow(n), Order: DefaultLandOrder}
+	b.ok(b.c.Configure(b.now, p))
+	for name, inst := range agents {
+		b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: name, Adapter: "exec", Capabilities: []string{"go"}, Instances: inst}))
+	}
+	return b
+}
+
+// prepares are the PrepareWorktree effects asked for so far.
+func (b *testBundle) prepares() []PrepareWorktree {
+	var out []PrepareWorktree
+	for _, e := range b.effects {
+		if p, ok := e.(PrepareWorktree); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// removals are the RemoveWorktree effects asked for so far.
+func (b *testBundle) removals() []RemoveWorktree {
+	var out []RemoveWorktree
+	for _, e := range b.effects {
+		if r, ok := e.(RemoveWorktree); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// prepared reports a task's worktree made from base.
+func prepared(b *testBundle, id, base string) {
+	b.t.Helper()
+	t := b.task(id)
+	_, err := b.c.Report(b.now, WorktreePrepared{TaskID: id, Branch: t.Branch, Base: base})
+	b.ok(err)
+}
+
+func TestParallelOneKeepsTheStrictFIFOInTheCheckout(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 1, map[string]int{"claude": 3})
+	first := submit(b, TaskSpec{Description: "one"})
+	second := submit(b, TaskSpec{Description: "two"})
+	if first.State != AwaitingAck || second.State != Queued || first.Worktree != "" || len(b.prepares()) != 0 {
+		t.Fatalf("one at a time: %s %s worktree %q, prepares %v", first.State, second.State, first.Worktree, b.prepares())
+	}
+}
+
+func TestEachParallelTaskGetsItsWorktreeAndBranchFromTheTarget(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 4})
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout"})
+	if tk.Land != LandMerge {
+		t.Fatalf("a task worked in parallel lands %q, want merge", tk.Land)
+	}
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Preparing || got.Worktree != ".wilco/worktrees/T-1" || got.Branch != "wilco/T-1" || got.Agent != "claude" {
+		t.Fatalf("the task is %s/%s in %q on %q by %q", got.State, got.Phase, got.Worktree, got.Branch, got.Agent)
+	}
+	want := PrepareWorktree{TaskID: tk.ID, Branch: "wilco/T-1", Dir: ".wilco/worktrees/T-1", From: "main"}
+	if ps := b.prepares(); len(ps) != 1 || ps[0] != want {
+		t.Fatalf("prepares %#v, want %#v", ps, want)
+	}
+	if len(b.delivered("claude")) != 0 {
+		t.Fatal("the agent was given the task before its worktree was made")
+	}
+	// A restart before its end is recorded asks again.
+	b.c.RecoverTasks(b.now)
+	b.collect()
+	if ps := b.prepares(); len(ps) != 2 || ps[1] != want {
+		t.Fatalf("after a restart: %#v", ps)
+	}
+	prepared(b, tk.ID, "abc123")
+	got = b.task(tk.ID)
+	if got.Base != "abc123" || got.State != AwaitingAck || len(b.delivered("claude")) != 1 {
+		t.Fatalf("after its worktree: base %q, %s, %d delivered", got.Base, got.State, len(b.delivered("claude")))
+	}
+	// Recorded once: the effect performed again is refused.
+	_, err := b.c.Report(b.now, WorktreePrepared{TaskID: tk.ID, Branch: got.Branch, Base: "abc123"})
+	b.refused(err, Conflict)
+}
+
+func TestABranchNameIsMadeFromAnyTaskID(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"T-1", "03-01:task-3", "a..b", "x.lock", ".hidden", "v1.2."} {
+		if err := CheckBranch(TaskBranch(id)); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if TaskBranch("03-01:task-3") == TaskBranch("03-01-task-3") {
+		t.Fatal("two ids give one branch")
+	}
+}
+
+func TestTheQueueHandsOutUpToParallelTasksOldestFirst(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 3})
+	a := submit(b, TaskSpec{Description: "a"})
+	c := submit(b, TaskSpec{Description: "c"})
+	d := submit(b, TaskSpec{Description: "d"})
+	if b.task(a.ID).Phase != Preparing || b.task(c.ID).Phase != Preparing || b.task(d.ID).State != Queued || b.c.Position(d.ID) != 1 {
+		t.Fatalf("with parallel 2: %s %s %s", b.task(a.ID).State, b.task(c.ID).State, b.task(d.ID).State)
+	}
+	// The first to end frees its slot: the oldest queued task starts.
+	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, c.ID); return err }())
+	if b.task(d.ID).Phase != Preparing {
+		t.Fatalf("the queued task did not start when a slot freed: %s", b.task(d.ID).State)
+	}
+	rm := b.removals()
+	if len(rm) != 1 || rm[0] != (RemoveWorktree{TaskID: c.ID, Dir: ".wilco/worktrees/T-2", Branch: "wilco/T-2"}) {
+		t.Fatalf("the cancelled task's worktree: %#v", rm)
+	}
+}
+
+func TestAnAgentWorksAtMostItsInstancesAtOnce(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 2})
+	var ids []string
+	for _, d := range []string{"a", "b", "c"} {
+		ids = append(ids, submit(b, TaskSpec{Description: d}).ID)
+	}
+	if b.task(ids[0]).Agent != "claude" || b.task(ids[1]).Agent != "claude" || b.task(ids[2]).State != Queued {
+		t.Fatalf("two instances: %s %s %s", b.task(ids[0]).State, b.task(ids[1]).State, b.task(ids[2]).State)
+	}
+	// A second agent takes the third at once.
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "codex", Adapter: "exec", Capabilities: []string{"go"}}))
+	submit(b, TaskSpec{Description: "d"})
+	if got := b.task(ids[2]); got.Agent != "codex" || got.Phase != Preparing {
+		t.Fatalf("the third task: %s by %q", got.State, got.Agent)
+	}
+	if got := b.task("T-4"); got.State != Queued {
+		t.Fatalf("a fourth task started with every instance held: %s", got.State)
+	}
+	for _, id := range ids {
+		prepared(b, id, "base")
+		ackTask(b, id)
+	}
+	if a, _ := b.c.Agent("claude"); a.Status != Busy {
+		t.Fatalf("claude is %s with two tasks", a.Status)
+	}
+	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, ids[0]); return err }())
+	if a, _ := b.c.Agent("claude"); a.Status != Busy {
+		t.Fatalf("claude is %s while it still works on %s", a.Status, ids[1])
+	}
+	if got := b.task("T-4"); got.Agent != "claude" || got.Phase != Preparing {
+		t.Fatalf("the freed instance did not take the next task: %s by %q", got.State, got.Agent)
+	}
+}
+
+func TestAPlanTaskStartsOnceWhatItDependsOnHasEnded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 4})
+	_, err := b.c.SubmitPlan(b.now, "p1", []PlanTaskSpec{
+		{TaskSpec: TaskSpec{Description: "base"}},
+		{TaskSpec: TaskSpec{Description: "on base"}, DependsOn: []int{1}},
+		{TaskSpec: TaskSpec{Description: "alone"}},
+	})
+	b.ok(err)
+	if b.task("p1:task-1").Phase != Preparing || b.task("p1:task-2").State != Queued || b.task("p1:task-3").Phase != Preparing {
+		t.Fatalf("plan: %s %s %s", b.task("p1:task-1").State, b.task("p1:task-2").State, b.task("p1:task-3").State)
+	}
+	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, "p1:task-1"); return err }())
+	got := b.task("p1:task-2")
+	if got.Phase != Preparing || !strings.Contains(strings.Join(got.Warnings, "\n"), "depends on p1:task-1, which ended cancelled") {
+		t.Fatalf("the dependent task: %s %v", got.State, got.Warnings)
+	}
+}
+
+func TestAWorktreeThatCannotBeMadeEscalatesAndRetryMakesItAgain(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	_, err := b.c.Report(b.now, WorktreePrepared{TaskID: tk.ID, Branch: "wilco/T-1", Error: "fatal: a branch named 'wilco/T-1' already exists"})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Escalated || !strings.Contains(got.Escalation.Reason, "could not be made: fatal: a branch named") {
+		t.Fatalf("%s %+v", got.State, got.Escalation)
+	}
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	if got := b.task(tk.ID); got.Phase != Preparing || len(b.prepares()) != 2 {
+		t.Fatalf("retry: %s/%s, %d prepares", got.State, got.Phase, len(b.prepares()))
+	}
+}
+
+func TestAVerifiedParallelTaskLandsThroughTheQueueOneAtATime(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 3})
+	var ids []string
+	for _, d := range []string{"a", "b"} {
+		id := submit(b, TaskSpec{Description: d}).ID
+		prepared(b, id, "base")
+		ids = append(ids, id)
+	}
+	// The second is verified first: it lands first (land.order verified).
+	toLanding(b, ids[1])
+	toLanding(b, ids[0])
+	asked := b.landsAsked()
+	if len(asked) != 1 || asked[0].TaskID != ids[1] || asked[0].Worktree != ".wilco/worktrees/T-2" || asked[0].TaskBranch != "wilco/T-2" || asked[0].How != LandMerge || asked[0].Base != "base" || asked[0].Branch != "main" {
+		t.Fatalf("landings asked: %#v", asked)
+	}
+	if b.c.LandPosition(ids[1]) != 1 || b.c.LandPosition(ids[0]) != 2 || b.task(ids[0]).Milestone != MilestoneLandQueued {
+		t.Fatalf("landing queue: %d %d %q", b.c.LandPosition(ids[1]), b.c.LandPosition(ids[0]), b.task(ids[0]).Milestone)
+	}
+	const c1 = "1111111111111111111111111111111111111111"
+	_, err := b.c.Report(b.now, Landed{TaskID: ids[1], RunID: RunID(ids[1], 1), Commit: c1, Branch: "main"})
+	b.ok(err)
+	if got := b.task(ids[1]); got.State != Success || got.LandedCommit != c1 {
+		t.Fatalf("after its landing: %s %q", got.State, got.LandedCommit)
+	}
+	if rm := b.removals(); len(rm) != 1 || !rm[0].DeleteBranch {
+		t.Fatalf("the landed task's worktree and branch: %#v", rm)
+	}
+	if asked := b.landsAsked(); len(asked) != 2 || asked[1].TaskID != ids[0] {
+		t.Fatalf("the next landing did not start: %#v", asked)
+	}
+	// A restart asks again for the landing under way, not for a waiting one.
+	b.c.RecoverTasks(b.now)
+	b.collect()
+	if asked := b.landsAsked(); len(asked) != 3 || asked[2].TaskID != ids[0] {
+		t.Fatalf("after a restart: %#v", asked)
+	}
+}
+
+func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main",
+		Conflict: []string{"calc.go"}, Between: []string{"2222222 T-9: make Add variadic"}})
+	b.ok(err)
+	got := b.task(tk.ID)
+	f := got.Failures[len(got.Failures)-1]
+	if f.FailureType != MergeConflict || !strings.Contains(f.Details, "calc.go") || !strings.Contains(f.Details, "2222222 T-9: make Add variadic") {
+		t.Fatalf("failure: %+v", f)
+	}
+	if got.Attempt != 2 || got.State != AwaitingAck || got.Worktree == "" {
+		t.Fatalf("after the conflict: attempt %d %s", got.Attempt, got.State)
+	}
+	if m := lastDelivered(b, "claude"); !strings.Contains(m.Body, "merge_conflict") || !strings.Contains(m.Body, "2222222 T-9") {
+		t.Fatalf("the retry's prompt does not name the conflict:\n%s", m.Body)
+	}
+}

@@ -760,6 +760,9 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 		TaskID: d.TaskID, OperationID: d.OperationID, Attempt: e.Attempt, CreatedAt: now,
 		TaskAttempt: d.TaskAttempt, DryRun: d.DryRun,
 	}
+	if t := s.tasks[d.TaskID]; t != nil && (d.Type == TypeDelegation || d.Type == TypeTaskTurn) {
+		m.Worktree = t.Worktree
+	}
 	if d.Type == TypeInstruction {
 		m.InstructionID = d.ID
 	}

@@ -363,6 +363,9 @@ type InboxMessage struct {
 	// TaskAttempt and DryRun describe a task's turn, for the exec adapter.
 	TaskAttempt int  `json:"task_attempt,omitempty"`
 	DryRun      bool `json:"dry_run,omitempty"`
+	// Worktree is where a task worked in parallel works, relative to the
+	// repository's root ("" for the checkout itself).
+	Worktree string `json:"worktree,omitempty"`
 }
 
 // OperationState is where an operation stands.

@@ -416,16 +416,6 @@ func (s *State) landNext(now time.Time) {
 	s.effect(landTask(next))
 }
 
-// MergeConflict is the failure of a verified task whose branch could not
-// be merged or rebased onto the target without conflicts: the agent
-// resolves them in its worktree.
-const MergeConflict = "merge_conflict"
-
-// IntegrationFailed is the failure of a verified task whose combination
-// with what landed on the target since its base failed a check, though
-// each passed alone.
-const IntegrationFailed = "integration_failed"
-
 // mergeConflict is the failure record of a landing in conflict.
 func mergeConflict(now time.Time, t *Task, o Landed) FailureRecord {
 	target := firstOf(o.Branch, t.From, "the target")

@@ -65,6 +65,9 @@ type RunVerify struct {
 	// (the definition of done's checks); Diff, for its diff too (a
 	// reviewer reads it).
 	Inspect, Diff bool
+	// Worktree is where a task worked in parallel works, relative to the
+	// checkout's root ("" for the checkout itself): the steps run there.
+	Worktree string
 }
 
 // StopTurn asks the runtime to stop the agent working on a task (the

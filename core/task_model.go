@@ -68,6 +68,14 @@ const (
 	// agent that is not logged in or has no API key, a permission the agent
 	// cannot get. The first one escalates with what to do.
 	Environment = "environment"
+	// MergeConflict is the failure of a verified task whose branch could
+	// not be merged or rebased onto the target without conflicts: the
+	// agent resolves them in its worktree.
+	MergeConflict = "merge_conflict"
+	// IntegrationFailed is the failure of a verified task whose
+	// combination with what landed on the target since its base failed a
+	// check, though each passed alone.
+	IntegrationFailed = "integration_failed"
 )
 
 // Milestones pushed to the user.

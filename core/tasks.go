@@ -683,7 +683,7 @@ func runID(task string, attempt int) string {
 func (s *State) verify(now time.Time, t *Task) {
 	id := runID(t.ID, t.Attempt)
 	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, RunID: id, Milestone: MilestoneVerifying})
-	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries), Package: t.Package,
+	s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: id, Boundaries: slices.Clone(t.Boundaries), Package: t.Package, Worktree: t.Worktree,
 		Inspect: s.policies.Done.Tests != CheckOff || s.policies.Done.MaxFiles > 0 || s.policies.Done.MaxLines > 0 || s.policies.Review.Agent != "",
 		Diff:    s.policies.Review.Agent != ""})
 }
@@ -1157,7 +1157,7 @@ func (s *State) RecoverTasks(now time.Time) {
 		case t.Applying && t.Phase == Verifying && t.RunID == "":
 			s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
 		case t.Phase == Verifying:
-			s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: t.RunID, Boundaries: slices.Clone(t.Boundaries)})
+			s.effect(RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: t.RunID, Boundaries: slices.Clone(t.Boundaries), Worktree: t.Worktree})
 		case t.DryRun && t.Milestone == MilestoneProposing:
 			s.effect(MakeProposal{TaskID: t.ID, Attempt: t.Attempt, RunID: runID(t.ID, t.Attempt)})
 		default:

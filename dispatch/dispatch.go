@@ -293,16 +293,27 @@ func (d *Dispatcher) contentHash(path string) string {
 // content, and the untracked ones it deleted.
 // With full, the line counts are read too (a failure's files_state).
 func (d *Dispatcher) changedByTask(ctx context.Context, task string, full bool) ([]core.FileState, error) {
-	changed := d.ws.ChangedPaths
+	return d.changedIn(ctx, "", task, full)
+}
+
+// changedIn lists the files a task changed in its worktree (relative to
+// the checkout's root; "" for the checkout itself, where its baseline is
+// left out): a worktree holds the task's changes only.
+func (d *Dispatcher) changedIn(ctx context.Context, worktree, task string, full bool) ([]core.FileState, error) {
+	ws, err := d.workspaceOf(worktree)
+	if err != nil {
+		return nil, err
+	}
+	changed := ws.ChangedPaths
 	if full {
-		changed = d.ws.Changed
+		changed = ws.Changed
 	}
 	files, err := changed(ctx)
 	if err != nil {
 		return nil, err
 	}
 	base, ok := d.baseline(task)
-	if !ok {
+	if !ok || worktree != "" {
 		return files, nil
 	}
 	var out []core.FileState
@@ -372,8 +383,11 @@ type listing struct {
 // of done will want them, so that git runs once.
 func (d *Dispatcher) runSteps(ctx context.Context, e core.RunVerify) (verify.Result, listing) {
 	spec := verify.RunSpec{RunID: e.RunID, Attempt: e.Attempt, TaskID: e.TaskID, Package: e.Package}
+	if e.Worktree != "" && d.ws != nil {
+		spec.Dir = filepath.Join(d.ws.Root(), filepath.FromSlash(e.Worktree))
+	}
 	list := func() listing {
-		files, err := d.changedByTask(ctx, e.TaskID, e.Inspect)
+		files, err := d.changedIn(ctx, e.Worktree, e.TaskID, e.Inspect)
 		if err != nil {
 			d.log.Warn("listing changed files failed", "err", err)
 			return listing{}
@@ -408,7 +422,7 @@ func (d *Dispatcher) lines(ctx context.Context, e core.RunVerify, res verify.Res
 		if l.ok && l.full {
 			return l.files, nil
 		}
-		return d.changedByTask(ctx, e.TaskID, true)
+		return d.changedIn(ctx, e.Worktree, e.TaskID, true)
 	}
 	if !res.StepsPassed() || l.outOfScope {
 		files, _ := full()
@@ -439,9 +453,14 @@ func (d *Dispatcher) inspect(ctx context.Context, e core.RunVerify, files []core
 			live = append(live, f.Path)
 		}
 	}
-	ins.Untested = untested.Find(live, os.DirFS(d.ws.Root()))
+	ws, err := d.workspaceOf(e.Worktree)
+	if err != nil {
+		d.log.Warn("inspecting the change failed: the definition of done's checks are skipped", "task", e.TaskID, "err", err)
+		return nil
+	}
+	ins.Untested = untested.Find(live, os.DirFS(ws.Root()))
 	if e.Diff {
-		diff, err := d.ws.DiffOf(ctx, workspace.Paths(files))
+		diff, err := ws.DiffOf(ctx, workspace.Paths(files))
 		if err != nil {
 			d.log.Warn("the change's diff could not be made: the reviewer gets the file list only", "task", e.TaskID, "err", err)
 		}
@@ -565,7 +584,7 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	if n := d.exec.KillOrphans(); n > 0 {
 		d.log.Warn("stopped agents a previous wilco left running", "count", n)
 	}
-	live := map[string]bool{} // worktree names of dry runs not ended
+	live := map[string]bool{} // worktree names of dry runs and tasks not ended
 	var adopt []core.Task
 	if d.rt == nil {
 		return ErrNoRuntime
@@ -573,7 +592,7 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	_, err := d.rt.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
 		c.RecoverSessions(now)
-		for _, t := range c.Tasks(func(t *core.Task) bool { return t.DryRun && !t.State.Terminal() }) {
+		for _, t := range c.Tasks(func(t *core.Task) bool { return (t.DryRun || t.Worktree != "") && !t.State.Terminal() }) {
 			live[workspace.WorktreeName(t.ID)] = true
 		}
 		adopt = c.Tasks(func(t *core.Task) bool {

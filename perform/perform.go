@@ -115,6 +115,13 @@ func (x *Executor) perform(e core.Effect) {
 			x.disp.DiscardProposal(ctx, e)
 			return nil, false
 		})
+	case core.PrepareWorktree:
+		x.spawn("worktree "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.PrepareWorktree(ctx, e) })
+	case core.RemoveWorktree:
+		x.spawn("remove worktree "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) {
+			x.disp.RemoveWorktree(ctx, e)
+			return nil, false
+		})
 	case core.RunOperation:
 		x.spawn("operation "+e.ID, func(ctx context.Context) (core.Outcome, bool) { return x.runOperation(ctx, e), true })
 	case core.Notify:

@@ -59,13 +59,17 @@ const (
 	PhaseRetrying   Phase = "retrying"
 	PhaseReplanning Phase = "replanning"
 	PhaseReviewing  Phase = "reviewing"
-	// PhaseLanding: the verified change is being committed.
+	// PhaseLanding: the verified change is being committed, or waits
+	// for its turn to land.
 	PhaseLanding Phase = "landing"
+	// PhasePreparing: the worktree of a task worked in parallel is being
+	// made.
+	PhasePreparing Phase = "preparing"
 )
 
 // Values are the phases.
 func (Phase) Values() []string {
-	return values(PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing, PhaseLanding)
+	return values(PhasePreparing, PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing, PhaseLanding)
 }
 
 // LandHow is how a task's verified change lands on the target branch.
@@ -112,11 +116,17 @@ const (
 	// FailureEnvironment is a failure no retry can fix: a missing
 	// program, an agent that is not logged in.
 	FailureEnvironment FailureType = "environment"
+	// FailureMergeConflict: a verified task's branch conflicts with what
+	// landed on the target since it started.
+	FailureMergeConflict FailureType = "merge_conflict"
+	// FailureIntegration: a verified task combined with what landed on
+	// the target since it started fails a check.
+	FailureIntegration FailureType = "integration_failed"
 )
 
 // Values are the failure types.
 func (FailureType) Values() []string {
-	return values(FailureExecution, FailureVerification, FailureTimeout, FailureRejected, FailureEnvironment)
+	return values(FailureExecution, FailureVerification, FailureTimeout, FailureRejected, FailureEnvironment, FailureMergeConflict, FailureIntegration)
 }
 
 // Action is the user's answer to an escalated or blocked task.

@@ -20,6 +20,7 @@ type InboxMessage struct {
 	CreatedAt     time.Time `json:"created_at"`
 	TaskAttempt   int       `json:"task_attempt,omitempty" doc:"A task's turn: the task's attempt."`
 	DryRun        bool      `json:"dry_run,omitempty" doc:"A task's turn: the task is a dry run."`
+	Worktree      string    `json:"worktree,omitempty" doc:"A task's turn: the worktree the task works in, relative to the repository's root, when tasks are worked in parallel."`
 }
 
 // Inbox is one dispatch cycle of the calling agent: GET /v1/inbox.

@@ -130,9 +130,16 @@ func (t *turn) prompts(runDir string) (full, prompt string, err error) {
 	return full, prompt, nil
 }
 
-// workDir is where the turn runs: the repository, or a dry run's
-// worktree.
+// workDir is where the turn runs: the repository, a dry run's worktree,
+// or the worktree of a task worked in parallel.
 func (t *turn) workDir() (string, error) {
+	if t.msg.Worktree != "" && !t.msg.DryRun {
+		dir := filepath.Join(t.a.opts.Dir, filepath.FromSlash(t.msg.Worktree))
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("the task's worktree %s is missing", t.msg.Worktree)
+		}
+		return dir, nil
+	}
 	if !t.msg.DryRun {
 		return t.a.opts.Dir, nil
 	}

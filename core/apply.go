@@ -331,6 +331,21 @@ func (s *State) applyTask(ev Event) {
 			t.LandStarted = true
 		}
 
+	case TaskIntegrating:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Integration = nil
+			if e.Integration != nil {
+				i := *e.Integration
+				t.Integration = &i
+				t.RunIDs = append(t.RunIDs, i.RunID)
+			}
+		}
+
+	case TaskIntegrated:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Integration != nil && t.Integration.RunID == e.RunID {
+			t.Integration.Passed = true
+		}
+
 	case TaskLanded:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.LandedCommit = e.Commit
@@ -466,7 +481,7 @@ func (s *State) applyTaskRun(ev Event) bool {
 			t.Applying = true
 		}
 		t.State, t.Phase = e.To, e.Phase
-		t.LandStarted = false
+		t.LandStarted, t.Integration = false, nil
 		if e.To == Queued {
 			t.QueuedSeq = seq
 		}

@@ -192,8 +192,13 @@ type LandTask struct {
 	// Worktree, TaskBranch and Base are those of a task worked in
 	// parallel: its change is committed there, on its own branch, and
 	// lands on Branch by How (merge, rebase, squash; none leaves it on
-	// TaskBranch).
+	// TaskBranch). When Branch moved since Base, the task's branch is
+	// combined with Branch's head in the worktree and reported
+	// (Landed.Combined) without landing: the combination is verified
+	// first. Advance is a combination that passed: Branch moves from Onto
+	// to it (a fast-forward of the checkout when Branch is checked out).
 	Worktree, TaskBranch, Base, How string
+	Advance, Onto                   string
 }
 
 func (LandTask) isEffect() {}
@@ -216,6 +221,12 @@ type Landed struct {
 	// Between the commits that landed on the target in between
 	// ("<hash> <subject>").
 	Conflict, Between []string
+	// Combined is the task's branch combined with the target's head
+	// Onto, now checked out in its worktree and not landed: it is to be
+	// verified. Moved: the target moved since Onto (its combination is
+	// made again).
+	Combined, Onto string
+	Moved          bool
 }
 
 func (Landed) isOutcome() {}
@@ -255,6 +266,9 @@ func landTask(t *Task) LandTask {
 		Description: t.Description, Why: firstOf(t.LastSummary, t.Description), Command: v.Command}
 	if t.Worktree != "" {
 		l.Worktree, l.TaskBranch, l.Base, l.How = t.Worktree, t.Branch, t.Base, t.Land
+		if i := t.Integration; i != nil && i.Passed {
+			l.Advance, l.Onto = i.Combined, i.Onto
+		}
 	}
 	return l
 }
@@ -315,6 +329,12 @@ func (s *State) landed(now time.Time, o Landed) error {
 	switch {
 	case len(o.Conflict) > 0:
 		s.failure(now, t, mergeConflict(now, t, o))
+	case o.Moved && t.Worktree != "":
+		s.emit(now, t.ID, t.Agent, TaskIntegrating{})
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "The target moved: combining again..."})
+		s.effect(landTask(t))
+	case o.Combined != "" && t.Worktree != "":
+		s.integrate(now, t, o)
 	case o.Refused:
 		out := strings.TrimSpace(o.Output)
 		f := FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: VerificationFailed, RunID: o.RunID,

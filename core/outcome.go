@@ -130,6 +130,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.landed(now, o)
 	case WorktreePrepared:
 		return nil, s.worktreePrepared(now, o)
+	case LandWaiting:
+		return nil, s.landWaiting(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }

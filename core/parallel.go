@@ -430,3 +430,121 @@ func mergeConflict(now time.Time, t *Task, o Landed) FailureRecord {
 		RootCauseGuess: "other tasks changed the same lines of " + strings.Join(o.Conflict, ", ") + " and landed first",
 		SuggestedFix:   "in your worktree, merge " + target + " (git merge " + target + "), resolve the conflicts keeping both intents, and commit"}
 }
+
+// Integration is the combination of a verified task's branch with what
+// landed on the target since it started, verified before it lands.
+type Integration struct {
+	// Combined is the combination's commit, made on Onto (the target's
+	// head); RunID its verification.
+	Combined string `json:"combined"`
+	Onto     string `json:"onto"`
+	RunID    string `json:"run_id"`
+	// Passed: its verification passed: the target moves to Combined.
+	Passed bool `json:"passed,omitempty"`
+}
+
+// TaskIntegrating records a verified task's combination with the target
+// being verified (none: combined again, the target moved).
+type TaskIntegrating struct {
+	Integration *Integration `json:"integration,omitempty"`
+}
+
+// TaskIntegrated records that a task's combination passed its checks.
+type TaskIntegrated struct {
+	RunID string `json:"run_id"`
+}
+
+// Integration event types.
+const (
+	TypeTaskIntegrating = "task.integrating"
+	TypeTaskIntegrated  = "task.integrated"
+)
+
+func (TaskIntegrating) EventType() string { return TypeTaskIntegrating }
+func (TaskIntegrated) EventType() string  { return TypeTaskIntegrated }
+
+func init() {
+	register[TaskIntegrating]()
+	register[TaskIntegrated]()
+}
+
+// integrationRunID is the run id of the n-th verification of a task's
+// combination with the target in its attempt.
+func integrationRunID(t *Task, n int) string {
+	return fmt.Sprintf("%s-land%d", runID(t.ID, t.Attempt), n)
+}
+
+// integrate verifies a verified task's combination with what landed on
+// the target since it started, in its worktree, before the target moves.
+func (s *State) integrate(now time.Time, t *Task, o Landed) {
+	n := 1
+	for _, id := range t.RunIDs {
+		if strings.HasPrefix(id, runID(t.ID, t.Attempt)+"-land") {
+			n++
+		}
+	}
+	i := Integration{Combined: o.Combined, Onto: o.Onto, RunID: integrationRunID(t, n)}
+	s.emit(now, t.ID, t.Agent, TaskIntegrating{Integration: &i})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Verifying the change combined with what landed on " + firstOf(t.Verified.Branch, "the target") + " since it started..."})
+	s.effect(s.integrationVerify(t))
+}
+
+// integrationVerify is the RunVerify of a task's combination.
+func (s *State) integrationVerify(t *Task) RunVerify {
+	return RunVerify{TaskID: t.ID, Attempt: t.Attempt, RunID: t.Integration.RunID, Boundaries: slices.Clone(t.Boundaries), Package: t.Package, Worktree: t.Worktree}
+}
+
+// endIntegration judges the verification of a task's combination: passed,
+// the target moves to it (LandTask with Advance); failed, it is an
+// integration_failed failure of the attempt, with the failing check: the
+// agent fixes the combination in its worktree.
+func (s *State) endIntegration(now time.Time, t *Task, r VerifyResult) Verdict {
+	v := Judge(Scope{Package: t.Package}, r)
+	if !v.Passed {
+		f := *v.Failure
+		f.Attempt, f.Timestamp, f.RunID, f.FailureType = t.Attempt, now, r.RunID, IntegrationFailed
+		f.DurationMS = r.Duration.Milliseconds()
+		f.ExecutorOutput.Error = "your verified change, combined with what landed on " + firstOf(t.Verified.Branch, "the target") +
+			" since your branch started, fails " + firstOf(v.Command, "a check") + ": " + firstOf(f.ExecutorOutput.Error, "see the output")
+		f.RootCauseGuess = firstOf(f.RootCauseGuess, "another task that landed first changed what this change relies on (each passed alone)")
+		f.SuggestedFix = "your worktree now holds the combination: make it pass, keeping what landed"
+		v.Failure = &f
+		s.failure(now, t, f)
+		return v
+	}
+	s.emit(now, t.ID, t.Agent, TaskIntegrated{RunID: r.RunID})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: MilestoneLanding})
+	s.effect(landTask(t))
+	return v
+}
+
+// LandWaiting is a landing that waits while the user has uncommitted
+// changes in files it touches, in the checkout where the target is
+// checked out: the checkout is never overwritten. The landing goes on by
+// itself once they are committed or stashed.
+type LandWaiting struct {
+	TaskID, RunID string
+	Branch        string
+	Files         []string
+}
+
+func (LandWaiting) isOutcome() {}
+
+// landWaiting makes a landing that waits for the user's uncommitted
+// changes the task's milestone.
+func (s *State) landWaiting(now time.Time, o LandWaiting) error {
+	now = norm(now)
+	t, ok := s.tasks[o.TaskID]
+	if !ok {
+		return notFoundf("no task %q", o.TaskID)
+	}
+	if t.State != Running || t.Phase != Landing || !t.LandStarted || t.Verified == nil || t.Verified.RunID != o.RunID {
+		return conflictf("task %s is not landing run %s", t.ID, o.RunID)
+	}
+	text := "Waiting to land on " + firstOf(o.Branch, t.Verified.Branch) + ": you have uncommitted changes in " + strings.Join(o.Files, ", ") +
+		", which the landing changes; commit or stash them"
+	if t.Milestone != text {
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: text})
+	}
+	return nil
+}

@@ -256,3 +256,86 @@ func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
 		t.Fatalf("the retry's prompt does not name the conflict:\n%s", m.Body)
 	}
 }
+
+func TestACombinationThatFailsIsIntegrationFailedAndTheTargetNeverMoves(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	const combined, onto = "cccccccccccccccccccccccccccccccccccccccc", "dddddddddddddddddddddddddddddddddddddddd"
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Combined: combined, Onto: onto})
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Landing || got.Integration == nil || got.Integration.RunID != "T-1-a1-land1" {
+		t.Fatalf("after the combination: %s/%s %+v", got.State, got.Phase, got.Integration)
+	}
+	rv := last[RunVerify](b)
+	if rv.RunID != "T-1-a1-land1" || rv.Worktree != got.Worktree {
+		t.Fatalf("the combination's verification: %+v", rv)
+	}
+	// A restart asks for its verification again.
+	b.c.RecoverTasks(b.now)
+	b.collect()
+	if again := last[RunVerify](b); again.RunID != rv.RunID {
+		t.Fatalf("after a restart: %+v", again)
+	}
+	step := StepRun{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: failingGoTest}
+	v, err := b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: rv.RunID, Steps: []StepRun{step}})
+	b.ok(err)
+	if v.Passed || v.Failure.FailureType != IntegrationFailed || !strings.Contains(v.Failure.ExecutorOutput.Error, "fails go test ./...") {
+		t.Fatalf("verdict: %+v", v.Failure)
+	}
+	for _, l := range b.landsAsked() {
+		if l.Advance != "" {
+			t.Fatalf("the target was asked to move to a combination that failed: %+v", l)
+		}
+	}
+	if got := b.task(tk.ID); got.Attempt != 2 || got.Integration != nil || got.State != AwaitingAck {
+		t.Fatalf("after the failure: attempt %d %s", got.Attempt, got.State)
+	}
+}
+
+func TestACombinationThatPassesMovesTheTargetFromWhereItWas(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	const combined, onto = "cccccccccccccccccccccccccccccccccccccccc", "dddddddddddddddddddddddddddddddddddddddd"
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Combined: combined, Onto: onto})
+	b.ok(err)
+	rv := last[RunVerify](b)
+	_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: rv.RunID, Steps: []StepRun{{Name: "unit", Command: "go test ./...", Output: "ok\n"}}})
+	b.ok(err)
+	asked := b.landsAsked()
+	if l := asked[len(asked)-1]; l.Advance != combined || l.Onto != onto {
+		t.Fatalf("the landing asked: %+v", l)
+	}
+	// The target moved again meanwhile: combined again.
+	_, err = b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Moved: true})
+	b.ok(err)
+	asked = b.landsAsked()
+	if l := asked[len(asked)-1]; l.Advance != "" || b.task(tk.ID).Integration != nil {
+		t.Fatalf("after the target moved: %+v", l)
+	}
+	// Waiting for the user's uncommitted changes is the milestone.
+	_, err = b.c.Report(b.now, LandWaiting{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Files: []string{"calc.go"}})
+	b.ok(err)
+	if m := b.task(tk.ID).Milestone; !strings.Contains(m, "uncommitted changes in calc.go") {
+		t.Fatalf("milestone %q", m)
+	}
+}
+
+// last is the last effect of type T asked for so far.
+func last[T Effect](b *testBundle) T {
+	b.t.Helper()
+	for i := len(b.effects) - 1; i >= 0; i-- {
+		if e, ok := b.effects[i].(T); ok {
+			return e
+		}
+	}
+	var zero T
+	b.t.Fatalf("no %T was asked for", zero)
+	return zero
+}

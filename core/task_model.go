@@ -248,6 +248,9 @@ type Task struct {
 	// is under way.
 	LandSeq     uint64 `json:"land_seq,omitempty"`
 	LandStarted bool   `json:"land_started,omitempty"`
+	// Integration is its combination with the target being verified,
+	// while it lands.
+	Integration *Integration `json:"integration,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
 	QueuedSeq uint64 `json:"queued_seq,omitempty"`
 
@@ -280,6 +283,10 @@ func (t *Task) copy() Task {
 		p := *t.Proposal
 		p.Files = slices.Clone(p.Files)
 		c.Proposal = &p
+	}
+	if t.Integration != nil {
+		i := *t.Integration
+		c.Integration = &i
 	}
 	if t.Verified != nil {
 		v := *t.Verified

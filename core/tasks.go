@@ -719,6 +719,9 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	if !ok {
 		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
+	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed {
+		return s.endIntegration(now, t, r), nil
+	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
 		return Verdict{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
 	}
@@ -1147,7 +1150,11 @@ func (s *State) RecoverTasks(now time.Time) {
 		case t.Phase == Preparing && t.Worktree != "":
 			s.effect(prepareWorktree(t))
 		case t.Phase == Landing && t.Verified != nil && t.Worktree != "":
-			if t.LandStarted {
+			switch {
+			case !t.LandStarted:
+			case t.Integration != nil && !t.Integration.Passed:
+				s.effect(s.integrationVerify(t))
+			default:
 				s.effect(landTask(t))
 			}
 		case t.Phase == Landing && t.Verified != nil:

@@ -22,8 +22,9 @@ func (d *Dispatcher) baselineHead(task string) (head string, ok bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
-// LandTask commits a verified task's own changes in the checkout, on the
-// target branch: the files it changed that had no uncommitted change when
+// LandTask lands a verified task: one worked in parallel from its
+// worktree (landWorktree); else it commits its own changes in the
+// checkout, on the target branch: the files it changed that had no uncommitted change when
 // it began (its baseline); those that had are left out, uncommitted, and
 // named. A commit of the task's run already on the branch since the task
 // began (made just before wilco stopped) is reported as it is, not made
@@ -32,6 +33,9 @@ func (d *Dispatcher) baselineHead(task string) (head string, ok bool) {
 // when wilco stopping cut it short (the core asks again at the next
 // start).
 func (d *Dispatcher) LandTask(ctx context.Context, e core.LandTask) (r core.Landed, ok bool) {
+	if e.Worktree != "" {
+		return d.landWorktree(ctx, e)
+	}
 	r = core.Landed{TaskID: e.TaskID, RunID: e.RunID, Branch: e.Branch}
 	defer func() {
 		ok = r.Error == "" && !r.Refused || !interrupted(ctx, d.log, "committing the verified change", e.TaskID)

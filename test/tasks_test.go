@@ -222,6 +222,7 @@ type taskFailure struct {
 	} `json:"executor_output"`
 	RootCauseGuess string `json:"root_cause_guess"`
 	SuggestedFix   string `json:"suggested_fix"`
+	Details        string `json:"details"`
 }
 
 // task is a Task (docs/API.md) with the extras these tests read.
@@ -268,6 +269,9 @@ type task struct {
 	// landed as.
 	Land         string `json:"land"`
 	LandedCommit string `json:"landed_commit"`
+	// Branch and Worktree are those of a task worked in parallel.
+	Branch   string `json:"branch"`
+	Worktree string `json:"worktree"`
 }
 
 func (t task) String() string {

@@ -87,8 +87,11 @@ type Task struct {
 	Review              *Review         `json:"review,omitempty" doc:"The last review of the change, when a reviewer is configured."`
 	Package             string          `json:"package,omitempty" doc:"The monorepo package the task is scoped to."`
 	Consultations       []Consultation  `json:"consultations,omitempty" doc:"The questions asked of scouts, with their answers."`
-	Land                LandHow         `json:"land" doc:"How its verified change lands: commit or none."`
+	Land                LandHow         `json:"land" doc:"How its verified change lands: commit or none; merge, rebase, squash or none for a task worked in parallel."`
 	LandedCommit        string          `json:"landed_commit,omitempty" doc:"The commit its verified change landed as (land commit), once it did."`
+	Branch              string          `json:"branch,omitempty" doc:"The branch of a task worked in parallel (wilco/<id>)."`
+	Worktree            string          `json:"worktree,omitempty" doc:"The worktree of a task worked in parallel, relative to the repository's root (.wilco/worktrees/<id>)."`
+	LandPosition        int             `json:"land_position,omitempty" doc:"Its place in the landing queue (1: landing now), while a verified task worked in parallel waits to land."`
 }
 
 // Escalation is what the user of an escalated task is asked to decide.

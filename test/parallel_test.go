@@ -1,0 +1,234 @@
+package test
+
+// Black-box tests of tasks worked in parallel (parallel > 1): each task in
+// a worktree and on a branch of its own, landed on the target one at a
+// time, the target only ever at verified work.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ownFilesCheck is the verify step of the parallel tests: the task's own
+// file holds its id, and every file of files/ holds its own name.
+const ownFilesCheck = `for f in files/*.txt; do
+	[ -e "$f" ] || continue
+	want=$(basename "$f" .txt)
+	[ "$(cat "$f")" = "$want" ] || { echo "check: $f holds \"$(cat "$f")\", want \"$want\""; exit 1; }
+done
+if [ -n "$WILCO_TASK_ID" ]; then
+	[ "$(cat "files/$WILCO_TASK_ID.txt" 2>/dev/null)" = "$WILCO_TASK_ID" ] || { echo "check: files/$WILCO_TASK_ID.txt does not hold $WILCO_TASK_ID"; exit 1; }
+fi
+`
+
+// parallelRepo makes a repository (newRepo) on branch main with the
+// check script given as par.sh, committed, the verify step running it.
+func parallelRepo(t *testing.T, yaml, check string) string {
+	t.Helper()
+	dir := newRepo(t, yaml+"verify:\n  steps:\n    - {name: check, run: \"sh par.sh\", timeout: 20s}\n")
+	if err := os.WriteFile(filepath.Join(dir, "par.sh"), []byte(check), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, dir, "branch", "-M", "main")
+	gitRun(t, dir, "add", "par.sh")
+	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "the check")
+	return dir
+}
+
+// ownFileAgent is an exec agent running own_file.sh.
+func ownFileAgent(t *testing.T, name string, instances int, env ...string) string {
+	line := execAgent(t, name, "own_file.sh", nil, append([]string{"WILCO_TARGET=main"}, env...)...)
+	return strings.TrimSuffix(line, "}\n") + fmt.Sprintf(", instances: %d}\n", instances)
+}
+
+// firstParents are the commits main pointed at since the check was
+// committed, newest first (its first-parent history).
+func firstParents(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range strings.Fields(gitRun(t, dir, "log", "--first-parent", "--format=%H", "main")) {
+		out = append(out, c)
+		if strings.TrimSpace(gitRun(t, dir, "log", "-1", "--format=%s", c)) == "the check" {
+			break
+		}
+	}
+	return out
+}
+
+// checkTreeOf runs par.sh on a commit's tree alone, with no task id: what
+// the target holds passes the checks.
+func checkTreeOf(t *testing.T, dir, commit string) error {
+	t.Helper()
+	tree := t.TempDir()
+	cmd := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", dir, commit, tree)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("archive %s: %v\n%s", commit, err, out)
+	}
+	check := exec.Command("sh", "par.sh")
+	check.Dir = tree
+	check.Env = append(os.Environ(), "WILCO_TASK_ID=")
+	if out, err := check.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testing.T) {
+	t.Parallel()
+	var agents string
+	for i := 1; i <= 4; i++ {
+		agents += ownFileAgent(t, fmt.Sprintf("agent-%d", i), 1)
+	}
+	dir := parallelRepo(t, "parallel: 4\nagents:\n"+agents, ownFilesCheck)
+	before := firstParents(t, dir)
+	in := serveRepo(t, dir)
+	var ids []string
+	for i := 1; i <= 12; i++ {
+		id := fmt.Sprintf("P-%d", i)
+		ids = append(ids, id)
+		if got := in.submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"}); got.Land != "merge" {
+			t.Fatalf("%s lands %q, want merge (the default with parallel 4)", id, got.Land)
+		}
+	}
+	// Four at once, each in its worktree on its branch.
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
+		n := 0
+		for _, id := range ids {
+			if tk := in.task(id); tk.Worktree != "" && tk.State != "queued" && !slices.Contains(endStates, tk.State) {
+				n++
+			}
+		}
+		return n >= 2
+	}) {
+		t.Fatalf("tasks were not worked at once:\n%s", in.problems())
+	}
+	combined := 0
+	for _, id := range ids {
+		tk := in.waitTask(id, 3*time.Minute, "success")
+		if tk.Branch != "wilco/"+id || tk.Worktree != ".wilco/worktrees/"+id || tk.LandedCommit == "" {
+			t.Fatalf("%s: branch %q worktree %q landed %q", id, tk.Branch, tk.Worktree, tk.LandedCommit)
+		}
+		if slices.Contains(tk.RunIDs, id+"-a1-land1") {
+			combined++
+		}
+	}
+	// Tasks that started from the same head as one that landed first were
+	// combined with it and verified again before they landed.
+	if combined == 0 {
+		t.Fatal("no task was verified again combined with what landed before it")
+	}
+	// Twelve task commits on main, each with its trailers.
+	tasks := strings.Fields(gitRun(t, dir, "log", "--no-merges", "--format=%H", before[0]+"..main"))
+	if len(tasks) != 12 {
+		t.Fatalf("%d task commits on main, want 12:\n%s", len(tasks), gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+	}
+	var landed []string
+	for _, c := range tasks {
+		id := trailer(t, dir, c, "Wilco-Task")
+		if !slices.Contains(ids, id) || trailer(t, dir, c, "Wilco-Run") != id+"-a1" || !strings.HasPrefix(trailer(t, dir, c, "Wilco-Agent"), "agent-") {
+			t.Fatalf("commit %s has the trailers %q %q %q", c, id, trailer(t, dir, c, "Wilco-Run"), trailer(t, dir, c, "Wilco-Agent"))
+		}
+		landed = append(landed, id)
+	}
+	slices.Sort(landed)
+	if len(slices.Compact(landed)) != 12 {
+		t.Fatalf("the task commits are of %v", landed)
+	}
+	// Every commit main pointed at passes the checks.
+	for _, c := range firstParents(t, dir) {
+		if err := checkTreeOf(t, dir, c); err != nil {
+			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
+		}
+	}
+	// The checkout (on main) is main, its files there; the worktrees and
+	// the landed branches are gone.
+	if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("the checkout after the landings:\n%s", st)
+	}
+	for _, id := range ids {
+		if b, err := os.ReadFile(filepath.Join(dir, "files", id+".txt")); err != nil || string(b) != id+"\n" {
+			t.Fatalf("the checkout's files/%s.txt: %q %v", id, b, err)
+		}
+	}
+	if !eventually(10*time.Second, 20*time.Millisecond, func() bool {
+		entries, _ := os.ReadDir(filepath.Join(dir, ".wilco", "worktrees"))
+		n := 0
+		for _, e := range entries {
+			if e.Name() != ".base" {
+				n++
+			}
+		}
+		return n == 0 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+	}) {
+		t.Fatalf("worktrees or branches left: %s", gitRun(t, dir, "worktree", "list"))
+	}
+}
+
+func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T) {
+	t.Parallel()
+	const sameLine = `grep -qx "$WILCO_TASK_ID" shared.txt || { echo "check: shared.txt lacks $WILCO_TASK_ID"; exit 1; }` + "\n"
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2"), sameLine)
+	if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, dir, "add", "shared.txt")
+	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "C-1", "description": "Write C-1 into shared.txt", "agent": "first"})
+	in.submit(map[string]any{"id": "C-2", "description": "Write C-2 into shared.txt", "agent": "second"})
+	first := in.waitTask("C-1", time.Minute, "success")
+	second := in.waitTask("C-2", 2*time.Minute, "success")
+	if len(second.Failures) == 0 {
+		t.Fatalf("C-2 landed with no conflict:\n%s", second)
+	}
+	f := second.Failures[0]
+	if f.FailureType != "merge_conflict" || !strings.Contains(f.Details, "shared.txt") || !strings.Contains(f.Details, first.LandedCommit[:7]) {
+		t.Fatalf("C-2's first failure does not name the conflict and C-1's commit %s:\n%+v", first.LandedCommit[:7], f)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "shared.txt"))
+	if err != nil || !strings.Contains(string(got), "C-1\n") || !strings.Contains(string(got), "C-2\n") {
+		t.Fatalf("shared.txt on main: %q %v", got, err)
+	}
+	for _, c := range firstParents(t, dir)[:2] {
+		if strings.TrimSpace(gitRun(t, dir, "show", c+":shared.txt")) == "" {
+			t.Fatalf("main was at %s, with no shared.txt", c)
+		}
+	}
+}
+
+func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.T) {
+	t.Parallel()
+	// Each task passes alone; together they hold two files, which the
+	// check refuses.
+	const atMostOne = ownFilesCheck + `n=$(ls files | wc -l)
+[ "$n" -le 1 ] || { echo "check: files/ holds $n files, at most 1 is allowed"; exit 1; }
+`
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2")+
+		"policy:\n  loop: {escalate_after: 1}\n", atMostOne)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "I-1", "description": "Write I-1 into files/I-1.txt", "agent": "first"})
+	in.submit(map[string]any{"id": "I-2", "description": "Write I-2 into files/I-2.txt", "agent": "second"})
+	in.waitTask("I-1", time.Minute, "success")
+	second := in.waitTask("I-2", 2*time.Minute, "escalated")
+	if len(second.Failures) == 0 {
+		t.Fatalf("I-2 has no failure:\n%s", second)
+	}
+	f := second.Failures[len(second.Failures)-1]
+	if f.FailureType != "integration_failed" || !strings.Contains(f.ExecutorOutput.Error, "sh par.sh") || !strings.Contains(f.Details, "at most 1 is allowed") {
+		t.Fatalf("I-2's failure:\n%+v", f)
+	}
+	for _, c := range firstParents(t, dir) {
+		if err := checkTreeOf(t, dir, c); err != nil {
+			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
+		}
+		if trailer(t, dir, c, "Wilco-Task") == "I-2" {
+			t.Fatalf("I-2's commit %s is on main", c[:7])
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package workspace
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"wilco/core"
+)
+
+// taskTree makes task id's worktree from main and returns it opened, its
+// directory and its base.
+func taskTree(t *testing.T, b *testBundle, id string) (*Workspace, string, string) {
+	t.Helper()
+	base, err := b.ws.TaskWorktree(b.ctx, id, core.TaskWorktree(id), core.TaskBranch(id), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(b.dir, core.TaskWorktree(id))
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, dir, base
+}
+
+func TestATaskBranchLandsAsAFastForwardThenACombinationOnceTheTargetMoved(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base1 := taskTree(t, b, "T-1")
+	w2, d2, base2 := taskTree(t, b, "T-2")
+	write(t, d1, "one.txt", "by T-1\n")
+	write(t, d2, "two.txt", "by T-2\n")
+	c1, err := w1.CommitAll(b.ctx, "T-1\n\nWilco-Task: T-1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := w1.CommitAll(b.ctx, "again"); err != nil || again != c1 {
+		t.Fatalf("nothing more to commit: %s %v", again, err)
+	}
+	// The user edits a file of the checkout no landing touches.
+	write(t, b.dir, "a.txt", "the user's\n")
+	comb, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base1, HowMerge)
+	if err != nil || comb.Moved || comb.Commit != c1 {
+		t.Fatalf("T-1 on an unmoved target: %+v %v", comb, err)
+	}
+	files, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, func([]string) { t.Fatal("waited") })
+	if err != nil || !slices.Equal(files, []string{"one.txt"}) {
+		t.Fatalf("advance: %v %v", files, err)
+	}
+	if read(t, b.dir, "one.txt") != "by T-1\n" || read(t, b.dir, "a.txt") != "the user's\n" || status(t, b.dir) != " M a.txt\n" {
+		t.Fatalf("the checkout after the fast-forward:\n%s", status(t, b.dir))
+	}
+	// T-2 started from the same base: main moved, so it is combined.
+	if _, err := w2.CommitAll(b.ctx, "T-2\n\nWilco-Task: T-2\n"); err != nil {
+		t.Fatal(err)
+	}
+	comb, err = b.ws.Combine(b.ctx, d2, core.TaskBranch("T-2"), "main", base2, HowRebase)
+	if err != nil || !comb.Moved || comb.Commit == "" || len(comb.Between) != 1 || !strings.HasSuffix(comb.Between[0], " T-1") {
+		t.Fatalf("T-2 combined: %+v %v", comb, err)
+	}
+	if read(t, d2, "one.txt") != "by T-1\n" || strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != comb.Commit {
+		t.Fatal("the worktree does not hold the combination")
+	}
+	if got := runGit(t, b.dir, "log", "--format=%P%n%B", "-1", comb.Commit); !strings.HasPrefix(got, c1+"\nT-2\n") {
+		t.Fatalf("the rebased commit: %q", got)
+	}
+	// The user now edits a file the landing changes: it waits.
+	write(t, b.dir, "two.txt", "the user's own two\n")
+	waited := make(chan []string, 4)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		runGit(t, b.dir, "stash", "-q", "--include-untracked", "--", "two.txt")
+	}()
+	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, 20*time.Millisecond, func(f []string) { waited <- f }); err != nil {
+		t.Fatal(err)
+	}
+	if f := <-waited; !slices.Equal(f, []string{"two.txt"}) {
+		t.Fatalf("waited for %v", f)
+	}
+	if read(t, b.dir, "two.txt") != "by T-2\n" || strings.TrimSpace(runGit(t, b.dir, "rev-parse", "main")) != comb.Commit {
+		t.Fatal("the landing did not go on once the file was clean")
+	}
+	// Advancing again (cut short after it moved) changes nothing; from a
+	// head the target left, it is refused.
+	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ws.Advance(b.ctx, "main", base1, c1, time.Millisecond, nil); !errors.Is(err, ErrTargetMoved) {
+		t.Fatalf("from an old head: %v", err)
+	}
+}
+
+func TestTwoBranchesOnTheSameLinesConflictAndNameTheCommitBetween(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base1 := taskTree(t, b, "T-1")
+	w2, d2, base2 := taskTree(t, b, "T-2")
+	write(t, d1, "a.txt", "one\nTWO by T-1\nthree\n")
+	write(t, d2, "a.txt", "one\ntwo by T-2\nthree\n")
+	c1, _ := w1.CommitAll(b.ctx, "T-1 edits two\n")
+	if _, err := w2.CommitAll(b.ctx, "T-2 edits two\n"); err != nil {
+		t.Fatal(err)
+	}
+	comb, _ := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base1, HowMerge)
+	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD"))
+	comb, err := b.ws.Combine(b.ctx, d2, core.TaskBranch("T-2"), "main", base2, HowMerge)
+	if err != nil || !slices.Equal(comb.Conflict, []string{"a.txt"}) || comb.Commit != "" || len(comb.Between) != 1 || !strings.HasPrefix(c1, strings.Fields(comb.Between[0])[0]) {
+		t.Fatalf("conflict: %+v %v", comb, err)
+	}
+	if strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != before || status(t, d2) != "" {
+		t.Fatal("a conflict changed the worktree")
+	}
+}

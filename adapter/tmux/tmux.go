@@ -170,10 +170,12 @@ func (s Server) ListSessions(ctx context.Context) ([]string, error) {
 	return strings.Fields(out), nil
 }
 
-// noServer reports whether err says no tmux server runs on the socket.
+// noServer reports whether err says no tmux server runs on the socket, or
+// one that has no session left (it is about to exit: "no current
+// target").
 func noServer(err error) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting")
+	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting") || strings.Contains(msg, "no current target")
 }
 
 // EndSession ends a session and everything that runs in it, and says
@@ -199,7 +201,7 @@ func (s Server) sessionRuns(ctx context.Context, session string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case strings.Contains(err.Error(), "can't find session"), noServer(err), errors.Is(err, exec.ErrNotFound):
+	case strings.Contains(err.Error(), "can't find session"), noServer(err), serverGone(err), errors.Is(err, exec.ErrNotFound):
 		return false, nil
 	}
 	return false, err

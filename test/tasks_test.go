@@ -133,6 +133,7 @@ func serveRepo(t testing.TB, dir string, env ...string) *instance {
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			in.url = strings.TrimSpace(string(data))
+			in.prefetchChecker()
 			return in
 		}
 		select {

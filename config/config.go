@@ -83,11 +83,26 @@ type Config struct {
 	// Transport is the NATS server (nats://…) that carries the mailbox
 	// agents' messages; "" for HTTP only.
 	Transport string
+	// Land is where and how verified changes land.
+	Land Land
 	// Warnings are what is valid but likely not meant, one sentence each
 	// with the file, line and key (wilco serve logs them, wilco config
 	// check prints them).
 	Warnings []string
 }
+
+// Land is the land section: the target branch ("" for the branch checked
+// out when wilco starts), how a verified change lands (commit, none), and
+// in what order.
+type Land struct {
+	To, How, Order string
+}
+
+// Default land section values.
+const (
+	DefaultLandHow   = core.LandNone
+	DefaultLandOrder = core.DefaultLandOrder
+)
 
 // Agent is one agent of the agents list.
 type Agent struct {
@@ -253,6 +268,7 @@ func Default() *Config {
 			Operation:   core.DefaultOperationPolicy(),
 		},
 		Done: core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
+		Land: Land{How: DefaultLandHow, Order: DefaultLandOrder},
 		Logs: Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 		Notify: Notify{Retry: NotifyRetry{
 			MaxAttempts: core.DefaultNotifyMaxAttempts, BackoffBase: core.DefaultNotifyBackoffBase,
@@ -264,7 +280,7 @@ func Default() *Config {
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
-		Done: c.Done, Review: c.Review, Package: c.Package}
+		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order}}
 	p.Probe.OnRegister = c.Probe
 	p.Probe.Needed = c.Verify.Programs()
 	p.Probe.Tools = probeTools(p.Probe.Needed)

@@ -33,6 +33,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
 	want.Package = "services/api"
 	want.Transport = "nats://127.0.0.1:4222"
+	want.Land = Land{To: "main", How: "commit", Order: "verified"}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
 	written := []core.NotifyEvent{"escalated", "stuck", "clarification", "blocked", "unresponsive", "operation", "success", "failed"}
@@ -47,7 +48,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	if hooks := c.Policies().Notify.Hooks; !reflect.DeepEqual(hooks, []core.NotifyHook{{Name: "ops", Events: written}, {Name: DesktopHook, Events: core.DefaultNotifyEvents()}}) {
 		t.Fatalf("hooks %+v", hooks)
 	}
-	c.Prices, c.Review, c.Package, c.Notify = nil, core.ReviewPolicy{}, "", Default().Notify
+	c.Prices, c.Review, c.Package, c.Notify, c.Land = nil, core.ReviewPolicy{}, "", Default().Notify, Default().Land
 	p := c.Policies()
 	if want := []string{"go"}; !reflect.DeepEqual(p.Probe.Needed, want) || p.Probe.OnRegister {
 		t.Fatalf("probe %+v", p.Probe)
@@ -180,7 +181,7 @@ func TestParseBad(t *testing.T) {
 		{"agents not a list", "agents: 3\n", []string{"wilco.yaml:1: agents: must be a list of agents"}},
 		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
-		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, listen"}},
+		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, land, listen"}},
 		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
 		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
 		{"bad transport", agent + "transport: http://nats:4222\n", []string{`wilco.yaml:2: transport: must be a NATS server URL such as nats://127.0.0.1:4222`}},
@@ -399,5 +400,30 @@ func TestTheProbeAsksOnlyAboutTheProgramsTheStepsRun(t *testing.T) {
 	}}
 	if got, want := v.Programs(), []string{"go", "gofmt", "grep"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Programs = %q, want %q", got, want)
+	}
+}
+
+func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
+	t.Parallel()
+	const agent = "agents: [{name: a, adapter: mailbox}]\n"
+	for _, c := range []struct{ yaml, want string }{
+		{agent + "land:\n  how: merge\n", "wilco.yaml:3: land.how: merge needs each task in a worktree of its own (parallel > 1), which this version of wilco does not run yet: use commit or none"},
+		{agent + "land: {how: pr}\n", "wilco.yaml:2: land.how: pr needs each task in a worktree of its own (parallel > 1)"},
+		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
+		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
+		{agent + "land:\n  to: \"my branch\"\n", `wilco.yaml:3: land.to: "my branch" is not a branch name`},
+		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: how, order, to)"},
+	} {
+		_, err := Parse("wilco.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+	cfg, err := Parse("wilco.yaml", []byte(agent+"land: {to: release/2, how: commit, order: submission}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission"}) {
+		t.Fatalf("policies: %+v", p)
 	}
 }

@@ -427,8 +427,37 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				}
 			}
 		},
+		"land": func(n *yaml.Node, k string) { d.land(n, k, c) },
 	})
 	d.checkReferences(n, c, agentsSeen)
+}
+
+// land decodes land: the target branch, how a verified change lands (only
+// the ways this version runs: commit and none), and the order.
+func (d *decoder) land(n *yaml.Node, k string, c *Config) {
+	d.mapping(n, k, map[string]func(*yaml.Node, string){
+		"to": func(n *yaml.Node, k string) {
+			d.str(n, k, &c.Land.To)
+			if n.Kind == yaml.ScalarNode {
+				if err := core.CheckBranch(c.Land.To); err != nil {
+					d.fail(n, k, "%v", err)
+				}
+			}
+		},
+		"how": func(n *yaml.Node, k string) {
+			var how string
+			oneOf(d, n, k, core.LandHows, &how)
+			if how == "" {
+				return
+			}
+			if err := core.CheckLand(how); err != nil {
+				d.fail(n, k, "%v", err)
+				return
+			}
+			c.Land.How = how
+		},
+		"order": func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
+	})
 }
 
 // prices decodes prices: a model's (or an agent's) name to its prices.

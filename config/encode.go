@@ -29,6 +29,7 @@ func (c *Config) file() file {
 		Package:   c.Package,
 		Probe:     c.Probe,
 		Transport: c.Transport,
+		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order},
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
 			Retry: fileNotifyRetry{
@@ -176,7 +177,14 @@ type (
 		Package string `yaml:"package,omitempty"`
 		Probe   bool   `yaml:"probe"`
 		// Transport is "" when the mailbox is HTTP only.
-		Transport string `yaml:"transport,omitempty"`
+		Transport string   `yaml:"transport,omitempty"`
+		Land      fileLand `yaml:"land"`
+	}
+	fileLand struct {
+		// To is "" for the branch checked out when wilco starts.
+		To    string `yaml:"to,omitempty"`
+		How   string `yaml:"how"`
+		Order string `yaml:"order"`
 	}
 	fileDone struct {
 		MaxFiles int    `yaml:"max_files"`

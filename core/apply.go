@@ -318,6 +318,18 @@ func (s *State) applyTask(ev Event) {
 			t.Baseline = true
 		}
 
+	case TaskLandRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			v := e.Change
+			v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
+			t.Verified = &v
+		}
+
+	case TaskLanded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.LandedCommit = e.Commit
+		}
+
 	case TaskWarning:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Warnings = append(t.Warnings, e.Text)

@@ -126,6 +126,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.endSession(now, o)
 	case BaselineRecorded:
 		return nil, s.baselineRecorded(now, o)
+	case Landed:
+		return nil, s.landed(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }

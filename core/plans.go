@@ -34,7 +34,7 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 		return Plan{}, invalidf("tasks: a plan needs at least one task")
 	}
 	p := Plan{ID: id, State: PlanRunning}
-	packages := make([]string, len(tasks))
+	admissions := make([]admitted, len(tasks))
 	for i, t := range tasks {
 		n := i + 1
 		tid := id + ":task-" + strconv.Itoa(n)
@@ -44,11 +44,11 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 		if t.ID != "" && t.ID != tid {
 			return Plan{}, invalidf("tasks[%d].id: plan tasks are numbered %s", i, tid)
 		}
-		pkg, err := s.admit(t.TaskSpec)
+		adm, err := s.admit(t.TaskSpec)
 		if err != nil {
 			return Plan{}, within(fmt.Sprintf("tasks[%d]", i), err)
 		}
-		packages[i] = pkg
+		admissions[i] = adm
 		for _, dep := range t.DependsOn {
 			if dep < 1 || dep >= n {
 				return Plan{}, invalidf("tasks[%d].depends_on: %d is not an earlier task of the plan (1..%d)", i, dep, n-1)
@@ -68,7 +68,7 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 			ID: spec.ID, Description: spec.Description, Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals),
 			Boundaries: nonNil(spec.Boundaries), AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun,
 			RequestedAgent: spec.Agent, PlanID: id, DependsOn: spec.DependsOn, State: Queued, Failures: []FailureRecord{},
-			Package: packages[i],
+			Package: admissions[i].pkg, Land: admissions[i].land,
 		}
 		s.emit(now, task.ID, "", TaskQueued{Task: task})
 		if why := malformed(t); why != "" {
@@ -131,6 +131,9 @@ func (s *State) RetrySummary(title string, keep func(*Task) bool) PlanSummary {
 		if t.State == Unverified {
 			sum.Unverified++
 		}
+		if t.LandedCommit != "" {
+			sum.Landed++
+		}
 		result := string(t.State)
 		switch {
 		case t.State == Success && retried:
@@ -189,6 +192,9 @@ func summaryText(title string, s PlanSummary) string {
 	fmt.Fprintf(&b, "| Retry success | %d |\n| Escalations | %d |\n| Skipped | %d |\n", s.RetrySuccess, s.Escalations, s.Skipped)
 	if s.Unverified > 0 {
 		fmt.Fprintf(&b, "| Unverified (no check ran) | %d |\n", s.Unverified)
+	}
+	if s.Landed > 0 {
+		fmt.Fprintf(&b, "| Landed as commits | %d |\n", s.Landed)
 	}
 	b.WriteString("\n")
 	b.WriteString("### Retry Details\n\n| Task | Attempts | Result |\n|------|----------|--------|\n")

@@ -246,6 +246,8 @@ type Policies struct {
 	// Prices give the cost of the turns whose CLI reports none, by model
 	// name or by agent name.
 	Prices map[string]Price `json:"prices,omitempty"`
+	// Land is where and how verified changes land.
+	Land LandPolicy `json:"land,omitzero"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens,
@@ -300,7 +302,7 @@ func (b Budget) over(u Usage, what string) string {
 // DefaultPolicies are the default policies.
 func DefaultPolicies() Policies {
 	return Policies{Ack: DefaultAckPolicy(), MaxRetries: DefaultMaxRetries, Operation: DefaultOperationPolicy(), Loop: DefaultLoopPolicy(),
-		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}}
+		Notify: DefaultNotifyPolicy(), Done: DonePolicy{Size: CheckWarn, Tests: CheckWarn}, Land: LandPolicy{How: LandNone, Order: DefaultLandOrder}}
 }
 
 // Validate reports the first bad value, naming its key.
@@ -335,6 +337,9 @@ func (p Policies) Validate() error {
 	}
 	if err := CheckPackage(p.Package); err != nil {
 		return policyError("package", "%v", err)
+	}
+	if err := p.Land.Validate(); err != nil {
+		return err
 	}
 	return p.Loop.Validate()
 }

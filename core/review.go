@@ -234,16 +234,6 @@ func (s *State) warnOnce(now time.Time, t *Task, text string) {
 	}
 }
 
-// succeed ends a task whose change passed its checks; warnings are what
-// the definition of done let pass in that change.
-func (s *State) succeed(now time.Time, t *Task, runID, command string, files []string, verify time.Duration, warnings []string) {
-	sum := TaskSummary{Files: nonNil(files), Why: firstOf(t.LastSummary, t.Description), RunID: runID}
-	sum.Text = prompt.SummaryText(prompt.Summary{Files: sum.Files, Why: sum.Why, RunID: runID, Command: command, Attempts: t.Attempt, Warnings: warnings})
-	s.emit(now, t.ID, t.Agent, TaskSucceeded{Summary: sum, VerifyMS: verify.Milliseconds()})
-	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Done: verified in run " + runID})
-	s.finish(now, t, Success, "verification passed in run "+runID)
-}
-
 // reviewFor is the task a review delivery is for, while it waits for that
 // review; nil otherwise.
 func (s *State) reviewFor(d *Delivery) *Task {

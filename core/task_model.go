@@ -220,6 +220,13 @@ type Task struct {
 	// Baseline: the working tree's changes before the task's first send
 	// were noted (see RecordBaseline).
 	Baseline bool `json:"baseline,omitempty"`
+	// Land is how its verified change lands (LandCommit, LandNone; ""
+	// for a task of an earlier version: none).
+	Land string `json:"land,omitempty"`
+	// Verified is its change that passed its checks, while it lands (and
+	// after); LandedCommit the commit it landed as.
+	Verified     *VerifiedChange `json:"verified,omitempty"`
+	LandedCommit string          `json:"landed_commit,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
 	QueuedSeq uint64 `json:"queued_seq,omitempty"`
 
@@ -253,6 +260,11 @@ func (t *Task) copy() Task {
 		p.Files = slices.Clone(p.Files)
 		c.Proposal = &p
 	}
+	if t.Verified != nil {
+		v := *t.Verified
+		v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
+		c.Verified = &v
+	}
 	return c
 }
 
@@ -266,7 +278,9 @@ type PlanSummary struct {
 	Skipped             int `json:"skipped"`
 	// Unverified counts tasks that ended with no check run: never a
 	// success.
-	Unverified      int              `json:"unverified"`
+	Unverified int `json:"unverified"`
+	// Landed counts the tasks whose verified change landed as a commit.
+	Landed          int              `json:"landed"`
 	Details         []SummaryRow     `json:"details"`
 	FailurePatterns []FailurePattern `json:"failure_patterns"`
 	Text            string           `json:"text"`

@@ -31,6 +31,13 @@ type TaskSpec struct {
 	// Package is the monorepo package the task is scoped to (default: the
 	// configuration's package).
 	Package string
+	// Land is how its verified change lands (default: the
+	// configuration's land.how); Checkout is the branch checked out when
+	// it was submitted ("" for a detached HEAD), as the shell read it, nil
+	// when it did not: a task that lands as a commit is refused when the
+	// checkout is not on the target branch.
+	Land     string
+	Checkout *string
 }
 
 // Task returns a copy of the task.
@@ -159,7 +166,7 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 			return Task{}, err
 		}
 	}
-	pkg, err := s.admit(spec)
+	adm, err := s.admit(spec)
 	if err != nil {
 		return Task{}, err
 	}
@@ -168,43 +175,52 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
-		State: Queued, Failures: []FailureRecord{}, Package: pkg,
+		State: Queued, Failures: []FailureRecord{}, Package: adm.pkg, Land: adm.land,
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
 	return s.tasks[t.ID].copy(), nil
 }
 
+// admitted is what a task keeps of its admission: its package and how it
+// lands.
+type admitted struct{ pkg, land string }
+
 // admit is what a task must pass before it exists, submitted alone or in
 // a plan: the agent it asks for exists (and works in wilco's worktree for
 // a dry run), some agent is in service, an agent that may take it has the
-// tools the verify steps need (as the probes say), and it is scoped to at
-// most one package. It returns the package the task keeps: its own, else
-// the configuration's.
-func (s *State) admit(spec TaskSpec) (string, error) {
+// tools the verify steps need (as the probes say), it is scoped to at
+// most one package, and it can land as it asks (landOf). It returns the
+// package the task keeps (its own, else the configuration's) and how it
+// lands.
+func (s *State) admit(spec TaskSpec) (admitted, error) {
 	if spec.Agent != "" {
 		a, ok := s.agents[spec.Agent]
 		if !ok || a.Removed {
-			return "", notFoundf("no agent %q", spec.Agent)
+			return admitted{}, notFoundf("no agent %q", spec.Agent)
 		}
 		if spec.DryRun && a.Pull {
-			return "", invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
+			return admitted{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
 		}
 	}
 	if s.inService() == 0 {
-		return "", conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
+		return admitted{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
 	}
 	if why := s.noAgentHasTheTools(spec.Agent); why != "" {
-		return "", conflictf("%s", why)
+		return admitted{}, conflictf("%s", why)
 	}
 	pkg := spec.Package
 	if pkg == "" {
 		pkg = s.policies.Package
 	}
 	if err := CheckPackage(pkg); err != nil {
-		return "", invalidf("package: %v", err)
+		return admitted{}, invalidf("package: %v", err)
 	}
-	return cleanPackage(pkg), nil
+	land, err := s.landOf(spec.Land, spec.Checkout)
+	if err != nil {
+		return admitted{}, err
+	}
+	return admitted{pkg: cleanPackage(pkg), land: land}, nil
 }
 
 func nonNil(xs []string) []string {
@@ -745,6 +761,9 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.escalateTask(now, t, Environment+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error)+". To fix: "+f.SuggestedFix)
 	case f.Escalate != "":
 		s.escalateTask(now, t, f.Escalate+": "+firstOf(f.RootCauseGuess, f.ExecutorOutput.Error))
+	case sameRefusalRepeated(t.Failures):
+		s.escalateTask(now, t, "the repository's git hooks refused the commit of the verified change twice in a row the same way: "+
+			firstLine(firstOf(f.Details, f.ExecutorOutput.Error))+". Fix what they ask for (or the hooks), then answer retry; or skip to leave the change uncommitted")
 	case sameFailureRepeated(t.Failures, identicalFailures):
 		s.escalateTask(now, t, fmt.Sprintf("the agent failed the same way %d times in a row (%s): %s",
 			identicalFailures, f.FailureType, firstLine(firstOf(f.ExecutorOutput.Error, f.Details))))
@@ -919,9 +938,11 @@ const (
 )
 
 // Respond acts on the user's answer to an escalated or blocked task:
-// retry (counters reset), fix (the instruction goes first in the next
-// prompt as a <user_intervention>), skip (dependants are warned) or abort
-// (stop, keep the partial state; a plan stops too).
+// retry (counters reset; a task escalated because its verified change
+// could not be committed is committed again, with no new attempt), fix
+// (the instruction goes first in the next prompt as a
+// <user_intervention>), skip (dependants are warned) or abort (stop, keep
+// the partial state; a plan stops too).
 func (s *State) Respond(now time.Time, id, action, instruction string) (Task, error) {
 	now = norm(now)
 	t, ok := s.tasks[id]
@@ -945,6 +966,12 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	if action == RespondRetry && landingEscalated(t) {
+		// Its change is verified: only the commit is made again.
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})
+		s.effect(landTask(t))
+		return t.copy(), nil
+	}
 	switch action {
 	case RespondRetry, RespondFix:
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
@@ -1091,7 +1118,7 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 	}
 	return s.SubmitTask(now, TaskSpec{
 		Description: t.Description, Constraints: t.Constraints, NonGoals: t.NonGoals, Boundaries: t.Boundaries,
-		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent, Package: t.Package, DryRun: t.DryRun,
+		AcceptanceCriteria: t.AcceptanceCriteria, Agent: t.RequestedAgent, Package: t.Package, DryRun: t.DryRun, Land: t.Land,
 		Context: "This task resumes " + t.ID + ", which stopped at the hard stop. Its stuck report:\n\n" + t.StuckReport.Markdown,
 		Resumed: t.ID,
 	})
@@ -1101,13 +1128,15 @@ func (s *State) ResumeTask(now time.Time, id string) (Task, error) {
 // that was running died with the server and counts as an execution error
 // of its attempt; a remote agent (mailbox, tmux) is still working, so its
 // attempt stays running (its timers are armed again from the store) and
-// its late report is accepted; a verification or an apply that was
-// running is started again.
+// its late report is accepted; a verification, an apply or the commit of
+// a verified change that was running is started again.
 func (s *State) RecoverTasks(now time.Time) {
 	now = norm(now)
 	for _, tt := range s.Tasks(func(t *Task) bool { return t.State == Running }) {
 		t := s.tasks[tt.ID]
 		switch {
+		case t.Phase == Landing && t.Verified != nil:
+			s.effect(landTask(t))
 		case t.Phase != Verifying && !t.DryRun && !s.diesWithServer(t.Agent):
 			s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "wilco restarted: still waiting for agent " + t.Agent + " to report"})
 		case t.Applying && t.Phase == Verifying && t.RunID == "":

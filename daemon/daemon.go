@@ -441,6 +441,7 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 		Runtime: d.Runtime, Store: d.st, Config: d.Config, AdminToken: d.Token, Logger: d.log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: filepath.Join(dir, "runs"), LogsDir: filepath.Join(dir, "logs"), EditedSince: d.disp.EditedSince,
+		Checkout: d.disp.Branch,
 		AgentAdded: func(a config.Agent, token string) {
 			var err error
 			switch a.Adapter {
@@ -581,8 +582,14 @@ func (d *Daemon) serve(ln net.Listener) {
 // setUp registers the configured agents and policies, and settles the
 // operations whose command was running when wilco last stopped.
 func (d *Daemon) setUp(ctx context.Context, cfg *config.Config, tokens map[string]string) error {
+	to := cfg.Land.To
+	if to == "" {
+		// The target branch is the one checked out now.
+		to, _ = d.disp.Branch(ctx)
+	}
 	_, err := d.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		p := cfg.Policies()
+		p.Land.To = to
 		if !d.desktop {
 			// Asked for, but notify-send is missing (the notifier warned):
 			// no desktop notification is made.

@@ -1,7 +1,8 @@
 // Package dispatch performs the core's effects on agents and the
 // workspace — it hands messages to agents through their adapters, runs
-// verification, makes, applies and discards dry-run diffs, stops agents'
-// turns and ends removed agents' sessions — and returns each outcome to
+// verification, makes, applies and discards dry-run diffs, commits
+// verified changes, stops agents' turns and ends removed agents' sessions
+// — and returns each outcome to
 // the executor that called it; the adapters' own reports (replies, turns'
 // ends, activity) go to the runtime's Report. It decides nothing: the core
 // does.
@@ -206,6 +207,12 @@ func (d *Dispatcher) baselinePath(task string) string {
 	return filepath.Join(d.runsDir, baselinesDir, workspace.WorktreeName(task)+".json")
 }
 
+// headPath keeps the commit HEAD named when a task's baseline was noted:
+// a commit of the task is looked for only after it.
+func (d *Dispatcher) headPath(task string) string {
+	return filepath.Join(d.runsDir, baselinesDir, workspace.WorktreeName(task)+".head")
+}
+
 // RecordBaseline notes the working tree's changes before a task's first
 // send. A baseline already noted is kept: the effect asked again after a
 // restart may come after the agent began.
@@ -243,6 +250,13 @@ func (d *Dispatcher) recordBaseline(ctx context.Context, task string) error {
 	b, err := json.Marshal(base)
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		// Before the baseline, which says the whole is noted.
+		var head string
+		if head, err = d.ws.Head(ctx); err == nil {
+			err = atomicfile.WriteFile(d.headPath(task), []byte(head+"\n"), 0o644)
+		}
 	}
 	if err == nil {
 		err = atomicfile.WriteFile(path, b, 0o644)

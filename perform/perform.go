@@ -1,7 +1,8 @@
 // Package perform is wilco's one executor: it takes the effects the
 // runtime committed, in order, performs each with the performer of its
 // kind — the dispatcher (agents' messages, turns and sessions, verify
-// steps, dry-run diffs), the operation runner, the notifier — and reports
+// steps, dry-run diffs, the commits of verified changes), the operation
+// runner, the notifier — and reports
 // each outcome back through the runtime's one door, Report. One context,
 // one pool of goroutines and one Close cover them all.
 package perform
@@ -21,10 +22,11 @@ import (
 )
 
 // EnvKillBefore names an environment variable for tests of recovery:
-// when it names an effect ("StopSession", "RunVerify", …), wilco kills
-// itself with SIGKILL just before performing the first such effect;
-// "report:" and an outcome ("report:VerifyResult") kill it just before
-// that outcome is reported. Never set it outside tests.
+// when it names an effect ("StopSession", "RunVerify", "LandTask", …),
+// wilco kills itself with SIGKILL just before performing the first such
+// effect; "report:" and an outcome ("report:VerifyResult",
+// "report:Landed") kill it just before that outcome is reported. Never
+// set it outside tests.
 const EnvKillBefore = "WILCO_TEST_KILL_BEFORE"
 
 // Options configure an executor.
@@ -104,6 +106,8 @@ func (x *Executor) perform(e core.Effect) {
 		x.spawnThen("verify "+e.RunID, func(ctx context.Context) (core.Outcome, func(any), bool) { return x.disp.RunVerify(ctx, e) })
 	case core.MakeProposal:
 		x.spawn("diff "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.MakeProposal(ctx, e) })
+	case core.LandTask:
+		x.spawn("land "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.LandTask(ctx, e) })
 	case core.ApplyProposal:
 		x.spawn("apply "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.ApplyProposal(ctx, e) })
 	case core.DiscardProposal:

@@ -339,6 +339,19 @@ type Summary struct {
 	Unverified bool
 	// Warnings are what the definition of done found and let pass.
 	Warnings []string
+	// Land says what became of the change on the target branch; nil when
+	// it was not to land (land none).
+	Land *Landed
+}
+
+// Landed is what became of a verified change that was to land as a
+// commit: the commit (its short hash) on Branch, or none when no file of
+// the change could be committed; Left are the files it changed that had
+// uncommitted changes before it began, which are not committed.
+type Landed struct {
+	Commit string
+	Branch string
+	Left   []string
 }
 
 // SummaryText renders the success summary: what changed, why, how it was
@@ -358,8 +371,84 @@ func SummaryText(s Summary) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "How it was verified: %s passed in run %s (attempt %d).\n", firstNonEmpty(s.Command, "the verify steps"), s.RunID, s.Attempts)
+	if l := s.Land; l != nil {
+		switch {
+		case l.Commit != "":
+			fmt.Fprintf(&b, "Landed as %s on %s.\n", l.Commit, l.Branch)
+		case len(l.Left) > 0:
+			fmt.Fprintf(&b, "Nothing was committed on %s: every file the task changed had uncommitted changes before it began.\n", l.Branch)
+		default:
+			fmt.Fprintf(&b, "Nothing was committed on %s: the task left no file changed.\n", l.Branch)
+		}
+		if len(l.Left) > 0 {
+			fmt.Fprintf(&b, "Left uncommitted: %s (%s).\n", strings.Join(l.Left, ", "), LeftUncommitted)
+		}
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
+	return b.String()
+}
+
+// LeftUncommitted says why a file the task changed is not in its commit.
+const LeftUncommitted = "they had uncommitted changes before the task began; wilco commits no change it did not make, so the task's edits to them are left in the working tree with the earlier ones"
+
+// Commit is what a verified change's commit message says: the task, the
+// success summary of what it commits, and the trailers that name the
+// task, its run and its agent.
+type Commit struct {
+	Description string
+	TaskID      string
+	Agent       string
+	// Summary is the change's summary; its Files are the files the commit
+	// holds, its Land is ignored.
+	Summary Summary
+	// Left are the files the task changed that the commit leaves out.
+	Left []string
+}
+
+// Commit trailers: the keys of the lines that end a commit wilco makes.
+const (
+	TrailerTask  = "Wilco-Task"
+	TrailerRun   = "Wilco-Run"
+	TrailerAgent = "Wilco-Agent"
+)
+
+// maxSubject bounds a commit's first line, in runes.
+const maxSubject = 72
+
+// CommitSubject is a commit's first line: the description's first line
+// with text, its blanks collapsed, cut to 72 runes (bytes that are not
+// UTF-8 written as U+FFFD).
+func CommitSubject(description string) string {
+	line := ""
+	for l := range strings.SplitSeq(strings.ToValidUTF8(description, "\uFFFD"), "\n") {
+		if line = strings.Join(strings.Fields(l), " "); line != "" {
+			break
+		}
+	}
+	if r := []rune(line); len(r) > maxSubject {
+		line = strings.TrimRight(string(r[:maxSubject-1]), " ") + "…"
+	}
+	return firstNonEmpty(line, "wilco task")
+}
+
+// CommitMessage renders a verified change's commit message: the subject,
+// the summary of what it commits and why, the files left out, and the
+// trailers (Wilco-Task, Wilco-Run, Wilco-Agent) in a paragraph of their
+// own, where git reads trailers.
+func CommitMessage(c Commit) string {
+	sum := c.Summary
+	sum.Land = nil
+	var b strings.Builder
+	b.WriteString(CommitSubject(c.Description) + "\n\n")
+	b.WriteString(SummaryText(sum))
+	if len(c.Left) > 0 {
+		fmt.Fprintf(&b, "Left uncommitted: %s (%s).\n", strings.Join(c.Left, ", "), LeftUncommitted)
+	}
+	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerTask, c.TaskID, TrailerRun, sum.RunID)
+	if c.Agent != "" {
+		fmt.Fprintf(&b, "%s: %s\n", TrailerAgent, c.Agent)
 	}
 	return b.String()
 }

@@ -140,3 +140,63 @@ func ExampleRender() {
 	// ## Acceptance Criteria
 	// - [ ] login times out after 60s
 }
+
+func TestASummaryNamesTheCommitItLandedAsAndTheFilesLeftOut(t *testing.T) {
+	t.Parallel()
+	base := Summary{Files: []string{"a.go", "b.go"}, Why: "fixed it", RunID: "T-1-a1", Command: "go test ./...", Attempts: 1}
+	s := base
+	s.Land = &Landed{Commit: "abc1234", Branch: "main", Left: []string{"b.go"}}
+	got := SummaryText(s)
+	if !strings.Contains(got, "Landed as abc1234 on main.\n") || !strings.Contains(got, "Left uncommitted: b.go (they had uncommitted changes before the task began") {
+		t.Fatalf("summary:\n%s", got)
+	}
+	s.Land = &Landed{Branch: "main", Left: []string{"a.go", "b.go"}}
+	if got := SummaryText(s); !strings.Contains(got, "Nothing was committed on main: every file the task changed had uncommitted changes before it began.") {
+		t.Fatalf("summary:\n%s", got)
+	}
+	s.Land = &Landed{Branch: "main"}
+	if got := SummaryText(s); !strings.Contains(got, "Nothing was committed on main: the task left no file changed.") {
+		t.Fatalf("summary:\n%s", got)
+	}
+	if got := SummaryText(base); strings.Contains(got, "ommitted") || strings.Contains(got, "Landed") {
+		t.Fatalf("a change that does not land says so:\n%s", got)
+	}
+}
+
+func TestACommitMessageIsTheShortDescriptionTheSummaryAndTheTrailers(t *testing.T) {
+	t.Parallel()
+	desc := "\n  Fix the   login timeout " + strings.Repeat("and more ", 20) + "\nsecond line"
+	got := CommitMessage(Commit{Description: desc, TaskID: "T-7", Agent: "claude", Left: []string{"notes.md"},
+		Summary: Summary{Files: []string{"login.go"}, Why: "the timeout was 6s", RunID: "T-7-a2", Command: "go test ./...", Attempts: 2,
+			Land: &Landed{Commit: "ignored", Branch: "main"}}})
+	subject, rest, _ := strings.Cut(got, "\n")
+	if !strings.HasPrefix(subject, "Fix the login timeout and more") || !strings.HasSuffix(subject, "…") || len([]rune(subject)) > 72 {
+		t.Fatalf("subject %q (%d runes)", subject, len([]rune(subject)))
+	}
+	want := "\nWhat changed:\n- login.go\nWhy: the timeout was 6s\nHow it was verified: go test ./... passed in run T-7-a2 (attempt 2).\n" +
+		"Left uncommitted: notes.md (" + LeftUncommitted + ").\n\nWilco-Task: T-7\nWilco-Run: T-7-a2\nWilco-Agent: claude\n"
+	if rest != want {
+		t.Fatalf("message body:\n%q\nwant\n%q", rest, want)
+	}
+	if s := CommitSubject(" \n\t"); s != "wilco task" {
+		t.Fatalf("the subject of an empty description: %q", s)
+	}
+}
+
+// FuzzCommitSubject: a commit's subject is one line of at most 72 runes,
+// never empty, made of the description's first line that has text.
+func FuzzCommitSubject(f *testing.F) {
+	for _, s := range []string{"Fix it", "", "\n\n  \t\nsecond", strings.Repeat("é", 100), "a\r\nb", "  lots   of   blanks  ", "…" + strings.Repeat("x ", 50)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, desc string) {
+		s := CommitSubject(desc)
+		if s == "" || strings.ContainsAny(s, "\n\r") || len([]rune(s)) > maxSubject {
+			t.Fatalf("CommitSubject(%q) = %q", desc, s)
+		}
+		valid := strings.ToValidUTF8(desc, "\uFFFD")
+		if strings.TrimSpace(valid) != "" && s != "wilco task" && !strings.Contains(strings.Join(strings.Fields(valid), " "), strings.TrimSuffix(s, "…")) {
+			t.Fatalf("CommitSubject(%q) = %q: not from the description", desc, s)
+		}
+	})
+}

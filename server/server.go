@@ -79,6 +79,10 @@ type Options struct {
 	// tree since a task's dry run started: apply refuses to write the
 	// diff over them.
 	EditedSince func(ctx context.Context, taskID string, files []string) ([]string, error)
+	// Checkout, when set, says which branch the working tree has checked
+	// out ("" for a detached HEAD; ok false when it cannot tell): a task
+	// that lands as a commit is refused while it is not the target branch.
+	Checkout func(ctx context.Context) (branch string, ok bool)
 	// Page serves the page's files (package web) at / and /ui/; nil: those
 	// routes answer 404.
 	Page PageFiles

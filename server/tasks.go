@@ -18,7 +18,32 @@ import (
 // spec is what core makes a task of.
 func spec(r wire.SubmitTask) core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
-		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package}
+		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package, Land: string(r.Land)}
+}
+
+// checkout is the branch the working tree has checked out, for the core
+// to refuse a task that lands as a commit elsewhere; nil when no task of
+// reqs lands as a commit (git is not asked) or it cannot be told.
+func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) *string {
+	if s.opts.Checkout == nil {
+		return nil
+	}
+	how := ""
+	if s.opts.Config != nil {
+		how = s.opts.Config.Land.How
+	}
+	commit := false
+	for _, q := range reqs {
+		commit = commit || q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit
+	}
+	if !commit {
+		return nil
+	}
+	b, ok := s.opts.Checkout(r.Context())
+	if !ok {
+		return nil
+	}
+	return &b
 }
 
 func (s *Server) taskRoutes() []Route {
@@ -94,8 +119,10 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
+	sp := spec(req)
+	sp.Checkout = s.checkout(r, req)
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
-		return c.SubmitTask(now, spec(req))
+		return c.SubmitTask(now, sp)
 	})
 }
 
@@ -429,9 +456,15 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
+	reqs := make([]wire.SubmitTask, len(req.Tasks))
+	for i, t := range req.Tasks {
+		reqs[i] = t.SubmitTask
+	}
+	branch := s.checkout(r, reqs...)
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
 		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}
+		specs[i].Checkout = branch
 	}
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Plan, error) {
 		p, err := c.SubmitPlan(now, req.ID, specs)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -195,6 +196,7 @@ func taskViewAt(c *core.State, t core.Task, position int) wire.Task {
 		Failures: failureRecords(t.Failures), CreatedAt: t.CreatedAt, StartedAt: timePtr(t.StartedAt), FinishedAt: timePtr(t.FinishedAt),
 		RunID: t.RunID, RunIDs: t.RunIDs, BlockedBy: t.BlockedBy, Warnings: t.Warnings, PlanID: t.PlanID, DependsOn: t.DependsOn,
 		ResumedFrom: t.ResumedFrom, Delivery: t.Delivery, Usage: wire.Usage(t.Usage), Usages: []wire.UsageRecord{}, Package: t.Package,
+		Land: wire.LandHow(cmp.Or(t.Land, core.LandNone)), LandedCommit: t.LandedCommit,
 	}
 	if e := t.Escalation; e != nil {
 		v.Escalation = &wire.Escalation{Reason: e.Reason, Message: e.Message, At: e.At}
@@ -286,7 +288,7 @@ func planView(c *core.State, p core.Plan) wire.Plan {
 
 func retrySummary(s core.PlanSummary) wire.RetrySummary {
 	v := wire.RetrySummary{TotalTasks: s.TotalTasks, FirstAttemptSuccess: s.FirstAttemptSuccess, RetriedTasks: s.RetriedTasks,
-		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified,
+		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified, Landed: s.Landed,
 		Details: []wire.SummaryRow{}, FailurePatterns: []wire.FailurePattern{}, Text: s.Text}
 	for _, r := range s.Details {
 		v.Details = append(v.Details, wire.SummaryRow(r))

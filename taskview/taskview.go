@@ -216,6 +216,23 @@ func describeTask(ev wire.Event) (string, bool) {
 		return "proposed a diff" + optional(" (run ", read[core.TaskProposedDiff](ev.Data).Proposal.RunID, ")"), true
 	case core.TypeTaskWarning:
 		return "warning: " + read[core.TaskWarning](ev.Data).Text, true
+	case core.TypeTaskLanding:
+		c := read[core.TaskLandRequested](ev.Data).Change
+		return fmt.Sprintf("committing the verified change (run %s) on %s", orDash(c.RunID), orDash(c.Branch)), false
+	case core.TypeTaskLanded:
+		d := read[core.TaskLanded](ev.Data)
+		line := "nothing committed on " + orDash(d.Branch)
+		if d.Commit != "" {
+			files := fmt.Sprintf("%d files", len(d.Files))
+			if len(d.Files) == 1 {
+				files = "1 file"
+			}
+			line = fmt.Sprintf("landed as %s on %s (%s)", core.ShortCommit(d.Commit), orDash(d.Branch), files)
+		}
+		if len(d.Left) > 0 {
+			line += "; left uncommitted: " + oneLine(strings.Join(d.Left, ", "), 80)
+		}
+		return line, true
 	case core.TypePlanCreated:
 		return "plan " + orDash(read[core.PlanCreated](ev.Data).Plan.ID) + " created", true
 	case core.TypePlanState:

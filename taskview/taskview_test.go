@@ -77,8 +77,8 @@ var update = flag.Bool("update", false, "write testdata/*.golden from the fold")
 
 // TestTheFoldOfARealServersEventsIsWhatWatchShows folds the whole event
 // log of real runs of wilco (testdata/*.jsonl: a task retried until it
-// passes, one replanned until its hard stop, an escalation answered with a
-// fix, a dry run, a plan whose first task is skipped, a task no check
+// passes, one replanned until its hard stop, three that land as commits,
+// an escalation answered with a fix, a dry run, a plan whose first task is skipped, a task no check
 // verified, instructions retried and acknowledged, a delegation
 // reassigned, the queue with cancels, every kind of message of an inbox,
 // notifications retried) and compares the lines and the tasks' views with
@@ -86,7 +86,7 @@ var update = flag.Bool("update", false, "write testdata/*.golden from the fold")
 //
 // The black-box tests that call watchFold write the logs again:
 //
-//	go test ./test -run '^(TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt|TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve|TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent|TestPlanSkipOfEscalatedTaskWarnsItsDependant|TestTaskDryRunProposesDiffThenApplyVerifiesOrDiscardCancels|TestTaskWithoutVerificationIsNeverSuccess|TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged|TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered|TestTheInboxSamplesOfTheDocsAreTheServers|TestDelegationACKRequestsWithBackoffThenReassignment|TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup)$' -args -taskview.events=$PWD/taskview/testdata
+//	go test ./test -run '^(TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt|TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve|TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent|TestPlanSkipOfEscalatedTaskWarnsItsDependant|TestTaskDryRunProposesDiffThenApplyVerifiesOrDiscardCancels|TestTaskWithoutVerificationIsNeverSuccess|TestInstructionsSilentAgentRetriedToFailureAnsweringAgentAcknowledged|TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered|TestTheInboxSamplesOfTheDocsAreTheServers|TestDelegationACKRequestsWithBackoffThenReassignment|TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup|TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayUncommitted)$' -args -taskview.events=$PWD/taskview/testdata
 //	go test ./taskview -run TestTheFoldOfARealServersEventsIsWhatWatchShows -update
 func TestTheFoldOfARealServersEventsIsWhatWatchShows(t *testing.T) {
 	t.Parallel()
@@ -130,6 +130,7 @@ var dataTypes = map[string]any{
 	"task.escalated": core.TaskEscalated{}, "task.response": core.TaskResponse{}, "task.success": core.TaskSucceeded{},
 	"task.unverified": core.TaskUnverifiedEnd{}, "task.stuck": core.TaskStuckReported{}, "task.proposed": core.TaskProposedDiff{},
 	"task.removed": core.TaskRemoved{}, "plan.created": core.PlanCreated{}, "plan.state": core.PlanStateChanged{},
+	"task.landing": core.TaskLandRequested{}, "task.landed": core.TaskLanded{},
 	"delivery.sent": core.DeliverySent{}, "delivery.retried": core.DeliveryRetried{}, "delivery.notice": core.DeliveryNotice{},
 	"delivery.acknowledged": core.DeliveryAcknowledged{}, "delivery.clarifying": core.DeliveryClarifying{},
 	"delivery.deferred": core.DeliveryDeferred{}, "delivery.cancelled": core.DeliveryCancelled{}, "delivery.escalated": core.DeliveryEscalated{},

@@ -111,44 +111,27 @@ var checkers sync.Map
 func (in *instance) checker() *apicheck.Checker {
 	in.t.Helper()
 	in.checkOnce.Do(func() {
-		c, err := in.loadChecker()
+		resp, err := http.Get(in.url + "/openapi.json")
+		if err != nil {
+			in.t.Fatalf("GET /openapi.json: %v", err)
+		}
+		defer resp.Body.Close()
+		doc, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			in.t.Fatalf("GET /openapi.json: %d %v", resp.StatusCode, err)
+		}
+		if c, ok := checkers.Load(string(doc)); ok {
+			in.check = c.(*apicheck.Checker)
+			return
+		}
+		c, err := apicheck.New(doc)
 		if err != nil {
 			in.t.Fatal(err)
 		}
-		in.check = c
+		got, _ := checkers.LoadOrStore(string(doc), c)
+		in.check = got.(*apicheck.Checker)
 	})
 	return in.check
-}
-
-// prefetchChecker reads the server's OpenAPI document as soon as it
-// serves: a server a test makes kill itself may be gone by its first
-// answer. A failure is left to checker.
-func (in *instance) prefetchChecker() {
-	if c, err := in.loadChecker(); err == nil {
-		in.checkOnce.Do(func() { in.check = c })
-	}
-}
-
-// loadChecker makes the checker of the server's OpenAPI document.
-func (in *instance) loadChecker() (*apicheck.Checker, error) {
-	resp, err := http.Get(in.url + "/openapi.json")
-	if err != nil {
-		return nil, fmt.Errorf("GET /openapi.json: %w", err)
-	}
-	defer resp.Body.Close()
-	doc, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /openapi.json: %d %v", resp.StatusCode, err)
-	}
-	if c, ok := checkers.Load(string(doc)); ok {
-		return c.(*apicheck.Checker), nil
-	}
-	c, err := apicheck.New(doc)
-	if err != nil {
-		return nil, err
-	}
-	got, _ := checkers.LoadOrStore(string(doc), c)
-	return got.(*apicheck.Checker), nil
 }
 
 type lockedBuffer struct {
@@ -194,7 +177,6 @@ func serve(t *testing.T, yaml string) *instance {
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			in.url = strings.TrimSpace(string(data))
-			in.prefetchChecker()
 			break
 		}
 		select {

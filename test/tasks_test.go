@@ -133,7 +133,10 @@ func serveRepo(t testing.TB, dir string, env ...string) *instance {
 	for {
 		if data, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			in.url = strings.TrimSpace(string(data))
-			in.prefetchChecker()
+			// The OpenAPI document every answer is checked against is
+			// read now, while the server is surely up: a test may kill it
+			// (or have it killed) before its first answer is checked.
+			in.checker()
 			return in
 		}
 		select {
@@ -261,6 +264,10 @@ type task struct {
 	PlanID      string     `json:"plan_id"`
 	DependsOn   []string   `json:"depends_on"`
 	ResumedFrom string     `json:"resumed_from"`
+	// Land is how its verified change lands; LandedCommit the commit it
+	// landed as.
+	Land         string `json:"land"`
+	LandedCommit string `json:"landed_commit"`
 }
 
 func (t task) String() string {

@@ -59,11 +59,32 @@ const (
 	PhaseRetrying   Phase = "retrying"
 	PhaseReplanning Phase = "replanning"
 	PhaseReviewing  Phase = "reviewing"
+	// PhaseLanding: the verified change is being committed.
+	PhaseLanding Phase = "landing"
 )
 
 // Values are the phases.
 func (Phase) Values() []string {
-	return values(PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing)
+	return values(PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing, PhaseLanding)
+}
+
+// LandHow is how a task's verified change lands on the target branch.
+type LandHow string
+
+// Ways to land. This version runs commit and none; the others need tasks
+// in worktrees of their own and are refused.
+const (
+	LandMerge  LandHow = "merge"
+	LandRebase LandHow = "rebase"
+	LandSquash LandHow = "squash"
+	LandCommit LandHow = "commit"
+	LandNone   LandHow = "none"
+	LandPR     LandHow = "pr"
+)
+
+// Values are the ways to land.
+func (LandHow) Values() []string {
+	return values(LandMerge, LandRebase, LandSquash, LandCommit, LandNone, LandPR)
 }
 
 // PlanState is where a plan stands.

@@ -16,6 +16,7 @@ type SubmitTask struct {
 	Agent              string   `json:"agent,omitempty"`
 	ID                 string   `json:"id,omitempty" doc:"The task's id; default: the next T-<n>."`
 	Package            string   `json:"package,omitempty" doc:"The monorepo package (a folder) the task is scoped to; default: the configuration's package."`
+	Land               LandHow  `json:"land,omitempty" doc:"How its verified change lands: commit (its own changes committed in the checkout, which must be on the target branch: else 409) or none (left uncommitted); default: land.how of wilco.yaml. merge, rebase, squash and pr are refused (400): they need tasks in worktrees of their own, which this version does not run."`
 }
 
 // PlanTask is one task of a plan; DependsOn lists the 1-based numbers of
@@ -86,6 +87,8 @@ type Task struct {
 	Review              *Review         `json:"review,omitempty" doc:"The last review of the change, when a reviewer is configured."`
 	Package             string          `json:"package,omitempty" doc:"The monorepo package the task is scoped to."`
 	Consultations       []Consultation  `json:"consultations,omitempty" doc:"The questions asked of scouts, with their answers."`
+	Land                LandHow         `json:"land" doc:"How its verified change lands: commit or none."`
+	LandedCommit        string          `json:"landed_commit,omitempty" doc:"The commit its verified change landed as (land commit), once it did."`
 }
 
 // Escalation is what the user of an escalated task is asked to decide.
@@ -291,6 +294,7 @@ type RetrySummary struct {
 	Escalations         int              `json:"escalations"`
 	Skipped             int              `json:"skipped"`
 	Unverified          int              `json:"unverified" doc:"Tasks that ended with no check run: never a success."`
+	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit."`
 	Details             []SummaryRow     `json:"details"`
 	FailurePatterns     []FailurePattern `json:"failure_patterns"`
 	Text                string           `json:"text" doc:"The summary as Markdown."`

@@ -47,6 +47,22 @@
 // Discard(task) removes the worktree (git worktree remove --force, prune)
 // and its base.
 //
+// # Commits
+//
+// Commit(paths, message) records exactly paths, as they are in the working
+// tree (edits, new files, deletions; each path is literal, never a
+// pattern), in a new commit on the branch checked out: `git add` of those
+// paths, then `git commit --only` of them, so what the user staged of
+// other files is neither committed nor touched. The repository's hooks
+// run as for any commit; a refusal is a *CommitError with the output of
+// git and its hooks (and whether a hook that can refuse is installed),
+// and the index of paths is put back as it was. When git's configuration
+// names no user, "wilco <wilco@localhost>" stands in for that commit only.
+// FindCommit finds a commit on a branch by its trailers (Wilco-Run …),
+// which is how a commit made just before wilco stopped is found again
+// rather than made twice. Branch names the branch checked out ("" for a
+// detached HEAD).
+//
 // # Boundaries
 //
 // What a task's boundaries (its "files or modules out of scope") match is

@@ -25,7 +25,7 @@ var excludeState = []string{"--", ".", ":(exclude)" + StateDir}
 // use; operations that create, apply or remove are serialised.
 type Workspace struct {
 	root string
-	mu   sync.Mutex // Worktree, Apply and Discard
+	mu   sync.Mutex // Worktree, Apply, Discard and Commit
 }
 
 // Open returns the work tree that contains root (any directory inside it;

@@ -23,7 +23,7 @@ type submitFlags struct {
 	constraints, nonGoals, boundaries, criteria listFlag
 	packages                                    listFlag
 	dryRun                                      *bool
-	agent, id                                   *string
+	agent, id, land                             *string
 }
 
 func addSubmitFlags(fs *flag.FlagSet) *submitFlags {
@@ -36,6 +36,7 @@ func addSubmitFlags(fs *flag.FlagSet) *submitFlags {
 	s.agent = fs.String("agent", "", "the agent to delegate to (default: the server chooses)")
 	s.id = fs.String("id", "", "the task id (default T-<n>)")
 	fs.Var(&s.packages, "package", "the monorepo package (a folder) the task is scoped to (default: package in wilco.yaml)")
+	s.land = fs.String("land", "", "how the verified change lands: commit (the task's own changes committed in the checkout) or none (left uncommitted) (default: land.how in wilco.yaml)")
 	return s
 }
 
@@ -49,7 +50,7 @@ func (s *submitFlags) check() error {
 
 func (s *submitFlags) request(text string) wire.SubmitTask {
 	r := wire.SubmitTask{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
-		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id}
+		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id, Land: wire.LandHow(*s.land)}
 	if len(s.packages) == 1 {
 		r.Package = s.packages[0]
 	}
@@ -227,6 +228,10 @@ func (c *cli) printTask(t *wire.Task, detail bool) {
 	list("boundaries", t.Boundaries)
 	list("acceptance criteria", t.AcceptanceCriteria)
 	kv("package", t.Package)
+	if t.Land == wire.LandCommit {
+		kv("land", "commit: once verified, its own changes are committed")
+	}
+	kv("landed commit", t.LandedCommit)
 	kv("agent", t.Agent)
 	if t.Position != nil {
 		kv("queue position", fmt.Sprint(*t.Position))

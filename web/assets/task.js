@@ -77,6 +77,11 @@ export function taskView(root, r) {
       ['Cost', money(t.usage.cost_usd) + ' · ' + tokens(t.usage.input_tokens) + ' in, ' + tokens(t.usage.output_tokens) + ' out'],
     ];
     if (t.package) meta.push(['Package', t.package]);
+    // A task that lands as a commit says which, once it did.
+    if (t.land === 'commit') {
+      meta.push(['Landed', t.landed_commit ? h('span', { class: 'mono', title: t.landed_commit }, t.landed_commit.slice(0, 7))
+        : ENDED.has(t.state) ? 'not committed' : 'as a commit, once verified']);
+    }
     if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
     if (t.plan_id) meta.push(['Plan', t.plan_id]);
     if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);
@@ -457,6 +462,7 @@ const PHASE_WORDS = {
   retrying: 'a retry starts',
   replanning: 'a replan starts',
   reviewing: 'the reviewer looks at the change',
+  landing: 'the verified change is being committed',
 };
 
 // TURN_WORDS say how an agent's turn ended, by its status.
@@ -576,6 +582,11 @@ function eventText(ev) {
         (sum.files && sum.files.length ? '; changed ' + sum.files.join(', ') : '') + '.', sum.why];
     }
     case 'task.unverified': return ['Done, but not verified: no verify step is configured.', (d.summary || {}).why];
+    case 'task.landing': return ['Committing the verified change' + (d.change && d.change.branch ? ' on ' + d.change.branch : '') + '.'];
+    case 'task.landed': {
+      const left = d.left && d.left.length ? ' Left uncommitted (changed before the task began): ' + d.left.join(', ') + '.' : '';
+      return [(d.commit ? 'Landed as ' + d.commit.slice(0, 7) + ' on ' + d.branch + '.' : 'Nothing was committed on ' + d.branch + '.') + left];
+    }
     case 'task.stuck': {
       const r = d.report || {};
       return ['Stopped at the hard stop: ' + plural((r.hypotheses || []).length, 'hypothesis', 'hypotheses') + (r.path ? ', the report in ' + r.path : '') + '.'];

@@ -182,11 +182,17 @@ func (s *State) RemoveAgent(now time.Time, name, reason string) error {
 	return nil
 }
 
-// SetAgentToken records the hash of an agent's new token.
+// SetAgentToken records the hash of an agent's new token. A removed agent
+// gets none (its token stops working with its removal) until it is
+// registered again.
 func (s *State) SetAgentToken(now time.Time, name, hash string) error {
 	now = norm(now)
-	if _, ok := s.agents[name]; !ok {
+	a, ok := s.agents[name]
+	if !ok {
 		return notFoundf("no agent %q", name)
+	}
+	if a.Removed {
+		return conflictf("agent %q was removed: register it again to give it a token", name)
 	}
 	if hash == "" {
 		return invalidf("agent %s: empty token hash", name)

@@ -106,3 +106,20 @@ func TestAnAgentIsFoundByItsTokenHashAndOnlyByItsCurrentOne(t *testing.T) {
 	b.refused(b.c.SetAgentToken(b.now, "c", ""), Invalid)
 	b.refused(b.c.SetAgentToken(b.now, "zed", "hash-z"), NotFound)
 }
+
+func TestARemovedAgentGetsNoTokenUntilItIsRegisteredAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("tui", "tmux", "go")
+	b.ok(b.c.SetAgentToken(b.now, "tui", "hash-1"))
+	b.ok(b.c.RemoveAgent(b.now, "tui", "no longer in wilco.yaml"))
+	b.refused(b.c.SetAgentToken(b.now, "tui", "hash-1"), Conflict)
+	if got, ok := b.c.AgentWithToken("hash-1"); ok {
+		t.Fatalf("the removed agent's token names %q", got)
+	}
+	b.agent("tui", "tmux", "go")
+	b.ok(b.c.SetAgentToken(b.now, "tui", "hash-2"))
+	if got, ok := b.c.AgentWithToken("hash-2"); !ok || got != "tui" {
+		t.Fatalf("the token of the agent back in service names %q, %v", got, ok)
+	}
+}

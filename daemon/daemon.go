@@ -818,15 +818,18 @@ func saveTmuxToken(dir, agent, token string) error {
 	return os.WriteFile(path, []byte(token+"\n"), 0o600)
 }
 
-// restoreAPIAgents runs again the exec agents created through the API (not
-// in wilco.yaml), from the settings the store kept, each with a new token.
+// restoreAPIAgents runs again the exec and tmux agents created through the
+// API (not in wilco.yaml), from the settings the store kept, each with a
+// new token (a tmux agent with the one it keeps). A removed agent — by the
+// user, or gone from wilco.yaml — stays out of service: it gets no adapter
+// and no token.
 func (d *Daemon) restoreAPIAgents(ctx context.Context, cfg *config.Config) error {
 	var agents []core.Agent
 	if err := d.Runtime.Read(func(c *core.State) { agents = c.Agents() }); err != nil {
 		return fmt.Errorf("daemon: the agents created through the API: %w", err)
 	}
 	for _, ag := range agents {
-		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Adapter != "exec" && ag.Adapter != "tmux" {
+		if _, inConfig := cfg.Agent(ag.Name); inConfig || ag.Removed || ag.Adapter != "exec" && ag.Adapter != "tmux" {
 			continue
 		}
 		a, err := config.AgentFromSettings(ag.Name, ag.Adapter, ag.Capabilities, ag.Settings)

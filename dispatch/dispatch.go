@@ -173,7 +173,10 @@ func (d *Dispatcher) StopTurn(e core.StopTurn) {
 }
 
 // StopSession ends the session the tmux adapter keeps for a removed
-// agent, and says how that went (an agent with no session: ended).
+// agent — or, for an agent it no longer has (one that left wilco.yaml
+// while wilco was down), the session wilco made for it on its own tmux
+// server — and says how that went: ended, or already gone, or the error
+// that kept a running session from being ended.
 func (d *Dispatcher) StopSession(ctx context.Context, e core.StopSession) core.SessionEnded {
 	r := core.SessionEnded{Agent: e.Agent}
 	if err := d.tmux.Remove(ctx, e.Agent); err != nil {
@@ -579,7 +582,8 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 // server count as execution errors; verifications and applies run again;
 // removed agents' sessions whose end is not recorded are ended;
 // the turns of tmux agents, whose sessions outlived the server, are
-// followed again.
+// followed again; the sessions on wilco's own tmux server of agents it no
+// longer runs are ended.
 func (d *Dispatcher) Recover(ctx context.Context) error {
 	if n := d.exec.KillOrphans(); n > 0 {
 		d.log.Warn("stopped agents a previous wilco left running", "count", n)
@@ -604,6 +608,7 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 		d.log.Info("following again the turn of a tmux agent that outlived wilco", "task", t.ID, "agent", t.Agent)
 		d.tmux.Resume(t.Agent, core.InboxMessage{ID: t.Delivery, Type: string(core.TypeDelegation), TaskID: t.ID, TaskAttempt: t.Attempt})
 	}
+	d.endStrays(ctx)
 	if err != nil || d.ws == nil {
 		return err
 	}
@@ -615,6 +620,18 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 		d.log.Warn("removing orphaned dry-run worktrees failed", "err", rerr)
 	}
 	return nil
+}
+
+// endStrays ends the sessions on wilco's own tmux server of agents that
+// no adapter runs any more (see tmux's EndStrays).
+func (d *Dispatcher) endStrays(ctx context.Context) {
+	ended, err := d.tmux.EndStrays(ctx)
+	if len(ended) > 0 {
+		d.log.Warn("ended the tmux sessions of agents no longer configured: their programs ran unsupervised", "sessions", ended)
+	}
+	if err != nil {
+		d.log.Warn("a tmux session of an agent no longer configured could not be ended", "err", err)
+	}
 }
 
 // Close stops every agent process group (the executor cancels the

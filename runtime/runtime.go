@@ -396,10 +396,13 @@ func (r *Runtime) Start() {
 	}
 	r.started = true
 	r.mu.Unlock()
+	// Whether sends are to be handed over again is read before the loop
+	// runs: its first turn takes them (and clears the list).
+	resend := len(r.resends) > 0
 	go r.encodeLoop()
 	go r.commitLoop()
 	go r.run()
-	if len(r.resends) > 0 {
+	if resend {
 		// The sends a restart hands over again go with the first turn: now,
 		// not when a command next comes.
 		select {

@@ -478,6 +478,38 @@ func TestASendThatMayNotHaveLeftIsSentAgainAfterARestart(t *testing.T) {
 	}
 }
 
+// The sends a restart hands over again go out with the loop's first turn,
+// with no command to start it: Start, not a later command, wakes it (and
+// a turn a command queued before starts at once may already have taken
+// them).
+func TestTheSendsARestartHandsOverAgainGoOutWhenTheLoopStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "exec"))
+	b.must(func(c *core.State, now time.Time) (any, error) {
+		return c.Send(now, core.SendRequest{To: "a", Type: core.TypeConversation, Body: "which approach?"})
+	})
+	b.crash()
+	// A command queued before the start: the loop's first turn may come
+	// from it as well as from Start.
+	b.rt.Submit(register("m", "mailbox"), nil)
+	b.rt.Start()
+	defer b.rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		effects, err := b.rt.Effects(ctx)
+		if err != nil {
+			t.Fatalf("the send was not handed over again: %v", err)
+		}
+		for _, e := range effects {
+			if d, ok := e.(core.Deliver); ok && d.Message.Body == "which approach?" {
+				return
+			}
+		}
+	}
+}
+
 // gapStore hands over its log without one event.
 type gapStore struct {
 	store.Store

@@ -57,21 +57,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build builds ./cmd/wilco, or the stand-in while the CLI does not build.
+// build builds ./cmd/wilco (with the race detector when the tests run
+// with it), or the stand-in while the CLI does not build.
 func build(dir string) (string, error) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "wilco")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/wilco")
+	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, "./cmd/wilco")...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return bin, nil
 	}
 	fmt.Fprintf(os.Stderr, "test: ./cmd/wilco does not build; the black-box tests use test/testdata/serve instead:\n%s", firstLines(out, 5))
-	cmd = exec.Command("go", "build", "-o", bin, "./test/testdata/serve")
+	cmd = exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, "./test/testdata/serve")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the stand-in server: %v\n%s", err, out)

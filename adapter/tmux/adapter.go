@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -312,18 +313,33 @@ func (a *Adapter) placeSession(ag *agent) error {
 		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
 		return nil
 	}
-	ag.session = "wilco-" + c.Name
+	ag.session = SessionName(c.Name)
 	if c.Socket != "" {
 		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
 	} else {
-		srv, err := PrivateServer(a.opts.Program, a.opts.StateDir, serverEnv())
+		srv, err := a.privateServer()
 		if err != nil {
 			return fmt.Errorf("tmux: agent %s: %w", c.Name, err)
 		}
-		ag.srv = srv
+		ag.srv, ag.private = srv, true
 	}
 	ag.own = true
 	return nil
+}
+
+// sessionPrefix begins the name of every session wilco makes for an agent.
+const sessionPrefix = "wilco-"
+
+// SessionName is the session wilco makes for an agent: wilco-<agent>,
+// with the characters tmux takes out of a session's name ('.' and ':')
+// as tmux writes them ('_').
+func SessionName(agent string) string {
+	return sessionPrefix + strings.NewReplacer(".", "_", ":", "_").Replace(agent)
+}
+
+// privateServer is wilco's own tmux server for the repository.
+func (a *Adapter) privateServer() (Server, error) {
+	return PrivateServer(a.opts.Program, a.opts.StateDir, serverEnv())
 }
 
 // keys are an agent's keys: the preset's, overridden by its config.
@@ -417,15 +433,18 @@ func (a *Adapter) Close() error {
 // more is typed into its pane, what it worked on and what waited for it
 // are dropped (the core has ended them), its loop stops, and a session
 // wilco made is ended; a user's session is left as it is. Adding the agent
-// again starts afresh. Removing an agent the adapter does not know does
-// nothing.
+// again starts afresh. An agent the adapter does not know (one that left
+// wilco.yaml while wilco was down) has the session wilco would have made
+// for it on its own tmux server ended, when one runs there and no agent of
+// the adapter works in it. It returns an error only when a session that
+// runs could not be ended.
 func (a *Adapter) Remove(ctx context.Context, name string) error {
 	a.mu.Lock()
 	ag, ok := a.agents[name]
 	delete(a.agents, name)
 	a.mu.Unlock()
 	if !ok {
-		return nil
+		return a.endUnknown(ctx, name)
 	}
 	close(ag.gone)
 	ag.opMu.Lock()
@@ -440,12 +459,90 @@ func (a *Adapter) Remove(ctx context.Context, name string) error {
 	}
 	ag.queue, ag.hibernated = nil, true
 	ag.mu.Unlock()
-	if ag.own && ag.srv.HasSession(ctx, ag.session) {
-		if err := ag.srv.KillSession(ctx, ag.session); err != nil {
-			return fmt.Errorf("tmux: end the session of %s: %w", name, err)
-		}
+	if !ag.own {
+		return nil
+	}
+	ended, err := ag.srv.EndSession(ctx, ag.session)
+	if err != nil {
+		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
+	}
+	if ended {
+		a.log.Info("ended the removed agent's session", "agent", name, "session", ag.session)
 	}
 	return nil
+}
+
+// endUnknown ends the session wilco made on its own tmux server for an
+// agent it no longer has (see Remove).
+func (a *Adapter) endUnknown(ctx context.Context, name string) error {
+	session := SessionName(name)
+	if a.inUse()[session] {
+		return nil
+	}
+	srv, err := a.privateServer()
+	if err != nil {
+		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
+	}
+	ended, err := srv.EndSession(ctx, session)
+	if err != nil {
+		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
+	}
+	if ended {
+		a.log.Info("ended the session of an agent no longer configured", "agent", name, "session", session)
+	}
+	return nil
+}
+
+// inUse names the sessions of wilco's own tmux server that the adapter's
+// agents work in.
+func (a *Adapter) inUse() map[string]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	used := map[string]bool{}
+	for _, ag := range a.agents {
+		if ag.own && ag.private {
+			used[ag.session] = true
+		}
+	}
+	return used
+}
+
+// EndStrays ends the sessions on wilco's own tmux server that are named
+// as wilco names its agents' (wilco-<agent>) and in which none of the
+// adapter's agents works: those of agents that left the configuration
+// (while wilco was down, or whose end a previous wilco recorded without
+// it), whose programs would otherwise run on unsupervised. Sessions named
+// otherwise, and every session on another server (a user's), are left.
+// Call it once every agent wilco runs is added. It returns the sessions
+// it ended, and what kept others from being ended.
+func (a *Adapter) EndStrays(ctx context.Context) ([]string, error) {
+	srv, err := a.privateServer()
+	if err != nil {
+		return nil, fmt.Errorf("tmux: wilco's tmux server: %w", err)
+	}
+	sessions, err := srv.ListSessions(ctx)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, nil // no tmux: no session runs
+		}
+		return nil, fmt.Errorf("tmux: list the sessions of wilco's tmux server: %w", err)
+	}
+	used := a.inUse()
+	var ended []string
+	var errs []error
+	for _, s := range sessions {
+		if !strings.HasPrefix(s, sessionPrefix) || used[s] {
+			continue
+		}
+		ok, err := srv.EndSession(ctx, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tmux: end session %s: %w", s, err))
+		}
+		if ok {
+			ended = append(ended, s)
+		}
+	}
+	return ended, errors.Join(errs...)
 }
 
 // KillSessions ends the sessions wilco made (tests; an agent taken out of

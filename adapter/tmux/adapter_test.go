@@ -497,3 +497,76 @@ func TestAWakeOfAnAwakeAgentChangesNothing(t *testing.T) {
 		t.Fatalf("the program was started again: pid %d, then %d", pane.PID, after.PID)
 	}
 }
+
+// Ending a session says whether there was one to end: a session already
+// gone, or a server that does not run (or has no session left), is no
+// error.
+func TestEndingASessionThatIsGoneIsNoError(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := t.TempDir()
+	srv := Server{Socket: filepath.Join(dir, "s.sock")}
+	ctx := context.Background()
+	if ended, err := srv.EndSession(ctx, "wilco-a"); ended || err != nil {
+		t.Fatalf("no server: ended %v, %v", ended, err)
+	}
+	for _, s := range []string{"wilco-a", "wilco-b"} {
+		if err := srv.NewSession(ctx, s, dir, nil, []string{"sh"}, 80, 24); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = srv.KillServer(context.Background()) })
+	if ended, err := srv.EndSession(ctx, "wilco-a"); !ended || err != nil {
+		t.Fatalf("a running session: ended %v, %v", ended, err)
+	}
+	if ended, err := srv.EndSession(ctx, "wilco-a"); ended || err != nil {
+		t.Fatalf("a session gone: ended %v, %v", ended, err)
+	}
+	if got, err := srv.ListSessions(ctx); err != nil || len(got) != 1 || got[0] != "wilco-b" {
+		t.Fatalf("sessions %q, %v", got, err)
+	}
+	if ended, err := srv.EndSession(ctx, "wilco-b"); !ended || err != nil {
+		t.Fatalf("the last session: ended %v, %v", ended, err)
+	}
+	if ended, err := srv.EndSession(ctx, "wilco-b"); ended || err != nil {
+		t.Fatalf("after the last session: ended %v, %v", ended, err)
+	}
+}
+
+// The session wilco makes for an agent is named as tmux keeps it: '.' and
+// ':', which tmux takes out of a session's name, are '_'.
+func TestASessionIsNamedAsTmuxKeepsIt(t *testing.T) {
+	t.Parallel()
+	for agent, want := range map[string]string{"tui": "wilco-tui", "a.b": "wilco-a_b", "team:x.y": "wilco-team_x_y"} {
+		if got := SessionName(agent); got != want {
+			t.Errorf("SessionName(%q) = %q, want %q", agent, got, want)
+		}
+	}
+}
+
+// An agent whose name holds a '.' (a valid agent name, which tmux changes
+// in a session's name) works in the session wilco made for it, and has it
+// ended with its removal.
+func TestAnAgentWithADotInItsNameWorksInItsSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, func(c *AgentConfig) { c.Name = "team.tui" })
+	b.adapter.Deliver("team.tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user."))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if tr := b.rec.turns[0]; tr.Status != "success" {
+		t.Fatalf("turn %+v", tr)
+	}
+	srv, err := PrivateServer("", filepath.Join(b.dir, ".wilco"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if !srv.HasSession(ctx, "wilco-team_tui") {
+		t.Fatal("no session wilco-team_tui")
+	}
+	if err := b.adapter.Remove(ctx, "team.tui"); err != nil {
+		t.Fatal(err)
+	}
+	if srv.HasSession(ctx, "wilco-team_tui") {
+		t.Fatal("the removed agent's session runs on")
+	}
+}

@@ -58,9 +58,10 @@ type agent struct {
 	srv     Server
 	session string
 	// own: wilco makes (and may end) the session; else the session is
-	// the user's, and wilco only runs the program in it.
-	own  bool
-	wake chan struct{}
+	// the user's, and wilco only runs the program in it. private: the
+	// session is on wilco's own tmux server.
+	own, private bool
+	wake         chan struct{}
 	// gone is closed when the agent is removed: its loop ends.
 	gone chan struct{}
 

@@ -72,7 +72,7 @@ func (s Server) run(ctx context.Context, stdin []byte, args ...string) (string, 
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
-			msg = err.Error()
+			return out.String(), fmt.Errorf("tmux %s: %w", args[0], err)
 		}
 		return out.String(), fmt.Errorf("tmux %s: %s", args[0], msg)
 	}
@@ -156,6 +156,55 @@ func (s Server) PaneProgram(ctx context.Context, session string) (dead bool, com
 func (s Server) KillSession(ctx context.Context, session string) error {
 	_, err := s.run(ctx, nil, "kill-session", "-t", "="+session)
 	return err
+}
+
+// ListSessions names the server's sessions (none when no server runs).
+func (s Server) ListSessions(ctx context.Context) ([]string, error) {
+	out, err := s.run(ctx, nil, "list-sessions", "-F", "#{session_name}")
+	if err != nil {
+		if noServer(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// noServer reports whether err says no tmux server runs on the socket, or
+// one that has no session left (it is about to exit: "no current
+// target").
+func noServer(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting") || strings.Contains(msg, "no current target")
+}
+
+// EndSession ends a session and everything that runs in it, and says
+// whether there was one to end: a session already gone (or gone under the
+// command) is no error.
+func (s Server) EndSession(ctx context.Context, session string) (ended bool, err error) {
+	if runs, err := s.sessionRuns(ctx, session); !runs {
+		return false, err
+	}
+	if err := s.KillSession(ctx, session); err != nil {
+		if runs, rerr := s.sessionRuns(ctx, session); !runs && rerr == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// sessionRuns says whether a session exists, telling its absence (no such
+// session, no server, no tmux) from a failure to find out.
+func (s Server) sessionRuns(ctx context.Context, session string) (bool, error) {
+	_, err := s.run(ctx, nil, "has-session", "-t", "="+session)
+	switch {
+	case err == nil:
+		return true, nil
+	case strings.Contains(err.Error(), "can't find session"), noServer(err), serverGone(err), errors.Is(err, exec.ErrNotFound):
+		return false, nil
+	}
+	return false, err
 }
 
 // KillServer ends the server (its sessions with it).

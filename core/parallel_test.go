@@ -339,3 +339,31 @@ func last[T Effect](b *testBundle) T {
 	b.t.Fatalf("no %T was asked for", zero)
 	return zero
 }
+
+func TestInSubmissionOrderAVerifiedTaskWaitsForTheTasksSubmittedBeforeIt(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 3})
+	p := b.c.Policies()
+	p.Land.Order = "submission"
+	b.ok(b.c.Configure(b.now, p))
+	var ids []string
+	for _, d := range []string{"a", "b"} {
+		id := submit(b, TaskSpec{Description: d}).ID
+		prepared(b, id, "base")
+		ids = append(ids, id)
+	}
+	toLanding(b, ids[1])
+	if asked := b.landsAsked(); len(asked) != 0 {
+		t.Fatalf("%s landed before %s, submitted first, was verified: %#v", ids[1], ids[0], asked)
+	}
+	toLanding(b, ids[0])
+	asked := b.landsAsked()
+	if len(asked) != 1 || asked[0].TaskID != ids[0] || b.c.LandPosition(ids[0]) != 1 || b.c.LandPosition(ids[1]) != 2 {
+		t.Fatalf("landings: %#v, positions %d %d", asked, b.c.LandPosition(ids[0]), b.c.LandPosition(ids[1]))
+	}
+	_, err := b.c.Report(b.now, Landed{TaskID: ids[0], RunID: RunID(ids[0], 1), Commit: "1111111111111111111111111111111111111111", Branch: "main"})
+	b.ok(err)
+	if asked := b.landsAsked(); len(asked) != 2 || asked[1].TaskID != ids[1] {
+		t.Fatalf("the second did not land next: %#v", asked)
+	}
+}

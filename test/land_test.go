@@ -165,10 +165,10 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 		t.Fatalf("git status:\n%s", st)
 	}
 
-	// The ways this version does not run are refused, through the CLI and
-	// the API, with the reason.
+	// The ways that need tasks worked in parallel are refused with one
+	// at a time, through the CLI and the API, with the reason.
 	r = wilcoCLI(t, dir, in.url, time.Minute, "submit", "--land", "merge", "Write the fix into file.txt")
-	if r.code == 0 || !strings.Contains(r.stderr, "merge needs each task in a worktree of its own (parallel > 1), which this version of wilco does not run yet") {
+	if r.code == 0 || !strings.Contains(r.stderr, "merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel") {
 		t.Fatalf("wilco submit --land merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	rep := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "x", "land": "squash"})
@@ -326,7 +326,7 @@ func TestWilcoKilledBetweenAVerdictAndItsCommitCommitsOnceAfterARestart(t *testi
 func TestALandingThisVersionDoesNotRunIsRefusedByConfigCheckAndAtStartWithItsLine(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ land, want string }{
-		{"land:\n  to: main\n  how: merge\n", "wilco.yaml:5: land.how: merge needs each task in a worktree of its own (parallel > 1), which this version of wilco does not run yet: use commit or none"},
+		{"land:\n  to: main\n  how: merge\n", "wilco.yaml:5: land.how: merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel"},
 		{"land:\n  how: fastforward\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fastforward"`},
 		{"land: {order: random}\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "random"`},
 	} {

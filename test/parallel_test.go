@@ -5,7 +5,10 @@ package test
 // time, the target only ever at verified work.
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/perform"
 )
 
 // ownFilesCheck is the verify step of the parallel tests: the task's own
@@ -230,5 +235,102 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 		if trailer(t, dir, c, "Wilco-Task") == "I-2" {
 			t.Fatalf("I-2's commit %s is on main", c[:7])
 		}
+	}
+}
+
+func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testing.T) {
+	t.Parallel()
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+	// The user's own, uncommitted: a file the landing will write, and one
+	// it will not touch.
+	mine := map[string]string{"files/W-1.txt": "my draft\n", "notes.txt": "my notes\n"}
+	for name, content := range mine {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt"})
+	var tk task
+	if !eventually(time.Minute, 20*time.Millisecond, func() bool {
+		tk = in.task("W-1")
+		return strings.Contains(tk.Milestone, "uncommitted changes in files/W-1.txt")
+	}) {
+		t.Fatalf("the landing does not say it waits:\n%s\n%s", tk, in.problems())
+	}
+	time.Sleep(500 * time.Millisecond)
+	for name, content := range mine {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != content {
+			t.Fatalf("the landing overwrote the user's %s: %q", name, b)
+		}
+	}
+	if now := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main")); now != head || in.task("W-1").State != "running" {
+		t.Fatal("main moved while the landing waited")
+	}
+	// The user puts the draft away: the landing goes on.
+	if err := os.Remove(filepath.Join(dir, "files/W-1.txt")); err != nil {
+		t.Fatal(err)
+	}
+	in.waitTask("W-1", time.Minute, "success")
+	if b, _ := os.ReadFile(filepath.Join(dir, "files/W-1.txt")); string(b) != "W-1\n" {
+		t.Fatalf("files/W-1.txt after the landing: %q", b)
+	}
+	if st := gitRun(t, dir, "status", "--porcelain"); st != "?? notes.txt\n" {
+		t.Fatalf("the checkout after the landing:\n%s", st)
+	}
+}
+
+// Killed before a landing or before its record, wilco lands each task
+// once after its restart, and the target only ever points to verified
+// work.
+func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
+	t.Parallel()
+	for _, kill := range []string{"LandTask", "report:Landed", "PrepareWorktree", "report:WorktreePrepared"} {
+		t.Run(strings.ReplaceAll(kill, ":", "_"), func(t *testing.T) {
+			t.Parallel()
+			dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "agent", 3), ownFilesCheck)
+			in := serveRepo(t, dir, perform.EnvKillBefore+"="+kill)
+			// One plan of three tasks: submitted in one step, which a kill
+			// right after may leave unanswered.
+			ids := []string{"k:task-1", "k:task-2", "k:task-3"}
+			var tasks []map[string]any
+			for _, id := range ids {
+				tasks = append(tasks, map[string]any{"description": "Write " + id + " into files/" + id + ".txt"})
+			}
+			body, _ := json.Marshal(map[string]any{"id": "k", "tasks": tasks})
+			req, _ := http.NewRequest("POST", in.url+"/v1/plans", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+adminToken)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			in.waitKilled(2 * time.Minute)
+			again := serveRepo(t, dir)
+			for _, id := range ids {
+				again.waitTask(id, 2*time.Minute, "success")
+			}
+			for _, id := range ids {
+				if n := strings.Count(gitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
+					t.Fatalf("%d commits of %s on main:\n%s", n, id, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+				}
+			}
+			for _, c := range firstParents(t, dir) {
+				if err := checkTreeOf(t, dir, c); err != nil {
+					t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
+				}
+			}
+			if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+				t.Fatalf("the checkout after the restart:\n%s", st)
+			}
+			if !eventually(10*time.Second, 20*time.Millisecond, func() bool {
+				return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+			}) {
+				t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
+			}
+		})
 	}
 }

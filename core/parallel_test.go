@@ -255,6 +255,9 @@ func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
 	if m := lastDelivered(b, "claude"); !strings.Contains(m.Body, "merge_conflict") || !strings.Contains(m.Body, "2222222 T-9") {
 		t.Fatalf("the retry's prompt does not name the conflict:\n%s", m.Body)
 	}
+	if s := b.c.RetrySummary("all", nil); s.Conflicted != 1 || s.IntegrationFailed != 0 || !strings.Contains(s.Text, "| Merge conflicts (tasks) | 1 |") {
+		t.Fatalf("the summary counts %d conflicted:\n%s", s.Conflicted, s.Text)
+	}
 }
 
 func TestACombinationThatFailsIsIntegrationFailedAndTheTargetNeverMoves(t *testing.T) {
@@ -293,6 +296,9 @@ func TestACombinationThatFailsIsIntegrationFailedAndTheTargetNeverMoves(t *testi
 	}
 	if got := b.task(tk.ID); got.Attempt != 2 || got.Integration != nil || got.State != AwaitingAck {
 		t.Fatalf("after the failure: attempt %d %s", got.Attempt, got.State)
+	}
+	if s := b.c.RetrySummary("all", nil); s.IntegrationFailed != 1 || !strings.Contains(s.Text, "| Integration failures (tasks) | 1 |") {
+		t.Fatalf("the summary counts %d integration failures:\n%s", s.IntegrationFailed, s.Text)
 	}
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,6 +135,12 @@ func (s *State) RetrySummary(title string, keep func(*Task) bool) PlanSummary {
 		if t.LandedCommit != "" {
 			sum.Landed++
 		}
+		if slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.FailureType == MergeConflict }) {
+			sum.Conflicted++
+		}
+		if slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.FailureType == IntegrationFailed }) {
+			sum.IntegrationFailed++
+		}
 		result := string(t.State)
 		switch {
 		case t.State == Success && retried:
@@ -195,6 +202,12 @@ func summaryText(title string, s PlanSummary) string {
 	}
 	if s.Landed > 0 {
 		fmt.Fprintf(&b, "| Landed as commits | %d |\n", s.Landed)
+	}
+	if s.Conflicted > 0 {
+		fmt.Fprintf(&b, "| Merge conflicts (tasks) | %d |\n", s.Conflicted)
+	}
+	if s.IntegrationFailed > 0 {
+		fmt.Fprintf(&b, "| Integration failures (tasks) | %d |\n", s.IntegrationFailed)
 	}
 	b.WriteString("\n")
 	b.WriteString("### Retry Details\n\n| Task | Attempts | Result |\n|------|----------|--------|\n")

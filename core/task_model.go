@@ -307,11 +307,15 @@ type PlanSummary struct {
 	// Unverified counts tasks that ended with no check run: never a
 	// success.
 	Unverified int `json:"unverified"`
-	// Landed counts the tasks whose verified change landed as a commit.
-	Landed          int              `json:"landed"`
-	Details         []SummaryRow     `json:"details"`
-	FailurePatterns []FailurePattern `json:"failure_patterns"`
-	Text            string           `json:"text"`
+	// Landed counts the tasks whose verified change landed as a commit;
+	// Conflicted and IntegrationFailed the tasks that had a merge_conflict
+	// or an integration_failed failure (tasks worked in parallel).
+	Landed            int              `json:"landed"`
+	Conflicted        int              `json:"conflicted,omitempty"`
+	IntegrationFailed int              `json:"integration_failed,omitempty"`
+	Details           []SummaryRow     `json:"details"`
+	FailurePatterns   []FailurePattern `json:"failure_patterns"`
+	Text              string           `json:"text"`
 }
 
 // SummaryRow is one task of a retry summary.

@@ -196,6 +196,13 @@ func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T)
 	if f.FailureType != "merge_conflict" || !strings.Contains(f.Details, "shared.txt") || !strings.Contains(f.Details, first.LandedCommit[:7]) {
 		t.Fatalf("C-2's first failure does not name the conflict and C-1's commit %s:\n%+v", first.LandedCommit[:7], f)
 	}
+	r := wilcoCLI(t, dir, in.url, time.Minute, "stats", "--json")
+	var st struct {
+		Summary struct{ Landed, Conflicted int } `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Summary.Landed != 2 || st.Summary.Conflicted != 1 {
+		t.Fatalf("wilco stats: %+v %v\n%s", st, err, r.stdout)
+	}
 	got, err := os.ReadFile(filepath.Join(dir, "shared.txt"))
 	if err != nil || !strings.Contains(string(got), "C-1\n") || !strings.Contains(string(got), "C-2\n") {
 		t.Fatalf("shared.txt on main: %q %v", got, err)
@@ -227,6 +234,10 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 	f := second.Failures[len(second.Failures)-1]
 	if f.FailureType != "integration_failed" || !strings.Contains(f.ExecutorOutput.Error, "sh par.sh") || !strings.Contains(f.Details, "at most 1 is allowed") {
 		t.Fatalf("I-2's failure:\n%+v", f)
+	}
+	r := wilcoCLI(t, dir, in.url, time.Minute, "stats")
+	if !strings.Contains(r.stdout, "| Integration failures (tasks) | 1 |") || !strings.Contains(r.stdout, "| Landed as commits | 1 |") {
+		t.Fatalf("wilco stats:\n%s%s", r.stdout, r.stderr)
 	}
 	for _, c := range firstParents(t, dir) {
 		if err := checkTreeOf(t, dir, c); err != nil {

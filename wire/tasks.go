@@ -298,6 +298,8 @@ type RetrySummary struct {
 	Skipped             int              `json:"skipped"`
 	Unverified          int              `json:"unverified" doc:"Tasks that ended with no check run: never a success."`
 	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit."`
+	Conflicted          int              `json:"conflicted,omitempty" doc:"Tasks worked in parallel that had a merge_conflict failure."`
+	IntegrationFailed   int              `json:"integration_failed,omitempty" doc:"Tasks worked in parallel that had an integration_failed failure."`
 	Details             []SummaryRow     `json:"details"`
 	FailurePatterns     []FailurePattern `json:"failure_patterns"`
 	Text                string           `json:"text" doc:"The summary as Markdown."`

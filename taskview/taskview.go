@@ -233,6 +233,21 @@ func describeTask(ev wire.Event) (string, bool) {
 			line += "; left uncommitted: " + oneLine(strings.Join(d.Left, ", "), 80)
 		}
 		return line, true
+	case core.TypeTaskWorktree:
+		d := read[core.TaskWorktreeAssigned](ev.Data)
+		return fmt.Sprintf("works in %s on branch %s", orDash(d.Worktree), orDash(d.Branch)) + optional(", from ", d.From), false
+	case core.TypeTaskPrepared:
+		return "worktree made from " + orDash(core.ShortCommit(read[core.TaskWorktreePrepared](ev.Data).Base)), false
+	case core.TypeTaskLandStarted:
+		return "its turn to land", false
+	case core.TypeTaskIntegrating:
+		i := read[core.TaskIntegrating](ev.Data).Integration
+		if i == nil {
+			return "the target moved: combining again", false
+		}
+		return fmt.Sprintf("combined with the target's head %s as %s: verifying (run %s)", core.ShortCommit(i.Onto), core.ShortCommit(i.Combined), orDash(i.RunID)), true
+	case core.TypeTaskIntegrated:
+		return "the combination passed (run " + orDash(read[core.TaskIntegrated](ev.Data).RunID) + ")", true
 	case core.TypePlanCreated:
 		return "plan " + orDash(read[core.PlanCreated](ev.Data).Plan.ID) + " created", true
 	case core.TypePlanState:

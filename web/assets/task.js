@@ -587,6 +587,14 @@ function eventText(ev) {
       const left = d.left && d.left.length ? ' Left uncommitted (changed before the task began): ' + d.left.join(', ') + '.' : '';
       return [(d.commit ? 'Landed as ' + d.commit.slice(0, 7) + ' on ' + d.branch + '.' : 'Nothing was committed on ' + d.branch + '.') + left];
     }
+    case 'task.worktree': return ['Works in ' + d.worktree + ' on branch ' + d.branch + (d.from ? ', made from ' + d.from : '') + '.'];
+    case 'task.prepared': return ['Its worktree starts from ' + (d.base || '').slice(0, 7) + '.'];
+    case 'task.land_started': return ['Its turn to land came.'];
+    case 'task.integrating': {
+      const i = d.integration;
+      return [i ? 'Combined with what landed since it started (' + (i.onto || '').slice(0, 7) + ') as ' + (i.combined || '').slice(0, 7) + ': verifying it in run ' + i.run_id + '.' : 'The target moved again: combining again.'];
+    }
+    case 'task.integrated': return ['The combination passed its checks (run ' + d.run_id + ').'];
     case 'task.stuck': {
       const r = d.report || {};
       return ['Stopped at the hard stop: ' + plural((r.hypotheses || []).length, 'hypothesis', 'hypotheses') + (r.path ? ', the report in ' + r.path : '') + '.'];

@@ -34,9 +34,17 @@ func (c *Client) Task(ctx context.Context, id string) (*wire.Task, error) {
 
 // Queue lists the queued tasks, position 1 first: GET /v1/queue.
 func (c *Client) Queue(ctx context.Context) ([]wire.QueueEntry, error) {
+	q, err := c.QueueView(ctx)
+	return q.Tasks, err
+}
+
+// QueueView is the whole of GET /v1/queue: the queued tasks, and with
+// tasks worked in parallel the slots, the tasks that hold them and the
+// landing queue.
+func (c *Client) QueueView(ctx context.Context) (wire.Queue, error) {
 	var out wire.Queue
 	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/queue"}, &out)
-	return out.Tasks, err
+	return out, err
 }
 
 // taskAction posts to /v1/tasks/{id}/{action} and decodes the task the

@@ -285,10 +285,17 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	out := wire.Queue{Tasks: []wire.QueueEntry{}}
+	out := wire.Queue{Tasks: []wire.QueueEntry{}, Working: []wire.SlotEntry{}, Landing: []wire.QueueEntry{}}
 	if err := s.read(func(c *core.State) {
 		for i, t := range c.Queue() {
 			out.Tasks = append(out.Tasks, wire.QueueEntry{ID: t.ID, Position: i + 1, Description: t.Description})
+		}
+		out.Slots = c.Slots()
+		for _, t := range c.Holding() {
+			out.Working = append(out.Working, wire.SlotEntry{ID: t.ID, State: wire.TaskState(t.State), Phase: phase(t), Agent: t.Agent, Branch: t.Branch, Worktree: t.Worktree})
+		}
+		for i, t := range c.LandQueue() {
+			out.Landing = append(out.Landing, wire.QueueEntry{ID: t.ID, Position: i + 1, Description: t.Description})
 		}
 	}); err != nil {
 		return err

@@ -101,17 +101,31 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 			t.Fatalf("%s lands %q, want merge (the default with parallel 4)", id, got.Land)
 		}
 	}
-	// Four at once, each in its worktree on its branch.
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
-		n := 0
-		for _, id := range ids {
-			if tk := in.task(id); tk.Worktree != "" && tk.State != "queued" && !slices.Contains(endStates, tk.State) {
-				n++
+	// Up to four at once, each in its worktree on its branch.
+	var q struct {
+		Slots   int `json:"slots"`
+		Working []struct {
+			ID, Branch, Worktree string
+		} `json:"working"`
+	}
+	most := 0
+	if !eventually(30*time.Second, 5*time.Millisecond, func() bool {
+		in.must(200, in.call("GET", "/v1/queue", adminToken, nil), &q)
+		for _, w := range q.Working {
+			if w.Branch != "wilco/"+w.ID || w.Worktree != ".wilco/worktrees/"+w.ID {
+				t.Fatalf("a slot's task works in %q on %q", w.Worktree, w.Branch)
 			}
 		}
-		return n >= 2
+		most = max(most, len(q.Working))
+		if len(q.Working) > 4 || q.Slots != 4 {
+			t.Fatalf("%d tasks hold %d slots", len(q.Working), q.Slots)
+		}
+		return most >= 2
 	}) {
-		t.Fatalf("tasks were not worked at once:\n%s", in.problems())
+		t.Fatalf("tasks were not worked at once (at most %d):\n%s", most, in.problems())
+	}
+	if r := wilcoCLI(t, dir, in.url, time.Minute, "queue"); r.code != 0 || !strings.Contains(r.stdout, "of 4 held") {
+		t.Fatalf("wilco queue: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	combined := 0
 	for _, id := range ids {

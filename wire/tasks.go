@@ -269,6 +269,20 @@ type TaskBrief struct {
 // Queue is the queued tasks, position 1 first: GET /v1/queue.
 type Queue struct {
 	Tasks []QueueEntry `json:"tasks"`
+	// Slots, Working and Landing describe tasks worked in parallel.
+	Slots   int          `json:"slots" doc:"How many tasks are worked at once (parallel)."`
+	Working []SlotEntry  `json:"working" doc:"The tasks that hold a slot, oldest first."`
+	Landing []QueueEntry `json:"landing" doc:"The verified tasks waiting to land, in the order they will (position 1: landing now)."`
+}
+
+// SlotEntry is a task that holds a slot: where it works.
+type SlotEntry struct {
+	ID       string    `json:"id"`
+	State    TaskState `json:"state"`
+	Phase    *Phase    `json:"phase"`
+	Agent    string    `json:"agent,omitempty"`
+	Branch   string    `json:"branch,omitempty" doc:"Its branch, when tasks are worked in parallel."`
+	Worktree string    `json:"worktree,omitempty" doc:"Its worktree, when tasks are worked in parallel."`
 }
 
 // QueueEntry is one queued task (position 1 runs next).

@@ -104,11 +104,35 @@ func cmdQueue(ctx context.Context, c *cli, v *verb, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	q, err := cl.Queue(ctx)
+	q, err := cl.QueueView(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
-	return printList(c, *asJSON, "tasks", q, "the queue is empty", "POS\tID\tDESCRIPTION", func(e wire.QueueEntry) string {
+	if !*asJSON && q.Slots > 1 {
+		fmt.Fprintf(c.stdout, "slots: %d of %d held\n", len(q.Working), q.Slots)
+		if len(q.Working) > 0 {
+			tw := c.table()
+			fmt.Fprintln(tw, "ID\tSTATE\tAGENT\tBRANCH\tWORKTREE")
+			for _, s := range q.Working {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, stateWithPhase(s.State, phaseOf(s.Phase)), orDash(s.Agent), orDash(s.Branch), orDash(s.Worktree))
+			}
+			tw.Flush()
+		}
+		if len(q.Landing) > 0 {
+			fmt.Fprintln(c.stdout, "\nlanding queue:")
+			tw := c.table()
+			fmt.Fprintln(tw, "POS\tID\tDESCRIPTION")
+			for _, e := range q.Landing {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Position, e.ID, oneLine(e.Description, 70))
+			}
+			tw.Flush()
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	if *asJSON && q.Slots > 1 {
+		return c.printJSON(q)
+	}
+	return printList(c, *asJSON, "tasks", q.Tasks, "the queue is empty", "POS\tID\tDESCRIPTION", func(e wire.QueueEntry) string {
 		return fmt.Sprintf("%d\t%s\t%s", e.Position, e.ID, oneLine(e.Description, 70))
 	})
 }
@@ -228,8 +252,16 @@ func (c *cli) printTask(t *wire.Task, detail bool) {
 	list("boundaries", t.Boundaries)
 	list("acceptance criteria", t.AcceptanceCriteria)
 	kv("package", t.Package)
-	if t.Land == wire.LandCommit {
+	switch t.Land {
+	case wire.LandCommit:
 		kv("land", "commit: once verified, its own changes are committed")
+	case wire.LandMerge, wire.LandRebase, wire.LandSquash:
+		kv("land", string(t.Land)+": once verified, committed on its branch, then landed on the target")
+	}
+	kv("branch", t.Branch)
+	kv("worktree", t.Worktree)
+	if t.LandPosition > 0 {
+		kv("landing position", fmt.Sprint(t.LandPosition))
 	}
 	kv("landed commit", t.LandedCommit)
 	kv("agent", t.Agent)

@@ -162,7 +162,9 @@ func (w *Workspace) advance(ctx context.Context, ref, onto, commit string, files
 		if len(files) == 0 {
 			break
 		}
-		args := append([]string{"status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--"}, literal(files)...)
+		// --no-optional-locks: looking every poll must not hold the
+		// user's index lock (their own git commands would fail).
+		args := append([]string{"--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--"}, literal(files)...)
 		out, err := git(ctx, dir, nil, nil, args...)
 		if err != nil {
 			return false, nil, err

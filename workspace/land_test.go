@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -69,14 +71,19 @@ func TestATaskBranchLandsAsAFastForwardThenACombinationOnceTheTargetMoved(t *tes
 	if got := runGit(t, b.dir, "log", "--format=%P%n%B", "-1", comb.Commit); !strings.HasPrefix(got, c1+"\nT-2\n") {
 		t.Fatalf("the rebased commit: %q", got)
 	}
-	// The user now edits a file the landing changes: it waits.
+	// The user now has a file the landing changes, uncommitted: it waits
+	// until the user puts it away.
 	write(t, b.dir, "two.txt", "the user's own two\n")
 	waited := make(chan []string, 4)
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		runGit(t, b.dir, "stash", "-q", "--include-untracked", "--", "two.txt")
-	}()
-	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, 20*time.Millisecond, func(f []string) { waited <- f }); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	_, err = b.ws.Advance(ctx, "main", comb.Onto, comb.Commit, 20*time.Millisecond, func(f []string) {
+		waited <- f
+		if err := os.Remove(filepath.Join(b.dir, "two.txt")); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if f := <-waited; !slices.Equal(f, []string{"two.txt"}) {

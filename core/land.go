@@ -143,6 +143,9 @@ func (s *State) landOf(how string, checkout *string) (string, error) {
 		return "", invalidf("land: %v", err)
 	}
 	to := s.policies.Land.To
+	if Worktreed(how) && to == "" {
+		return "", conflictf("land %s: there is no target branch: wilco started on a detached HEAD and land.to is not set; set land.to in wilco.yaml, or submit with land none", how)
+	}
 	if how != LandCommit || checkout == nil {
 		return how, nil
 	}

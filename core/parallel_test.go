@@ -373,3 +373,20 @@ func TestInSubmissionOrderAVerifiedTaskWaitsForTheTasksSubmittedBeforeIt(t *test
 		t.Fatalf("the second did not land next: %#v", asked)
 	}
 }
+
+func TestATaskWorkedInParallelNeedsATargetBranch(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 1})
+	p := b.c.Policies()
+	p.Land.To = ""
+	b.ok(b.c.Configure(b.now, p))
+	_, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x"})
+	b.refused(err, Conflict)
+	if !strings.Contains(err.Error(), "land merge: there is no target branch") {
+		t.Fatal(err)
+	}
+	if _, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x", Land: LandNone}); err != nil {
+		t.Fatalf("land none needs no target: %v", err)
+	}
+	b.collect()
+}

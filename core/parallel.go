@@ -325,9 +325,10 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 }
 
 // removeWorktree asks for an ended task's worktree to go, with its branch
-// when its work landed on the target.
+// when its work landed on the target — unless the task asked for them to
+// be kept.
 func (s *State) removeWorktree(t *Task) {
-	if t.Worktree == "" {
+	if t.Worktree == "" || t.KeepWorktree {
 		return
 	}
 	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, DeleteBranch: t.LandedCommit != "" && t.Land != LandNone})

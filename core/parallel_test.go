@@ -390,3 +390,15 @@ func TestATaskWorkedInParallelNeedsATargetBranch(t *testing.T) {
 	}
 	b.collect()
 }
+
+func TestATaskThatAsksForItsWorktreeKeepsIt(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x", KeepWorktree: true})
+	prepared(b, tk.ID, "base")
+	_, _, err := b.c.CancelTask(b.now, tk.ID)
+	b.ok(err)
+	if rm := b.removals(); len(rm) != 0 {
+		t.Fatalf("a kept worktree was removed: %#v", rm)
+	}
+}

@@ -69,7 +69,7 @@ func (s *State) SubmitPlan(now time.Time, id string, tasks []PlanTaskSpec) (Plan
 			ID: spec.ID, Description: spec.Description, Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals),
 			Boundaries: nonNil(spec.Boundaries), AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun,
 			RequestedAgent: spec.Agent, PlanID: id, DependsOn: spec.DependsOn, State: Queued, Failures: []FailureRecord{},
-			Package: admissions[i].pkg, Land: admissions[i].land,
+			Package: admissions[i].pkg, Land: admissions[i].land, KeepWorktree: spec.KeepWorktree,
 		}
 		s.emit(now, task.ID, "", TaskQueued{Task: task})
 		if why := malformed(t); why != "" {

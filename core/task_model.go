@@ -240,9 +240,11 @@ type Task struct {
 	// target; "" for the checkout's HEAD); Base is the commit they started
 	// from.
 	Worktree string `json:"worktree,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-	From     string `json:"from,omitempty"`
-	Base     string `json:"base,omitempty"`
+	// KeepWorktree: its worktree and branch are kept when it ends.
+	KeepWorktree bool   `json:"keep_worktree,omitempty"`
+	Branch       string `json:"branch,omitempty"`
+	From         string `json:"from,omitempty"`
+	Base         string `json:"base,omitempty"`
 	// LandSeq orders the landing queue by verification: the seq of the
 	// event that asked for the task's landing; LandStarted: its landing
 	// is under way.

@@ -38,6 +38,9 @@ type TaskSpec struct {
 	// checkout is not on the target branch.
 	Land     string
 	Checkout *string
+	// KeepWorktree: a task worked in parallel keeps its worktree and
+	// branch when it ends.
+	KeepWorktree bool
 }
 
 // Task returns a copy of the task.
@@ -175,7 +178,7 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 		Constraints: nonNil(spec.Constraints), NonGoals: nonNil(spec.NonGoals), Boundaries: nonNil(spec.Boundaries),
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
-		State: Queued, Failures: []FailureRecord{}, Package: adm.pkg, Land: adm.land,
+		State: Queued, Failures: []FailureRecord{}, Package: adm.pkg, Land: adm.land, KeepWorktree: spec.KeepWorktree,
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)

@@ -596,7 +596,9 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	_, err := d.rt.Do(ctx, func(c *core.State, now time.Time) (any, error) {
 		c.RecoverTasks(now)
 		c.RecoverSessions(now)
-		for _, t := range c.Tasks(func(t *core.Task) bool { return (t.DryRun || t.Worktree != "") && !t.State.Terminal() }) {
+		for _, t := range c.Tasks(func(t *core.Task) bool {
+			return (t.DryRun || t.Worktree != "") && !t.State.Terminal() || t.Worktree != "" && t.KeepWorktree
+		}) {
 			live[workspace.WorktreeName(t.ID)] = true
 		}
 		adopt = c.Tasks(func(t *core.Task) bool {

@@ -279,7 +279,7 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 	}
 	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
 	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt"})
+	in.submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt", "keep_worktree": true})
 	var tk task
 	if !eventually(time.Minute, 20*time.Millisecond, func() bool {
 		tk = in.task("W-1")
@@ -306,6 +306,10 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 	}
 	if st := gitRun(t, dir, "status", "--porcelain"); st != "?? notes.txt\n" {
 		t.Fatalf("the checkout after the landing:\n%s", st)
+	}
+	// Asked for, its worktree and branch are kept.
+	if b, err := os.ReadFile(filepath.Join(dir, ".wilco/worktrees/W-1/files/W-1.txt")); err != nil || string(b) != "W-1\n" || gitRun(t, dir, "branch", "--list", "wilco/W-1") == "" {
+		t.Fatalf("the kept worktree: %q %v; branches:\n%s", b, err, gitRun(t, dir, "branch", "--list"))
 	}
 }
 

@@ -16,7 +16,8 @@ type SubmitTask struct {
 	Agent              string   `json:"agent,omitempty"`
 	ID                 string   `json:"id,omitempty" doc:"The task's id; default: the next T-<n>."`
 	Package            string   `json:"package,omitempty" doc:"The monorepo package (a folder) the task is scoped to; default: the configuration's package."`
-	Land               LandHow  `json:"land,omitempty" doc:"How its verified change lands: commit (its own changes committed in the checkout, which must be on the target branch: else 409) or none (left uncommitted); default: land.how of wilco.yaml. merge, rebase, squash and pr are refused (400): they need tasks in worktrees of their own, which this version does not run."`
+	Land               LandHow  `json:"land,omitempty" doc:"How its verified change lands: with parallel 1, commit (its own changes committed in the checkout, which must be on the target branch: else 409) or none (left uncommitted); with parallel > 1, merge, rebase, squash or none (left on its branch); default: land.how of wilco.yaml. The others are refused (400)."`
+	KeepWorktree       bool     `json:"keep_worktree,omitempty" doc:"A task worked in parallel: keep its worktree and branch when it ends."`
 }
 
 // PlanTask is one task of a plan; DependsOn lists the 1-based numbers of
@@ -91,6 +92,7 @@ type Task struct {
 	LandedCommit        string          `json:"landed_commit,omitempty" doc:"The commit its verified change landed as (land commit), once it did."`
 	Branch              string          `json:"branch,omitempty" doc:"The branch of a task worked in parallel (wilco/<id>)."`
 	Worktree            string          `json:"worktree,omitempty" doc:"The worktree of a task worked in parallel, relative to the repository's root (.wilco/worktrees/<id>)."`
+	KeepWorktree        bool            `json:"keep_worktree,omitempty" doc:"Its worktree and branch are kept when it ends."`
 	LandPosition        int             `json:"land_position,omitempty" doc:"Its place in the landing queue (1: landing now), while a verified task worked in parallel waits to land."`
 }
 

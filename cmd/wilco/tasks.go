@@ -22,7 +22,7 @@ import (
 type submitFlags struct {
 	constraints, nonGoals, boundaries, criteria listFlag
 	packages                                    listFlag
-	dryRun                                      *bool
+	dryRun, keepWorktree                        *bool
 	agent, id, land                             *string
 }
 
@@ -36,7 +36,8 @@ func addSubmitFlags(fs *flag.FlagSet) *submitFlags {
 	s.agent = fs.String("agent", "", "the agent to delegate to (default: the server chooses)")
 	s.id = fs.String("id", "", "the task id (default T-<n>)")
 	fs.Var(&s.packages, "package", "the monorepo package (a folder) the task is scoped to (default: package in wilco.yaml)")
-	s.land = fs.String("land", "", "how the verified change lands: commit (the task's own changes committed in the checkout) or none (left uncommitted) (default: land.how in wilco.yaml)")
+	s.land = fs.String("land", "", "how the verified change lands: commit (the task's own changes committed in the checkout) or none (left uncommitted); with parallel > 1, merge, rebase, squash or none (default: land.how in wilco.yaml)")
+	s.keepWorktree = fs.Bool("keep-worktree", false, "with parallel > 1: keep the task's worktree and branch when it ends")
 	return s
 }
 
@@ -50,7 +51,7 @@ func (s *submitFlags) check() error {
 
 func (s *submitFlags) request(text string) wire.SubmitTask {
 	r := wire.SubmitTask{Description: text, Constraints: s.constraints, NonGoals: s.nonGoals, Boundaries: s.boundaries,
-		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id, Land: wire.LandHow(*s.land)}
+		AcceptanceCriteria: s.criteria, DryRun: *s.dryRun, Agent: *s.agent, ID: *s.id, Land: wire.LandHow(*s.land), KeepWorktree: *s.keepWorktree}
 	if len(s.packages) == 1 {
 		r.Package = s.packages[0]
 	}

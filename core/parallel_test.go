@@ -402,3 +402,21 @@ func TestATaskThatAsksForItsWorktreeKeepsIt(t *testing.T) {
 		t.Fatalf("a kept worktree was removed: %#v", rm)
 	}
 }
+
+func TestATaskForABusyAgentWaitsWhileAYoungerOneForAnotherGoesPast(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	first := submit(b, TaskSpec{Description: "a", Agent: "claude"})
+	waits := submit(b, TaskSpec{Description: "b", Agent: "claude"})
+	past := submit(b, TaskSpec{Description: "c", Agent: "codex"})
+	if b.task(first.ID).Phase != Preparing || b.task(waits.ID).State != Queued || b.task(past.ID).Phase != Preparing || b.task(past.ID).Agent != "codex" {
+		t.Fatalf("%s %s %s", b.task(first.ID).State, b.task(waits.ID).State, b.task(past.ID).State)
+	}
+	if b.c.Position(waits.ID) != 1 {
+		t.Fatalf("the waiting task is at %d", b.c.Position(waits.ID))
+	}
+	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, first.ID); return err }())
+	if got := b.task(waits.ID); got.Phase != Preparing || got.Agent != "claude" {
+		t.Fatalf("once claude is free: %s by %q", got.State, got.Agent)
+	}
+}

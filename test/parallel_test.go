@@ -363,3 +363,28 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 		})
 	}
 }
+
+func TestThePageShowsATaskWorkedInParallelItsBranchWorktreeAndLanding(t *testing.T) {
+	t.Parallel()
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt"})
+	got := in.waitTask("B-1", time.Minute, "success")
+	short := got.LandedCommit[:7]
+
+	b := openBrowser(t)
+	b.navigate(in.loginLink())
+	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
+	b.goTo("#/tasks/B-1")
+	b.waitFor("B-1's summary", `document.getElementById('summary') !== null`, 10*time.Second)
+	for key, want := range map[string]string{"branch": "wilco/B-1", "worktree": ".wilco/worktrees/B-1", "landed": short} {
+		if shown := b.str(`(document.querySelector('#overview dd[data-key="` + key + `"]') || {}).textContent || ''`); shown != want {
+			t.Fatalf("the overview's %s shows %q, want %s", key, shown, want)
+		}
+	}
+	byType := timelineLines(t, b, "task.landed")
+	mustContain(t, "the timeline", byType["task.worktree"], "Works in .wilco/worktrees/B-1 on branch wilco/B-1, made from main.")
+	mustContain(t, "the timeline", byType["task.prepared"], "Its worktree starts from ")
+	mustContain(t, "the timeline", byType["task.land_started"], "Its turn to land came.")
+	mustContain(t, "the timeline", byType["task.state"], "its worktree is being made")
+}

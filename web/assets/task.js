@@ -82,6 +82,14 @@ export function taskView(root, r) {
       meta.push(['Landed', t.landed_commit ? h('span', { class: 'mono', title: t.landed_commit }, t.landed_commit.slice(0, 7))
         : ENDED.has(t.state) ? 'not committed' : 'as a commit, once verified']);
     }
+    // A task worked in parallel: where it works, its place in the landing
+    // queue, and what it landed as.
+    if (t.worktree) {
+      meta.push(['Branch', h('span', { class: 'mono' }, t.branch)], ['Worktree', h('span', { class: 'mono' }, t.worktree)]);
+      if (t.land_position) meta.push(['Landing position', String(t.land_position)]);
+      meta.push(['Landed', t.landed_commit ? h('span', { class: 'mono', title: t.landed_commit }, t.landed_commit.slice(0, 7))
+        : ENDED.has(t.state) ? 'not landed' : 'by ' + t.land + ', once verified']);
+    }
     if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
     if (t.plan_id) meta.push(['Plan', t.plan_id]);
     if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);
@@ -463,6 +471,7 @@ const PHASE_WORDS = {
   replanning: 'a replan starts',
   reviewing: 'the reviewer looks at the change',
   landing: 'the verified change is being committed',
+  preparing: 'its worktree is being made',
 };
 
 // TURN_WORDS say how an agent's turn ended, by its status.

@@ -53,11 +53,11 @@ func ownFileAgent(t *testing.T, name string, instances int, env ...string) strin
 }
 
 // firstParents are the commits main pointed at since the check was
-// committed, newest first (its first-parent history).
+// committed, newest first (its reflog), the check's commit last.
 func firstParents(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	for _, c := range strings.Fields(gitRun(t, dir, "log", "--first-parent", "--format=%H", "main")) {
+	for _, c := range strings.Fields(gitRun(t, dir, "log", "-g", "--format=%H", "main")) {
 		out = append(out, c)
 		if strings.TrimSpace(gitRun(t, dir, "log", "-1", "--format=%s", c)) == "the check" {
 			break
@@ -159,8 +159,13 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 	if len(slices.Compact(landed)) != 12 {
 		t.Fatalf("the task commits are of %v", landed)
 	}
-	// Every commit main pointed at passes the checks.
-	for _, c := range firstParents(t, dir) {
+	// Every commit main pointed at passes the checks: it moved once for
+	// each task.
+	moves := firstParents(t, dir)
+	if len(moves) != 13 {
+		t.Fatalf("main pointed at %d commits since the check, want 13:\n%s", len(moves), gitRun(t, dir, "reflog", "main"))
+	}
+	for _, c := range moves {
 		if err := checkTreeOf(t, dir, c); err != nil {
 			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 		}
@@ -216,6 +221,13 @@ func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T)
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Summary.Landed != 2 || st.Summary.Conflicted != 1 {
 		t.Fatalf("wilco stats: %+v %v\n%s", st, err, r.stdout)
+	}
+	// C-1's commit, and C-2's resolved merge with it (run C-2-a2) on top
+	// of C-2's first commit.
+	for _, run := range []string{"C-1-a1", "C-2-a1", "C-2-a2"} {
+		if n := strings.Count(gitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: "+run+"$", "main"), "\n"); n != 1 {
+			t.Fatalf("%d commits of run %s on main:\n%s", n, run, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+		}
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "shared.txt"))
 	if err != nil || !strings.Contains(string(got), "C-1\n") || !strings.Contains(string(got), "C-2\n") {

@@ -223,6 +223,11 @@ func (w *Workspace) checkoutsOf(ctx context.Context, ref string) ([]string, erro
 // when there is nothing to commit (committed before a restart). Hooks run
 // as for Commit.
 func (w *Workspace) CommitAll(ctx context.Context, message string) (string, error) {
+	if _, err := git(ctx, w.root, nil, nil, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
+		// A merge the agent resolved and did not commit (a commit of
+		// some paths only is refused during a merge): the whole of it.
+		return w.commitMerge(ctx, message)
+	}
 	files, err := w.ChangedPaths(ctx)
 	if err != nil {
 		return "", err
@@ -231,6 +236,29 @@ func (w *Workspace) CommitAll(ctx context.Context, message string) (string, erro
 		return w.Head(ctx)
 	}
 	return w.Commit(ctx, Paths(files), message)
+}
+
+// commitMerge commits a merge in progress, with everything of the work
+// tree, with message. A file still in conflict is an error.
+func (w *Workspace) commitMerge(ctx context.Context, message string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := git(ctx, w.root, nil, nil, "add", "--all"); err != nil {
+		return "", fmt.Errorf("workspace: commit the merge: %w", err)
+	}
+	if out, err := git(ctx, w.root, nil, nil, "diff", "--cached", "--name-only", "--diff-filter=U", "-z"); err == nil && len(splitZ(out)) > 0 {
+		return "", fmt.Errorf("workspace: commit the merge: files still in conflict: %s", strings.Join(splitZ(out), ", "))
+	}
+	if out, err := git(ctx, w.root, nil, nil, "grep", "-l", "-z", "--cached", "-e", "^<<<<<<< ", "-e", "^>>>>>>> "); err == nil && len(splitZ(out)) > 0 {
+		return "", fmt.Errorf("workspace: commit the merge: conflict markers left in %s", strings.Join(splitZ(out), ", "))
+	}
+	args := append(w.identity(ctx), "commit", "--no-edit", "--cleanup=whitespace", "-F", "-")
+	if code, out, err := w.run(ctx, []byte(message), args...); err != nil {
+		return "", fmt.Errorf("workspace: commit the merge: %w", err)
+	} else if code != 0 {
+		return "", &CommitError{ExitCode: code, Output: out, Hook: w.hasRefusingHook(ctx)}
+	}
+	return head(ctx, w.root)
 }
 
 func revParse(ctx context.Context, dir, rev string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -125,5 +126,42 @@ func TestTwoBranchesOnTheSameLinesConflictAndNameTheCommitBetween(t *testing.T) 
 	}
 	if strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != before || status(t, d2) != "" {
 		t.Fatal("a conflict changed the worktree")
+	}
+}
+
+func TestAMergeTheAgentResolvedAndLeftUncommittedIsCommittedWhole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base1 := taskTree(t, b, "T-1")
+	w2, d2, _ := taskTree(t, b, "T-2")
+	write(t, d1, "a.txt", "one\nTWO by T-1\nthree\n")
+	write(t, d2, "a.txt", "one\ntwo by T-2\nthree\n")
+	if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := w2.CommitAll(b.ctx, "T-2\n")
+	comb, _ := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base1, HowMerge)
+	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The agent merges main, in conflict, and resolves it without
+	// committing.
+	cmd := exec.Command("git", "-C", d2, "-c", "user.name=Agent", "-c", "user.email=agent@example.com", "merge", "main")
+	cmd.Env = append(gitEnv(nil), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "CONFLICT") {
+		t.Fatalf("the merge did not conflict: %v\n%s", err, out)
+	}
+	if _, err := w2.CommitAll(b.ctx, "T-2 merged\n"); err == nil || !strings.Contains(err.Error(), "a.txt") {
+		t.Fatalf("a merge still in conflict was committed: %v", err)
+	}
+	write(t, d2, "a.txt", "one\nTWO by T-1\ntwo by T-2\nthree\n")
+	h, err := w2.CommitAll(b.ctx, "T-2 merged\n\nWilco-Task: T-2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parents := strings.Fields(runGit(t, d2, "log", "-1", "--format=%P", h))
+	if len(parents) != 2 || parents[0] != c2 || status(t, d2) != "" {
+		t.Fatalf("the merge commit's parents %v (want %s and main's head); status %q", parents, c2, status(t, d2))
 	}
 }

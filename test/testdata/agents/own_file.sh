@@ -4,8 +4,8 @@
 # works a moment (so that tasks overlap), then writes the line the task's
 # description asks for — its "Write LINE into FILE" — into FILE, in the
 # directory it runs in (the task's worktree). A retry whose prompt names a
-# merge conflict resolves it: it merges the target (its WILCO_TARGET) and
-# keeps both lines.
+# merge conflict resolves it: it merges the target (its WILCO_TARGET),
+# keeps both lines, and leaves the resolved merge for wilco to commit.
 prompt=$(cat "$WILCO_PROMPT_FILE")
 desc=$(sed -n '/^## Task: /{n;n;p;q;}' "$WILCO_PROMPT_FILE")
 printf '[ACK] %s - RECEIVED\nUnderstanding: Will do this: %s\n\n' "$WILCO_TASK_ID" "$desc"
@@ -17,7 +17,6 @@ case $prompt in
 	git -c user.name=agent -c user.email=agent@example.com merge -q --no-edit "$WILCO_TARGET" >/dev/null 2>&1
 	# Keep both sides of each conflict.
 	sed -i '/^<<<<<<< /d; /^=======$/d; /^>>>>>>> /d' "$file"
-	git add "$file" && git -c user.name=agent -c user.email=agent@example.com commit -q --no-edit
 	echo "Resolved the conflict in $file keeping both."
 	exit 0
 	;;

@@ -201,15 +201,15 @@ func (s *State) deliver(agent string, m InboxMessage) {
 
 // needsBaseline reports whether a message is the first send of a task's
 // first attempt (not a review, a scout's question or a probe of it, nor a
-// dry run's, which works in a worktree of its own) whose baseline is not
-// recorded.
+// dry run's or a task's worked in parallel, which work in worktrees of
+// their own) whose baseline is not recorded.
 func (s *State) needsBaseline(m InboxMessage) bool {
 	if m.TaskID == "" || m.TaskAttempt != 1 || m.Attempt != 1 || m.DryRun ||
 		m.Type != string(TypeDelegation) && m.Type != string(TypeTaskTurn) {
 		return false
 	}
 	t := s.tasks[m.TaskID]
-	return t != nil && !t.Baseline
+	return t != nil && !t.Baseline && t.Worktree == ""
 }
 
 func (s *State) baselineRecorded(now time.Time, o BaselineRecorded) error {

@@ -84,6 +84,11 @@ func TestEachParallelTaskGetsItsWorktreeAndBranchFromTheTarget(t *testing.T) {
 		t.Fatalf("after a restart: %#v", ps)
 	}
 	prepared(b, tk.ID, "abc123")
+	for _, e := range b.effects {
+		if _, ok := e.(RecordBaseline); ok {
+			t.Fatal("the checkout's changes were noted for a task that works in its own worktree")
+		}
+	}
 	got = b.task(tk.ID)
 	if got.Base != "abc123" || got.State != AwaitingAck || len(b.delivered("claude")) != 1 {
 		t.Fatalf("after its worktree: base %q, %s, %d delivered", got.Base, got.State, len(b.delivered("claude")))

@@ -223,8 +223,10 @@ func (s *State) dependenciesEnded(t *Task) bool {
 }
 
 // inCheckout reports whether a task that holds a slot works in the
-// checkout itself (no worktree of its own): it holds them all.
-func inCheckout(t *Task) bool { return t.Worktree == "" && !t.DryRun }
+// checkout itself (no worktree of its own, and not a dry run still in
+// its throw-away one: an applied dry run's diff is in the checkout): it
+// holds them all.
+func inCheckout(t *Task) bool { return t.Worktree == "" && (!t.DryRun || t.Proposal != nil) }
 
 // scheduleParallel hands queued tasks out, oldest first, while fewer than
 // parallel hold a slot: a task whose dependencies have not ended waits
@@ -249,11 +251,11 @@ func (s *State) scheduleParallel(now time.Time) {
 		if !s.dependenciesEnded(t) {
 			continue
 		}
-		s.warnDependencies(now, t)
 		if t.Applying {
 			if held > 0 {
 				return
 			}
+			s.warnDependencies(now, t)
 			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Verifying, Milestone: MilestoneApplying})
 			s.effect(ApplyProposal{TaskID: t.ID, RunID: t.Proposal.RunID})
 			return
@@ -262,6 +264,7 @@ func (s *State) scheduleParallel(now time.Time) {
 		if agent == "" && s.pickTaskAgent(t) != "" {
 			continue // an agent will take it once an instance is free
 		}
+		s.warnDependencies(now, t)
 		held++
 		if t.DryRun {
 			// A dry run works in a throw-away worktree of the working

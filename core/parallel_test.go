@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -179,8 +180,8 @@ func TestAPlanTaskStartsOnceWhatItDependsOnHasEnded(t *testing.T) {
 	}
 	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, "p1:task-1"); return err }())
 	got := b.task("p1:task-2")
-	if got.Phase != Preparing || !strings.Contains(strings.Join(got.Warnings, "\n"), "depends on p1:task-1, which ended cancelled") {
-		t.Fatalf("the dependent task: %s %v", got.State, got.Warnings)
+	if got.Phase != Preparing || !slices.Equal(got.Warnings, []string{"depends on p1:task-1, which ended cancelled"}) {
+		t.Fatalf("the dependent task: %s %q", got.State, got.Warnings)
 	}
 }
 
@@ -423,5 +424,32 @@ func TestATaskForABusyAgentWaitsWhileAYoungerOneForAnotherGoesPast(t *testing.T)
 	b.ok(func() error { _, _, err := b.c.CancelTask(b.now, first.ID); return err }())
 	if got := b.task(waits.ID); got.Phase != Preparing || got.Agent != "claude" {
 		t.Fatalf("once claude is free: %s by %q", got.State, got.Agent)
+	}
+}
+
+func TestADependentTaskWaitingForAnInstanceIsWarnedOnceWhenItStarts(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 1, "codex": 2})
+	holder := submit(b, TaskSpec{Description: "holds claude", Agent: "claude"})
+	_, err := b.c.SubmitPlan(b.now, "p1", []PlanTaskSpec{
+		{TaskSpec: TaskSpec{Description: "base", Agent: "codex"}},
+		{TaskSpec: TaskSpec{Description: "on base", Agent: "claude"}, DependsOn: []int{1}},
+	})
+	b.ok(err)
+	cancel := func(id string) {
+		b.t.Helper()
+		_, _, err := b.c.CancelTask(b.now, id)
+		b.ok(err)
+	}
+	// What it depends on ends while claude is busy: it waits, and the
+	// queue is looked at again meanwhile.
+	cancel("p1:task-1")
+	submit(b, TaskSpec{Description: "another", Agent: "codex"})
+	if got := b.task("p1:task-2"); got.State != Queued || len(got.Warnings) != 0 {
+		t.Fatalf("while claude is busy: %s, warnings %q", got.State, got.Warnings)
+	}
+	cancel(holder.ID)
+	if got := b.task("p1:task-2"); got.Phase != Preparing || !slices.Equal(got.Warnings, []string{"depends on p1:task-1, which ended cancelled"}) {
+		t.Fatalf("once it starts: %s, warnings %q", got.State, got.Warnings)
 	}
 }

@@ -453,3 +453,34 @@ func TestADependentTaskWaitingForAnInstanceIsWarnedOnceWhenItStarts(t *testing.T
 		t.Fatalf("once it starts: %s, warnings %q", got.State, got.Warnings)
 	}
 }
+
+func TestAnAppliedDryRunWorksInTheCheckoutAloneWhileTasksAreWorkedInParallel(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 3})
+	dry := submit(b, TaskSpec{Description: "try", DryRun: true})
+	if got := b.task(dry.ID); got.Worktree != "" || got.State != AwaitingAck {
+		t.Fatalf("a dry run works in its throw-away worktree: %s in %q", got.State, got.Worktree)
+	}
+	ackTask(b, dry.ID)
+	endTurn(b, dry.ID, 0)
+	mk := last[MakeProposal](b)
+	_, err := b.c.EndProposal(b.now, ProposalResult{TaskID: dry.ID, RunID: mk.RunID, Files: []string{"new.go"}})
+	b.ok(err)
+	other := submit(b, TaskSpec{Description: "in its worktree"})
+	_, err = b.c.ApplyTask(b.now, dry.ID)
+	b.ok(err)
+	if got := b.task(dry.ID); got.State != Queued {
+		t.Fatalf("the diff was applied into the checkout while %s works: %s", other.ID, got.State)
+	}
+	// Once the task in its worktree ends, the diff is applied; nothing
+	// else starts while it is in the checkout.
+	_, _, err = b.c.CancelTask(b.now, other.ID)
+	b.ok(err)
+	if got := b.task(dry.ID); got.State != Running || got.Phase != Verifying {
+		t.Fatalf("the diff is not applied once the slots are free: %s/%s", got.State, got.Phase)
+	}
+	late := submit(b, TaskSpec{Description: "after"})
+	if got := b.task(late.ID); got.State != Queued {
+		t.Fatalf("a task started while a dry run's diff is in the checkout: %s", got.State)
+	}
+}

@@ -484,3 +484,28 @@ func TestAnAppliedDryRunWorksInTheCheckoutAloneWhileTasksAreWorkedInParallel(t *
 		t.Fatalf("a task started while a dry run's diff is in the checkout: %s", got.State)
 	}
 }
+
+// FuzzTaskBranch: every id a task may have makes a branch name git takes
+// and a worktree name that stays in its folder, and two ids never share
+// them.
+func FuzzTaskBranch(f *testing.F) {
+	for _, id := range []string{"T-1", "03-01:task-3", "a..b", "x.lock", ".hidden", "v1.2.", "a%3Ab", "a:b"} {
+		f.Add(id, "a-b")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, id := range []string{a, b} {
+			if !ValidID(id) {
+				return
+			}
+			if err := CheckBranch(TaskBranch(id)); err != nil {
+				t.Fatalf("%q: %v", id, err)
+			}
+			if n := WorktreeName(id); strings.ContainsAny(n, "/\\\\") || n == "." || n == ".." || strings.HasPrefix(n, ".") {
+				t.Fatalf("%q: worktree name %q", id, n)
+			}
+		}
+		if a != b && (TaskBranch(a) == TaskBranch(b) || WorktreeName(a) == WorktreeName(b)) {
+			t.Fatalf("%q and %q share %q", a, b, TaskBranch(a))
+		}
+	})
+}

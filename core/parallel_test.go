@@ -258,6 +258,11 @@ func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
 	if got.Attempt != 2 || got.State != AwaitingAck || got.Worktree == "" {
 		t.Fatalf("after the conflict: attempt %d %s", got.Attempt, got.State)
 	}
+	if !slices.ContainsFunc(b.eventsOf(TypeTaskState), func(e Event) bool {
+		return e.Data.(TaskStateChanged).Milestone == MilestoneConflict
+	}) {
+		t.Fatal("the retry's milestone does not say the change conflicts")
+	}
 	if m := lastDelivered(b, "claude"); !strings.Contains(m.Body, "merge_conflict") || !strings.Contains(m.Body, "2222222 T-9") {
 		t.Fatalf("the retry's prompt does not name the conflict:\n%s", m.Body)
 	}

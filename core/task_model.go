@@ -93,6 +93,7 @@ const (
 	MilestoneApplying     = "Applying the proposed changes..."
 	MilestoneProposing    = "Preparing the proposed diff..."
 	MilestoneUnverified   = "Done, NOT verified: no verify step is configured"
+	MilestoneConflict     = "The change conflicts with what landed first, resolving..."
 )
 
 // FailureRecord is what went wrong in one attempt.

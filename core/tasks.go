@@ -818,8 +818,10 @@ func sameFailureRepeated(fs []FailureRecord, n int) bool {
 // and the next one starts.
 func retryMilestone(failureType string) string {
 	switch failureType {
-	case VerificationFailed:
+	case VerificationFailed, IntegrationFailed:
 		return MilestoneDebugging
+	case MergeConflict:
+		return MilestoneConflict
 	case Timeout:
 		return MilestoneTimedOut
 	case ArchitectRejected:

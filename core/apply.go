@@ -775,7 +775,9 @@ func (s *State) inboxMessage(d *Delivery, e Send, now time.Time) InboxMessage {
 		TaskID: d.TaskID, OperationID: d.OperationID, Attempt: e.Attempt, CreatedAt: now,
 		TaskAttempt: d.TaskAttempt, DryRun: d.DryRun,
 	}
-	if t := s.tasks[d.TaskID]; t != nil && (d.Type == TypeDelegation || d.Type == TypeTaskTurn) {
+	if t := s.tasks[d.TaskID]; t != nil && (d.Type == TypeDelegation || d.Type == TypeTaskTurn || d.Type == TypeScoutQuery || d.Type == TypeReview) {
+		// Where the task works: the agent works, a scout and a reviewer
+		// read, there.
 		m.Worktree = t.Worktree
 	}
 	if d.Type == TypeInstruction {

@@ -514,3 +514,20 @@ func FuzzTaskBranch(f *testing.F) {
 		}
 	})
 }
+
+func TestAParallelTasksAgentAndItsScoutWorkInItsWorktree(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "scout-a", Adapter: "exec", Role: RoleScout}))
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	if m := lastDelivered(b, "claude"); m.Worktree != ".wilco/worktrees/T-1" {
+		t.Fatalf("the agent's turn works in %q", m.Worktree)
+	}
+	ackTask(b, tk.ID)
+	_, err := b.c.AskScout(b.now, "claude", "scout-a", "Where is Add defined?")
+	b.ok(err)
+	if q := lastDelivered(b, "scout-a"); q.Worktree != ".wilco/worktrees/T-1" {
+		t.Fatalf("the scout reads %q", q.Worktree)
+	}
+}

@@ -558,20 +558,25 @@ func writeFile(path string, b []byte) error {
 }
 
 // readOnly gives a scout's question a throw-away worktree made from the
-// working tree as it is, and the function that lists what the scout
-// changed there and removes it.
-func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, func(context.Context) ([]string, error), error) {
+// working tree as it is — the checkout's, or the worktree's of the task
+// worked in parallel that asks (worktree) — and the function that lists
+// what the scout changed there and removes it.
+func (d *Dispatcher) readOnly(ctx context.Context, messageID, worktree string) (string, func(context.Context) ([]string, error), error) {
 	if d.ws == nil {
 		return "", nil, errors.New("a scout works in a copy of the working tree, which needs a git work tree")
 	}
+	ws, err := d.workspaceOf(worktree)
+	if err != nil {
+		return "", nil, err
+	}
 	key := "scout-" + messageID
-	dir, err := d.ws.Worktree(ctx, key)
+	dir, err := ws.Worktree(ctx, key)
 	if err != nil {
 		return "", nil, err
 	}
 	return dir, func(ctx context.Context) ([]string, error) {
-		_, files, err := d.ws.Diff(ctx, key)
-		if derr := d.ws.Discard(context.WithoutCancel(ctx), key); derr != nil {
+		_, files, err := ws.Diff(ctx, key)
+		if derr := ws.Discard(context.WithoutCancel(ctx), key); derr != nil {
 			d.log.Warn("removing a scout's worktree failed", "message", messageID, "err", derr)
 		}
 		return files, err

@@ -47,3 +47,36 @@ func TestAParallelTasksStepsRunInItsWorktreeAndListWhatItChangedThere(t *testing
 		t.Fatalf("the ended task's worktree is still there: %v", err)
 	}
 }
+
+func TestAScoutOfAParallelTaskReadsACopyOfItsWorktree(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "a.txt")
+	runGit(t, dir, "branch", "-M", "main")
+	ctx := context.Background()
+	p, _ := d.PrepareWorktree(ctx, core.PrepareWorktree{TaskID: "T-1", Branch: core.TaskBranch("T-1"), Dir: core.TaskWorktree("T-1"), From: "main"})
+	if p.Error != "" {
+		t.Fatal(p.Error)
+	}
+	wt := filepath.Join(dir, core.TaskWorktree("T-1"))
+	write(t, wt, "a.txt", "the task's, not committed\n")
+	scout, done, err := d.readOnly(ctx, "M-9", core.TaskWorktree("T-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(scout, "a.txt")); string(b) != "the task's, not committed\n" {
+		t.Fatalf("the scout reads %q, not the task's worktree", b)
+	}
+	write(t, scout, "b.txt", "the scout wrote\n")
+	changed, err := done(ctx)
+	if err != nil || !slices.Equal(changed, []string{"b.txt"}) {
+		t.Fatalf("what the scout changed: %v %v", changed, err)
+	}
+	if _, err := os.Stat(scout); !os.IsNotExist(err) {
+		t.Fatalf("the scout's copy is still there: %v", err)
+	}
+	// The task's own change list does not see the scout's copy.
+	files, err := d.changedIn(ctx, core.TaskWorktree("T-1"), "T-1", false)
+	if err != nil || len(files) != 1 || files[0].Path != "a.txt" {
+		t.Fatalf("the task changed %+v (%v)", files, err)
+	}
+}

@@ -63,10 +63,11 @@ type Options struct {
 	// DefaultKillGrace).
 	KillGrace time.Duration
 	// ReadOnly, when set, gives a scout's question (by message id) a copy
-	// of the working tree to work in, and the function that, once the
-	// scout's turn is over, lists the files it changed there and removes
-	// the copy.
-	ReadOnly func(ctx context.Context, messageID string) (dir string, done func(context.Context) ([]string, error), err error)
+	// of the working tree to work in — the checkout's, or the worktree's
+	// (relative to Dir) of the task worked in parallel that asks — and the
+	// function that, once the scout's turn is over, lists the files it
+	// changed there and removes the copy.
+	ReadOnly func(ctx context.Context, messageID, worktree string) (dir string, done func(context.Context) ([]string, error), err error)
 	// RateLimitWait is how long to wait before the n-th (1-based) time a
 	// turn's work, cut short by a rate-limited model API, goes on
 	// (default: 30s doubling up to 2m, the ack policy's default backoff).

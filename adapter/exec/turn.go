@@ -473,17 +473,21 @@ func (a *Adapter) answer(t *turn) {
 	}
 }
 
-// answerDir is where the agent answers a message: the repository, or for
-// a scout a copy of the working tree, with the function that lists what
-// the scout changed there and removes it. ok is false when the copy
-// could not be made (the message failed).
+// answerDir is where the agent answers a message: the repository (the
+// worktree of the task worked in parallel it is about, for a reviewer),
+// or for a scout a copy of that working tree, with the function that
+// lists what the scout changed there and removes it. ok is false when the
+// copy could not be made (the message failed).
 func (t *turn) answerDir() (dir string, readOnly func(context.Context) ([]string, error), ok bool) {
 	if t.msg.Type != string(core.TypeScoutQuery) || t.a.opts.ReadOnly == nil {
+		if t.msg.Worktree != "" {
+			return filepath.Join(t.a.opts.Dir, filepath.FromSlash(t.msg.Worktree)), nil, true
+		}
 		return t.a.opts.Dir, nil, true
 	}
 	// A scout works in a copy of the working tree; what it changes there
 	// refuses its answer.
-	d, done, err := t.a.opts.ReadOnly(t.a.ctx, t.msg.ID)
+	d, done, err := t.a.opts.ReadOnly(t.a.ctx, t.msg.ID, t.msg.Worktree)
 	if err != nil {
 		t.log.Error("the scout's read-only worktree could not be made", "err", err)
 		t.failed("wilco could not make the scout's read-only worktree: " + err.Error())

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // parallelBundle is a core that works n tasks at once, with the agents
@@ -529,5 +530,21 @@ func TestAParallelTasksAgentAndItsScoutWorkInItsWorktree(t *testing.T) {
 	b.ok(err)
 	if q := lastDelivered(b, "scout-a"); q.Worktree != ".wilco/worktrees/T-1" {
 		t.Fatalf("the scout reads %q", q.Worktree)
+	}
+}
+
+func TestTheReviewerOfAParallelTaskReadsItsWorktree(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2, "reviewer": 1})
+	p := b.c.Policies()
+	p.Review = ReviewPolicy{Agent: "reviewer", Timeout: 5 * time.Minute}
+	b.ok(b.c.Configure(b.now, p))
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	passVerify(b, tk.ID, &Inspection{Files: []FileState{{Path: "main.go", Status: "modified", LinesChanged: 1}}, Diff: "--- a/main.go\n+++ b/main.go\n"})
+	if m := lastDelivered(b, "reviewer"); m.Type != string(TypeReview) || m.Worktree != ".wilco/worktrees/T-1" {
+		t.Fatalf("the review: %s in %q", m.Type, m.Worktree)
 	}
 }

@@ -187,7 +187,7 @@ func (s *State) pickFreeAgent(t *Task) string {
 	var fallback string
 	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
 		a := s.agents[n]
-		if !s.takesTasks(a) || t.DryRun && (a.Pull || a.Adapter == "tmux") || len(s.lacksFor(a)) > 0 || !usable(a) {
+		if !s.takesTasks(a) || !worksInWorktrees(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
 			continue
 		}
 		if a.Status == Available || a.Status == Busy {
@@ -199,6 +199,12 @@ func (s *State) pickFreeAgent(t *Task) string {
 	}
 	return fallback
 }
+
+// worksInWorktrees reports whether wilco starts the agent's turns where
+// it says (an exec agent): a task worked in parallel, or a dry run, works
+// in a worktree, which a mailbox agent (in its own environment) or a tmux
+// agent (in its session) does not reach.
+func worksInWorktrees(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
 
 // agentFor chooses who works on a task's next attempt: with tasks worked
 // in parallel, an agent with an instance free (its own, for a task that

@@ -548,3 +548,19 @@ func TestTheReviewerOfAParallelTaskReadsItsWorktree(t *testing.T) {
 		t.Fatalf("the review: %s in %q", m.Type, m.Worktree)
 	}
 }
+
+func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 1})
+	b.agent("remote", "mailbox")
+	_, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x", Agent: "remote"})
+	b.refused(err, Invalid)
+	if !strings.Contains(err.Error(), "agent remote is a mailbox agent: a task worked in parallel (parallel 2) works in a worktree of its own, which needs an exec agent") {
+		t.Fatal(err)
+	}
+	first := submit(b, TaskSpec{Description: "a"})
+	second := submit(b, TaskSpec{Description: "b"})
+	if b.task(first.ID).Agent != "claude" || b.task(second.ID).State != Queued {
+		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
+	}
+}

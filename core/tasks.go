@@ -205,6 +205,9 @@ func (s *State) admit(spec TaskSpec) (admitted, error) {
 		if spec.DryRun && a.Pull {
 			return admitted{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
 		}
+		if s.parallel() && !worksInWorktrees(a) {
+			return admitted{}, invalidf("agent %s is a %s agent: a task worked in parallel (parallel %d) works in a worktree of its own, which needs an exec agent", a.Name, a.Adapter, s.policies.Parallel)
+		}
 	}
 	if s.inService() == 0 {
 		return admitted{}, conflictf("no agent is configured: add one to wilco.yaml or POST /v1/agents")
@@ -317,6 +320,8 @@ func (s *State) noAgentFor(t *Task) string {
 			why = append(why, n+" lacks "+strings.Join(s.lacksFor(a), ", "))
 		case t.DryRun && (a.Pull || a.Adapter == "tmux"):
 			why = append(why, n+" is a "+a.Adapter+" agent, and a dry run needs an exec agent")
+		case s.parallel() && !worksInWorktrees(a):
+			why = append(why, n+" is a "+a.Adapter+" agent, and a task worked in parallel needs an exec agent")
 		}
 	}
 	if len(why) == 0 {

@@ -481,6 +481,9 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 // configuration's agents and policies, runs again the agents created
 // through the API, and settles what a restart interrupted.
 func (d *Daemon) begin(ctx context.Context, tokens map[string]string) error {
+	// Before the executor starts the first turn, which the pid files of
+	// the runs a previous wilco left would otherwise be taken for.
+	d.disp.KillOrphans()
 	d.Runtime.Start()
 	d.exec.Start()
 	if err := d.setUp(ctx, d.Config, tokens); err != nil {

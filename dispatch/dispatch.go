@@ -566,9 +566,6 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID string) (string, fu
 // followed again; the sessions on wilco's own tmux server of agents it no
 // longer runs are ended.
 func (d *Dispatcher) Recover(ctx context.Context) error {
-	if n := d.exec.KillOrphans(); n > 0 {
-		d.log.Warn("stopped agents a previous wilco left running", "count", n)
-	}
 	live := map[string]bool{} // worktree names of dry runs not ended
 	var adopt []core.Task
 	if d.rt == nil {
@@ -601,6 +598,15 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 		d.log.Warn("removing orphaned dry-run worktrees failed", "err", rerr)
 	}
 	return nil
+}
+
+// KillOrphans stops the exec agents a previous wilco left running (their
+// process groups, found from the pid files of their runs). Call it before
+// any effect is performed: a turn started since would be taken for one.
+func (d *Dispatcher) KillOrphans() {
+	if n := d.exec.KillOrphans(); n > 0 {
+		d.log.Warn("stopped agents a previous wilco left running", "count", n)
+	}
 }
 
 // endStrays ends the sessions on wilco's own tmux server of agents that

@@ -477,18 +477,24 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 	return err
 }
 
-// begin starts the runtime's loop and the executor, registers the
-// configuration's agents and policies, runs again the agents created
-// through the API, and settles what a restart interrupted.
+// begin starts the runtime's loop, registers the configuration's agents
+// and policies, runs again the agents created through the API, starts the
+// executor, and settles what a restart interrupted.
 func (d *Daemon) begin(ctx context.Context, tokens map[string]string) error {
+	// Before the executor starts the first turn, which the pid files of
+	// the runs a previous wilco left would otherwise be taken for.
+	d.disp.KillOrphans()
 	d.Runtime.Start()
-	d.exec.Start()
 	if err := d.setUp(ctx, d.Config, tokens); err != nil {
 		return err
 	}
 	if err := d.restoreAPIAgents(ctx, d.Config); err != nil {
 		return err
 	}
+	// The effects committed so far (the sends a restart hands over again,
+	// the probes) wait in the runtime's outbox until every agent is in its
+	// adapter: none is dropped for an agent not yet back.
+	d.exec.Start()
 	return d.disp.Recover(ctx)
 }
 

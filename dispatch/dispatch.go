@@ -590,10 +590,7 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID, worktree string) (
 // followed again; the sessions on wilco's own tmux server of agents it no
 // longer runs are ended.
 func (d *Dispatcher) Recover(ctx context.Context) error {
-	if n := d.exec.KillOrphans(); n > 0 {
-		d.log.Warn("stopped agents a previous wilco left running", "count", n)
-	}
-	live := map[string]bool{} // worktree names of dry runs and tasks not ended
+	live := map[string]bool{} // worktree names of dry runs and tasks not ended, and those kept
 	var adopt []core.Task
 	if d.rt == nil {
 		return ErrNoRuntime
@@ -621,12 +618,21 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	}
 	removed, rerr := d.ws.RemoveWorktreesExcept(ctx, func(name string) bool { return live[name] })
 	if len(removed) > 0 {
-		d.log.Info("removed the worktrees of dry runs that ended", "worktrees", removed)
+		d.log.Info("removed the worktrees of dry runs and tasks that ended", "worktrees", removed)
 	}
 	if rerr != nil {
-		d.log.Warn("removing orphaned dry-run worktrees failed", "err", rerr)
+		d.log.Warn("removing orphaned worktrees failed", "err", rerr)
 	}
 	return nil
+}
+
+// KillOrphans stops the exec agents a previous wilco left running (their
+// process groups, found from the pid files of their runs). Call it before
+// any effect is performed: a turn started since would be taken for one.
+func (d *Dispatcher) KillOrphans() {
+	if n := d.exec.KillOrphans(); n > 0 {
+		d.log.Warn("stopped agents a previous wilco left running", "count", n)
+	}
 }
 
 // endStrays ends the sessions on wilco's own tmux server of agents that

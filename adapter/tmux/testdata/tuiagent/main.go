@@ -313,24 +313,7 @@ func (a *agent) answer(text string) {
 			f.Close()
 		}
 	}
-	// The echo of the prompt, as a plain program shows what it was given.
-	if alt {
-		for i, l := range strings.Split(text, "\n") {
-			if i == 0 {
-				l = "> " + l
-			} else {
-				l = "  " + l
-			}
-			conversation = append(conversation, l)
-		}
-		input = "> "
-		redraw()
-	} else {
-		fmt.Print("\r\x1b[K")
-		for _, l := range strings.Split(text, "\n") {
-			fmt.Print(l + "\r\n")
-		}
-	}
+	echo(text)
 	busy := a.busyFor
 	if m := busyWord.FindStringSubmatch(text); m != nil {
 		if d, err := time.ParseDuration(m[1]); err == nil {
@@ -338,18 +321,16 @@ func (a *agent) answer(text string) {
 		}
 	}
 	if strings.Contains(text, `reply with "ok"`) || strings.Contains(text, "Reminder: Please reply") || strings.Contains(text, "reply 'ok'") {
-		if !a.work(busy / 3) {
-			return
+		if a.work(busy / 3) {
+			say(a.opAnswer)
 		}
-		say(a.opAnswer)
 		return
 	}
 	m := ackRequest.FindStringSubmatch(text)
 	if m == nil {
-		if !a.work(busy / 3) {
-			return
+		if a.work(busy / 3) {
+			say("noted")
 		}
-		say("noted")
 		return
 	}
 	id := m[1]
@@ -364,64 +345,97 @@ func (a *agent) answer(text string) {
 		os.Exit(3)
 	}
 	if strings.Contains(text, "IDLE") {
-		if alt {
-			status = "thinking (esc to interrupt)"
-			redraw()
-		} else {
-			fmt.Print("\r\x1b[Kthinking (esc to interrupt)")
-		}
-		for {
-			if b := <-a.keys; b == 0x1b || b == 0x03 {
-				say("interrupted")
-				return
-			}
-		}
+		a.idle()
+		return
 	}
 	if !a.work(busy) {
 		return
 	}
-	if w := writeWord.FindStringSubmatch(text); w != nil {
-		file := w[1]
-		content := "attempt 1\n"
-		if strings.Contains(text, "<retry_context") {
-			content = "fixed " + id + "\n"
-		}
-		asks := 0
-		if strings.Contains(text, "PERMISSION") {
-			asks = 1
-		}
-		if strings.Contains(text, "TWICE") {
-			asks = 2
-		}
-		for i := range asks {
-			if i > 0 && !a.work(busy) {
-				return
-			}
-			if alt {
-				status = "Allow write to " + file + "? (y/n) "
-				redraw()
-			} else {
-				fmt.Print("\r\x1b[KAllow write to " + file + "? (y/n) ")
-			}
-			if i == 0 && strings.Contains(text, "DEAF") {
-				a.deaf(time.Second)
-			}
-			if b := <-a.keys; b != 'y' && b != 'Y' {
-				say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
-				return
-			}
-		}
-		if asks > 0 {
-			say("y")
-		}
-		if err := os.WriteFile(filepath.Clean(file), []byte(content), 0o644); err != nil {
-			say("could not write "+file+": "+err.Error(), "Status: failure")
-			return
-		}
-		narrow = alt
-		say("Wrote "+file+".", "")
+	if w := writeWord.FindStringSubmatch(text); w != nil && !a.write(text, w[1], id, busy) {
+		return
 	}
 	say("Status: complete", "Summary: did what the task asked")
+}
+
+// echo shows the prompt, as a plain program shows what it was given.
+func echo(text string) {
+	if !alt {
+		fmt.Print("\r\x1b[K")
+		for _, l := range strings.Split(text, "\n") {
+			fmt.Print(l + "\r\n")
+		}
+		return
+	}
+	for i, l := range strings.Split(text, "\n") {
+		if i == 0 {
+			l = "> " + l
+		} else {
+			l = "  " + l
+		}
+		conversation = append(conversation, l)
+	}
+	input = "> "
+	redraw()
+}
+
+// showStatus shows line where the program says what it does.
+func showStatus(line string) {
+	if alt {
+		status = line
+		redraw()
+	} else {
+		fmt.Print("\r\x1b[K" + line)
+	}
+}
+
+// idle thinks until it is interrupted.
+func (a *agent) idle() {
+	showStatus("thinking (esc to interrupt)")
+	for {
+		if b := <-a.keys; b == 0x1b || b == 0x03 {
+			say("interrupted")
+			return
+		}
+	}
+}
+
+// write writes file for task id, asking for permission first when the
+// prompt says PERMISSION (once) or TWICE; false when it did not.
+func (a *agent) write(text, file, id string, busy time.Duration) bool {
+	content := "attempt 1\n"
+	if strings.Contains(text, "<retry_context") {
+		content = "fixed " + id + "\n"
+	}
+	asks := 0
+	if strings.Contains(text, "PERMISSION") {
+		asks = 1
+	}
+	if strings.Contains(text, "TWICE") {
+		asks = 2
+	}
+	for i := range asks {
+		if i > 0 && !a.work(busy) {
+			return false
+		}
+		showStatus("Allow write to " + file + "? (y/n) ")
+		if i == 0 && strings.Contains(text, "DEAF") {
+			a.deaf(time.Second)
+		}
+		if b := <-a.keys; b != 'y' && b != 'Y' {
+			say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
+			return false
+		}
+	}
+	if asks > 0 {
+		say("y")
+	}
+	if err := os.WriteFile(filepath.Clean(file), []byte(content), 0o644); err != nil {
+		say("could not write "+file+": "+err.Error(), "Status: failure")
+		return false
+	}
+	narrow = alt
+	say("Wrote "+file+".", "")
+	return true
 }
 
 // deaf drops the keys that come in the next d.

@@ -218,6 +218,9 @@ type LandTask struct {
 	// to it (a fast-forward of the checkout when Branch is checked out).
 	Worktree, TaskBranch, Base, How string
 	Advance, Onto                   string
+	// Title and Body are those of the pull request a task landing as one
+	// (How pr) opens, when there is none for its branch yet.
+	Title, Body string
 }
 
 func (LandTask) isEffect() {}
@@ -291,6 +294,9 @@ func landTask(t *Task) LandTask {
 		if i := t.Integration; i != nil && i.Passed {
 			l.Advance, l.Onto = i.Combined, i.Onto
 		}
+	}
+	if t.Land == LandPR {
+		l.Title, l.Body = prompt.PullRequestTitle(t.Description), prompt.PullRequestBody(pullRequestText(t))
 	}
 	return l
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"wilco/prompt"
 )
 
 // Tasks that land as pull requests (land.how pr): a verified task is
@@ -241,6 +243,25 @@ func (s *State) applyPR(ev Event) bool {
 		t.PR.Merging = true
 	}
 	return true
+}
+
+// pullRequestText is what a task's pull request says of it.
+func pullRequestText(t *Task) prompt.PullRequest {
+	v := t.Verified
+	p := prompt.PullRequest{TaskID: t.ID, Description: t.Description, Criteria: t.AcceptanceCriteria, VerifyMS: v.VerifyMS,
+		Summary:     prompt.Summary{Files: v.Files, Why: firstOf(t.LastSummary, t.Description), RunID: v.RunID, Command: v.Command, Attempts: t.Attempt, Warnings: v.Warnings},
+		InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens, CostUSD: t.Usage.CostUSD, Agent: t.Agent, Issue: t.Issue}
+	for _, f := range t.Failures {
+		line := fmt.Sprintf("attempt %d: %s", f.Attempt, f.FailureType)
+		if f.RunID != "" {
+			line += " (run `" + f.RunID + "`)"
+		}
+		if e := firstLine(firstOf(f.ExecutorOutput.Error, f.Details)); e != "" {
+			line += ": " + e
+		}
+		p.Failed = append(p.Failed, line)
+	}
+	return p
 }
 
 // prURL is the address of a task's pull request, "" for none.

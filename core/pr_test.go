@@ -115,7 +115,7 @@ func TestAFailedCheckIsCIFailedWithTheTailOfItsLogInTheNextPrompt(t *testing.T) 
 	verify(b, tk.ID, true)
 	const head2 = "2222222222222222222222222222222222222222"
 	l := last[LandTask](b)
-	if l.TaskID != tk.ID || l.Attempt != 2 || l.How != LandPR {
+	if l.TaskID != tk.ID || l.Attempt != 2 || l.How != LandPR || !strings.Contains(l.Body, "attempt 1: ci_failed (run `T-1-a1`): CI failed on pull request #7: test (failure)") {
 		t.Fatalf("the second push asked: %#v", l)
 	}
 	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: l.RunID, Commit: head2, Branch: l.TaskBranch, PR: &PROpened{Number: 7}})
@@ -298,5 +298,27 @@ func TestTheCIDeadlineIsArmedAgainAfterARestart(t *testing.T) {
 	})
 	if !found {
 		t.Fatal("the CI deadline is not among the timers a restart arms")
+	}
+}
+
+func TestThePullRequestCarriesTheTaskItsVerificationAttemptsCostAndIssue(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeManual)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout\n\nIt is 6s; make it 60s.", AcceptanceCriteria: []string{"login waits 60s"}, Issue: 12})
+	prepared(b, tk.ID, "base")
+	reply(b, "claude", b.task(tk.ID).Delivery, "[ACK] "+tk.ID+" - RECEIVED\nUnderstanding: make login wait 60s instead of 6s, so that login waits 60s")
+	endTurn(b, tk.ID, 0)
+	verify(b, tk.ID, true)
+	l := last[LandTask](b)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: l.RunID, Commit: prHead1, Branch: l.TaskBranch, PR: &PROpened{Number: 7}})
+	b.ok(err)
+	if l.Title != "Fix the login timeout" {
+		t.Fatalf("title %q", l.Title)
+	}
+	for _, want := range []string{"## Task T-1", "It is 6s; make it 60s.", "- login waits 60s", "## How it was verified", "passed in run `T-1-a1`",
+		"Verified at the first attempt.", "Fixes #12", "Wilco-Task: T-1", "Wilco-Run: T-1-a1"} {
+		if !strings.Contains(l.Body, want) {
+			t.Errorf("the body lacks %q:\n%s", want, l.Body)
+		}
 	}
 }

@@ -564,3 +564,24 @@ func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
 		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
 	}
 }
+
+func TestATaskThatLandsAsNoneIsCountedAsLeftOnItsBranchNotLanded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	none := submit(b, TaskSpec{Description: "kept on its branch", Land: LandNone})
+	merged := submit(b, TaskSpec{Description: "merged"})
+	for _, id := range []string{none.ID, merged.ID} {
+		prepared(b, id, "base")
+		toLanding(b, id)
+		got := b.task(id)
+		_, err := b.c.Report(b.now, Landed{TaskID: id, RunID: RunID(id, 1), Commit: "1111111111111111111111111111111111111111", Branch: got.Verified.Branch})
+		b.ok(err)
+		if got := b.task(id); got.State != Success {
+			t.Fatalf("%s: %s", id, got.State)
+		}
+	}
+	s := b.c.RetrySummary("all", nil)
+	if s.Landed != 1 || s.LeftOnBranch != 1 || !strings.Contains(s.Text, "| Landed as commits | 1 |") || !strings.Contains(s.Text, "| Left on their branch (land none) | 1 |") {
+		t.Fatalf("landed %d, left on their branch %d:\n%s", s.Landed, s.LeftOnBranch, s.Text)
+	}
+}

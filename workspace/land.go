@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"wilco/core"
+	"wilco/prompt"
 )
 
 // Ways a task's branch lands on the target (land.how).
@@ -22,9 +25,10 @@ const (
 // combination, not yet verified); Conflict the files in conflict (no
 // Commit), with the commits that landed in between.
 type Combination struct {
-	Commit, Onto      string
-	Moved             bool
-	Conflict, Between []string
+	Commit, Onto string
+	Moved        bool
+	Conflict     []string
+	Between      []core.TargetCommit
 }
 
 // ErrTargetMoved is returned (wrapped) by Advance when the target is no
@@ -33,12 +37,16 @@ var ErrTargetMoved = errors.New("the target moved")
 
 // Combine makes what a task's branch (checked out in wt, a worktree of
 // this repository) lands as on target, by how, from base (the commit its
-// branch started from): when the target has not moved past what the
-// branch holds, the branch's head (merge, rebase) or one commit of its
-// change on the target's head (squash); else its combination with the
-// target's head — a merge commit, its commit replayed, or one commit —
-// which the worktree's branch is moved to, for it to be verified there.
-// Conflicts change nothing. No hook runs.
+// branch started from). When the target has not moved past what the
+// branch holds: the branch's head (merge, and rebase of a branch with no
+// merge), or its commits replayed on the target's head one by one
+// (rebase of a branch that holds a merge: the target stays linear), or one
+// commit of its change on the target's head (squash) — each of the
+// branch head's tree. Else its combination with the target's head: a
+// merge commit, each of its commits replayed (rebase), or one commit
+// (squash), which the worktree's branch is moved to, for it to be
+// verified there. Conflicts change nothing, and name the commits that
+// landed on target since base. No hook runs.
 func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how string) (Combination, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -54,7 +62,8 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 	c.Onto = onto
 	if isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
-		if how == HowSquash && !isParent(ctx, w.root, onto, head) {
+		switch {
+		case how == HowSquash && !isParent(ctx, w.root, onto, head):
 			msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
 			if err != nil {
 				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
@@ -62,40 +71,43 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 			if c.Commit, err = commitTree(ctx, w.root, head+"^{tree}", string(msg), nil, onto); err != nil {
 				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
 			}
+		case how == HowRebase && hasMerges(ctx, w.root, onto, head):
+			if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
+				return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
+			}
 		}
 		return c, nil
 	}
 	c.Moved = true
-	between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
-	if err != nil {
-		return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
-	}
-	c.Between = lines(string(between))
 	tree, conflict, err := mergeTree(ctx, w.root, onto, head)
 	if err != nil {
 		return c, fmt.Errorf("workspace: combine %s with %s: %w", branch, target, err)
 	}
 	if len(conflict) > 0 {
 		c.Conflict = conflict
+		if c.Between, err = commitsSince(ctx, w.root, onto, base, head); err != nil {
+			return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+		}
 		return c, nil
 	}
-	msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
-	if err != nil {
-		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
-	}
-	var author []string
-	parents := []string{onto}
 	switch how {
-	case HowMerge:
-		msg = []byte(fmt.Sprintf("Merge branch '%s' into %s\n", branch, target))
-		parents = append(parents, head)
 	case HowRebase:
-		if author, err = authorOf(ctx, w.root, head); err != nil {
-			return c, err
+		if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
+			return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
 		}
-	}
-	if c.Commit, err = commitTree(ctx, w.root, tree, string(msg), author, parents...); err != nil {
-		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
+	case HowMerge:
+		msg := fmt.Sprintf("Merge branch '%s' into %s\n", branch, target)
+		if c.Commit, err = commitTree(ctx, w.root, tree, msg, nil, onto, head); err != nil {
+			return c, fmt.Errorf("workspace: merge %s into %s: %w", branch, target, err)
+		}
+	default:
+		msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
+		if err != nil {
+			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
+		}
+		if c.Commit, err = commitTree(ctx, w.root, tree, string(msg), nil, onto); err != nil {
+			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
+		}
 	}
 	// The worktree holds the combination, to be verified there (reset
 	// runs no hook).
@@ -103,6 +115,72 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
+}
+
+// hasMerges reports whether the first-parent line of head since onto
+// holds a merge commit.
+func hasMerges(ctx context.Context, dir, onto, head string) bool {
+	out, err := git(ctx, dir, nil, nil, "rev-list", "--first-parent", "--merges", "-n", "1", head, "^"+onto, "--")
+	return err == nil && strings.TrimSpace(string(out)) != ""
+}
+
+// replay makes the commits of head's first-parent line that onto does
+// not hold again on onto, oldest first, each with its message and author:
+// a linear history, whose last commit has the tree of head merged with
+// onto. Each replayed commit holds onto and the branch up to that commit;
+// a merge commit (the agent merged the target to resolve a conflict)
+// holds what it resolved. A commit that conflicts with onto on its own
+// is folded into the next one (the merge that resolved it); one that
+// changes nothing is left out, as git rebase does. It touches no work
+// tree.
+func replay(ctx context.Context, dir, onto, head string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-list", "--first-parent", "--reverse", head, "^"+onto, "--")
+	if err != nil {
+		return "", err
+	}
+	chain := lines(string(out))
+	cur := onto
+	curTree, err := treeOf(ctx, dir, onto)
+	if err != nil {
+		return "", err
+	}
+	for i, c := range chain {
+		tree, conflict, err := mergeTree(ctx, dir, onto, c)
+		if err != nil {
+			return "", err
+		}
+		if len(conflict) > 0 {
+			if i == len(chain)-1 {
+				return "", fmt.Errorf("%s conflicts with %s in %s", c, onto, strings.Join(conflict, ", "))
+			}
+			continue // folded into the next
+		}
+		if tree == curTree {
+			continue // nothing of its own
+		}
+		msg, err := git(ctx, dir, nil, nil, "log", "-1", "--format=%B", c)
+		if err != nil {
+			return "", err
+		}
+		author, err := authorOf(ctx, dir, c)
+		if err != nil {
+			return "", err
+		}
+		if cur, err = commitTree(ctx, dir, tree, string(msg), author, cur); err != nil {
+			return "", err
+		}
+		curTree = tree
+	}
+	return cur, nil
+}
+
+// treeOf is a commit's tree.
+func treeOf(ctx context.Context, dir, commit string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "--quiet", commit+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("the tree of %s: %w", commit, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Advance moves target from onto to commit, when it is still at onto, and
@@ -330,6 +408,27 @@ func commitTree(ctx context.Context, dir, tree, message string, env []string, pa
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// commitsSince are the commits of onto that landed since base and that
+// head does not hold (those a resolved merge took in are not what it
+// conflicts with), newest first: each one's short hash, subject and the
+// task its Wilco-Task trailer names.
+func commitsSince(ctx context.Context, dir, onto, base, head string) ([]core.TargetCommit, error) {
+	format := "--format=%h%x1f%s%x1f%(trailers:key=" + prompt.TrailerTask + ",valueonly,separator=%x2C)%x1e"
+	out, err := git(ctx, dir, nil, nil, "log", format, onto, "^"+base, "^"+head, "--")
+	if err != nil {
+		return nil, err
+	}
+	var cs []core.TargetCommit
+	for rec := range strings.SplitSeq(string(out), "\x1e") {
+		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x1f")
+		if len(f) != 3 {
+			continue
+		}
+		cs = append(cs, core.TargetCommit{Hash: f[0], Subject: f[1], Task: strings.TrimSpace(f[2])})
+	}
+	return cs, nil
 }
 
 func lines(s string) []string {

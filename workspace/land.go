@@ -117,6 +117,46 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 	return c, nil
 }
 
+// Landing finds the commit of target that a landing of a task's branch
+// (at head, started from base) cut short after the target moved already
+// made: the first commit of target's first-parent line that holds head
+// (a merge, or head itself), else the newest one since base whose
+// Wilco-Run trailer is run (a squash, or a rebase's last commit). "" when
+// the branch has not landed.
+func (w *Workspace) Landing(ctx context.Context, target, base, head, run string) (string, error) {
+	onto, err := revParse(ctx, w.root, "refs/heads/"+target)
+	if err != nil {
+		return "", fmt.Errorf("workspace: land on %s: %w", target, err)
+	}
+	if onto == head {
+		return head, nil
+	}
+	if isAncestor(ctx, w.root, head, onto) {
+		out, err := git(ctx, w.root, nil, nil, "rev-list", "--first-parent", "--reverse", onto, "^"+head, "--")
+		if err != nil {
+			return "", fmt.Errorf("workspace: the commits of %s: %w", target, err)
+		}
+		for _, c := range lines(string(out)) {
+			if isAncestor(ctx, w.root, head, c) {
+				return c, nil
+			}
+		}
+		return onto, nil
+	}
+	format := "--format=%H%x1f%(trailers:key=" + prompt.TrailerRun + ",valueonly,separator=%x2C)%x1e"
+	out, err := git(ctx, w.root, nil, nil, "log", "--first-parent", format, onto, "^"+base, "--")
+	if err != nil {
+		return "", fmt.Errorf("workspace: the commits of %s since %s: %w", target, base, err)
+	}
+	for rec := range strings.SplitSeq(string(out), "\x1e") {
+		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x1f")
+		if len(f) == 2 && slices.Contains(strings.Split(strings.TrimSpace(f[1]), ","), run) {
+			return f[0], nil
+		}
+	}
+	return "", nil
+}
+
 // hasMerges reports whether the first-parent line of head since onto
 // holds a merge commit.
 func hasMerges(ctx context.Context, dir, onto, head string) bool {
@@ -183,13 +223,35 @@ func treeOf(ctx context.Context, dir, commit string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// Steps of a landing that OnLandStep is told of, just before each.
+const (
+	// StepUpdateRef: the checkouts of the target hold the landing, the
+	// target is about to move.
+	StepUpdateRef = "land:update-ref"
+	// StepAfterUpdateRef: the target moved; the landing ends.
+	StepAfterUpdateRef = "land:after-update-ref"
+)
+
+// OnLandStep has fn told of each step of a landing (StepUpdateRef,
+// StepAfterUpdateRef) just before it: tests of recovery stop wilco there.
+// Set it before any landing.
+func (w *Workspace) OnLandStep(fn func(step string)) { w.step = fn }
+
+func (w *Workspace) landStep(step string) {
+	if w.step != nil {
+		w.step(step)
+	}
+}
+
 // Advance moves target from onto to commit, when it is still at onto, and
 // updates every checkout where target is checked out as a fast-forward
 // would: only the files that differ, and only while none of them has an
 // uncommitted change there — until then it calls wait with those files
 // (once for each new set) and looks again every poll. It returns the
-// files the landing changed. A target already at commit (an Advance cut
-// short after it moved) is left as it is. A target elsewhere is
+// files the landing changed. A landing cut short is finished: a checkout
+// whose files already hold commit's (cut short before the target moved)
+// is not changed again, and a target already at commit has its checkouts
+// still at onto's files brought to commit. A target elsewhere is
 // ErrTargetMoved, with nothing changed.
 func (w *Workspace) Advance(ctx context.Context, target, onto, commit string, poll time.Duration, wait func(files []string)) ([]string, error) {
 	ref := "refs/heads/" + target
@@ -225,21 +287,34 @@ func (w *Workspace) advance(ctx context.Context, ref, onto, commit string, files
 	if err != nil {
 		return false, nil, err
 	}
+	checkouts, err := w.checkoutsOf(ctx, ref)
+	if err != nil {
+		return false, nil, err
+	}
 	if cur == commit {
+		// Moved already: a checkout left at onto's files (a landing cut
+		// short between the target's move and its checkouts') follows.
+		for _, dir := range checkouts {
+			if len(files) > 0 && holds(ctx, dir, onto, files) && !holds(ctx, dir, commit, files) {
+				if _, err := git(ctx, dir, nil, nil, "read-tree", "-m", "-u", onto, commit); err != nil {
+					return false, nil, fmt.Errorf("workspace: update the checkout %s: %w", dir, err)
+				}
+			}
+		}
 		return true, nil, nil
 	}
 	if cur != onto {
 		return false, nil, fmt.Errorf("workspace: %s is at %s, not %s: %w", ref, cur, onto, ErrTargetMoved)
 	}
-	checkouts, err := w.checkoutsOf(ctx, ref)
-	if err != nil {
-		return false, nil, err
-	}
-	var dirty []string
+	var dirty, stale []string
 	for _, dir := range checkouts {
 		if len(files) == 0 {
 			break
 		}
+		if holds(ctx, dir, commit, files) {
+			continue // updated by a landing cut short before the target moved
+		}
+		stale = append(stale, dir)
 		// --no-optional-locks: looking every poll must not hold the
 		// user's index lock (their own git commands would fail).
 		args := append([]string{"--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--"}, literal(files)...)
@@ -257,23 +332,42 @@ func (w *Workspace) advance(ctx context.Context, ref, onto, commit string, files
 		slices.Sort(dirty)
 		return false, slices.Compact(dirty), nil
 	}
-	for i, dir := range checkouts {
+	for i, dir := range stale {
 		// A two-tree read-tree is a fast-forward of the index and the
 		// files: what differs between onto and commit, nothing else.
 		if _, err := git(ctx, dir, nil, nil, "read-tree", "-m", "-u", onto, commit); err != nil {
-			for _, back := range checkouts[:i] {
+			for _, back := range stale[:i] {
 				_, _ = git(ctx, back, nil, nil, "read-tree", "-m", "-u", commit, onto)
 			}
 			return false, nil, fmt.Errorf("workspace: update the checkout %s: %w", dir, err)
 		}
 	}
+	w.landStep(StepUpdateRef)
 	if _, err := git(ctx, w.root, nil, nil, "update-ref", "-m", "wilco: land", ref, commit, onto); err != nil {
-		for _, back := range checkouts {
+		for _, back := range stale {
 			_, _ = git(ctx, back, nil, nil, "read-tree", "-m", "-u", commit, onto)
 		}
 		return false, nil, fmt.Errorf("workspace: move %s: %w", ref, err)
 	}
+	w.landStep(StepAfterUpdateRef)
 	return true, nil, nil
+}
+
+// holds reports whether the index and the files of the work tree dir hold
+// rev's version of each of files (none of them changed from it, staged or
+// not).
+func holds(ctx context.Context, dir, rev string, files []string) bool {
+	for _, cached := range []bool{true, false} {
+		args := []string{"--no-optional-locks", "diff", "--quiet", "--no-renames"}
+		if cached {
+			args = append(args, "--cached")
+		}
+		args = append(append(args, rev, "--"), literal(files)...)
+		if _, err := git(ctx, dir, nil, nil, args...); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // checkoutsOf are the work trees where ref is checked out.

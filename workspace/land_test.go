@@ -306,3 +306,68 @@ func TestARebaseOfABranchThatResolvedAConflictByAMergeKeepsTheTargetLinear(t *te
 		t.Fatalf("main gained %q", got)
 	}
 }
+
+func TestALandingCutShortAroundTheTargetsMoveIsFinishedWithNothingHalfMerged(t *testing.T) {
+	t.Parallel()
+	for _, cut := range []string{StepUpdateRef, StepAfterUpdateRef} {
+		t.Run(cut, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			runGit(t, b.dir, "branch", "-M", "main")
+			w1, d1, base := taskTree(t, b, "T-1")
+			write(t, d1, "a.txt", "one\ntwo by T-1\nthree\n")
+			write(t, d1, "new.txt", "new by T-1\n")
+			c1, err := w1.CommitAll(b.ctx, "T-1\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The user's own edit, in a file the landing does not touch.
+			write(t, b.dir, "c.txt", "the user's\n")
+			// Wilco was killed at the step: the checkout was updated
+			// (and, after it, the target moved).
+			runGit(t, b.dir, "read-tree", "-m", "-u", base, c1)
+			if cut == StepAfterUpdateRef {
+				runGit(t, b.dir, "update-ref", "refs/heads/main", c1, base)
+			}
+			// Started again, the landing goes on.
+			var steps []string
+			b.ws.OnLandStep(func(s string) { steps = append(steps, s) })
+			if _, err := b.ws.Advance(b.ctx, "main", base, c1, time.Millisecond, func(f []string) { t.Fatalf("waited for %v, its own half-done landing", f) }); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(runGit(t, b.dir, "rev-parse", "main")); got != c1 {
+				t.Fatalf("main is at %s, want %s", got, c1)
+			}
+			if st := status(t, b.dir); st != " M c.txt\n" {
+				t.Fatalf("the checkout after the landing:\n%s", st)
+			}
+			if read(t, b.dir, "a.txt") != "one\ntwo by T-1\nthree\n" || read(t, b.dir, "new.txt") != "new by T-1\n" || read(t, b.dir, "c.txt") != "the user's\n" {
+				t.Fatal("the checkout's files are not main's and the user's")
+			}
+			want := []string{StepUpdateRef, StepAfterUpdateRef}
+			if cut == StepAfterUpdateRef {
+				want = nil
+			}
+			if !slices.Equal(steps, want) {
+				t.Fatalf("steps %v, want %v", steps, want)
+			}
+		})
+	}
+	// The other way round: the target moved and the checkout was not
+	// updated at all (a landing cut short by anything between the two).
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base := taskTree(t, b, "T-1")
+	write(t, d1, "a.txt", "one\ntwo by T-1\nthree\n")
+	c1, err := w1.CommitAll(b.ctx, "T-1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, b.dir, "update-ref", "refs/heads/main", c1, base)
+	if _, err := b.ws.Advance(b.ctx, "main", base, c1, time.Millisecond, func(f []string) { t.Fatalf("waited for %v", f) }); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, b.dir); st != "" || read(t, b.dir, "a.txt") != "one\ntwo by T-1\nthree\n" {
+		t.Fatalf("the checkout was left at the old target:\n%s", st)
+	}
+}

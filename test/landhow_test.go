@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 func TestARebaseLandsEachOfATasksCommitsOnTheTargetInALine(t *testing.T) {
@@ -17,11 +19,11 @@ func TestARebaseLandsEachOfATasksCommitsOnTheTargetInALine(t *testing.T) {
 	second := execAgent(t, "second", "two_commits.sh", nil, "OWN_FILE_SLEEP=2")
 	dir := parallelRepo(t, "parallel: 2\nland: {how: rebase}\nagents:\n"+ownFileAgent(t, "first", 1)+second, ownFilesCheck)
 	before := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "R-1", "description": "Write R-1 into files/R-1.txt", "agent": "first"})
-	in.submit(map[string]any{"id": "R-2", "description": "Write R-2 into files/R-2.txt", "agent": "second"})
-	in.waitTask("R-1", time.Minute, "success")
-	r2 := in.waitTask("R-2", 2*time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "R-1", "description": "Write R-1 into files/R-1.txt", "agent": "first"})
+	in.Submit(map[string]any{"id": "R-2", "description": "Write R-2 into files/R-2.txt", "agent": "second"})
+	in.WaitTask("R-1", time.Minute, "success")
+	r2 := in.WaitTask("R-2", 2*time.Minute, "success")
 	// R-1 landed first, so R-2 was replayed on it: its agent's commit,
 	// then wilco's, each with one parent.
 	var got []string
@@ -50,11 +52,11 @@ func TestAMergeConflictsMessageNamesTheCommitsThatLandedWithTheirTasksAndTheFile
 	writeFile(t, dir, "shared.txt", "base\n")
 	gitRun(t, dir, "add", "shared.txt")
 	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "M-1", "description": "Write M-1 into shared.txt", "agent": "first"})
-	in.submit(map[string]any{"id": "M-2", "description": "Write M-2 into shared.txt", "agent": "second"})
-	first := in.waitTask("M-1", time.Minute, "success")
-	second := in.waitTask("M-2", 2*time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "M-1", "description": "Write M-1 into shared.txt", "agent": "first"})
+	in.Submit(map[string]any{"id": "M-2", "description": "Write M-2 into shared.txt", "agent": "second"})
+	first := in.WaitTask("M-1", time.Minute, "success")
+	second := in.WaitTask("M-2", 2*time.Minute, "success")
 	if len(second.Failures) == 0 || second.Failures[0].FailureType != "merge_conflict" {
 		t.Fatalf("M-2 landed with no conflict:\n%s", second)
 	}
@@ -69,35 +71,35 @@ func TestAMergeConflictsMessageNamesTheCommitsThatLandedWithTheirTasksAndTheFile
 		t.Fatalf("the conflict's details lack %q:\n%s", want, f.Details)
 	}
 	// The retry the agent was sent carries them.
-	r := wilcoCLI(t, dir, in.url, time.Minute, "logs")
-	if !strings.Contains(r.stdout, short+" (task M-1)") {
-		t.Fatalf("wilco logs does not name M-1's commit:\n%s%s", r.stdout, r.stderr)
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "logs")
+	if !strings.Contains(r.Stdout, short+" (task M-1)") {
+		t.Fatalf("wilco logs does not name M-1's commit:\n%s%s", r.Stdout, r.Stderr)
 	}
 }
 
 func TestATaskThatLandsAsNoneIsCountedAsLeftOnItsBranchNotAsLanded(t *testing.T) {
 	t.Parallel()
 	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "N-1", "description": "Write N-1 into files/N-1.txt", "land": "none"})
-	in.submit(map[string]any{"id": "N-2", "description": "Write N-2 into files/N-2.txt"})
-	kept := in.waitTask("N-1", time.Minute, "success")
-	in.waitTask("N-2", time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "N-1", "description": "Write N-1 into files/N-1.txt", "land": "none"})
+	in.Submit(map[string]any{"id": "N-2", "description": "Write N-2 into files/N-2.txt"})
+	kept := in.WaitTask("N-1", time.Minute, "success")
+	in.WaitTask("N-2", time.Minute, "success")
 	if kept.LandedCommit == "" || strings.TrimSpace(gitRun(t, dir, "rev-parse", "wilco/N-1")) != kept.LandedCommit {
 		t.Fatalf("N-1 is not committed on its branch: %q", kept.LandedCommit)
 	}
-	r := wilcoCLI(t, dir, in.url, time.Minute, "stats", "--json")
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "stats", "--json")
 	var st struct {
 		Summary struct {
 			Landed       int `json:"landed"`
 			LeftOnBranch int `json:"left_on_branch"`
 		} `json:"summary"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Summary.Landed != 1 || st.Summary.LeftOnBranch != 1 {
-		t.Fatalf("wilco stats --json: %+v %v\n%s", st.Summary, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Summary.Landed != 1 || st.Summary.LeftOnBranch != 1 {
+		t.Fatalf("wilco stats --json: %+v %v\n%s", st.Summary, err, r.Stdout)
 	}
-	r = wilcoCLI(t, dir, in.url, time.Minute, "stats")
-	if !strings.Contains(r.stdout, "| Landed as commits | 1 |") || !strings.Contains(r.stdout, "| Left on their branch (land none) | 1 |") {
-		t.Fatalf("wilco stats:\n%s%s", r.stdout, r.stderr)
+	r = blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "stats")
+	if !strings.Contains(r.Stdout, "| Landed as commits | 1 |") || !strings.Contains(r.Stdout, "| Left on their branch (land none) | 1 |") {
+		t.Fatalf("wilco stats:\n%s%s", r.Stdout, r.Stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfMerged(t *testing.T) {
@@ -31,12 +32,12 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 					}
 				}
 				const userStatus = " M file.txt\n?? scratch.txt\n"
-				in := serveRepo(t, dir, perform.EnvKillBefore+"="+kill)
+				in := blackbox.ServeRepo(t, dir, perform.EnvKillBefore+"="+kill)
 				ids := []string{"L-1", "L-2"}
 				for _, id := range ids {
-					in.submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"})
+					in.Submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"})
 				}
-				in.waitKilled(2 * time.Minute)
+				in.WaitKilled(2 * time.Minute)
 				// Killed: the checkout's index and files agree (both the old
 				// target's or both the new one's), the user's edits are
 				// there.
@@ -45,9 +46,9 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 				}
 				checkMine(t, dir, mine)
 
-				again := serveRepo(t, dir)
+				again := blackbox.ServeRepo(t, dir)
 				for _, id := range ids {
-					again.waitTask(id, 2*time.Minute, "success")
+					again.WaitTask(id, 2*time.Minute, "success")
 				}
 				for _, id := range ids {
 					if n := strings.Count(gitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {

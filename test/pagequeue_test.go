@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 func TestThePagesTaskListShowsTheSlotsAndTheLandingQueueWithPositions(t *testing.T) {
@@ -27,25 +29,25 @@ func TestThePagesTaskListShowsTheSlotsAndTheLandingQueueWithPositions(t *testing
 			t.Fatal(err)
 		}
 	}
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "Q-1", "description": "Write Q-1 into files/Q-1.txt", "agent": "fast"})
-	in.submit(map[string]any{"id": "Q-2", "description": "Write Q-2 into files/Q-2.txt", "agent": "fast"})
-	in.submit(map[string]any{"id": "Q-3", "description": "Write Q-3 into files/Q-3.txt", "agent": "slow"})
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "Q-1", "description": "Write Q-1 into files/Q-1.txt", "agent": "fast"})
+	in.Submit(map[string]any{"id": "Q-2", "description": "Write Q-2 into files/Q-2.txt", "agent": "fast"})
+	in.Submit(map[string]any{"id": "Q-3", "description": "Write Q-3 into files/Q-3.txt", "agent": "slow"})
 	var q struct {
 		Landing []struct {
 			ID       string `json:"id"`
 			Position int    `json:"position"`
 		} `json:"landing"`
 	}
-	if !eventually(time.Minute, 50*time.Millisecond, func() bool {
-		in.must(200, in.call("GET", "/v1/queue", adminToken, nil), &q)
-		return len(q.Landing) == 2 && strings.Contains(in.task(q.Landing[0].ID).Milestone, "uncommitted changes")
+	if !blackbox.Eventually(time.Minute, 50*time.Millisecond, func() bool {
+		in.Must(200, in.Call("GET", "/v1/queue", blackbox.AdminToken, nil), &q)
+		return len(q.Landing) == 2 && strings.Contains(in.Task(q.Landing[0].ID).Milestone, "uncommitted changes")
 	}) {
-		t.Fatalf("the landing queue: %+v\n%s", q, in.problems())
+		t.Fatalf("the landing queue: %+v\n%s", q, in.Problems())
 	}
 
 	b := openBrowser(t)
-	b.navigate(in.loginLink())
+	b.navigate(in.LoginLink())
 	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
 	b.waitFor("the landing queue", `document.querySelectorAll('#land-queue li').length === 2`, 30*time.Second)
 	if held := b.str(`document.getElementById('slots-held').textContent`); held != "3 of 3 held" {

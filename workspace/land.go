@@ -514,15 +514,21 @@ func commitsSince(ctx context.Context, dir, onto, base, head string) ([]core.Tar
 	if err != nil {
 		return nil, err
 	}
+	return parseTargetCommits(string(out)), nil
+}
+
+// parseTargetCommits reads git log's records of commitsSince's format:
+// each "<hash>\x1f<subject>\x1f<tasks>\x1e", a newline between them.
+func parseTargetCommits(out string) []core.TargetCommit {
 	var cs []core.TargetCommit
-	for rec := range strings.SplitSeq(string(out), "\x1e") {
+	for rec := range strings.SplitSeq(out, "\x1e") {
 		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x1f")
-		if len(f) != 3 {
+		if len(f) != 3 || f[0] == "" {
 			continue
 		}
 		cs = append(cs, core.TargetCommit{Hash: f[0], Subject: f[1], Task: strings.TrimSpace(f[2])})
 	}
-	return cs, nil
+	return cs
 }
 
 func lines(s string) []string {

@@ -371,3 +371,28 @@ func TestALandingCutShortAroundTheTargetsMoveIsFinishedWithNothingHalfMerged(t *
 		t.Fatalf("the checkout was left at the old target:\n%s", st)
 	}
 }
+
+func FuzzParseTargetCommits(f *testing.F) {
+	f.Add("1a2b3c4", "Fix the login timeout", "T-3", "8d9e0f1", "Merge branch 'wilco/T-2' into main", "")
+	f.Add("abc", "", "T-1,T-2", "def", "subject\twith a tab", "k:task-1")
+	f.Fuzz(func(t *testing.T, h1, s1, t1, h2, s2, t2 string) {
+		// Whatever git writes, reading it never fails.
+		_ = parseTargetCommits(h1 + s1 + t1 + h2 + s2 + t2)
+		clean := func(s string) string {
+			return strings.NewReplacer("\x1e", "", "\x1f", "", "\n", "").Replace(s)
+		}
+		want := []core.TargetCommit{}
+		out := ""
+		for _, c := range [][3]string{{h1, s1, t1}, {h2, s2, t2}} {
+			h, s, task := clean(c[0]), clean(c[1]), strings.TrimSpace(clean(c[2]))
+			if h == "" {
+				continue
+			}
+			want = append(want, core.TargetCommit{Hash: h, Subject: s, Task: task})
+			out += h + "\x1f" + s + "\x1f" + task + "\x1e\n"
+		}
+		if got := parseTargetCommits(out); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("read %q as %+v, want %+v", out, got, want)
+		}
+	})
+}

@@ -44,6 +44,11 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 				if diff := gitRun(t, dir, "diff", "--name-only", "--", "files"); diff != "" {
 					t.Fatalf("the checkout's files differ from its index after the kill:\n%s", diff)
 				}
+				for _, id := range ids {
+					if b, err := os.ReadFile(filepath.Join(dir, "files", id+".txt")); err == nil && string(b) != id+"\n" {
+						t.Fatalf("the checkout's files/%s.txt after the kill: %q, neither the old target's nor the new one's", id, b)
+					}
+				}
 				checkMine(t, dir, mine)
 
 				again := blackbox.ServeRepo(t, dir)

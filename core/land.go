@@ -240,9 +240,10 @@ type Landed struct {
 	Error          string
 	// Conflict are the files in conflict when the task's branch was
 	// merged or rebased onto the target, which moved since its base;
-	// Between the commits that landed on the target in between
-	// ("<hash> <subject>").
-	Conflict, Between []string
+	// Between the commits that landed on the target in between, newest
+	// first.
+	Conflict []string
+	Between  []TargetCommit
 	// Combined is the task's branch combined with the target's head
 	// Onto, now checked out in its worktree and not landed: it is to be
 	// verified. Moved: the target moved since Onto (its combination is
@@ -255,6 +256,23 @@ type Landed struct {
 }
 
 func (Landed) isOutcome() {}
+
+// TargetCommit is a commit that landed on a task's target since its
+// branch started: its short hash, its subject and the task its
+// Wilco-Task trailer names ("" when none does).
+type TargetCommit struct {
+	Hash, Subject, Task string
+}
+
+// String is the commit as a failure record lists it: "<hash> <subject>
+// (task <id>)", the task left out when no trailer names one.
+func (c TargetCommit) String() string {
+	s := strings.TrimSpace(c.Hash + " " + c.Subject)
+	if c.Task != "" {
+		s += " (task " + c.Task + ")"
+	}
+	return s
+}
 
 // CommitCommand is the command of the failure record of a commit a git
 // hook refused.

@@ -330,10 +330,13 @@ type PlanSummary struct {
 	// Unverified counts tasks that ended with no check run: never a
 	// success.
 	Unverified int `json:"unverified"`
-	// Landed counts the tasks whose verified change landed as a commit;
-	// Conflicted and IntegrationFailed the tasks that had a merge_conflict
-	// or an integration_failed failure (tasks worked in parallel).
+	// Landed counts the tasks whose verified change landed as a commit
+	// on the target; LeftOnBranch those worked in parallel that landed as
+	// none: committed on their own branch, not on the target; Conflicted
+	// and IntegrationFailed the tasks that had a merge_conflict or an
+	// integration_failed failure (tasks worked in parallel).
 	Landed            int              `json:"landed"`
+	LeftOnBranch      int              `json:"left_on_branch,omitempty"`
 	Conflicted        int              `json:"conflicted,omitempty"`
 	IntegrationFailed int              `json:"integration_failed,omitempty"`
 	Details           []SummaryRow     `json:"details"`

@@ -80,3 +80,40 @@ func TestAScoutOfAParallelTaskReadsACopyOfItsWorktree(t *testing.T) {
 		t.Fatalf("the task changed %+v (%v)", files, err)
 	}
 }
+
+func TestALandingAskedAgainAfterTheTargetMovedLandsOnce(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{core.LandMerge, core.LandSquash, core.LandRebase} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			dir, d := repo(t, "a.txt")
+			runGit(t, dir, "branch", "-M", "main")
+			ctx := context.Background()
+			p, _ := d.PrepareWorktree(ctx, core.PrepareWorktree{TaskID: "T-1", Branch: core.TaskBranch("T-1"), Dir: core.TaskWorktree("T-1"), From: "main"})
+			if p.Error != "" {
+				t.Fatal(p.Error)
+			}
+			wt := filepath.Join(dir, core.TaskWorktree("T-1"))
+			// The agent committed a part itself; wilco commits the rest.
+			write(t, wt, "one.txt", "one\n")
+			runGit(t, wt, "add", "one.txt")
+			runGit(t, wt, "commit", "-qm", "the agent's own commit")
+			write(t, wt, "two.txt", "two\n")
+			land := core.LandTask{TaskID: "T-1", RunID: "T-1-a1", Attempt: 1, Agent: "claude", Branch: "main", Description: "Write one and two",
+				Worktree: core.TaskWorktree("T-1"), TaskBranch: core.TaskBranch("T-1"), Base: p.Base, How: how}
+			first, ok := d.LandTask(ctx, land)
+			if !ok || first.Commit == "" || first.Error != "" {
+				t.Fatalf("landed: %+v", first)
+			}
+			// Wilco was killed after the target moved, before the end was
+			// recorded: asked again, it finds the landing made.
+			again, ok := d.LandTask(ctx, land)
+			if !ok || again.Commit != first.Commit || again.Combined != "" || again.Error != "" {
+				t.Fatalf("asked again: %+v, first %s", again, first.Commit)
+			}
+			if n := strings.Count(runGit(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: T-1-a1$", "main"), "\n"); n != 1 {
+				t.Fatalf("%d commits of the run on main:\n%s", n, runGit(t, dir, "log", "--oneline", "--graph", "main"))
+			}
+		})
+	}
+}

@@ -296,7 +296,7 @@ func planView(c *core.State, p core.Plan) wire.Plan {
 
 func retrySummary(s core.PlanSummary) wire.RetrySummary {
 	v := wire.RetrySummary{TotalTasks: s.TotalTasks, FirstAttemptSuccess: s.FirstAttemptSuccess, RetriedTasks: s.RetriedTasks,
-		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified, Landed: s.Landed,
+		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified, Landed: s.Landed, LeftOnBranch: s.LeftOnBranch,
 		Conflicted: s.Conflicted, IntegrationFailed: s.IntegrationFailed,
 		Details: []wire.SummaryRow{}, FailurePatterns: []wire.FailurePattern{}, Text: s.Text}
 	for _, r := range s.Details {

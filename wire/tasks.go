@@ -326,7 +326,8 @@ type RetrySummary struct {
 	Escalations         int              `json:"escalations"`
 	Skipped             int              `json:"skipped"`
 	Unverified          int              `json:"unverified" doc:"Tasks that ended with no check run: never a success."`
-	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit."`
+	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit on the target."`
+	LeftOnBranch        int              `json:"left_on_branch,omitempty" doc:"Tasks worked in parallel that land as none: their verified change is committed on their own branch, not on the target."`
 	Conflicted          int              `json:"conflicted,omitempty" doc:"Tasks worked in parallel that had a merge_conflict failure."`
 	IntegrationFailed   int              `json:"integration_failed,omitempty" doc:"Tasks worked in parallel that had an integration_failed failure."`
 	Details             []SummaryRow     `json:"details"`

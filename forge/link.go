@@ -27,6 +27,9 @@ func Links(h string) map[string]string {
 		// The parameters up to the next link (a comma outside quotes).
 		params, rest := cutParams(h)
 		h = rest
+		if strings.ContainsAny(target, "<> \t") {
+			continue // no URI holds these
+		}
 		for _, p := range strings.Split(params, ";") {
 			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 			if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {

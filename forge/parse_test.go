@@ -159,3 +159,27 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// A Gitea that sends only the coarse X-Gitea-Event is read too: a line
+// comment's event is pull_request_comment there, as a conversation's
+// comment's precise type is.
+func TestGiteasCoarseEventNamesAreRead(t *testing.T) {
+	h := http.Header{}
+	body := []byte(`{"action":"reviewed","number":3,"pull_request":{"number":3},"review":{"type":"pull_request_review_comment","content":"x"}}`)
+	h.Set(HeaderGiteaEvent, "pull_request_comment")
+	h.Set(HeaderGiteaSignature, Sign(Gitea, "k", body))
+	ev, err := ParseWebhook(Gitea, h, body, "k")
+	if err != nil || ev.Kind != EventReviewComment || ev.PullNumber != 3 {
+		t.Fatalf("line comment: %+v %v", ev, err)
+	}
+	body = []byte(`{"action":"created","is_pull":true,"issue":{"number":3},"comment":{"id":5,"body":"/wilco retry","user":{"login":"carol"}}}`)
+	ev, err = DecodeEvent(Gitea, "pull_request_comment", body)
+	if err != nil || ev.Kind != EventComment || !ev.IssueIsPull || ev.PullNumber != 3 || ev.Comment.Body != "/wilco retry" {
+		t.Fatalf("conversation comment: %+v %v", ev, err)
+	}
+	body = []byte(`{"action":"reviewed","number":3,"review":{"type":"","content":"ok"},"sender":{"login":"alice"}}`)
+	ev, err = DecodeEvent(Gitea, "pull_request_approved", body)
+	if err != nil || ev.Kind != EventReview || ev.Review.State != ReviewApproved || ev.Review.Author != "alice" {
+		t.Fatalf("approval: %+v %v", ev, err)
+	}
+}

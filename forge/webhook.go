@@ -185,26 +185,14 @@ func DecodeEvent(kind Kind, name string, body []byte) (Event, error) {
 		st := ghStatus{ID: p.ID, State: p.State, Context: p.Context, Description: p.Description, TargetURL: p.TargetURL}
 		c := st.check()
 		ev.Kind, ev.Check, ev.SHA = EventCheck, &c, p.SHA
-	case "pull_request_review", "pull_request_review_approved", "pull_request_review_rejected":
+	case "pull_request_review", "pull_request_review_approved", "pull_request_review_rejected",
+		// Gitea's coarse names (X-Gitea-Event), for a sender without
+		// X-Gitea-Event-Type.
+		"pull_request_approved", "pull_request_rejected":
 		ev.Kind = EventReview
 		if err := ev.review(kind, name, p.Review); err != nil {
 			return ev, err
 		}
-	case "pull_request_review_comment":
-		ev.Kind = EventReviewComment
-		if kind == GitHub {
-			if p.Comment == nil {
-				return ev, missing(name, "comment")
-			}
-			var c ghReviewComment
-			if err := json.Unmarshal(*p.Comment, &c); err != nil {
-				return ev, fmt.Errorf("forge: webhook %s: comment: %w", name, err)
-			}
-			rc := c.comment()
-			ev.ReviewComment = &rc
-		}
-		// Gitea's says only which pull request: its comments are read
-		// through the API.
 	case "pull_request":
 		if p.Action == "closed" {
 			ev.Kind = EventPullClosed
@@ -215,7 +203,19 @@ func DecodeEvent(kind Kind, name string, body []byte) (Event, error) {
 		}
 		i := p.Issue.issue()
 		ev.Kind, ev.Issue = EventIssue, &i
-	case "issue_comment", "pull_request_comment":
+	case "pull_request_review_comment":
+		if err := ev.reviewComment(kind, name, p); err != nil {
+			return ev, err
+		}
+	case "pull_request_comment":
+		// Gitea: a comment on a pull request's conversation (its
+		// X-Gitea-Event-Type), or — as the coarse X-Gitea-Event — a
+		// review's comment on a line, whose payload has a review.
+		if p.Review != nil && p.Comment == nil {
+			return ev, ev.reviewComment(kind, name, p)
+		}
+		fallthrough
+	case "issue_comment":
 		if p.Issue == nil || p.Comment == nil {
 			return ev, missing(name, "issue and comment")
 		}
@@ -231,6 +231,26 @@ func DecodeEvent(kind Kind, name string, body []byte) (Event, error) {
 		}
 	}
 	return ev, nil
+}
+
+// reviewComment reads a comment on a line: GitHub's payload holds it;
+// Gitea's says only which pull request (its comments are read through
+// the API).
+func (ev *Event) reviewComment(kind Kind, name string, p webhookPayload) error {
+	ev.Kind = EventReviewComment
+	if kind != GitHub {
+		return nil
+	}
+	if p.Comment == nil {
+		return missing(name, "comment")
+	}
+	var c ghReviewComment
+	if err := json.Unmarshal(*p.Comment, &c); err != nil {
+		return fmt.Errorf("forge: webhook %s: comment: %w", name, err)
+	}
+	rc := c.comment()
+	ev.ReviewComment = &rc
+	return nil
 }
 
 // review reads a review event's review: GitHub's (a review object whose
@@ -258,9 +278,9 @@ func (ev *Event) review(kind Kind, name string, raw *json.RawMessage) error {
 	}
 	state := ReviewCommented
 	switch firstNonEmpty(r.Type, name) {
-	case "pull_request_review_approved":
+	case "pull_request_review_approved", "pull_request_approved":
 		state = ReviewApproved
-	case "pull_request_review_rejected":
+	case "pull_request_review_rejected", "pull_request_rejected":
 		state = ReviewChangesRequested
 	}
 	ev.Review = &Review{Author: ev.Sender, State: state, Body: r.Content}

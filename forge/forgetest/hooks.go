@@ -56,10 +56,12 @@ func (s *Server) post(url, secret, event string, data []byte) (int, error) {
 	delivery := fmt.Sprintf("delivery-%d", s.id())
 	s.mu.Unlock()
 	if s.kind == forge.Gitea {
-		// What go-gitea/gitea services/webhook/deliver.go sets (the
-		// coarse X-Gitea-Event is the precise one here but for reviews).
+		// What go-gitea/gitea services/webhook/deliver.go sets: the
+		// precise X-Gitea-Event-Type and the coarse X-Gitea-Event
+		// (modules/webhook/type.go, HookEventType.Event).
 		coarse := map[string]string{"pull_request_review_approved": "pull_request_approved",
-			"pull_request_review_rejected": "pull_request_rejected", "pull_request_review_comment": "pull_request_comment"}[event]
+			"pull_request_review_rejected": "pull_request_rejected", "pull_request_review_comment": "pull_request_comment",
+			"pull_request_comment": "issue_comment", "issue_label": "issues"}[event]
 		if coarse == "" {
 			coarse = event
 		}

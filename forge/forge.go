@@ -303,6 +303,19 @@ type Options struct {
 	Backoff, MaxBackoff time.Duration
 }
 
+// String shows the options without the token (only whether there is
+// one): they are printed in errors and logs like any value.
+func (o Options) String() string {
+	tok := "no token"
+	if o.Token != "" {
+		tok = "a token"
+	}
+	return fmt.Sprintf("%s %s at %s (%s)", o.Kind, o.Repo, o.API, tok)
+}
+
+// GoString is String: %#v shows no token either.
+func (o Options) GoString() string { return o.String() }
+
 // Call is one request made, as reported to an observer: never the token,
 // never a query or a body.
 type Call struct {

@@ -142,7 +142,8 @@ func TestTheTokenIsNeverShown(t *testing.T) {
 		if !errors.Is(err, forge.ErrForbidden) {
 			t.Fatalf("got %v", err)
 		}
-		shown := []string{err.Error(), fmt.Sprint(fx.f), fmt.Sprintf("%v %+v %#v", fx.f, fx.f, fx.f)}
+		opts := forge.Options{Kind: kind, API: fx.s.API(kind), Repo: fx.s.Repo, Token: tok}
+		shown := []string{err.Error(), fmt.Sprint(fx.f), fmt.Sprintf("%v %+v %#v", fx.f, fx.f, fx.f), fmt.Sprintf("%v %+v %#v %s", opts, opts, opts, opts)}
 		for _, c := range *fx.calls {
 			shown = append(shown, fmt.Sprintf("%+v", c))
 		}

@@ -62,6 +62,14 @@ func TestAPushOverHTTPNeedsTheToken(t *testing.T) {
 	if out := mustGit(t, s.Bare, "cat-file", "-t", sha); out != "commit" {
 		t.Fatalf("cat-file: %s", out)
 	}
+	// The token as a header, as a CI job sends it, is taken too.
+	for _, scheme := range []string{"Bearer", "token"} {
+		branch := "by-" + strings.ToLower(scheme)
+		mustGit(t, work, "-c", "http.extraHeader=Authorization: "+scheme+" "+s.Token, "push", "-q", s.GitURL(), "feature:"+branch)
+		if s.Head(branch) != sha {
+			t.Fatalf("the push with Authorization: %s did not land", scheme)
+		}
+	}
 	var sawRefused, sawPush bool
 	for _, r := range s.Requests() {
 		if strings.HasSuffix(r.Path, "/git-receive-pack") || strings.Contains(r.Query, "git-receive-pack") {

@@ -74,9 +74,12 @@ func TestWebhooksAreVerifiedAndDecoded(t *testing.T) {
 		checks := byKind[forge.EventCheck]
 		wantChecks := 1
 		if kind == forge.GitHub {
-			wantChecks = 2
-			if c := checks[0]; c.Check == nil || c.Check.State != forge.CheckFailure || c.Check.JobID == 0 || c.SHA != sha || c.PullNumber != pr.Number {
+			wantChecks = 3
+			if c := checks[0]; c.Name != "check_run" || c.Check == nil || c.Check.State != forge.CheckFailure || c.Check.JobID == 0 || c.SHA != sha || c.PullNumber != pr.Number {
 				t.Fatalf("check run event %+v %+v", c, c.Check)
+			}
+			if c := checks[1]; c.Name != "check_suite" || c.Check != nil || c.SHA != sha || c.PullNumber != pr.Number {
+				t.Fatalf("check suite event %+v", c)
 			}
 		}
 		if len(checks) != wantChecks {

@@ -120,9 +120,38 @@ func (s *Server) SetCheckRun(sha string, c CheckRun) int64 {
 		action = "completed"
 	}
 	body := map[string]any{"action": action, "check_run": s.ghCheckRun(r)}
+	suite := s.suiteDone(sha)
 	s.mu.Unlock()
 	s.send("check_run", "", body)
+	if suite != nil {
+		s.send("check_suite", "", suite)
+	}
 	return r.ID
+}
+
+// suiteDone is the check_suite event of sha once all its check runs are
+// completed (GitHub sends one then), nil before.
+func (s *Server) suiteDone(sha string) map[string]any {
+	conclusion := "success"
+	var pulls []any
+	for _, r := range s.checkRuns {
+		if r.SHA != sha {
+			continue
+		}
+		if r.Status != "completed" {
+			return nil
+		}
+		switch r.Conclusion {
+		case "success", "neutral", "skipped":
+		default:
+			conclusion = "failure"
+		}
+		if p, ok := s.ghCheckRun(r)["pull_requests"].([]any); ok && pulls == nil {
+			pulls = p
+		}
+	}
+	return map[string]any{"action": "completed", "check_suite": map[string]any{
+		"id": 1, "head_sha": sha, "status": "completed", "conclusion": conclusion, "pull_requests": nonNil(pulls)}}
 }
 
 // SetStatus adds a commit status of sha (the latest of a context is its

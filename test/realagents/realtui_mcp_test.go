@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // End-to-end tests of the real TUIs in tmux acknowledging and completing
 // their tasks by calling wilco's MCP tools, which the tmux presets register
@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -56,27 +57,27 @@ func mcpToolInput(tool, id string, named bool) map[string]any {
 // both succeed at their first attempt with both delegations acknowledged,
 // and that wilco's refusal of T-2's unnamed ACK reached the model (all is
 // the text of every request to it).
-func checkMCPTUITasks(t *testing.T, in *instance, dir string, all func() string) {
+func checkMCPTUITasks(t *testing.T, in *blackbox.Instance, dir string, all func() string) {
 	t.Helper()
 	for _, id := range []string{"T-1", "T-2"} {
-		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
-		got := in.waitTask(id, 5*time.Minute, "success", "escalated", "stuck")
+		in.Submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
+		got := in.WaitTask(id, 5*time.Minute, "success", "escalated", "stuck")
 		if got.State != "success" || got.Attempt != 1 {
 			t.Fatalf("%s ended %s at attempt %d:\n%s\nthe model was asked:\n%s\nthe agent's logs:\n%s\nserver:\n%s", id, got.State, got.Attempt, got,
-				tail(all(), 6), agentLogs(t, dir), tail(in.stderr.String(), 30))
+				blackbox.Tail(all(), 6), blackbox.AgentLogs(t, dir), blackbox.Tail(in.Stderr.String(), 30))
 		}
 		var msgs struct {
 			Messages []struct{ State, Type, Understanding string }
 		}
-		in.must(200, in.call("GET", "/v1/messages?task="+id, adminToken, nil), &msgs)
+		in.Must(200, in.Call("GET", "/v1/messages?task="+id, blackbox.AdminToken, nil), &msgs)
 		if len(msgs.Messages) != 1 || msgs.Messages[0].State != "acknowledged" || msgs.Messages[0].Understanding != "Will write the fix into file.txt" {
 			t.Fatalf("%s's delegation: %+v", id, msgs.Messages)
 		}
 	}
 	// The completion's answer reaches the model after the turn ended.
 	for _, want := range []string{"wilco took it as ack: acknowledged", "name it: task_id", "task-complete recorded; the agent's turn on T-2 is over"} {
-		if !eventually(time.Minute, 100*time.Millisecond, func() bool { return strings.Contains(all(), want) }) {
-			t.Fatalf("wilco's answer %q did not reach the model:\n%s", want, tail(all(), 6))
+		if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return strings.Contains(all(), want) }) {
+			t.Fatalf("wilco's answer %q did not reach the model:\n%s", want, blackbox.Tail(all(), 6))
 		}
 	}
 }
@@ -86,7 +87,7 @@ func checkMCPTUITasks(t *testing.T, in *instance, dir string, all func() string)
 // --mcp-config, allowed with --settings), the second naming its task.
 func TestClaudeCodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -105,9 +106,9 @@ func TestClaudeCodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Name: s.tool, Input: mcpToolInput(s.tool, m[1], s.named)}}
 	})
 	agent, _ := claudeTUIAgent(t, claude, model.URL())
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	checkMCPTUITasks(t, in, dir, func() string {
 		var out []string
 		for _, r := range model.AgentRequests() {
@@ -134,7 +135,7 @@ func codexTUIAgent(t testing.TB, codex, url string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("  - {name: codex, adapter: tmux, preset: codex, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 160, height: 50}}\n",
-		quoted(codex), quoted(home))
+		blackbox.Quoted(codex), blackbox.Quoted(home))
 }
 
 // The real Codex TUI in tmux acknowledges and completes two tasks by
@@ -143,7 +144,7 @@ func codexTUIAgent(t testing.TB, codex, url string) string {
 // loads with its tool_search; the second task's calls name it.
 func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var mu sync.Mutex
 	loaded := map[string]string{} // a tool tool_search gave the model → its namespace
@@ -192,9 +193,9 @@ func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 			}
 		}
 	})
-	dir := newRepo(t, "agents:\n"+codexTUIAgent(t, codex, model.URL())+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+codexTUIAgent(t, codex, model.URL())+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	checkMCPTUITasks(t, in, dir, func() string {
 		var out []string
 		for _, r := range model.AgentRequests() {
@@ -211,7 +212,7 @@ func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 // task's calls name it.
 func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -237,10 +238,10 @@ func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := fmt.Sprintf("  - {name: gemini, adapter: tmux, preset: gemini, command: [%s, --approval-mode, auto_edit], timeout: 4m, "+
-		"env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}, tmux: {width: 160, height: 50}}\n", quoted(gemini), quoted(home), quoted(model.URL()))
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+		"env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}, tmux: {width: 160, height: 50}}\n", blackbox.Quoted(gemini), blackbox.Quoted(home), blackbox.Quoted(model.URL()))
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	checkMCPTUITasks(t, in, dir, func() string {
 		var out []string
 		for _, r := range model.AgentRequests() {
@@ -257,7 +258,7 @@ func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 // named wilco_wilco_ack…); the second task's calls name it.
 func TestOpencodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -277,9 +278,9 @@ func TestOpencodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Name: s.tool, Input: mcpToolInput(s.tool, m[1], s.named)}}
 	})
 	agent, _ := opencodeTUIAgent(t, opencode, model.URL(), "tmux: {width: 160, height: 50}")
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	checkMCPTUITasks(t, in, dir, func() string {
 		var out []string
 		for _, r := range model.AgentRequests() {

@@ -1,4 +1,4 @@
-package test
+package realagents
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
@@ -24,7 +25,7 @@ import (
 // in place.
 func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	repo := t.TempDir()
 	long := strings.Repeat("A long answer, longer than the pane is wide, so that the program wraps it. ", 5) + "\n\n- one\n- two"
@@ -66,7 +67,7 @@ func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	first := "Please do the first task: write notes.txt.\n\nOver lines,\n  indented <xml> & \"quoted\"."
 	send(first)
 	var log chatlog.Log
-	if !eventually(60*time.Second, 100*time.Millisecond, func() bool {
+	if !blackbox.Eventually(60*time.Second, 100*time.Millisecond, func() bool {
 		var ok bool
 		log, ok, err = format.Open(where)
 		if err != nil {
@@ -88,7 +89,7 @@ func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 		turn[3].Text != "Wrote file successfully." || turn[3].Error || turn[4].Text != "Wrote notes.txt." {
 		t.Fatalf("the first turn:\n%s", describeEntries(turn))
 	}
-	if readFile(t, filepath.Join(repo, "notes.txt")) != "from opencode\n" {
+	if blackbox.ReadFile(t, filepath.Join(repo, "notes.txt")) != "from opencode\n" {
 		t.Fatal("opencode's write did not write notes.txt")
 	}
 	second := "Second prompt, on one line."
@@ -109,7 +110,7 @@ func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	if err := srv.SendKeys(ctx, "opencode", "C-c"); err != nil {
 		t.Fatal(err)
 	}
-	if !eventually(30*time.Second, 200*time.Millisecond, func() bool {
+	if !blackbox.Eventually(30*time.Second, 200*time.Millisecond, func() bool {
 		p, err := srv.Capture(ctx, "opencode")
 		return err == nil && p.Dead
 	}) {

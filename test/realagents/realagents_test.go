@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // End-to-end tests with the real agent CLIs from npm, pointed at scripted
 // model servers (package modelserver) on 127.0.0.1: wilco's presets, its
@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -63,7 +64,7 @@ func npmBin(t testing.TB, pkg, preset, bin string) string {
 	if err != nil {
 		if s := string(out); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") ||
 			strings.Contains(s, "ETIMEDOUT") || strings.Contains(s, "network") {
-			t.Skipf("npm cannot reach its registry to install %s@%s: %s", pkg, version, firstLines(out, 3))
+			t.Skipf("npm cannot reach its registry to install %s@%s: %s", pkg, version, blackbox.FirstLines(out, 3))
 		}
 		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
 	}
@@ -106,17 +107,17 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 				}
 				return modelserver.Reply{Text: "Done: wrote file.txt."}
 			})
-			dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, handshake, model.URL())+checkStep)
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			dir = blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, handshake, model.URL())+blackbox.CheckStep)
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 			var prompts []string
 			for _, r := range model.AgentRequests() {
-				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 12)))
 			}
 			if got.State != "success" || got.Attempt != 2 {
 				t.Fatalf("the task ended %s at attempt %d:\n%s\nthe model was asked:\n%s\nserver:\n%s", got.State, got.Attempt, got,
-					strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+					strings.Join(prompts, "\n-----\n"), blackbox.Tail(in.Stderr.String(), 30))
 			}
 			// What the model received on the retry: the retry context and
 			// the failing check's output.
@@ -130,18 +131,18 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			if !retried {
 				t.Fatalf("no request to the model carried the retry context and the failing check:\n%s", strings.Join(prompts, "\n-----\n"))
 			}
-			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+			if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Claude Code's fix is not in the repository")
 			}
 			usageRecorded(t, in, "T-1", "claude", true)
 			// The first attempt's conversation is on record: the prompt, the
 			// ACK, the Write call with its input, its result.
-			tr := in.cli("transcript", "T-1", "--attempt", "1")
-			mustContain(t, "wilco transcript T-1 --attempt 1", tr, "T-1 attempt 1 (run T-1-a1)", "prompt:", "## Task: T-1",
+			tr := in.Cli("transcript", "T-1", "--attempt", "1")
+			blackbox.MustContain(t, "wilco transcript T-1 --attempt 1", tr, "T-1 attempt 1 (run T-1-a1)", "prompt:", "## Task: T-1",
 				"agent:", "[ACK] T-1 - RECEIVED", "tool Write", `"content":"attempt 1\n"`, "result:")
-			mustContain(t, "wilco transcript T-1", in.cli("transcript", "T-1"), "T-1 attempt 2", `<retry_context attempt="2"`)
+			blackbox.MustContain(t, "wilco transcript T-1", in.Cli("transcript", "T-1"), "T-1 attempt 2", `<retry_context attempt="2"`)
 			// Its tool calls were live milestones.
-			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+			if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what Claude Code did:\n%s", ms)
 			}
 			if handshake == "session" {
@@ -166,7 +167,7 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 func claudeAgent(t testing.TB, claude, handshake, url string) string {
 	return fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, handshake: %s, command: [%s], timeout: 2m, "+
 		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
-		handshake, quoted(claude), quoted(url), quoted(t.TempDir()))
+		handshake, blackbox.Quoted(claude), blackbox.Quoted(url), blackbox.Quoted(t.TempDir()))
 }
 
 // Claude Code whose model API refuses every call — an invalid request
@@ -188,12 +189,12 @@ func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T)
 			t.Parallel()
 			model := modelserver.NewAnthropic(t, func(modelserver.Turn) modelserver.Reply { return modelserver.Reply{Text: "unused"} })
 			model.FailWith(c.status, c.errType, c.msg)
-			dir := newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-			got := in.waitTask("T-1", 3*time.Minute, "escalated", "stuck", "success")
+			dir := blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+blackbox.CheckStep)
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.WaitTask("T-1", 3*time.Minute, "escalated", "stuck", "success")
 			if got.State != "escalated" || got.Attempt > 1 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, c.want) {
-				t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 20))
+				t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s", got.State, got.Attempt, got, blackbox.Tail(in.Stderr.String(), 20))
 			}
 		})
 	}
@@ -205,7 +206,7 @@ func codexAgent(t testing.TB, codex, handshake, url string) string {
 	t.Helper()
 	home := codexHome(t, url)
 	return fmt.Sprintf("  - {name: codex, adapter: exec, preset: codex, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
-		handshake, quoted(codex), quoted(home))
+		handshake, blackbox.Quoted(codex), blackbox.Quoted(home))
 }
 
 // codexHome is a private HOME whose .codex/config.toml names the scripted
@@ -262,15 +263,15 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 				return shellTool("printf '%s\\n' '" + content + "' > file.txt")
 			}))
 			// Codex reports tokens, no cost: the prices give it.
-			dir := newRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+checkStep+
+			dir := blackbox.NewRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+blackbox.CheckStep+
 				"prices: {codex: {input_per_mtok: 1.25, output_per_mtok: 10}}\n")
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 			var prompts []string
 			retried := false
 			for _, r := range model.AgentRequests() {
-				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 12)))
 				p := r.Turn.Prompt
 				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
 					retried = true
@@ -278,13 +279,13 @@ func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 			if got.State != "success" || got.Attempt != 2 || !retried {
 				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
-					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), blackbox.Tail(in.Stderr.String(), 30))
 			}
-			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+			if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Codex's fix is not in the repository")
 			}
 			usageRecorded(t, in, "T-1", "codex", true)
-			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Running printf") {
+			if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Running printf") {
 				t.Fatalf("no milestone said what Codex did:\n%s", ms)
 			}
 			if handshake == "session" {
@@ -317,7 +318,7 @@ func geminiAgent(t testing.TB, gemini, handshake, url string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("  - {name: gemini, adapter: exec, preset: gemini, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}}\n",
-		handshake, quoted(gemini), quoted(home), quoted(url))
+		handshake, blackbox.Quoted(gemini), blackbox.Quoted(home), blackbox.Quoted(url))
 }
 
 // Gemini CLI, for real, in both handshakes: the same scenario, its fix
@@ -332,14 +333,14 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 			model := modelserver.NewGemini(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
 			}))
-			dir = newRepo(t, "agents:\n"+geminiAgent(t, gemini, handshake, model.URL())+checkStep)
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			dir = blackbox.NewRepo(t, "agents:\n"+geminiAgent(t, gemini, handshake, model.URL())+blackbox.CheckStep)
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 			var prompts []string
 			retried := false
 			for _, r := range model.AgentRequests() {
-				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 12)))
 				p := r.Turn.Prompt
 				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
 					retried = true
@@ -347,13 +348,13 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 			if got.State != "success" || got.Attempt != 2 || !retried {
 				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
-					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), blackbox.Tail(in.Stderr.String(), 30))
 			}
-			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+			if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("Gemini CLI's fix is not in the repository")
 			}
 			usageRecorded(t, in, "T-1", "gemini", false)
-			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+			if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what Gemini CLI did:\n%s", ms)
 			}
 			if handshake == "session" {
@@ -377,7 +378,7 @@ func opencodeAgent(t testing.TB, opencode, handshake, url string) string {
 	t.Helper()
 	home := opencodeHome(t, url)
 	return fmt.Sprintf("  - {name: opencode, adapter: exec, preset: opencode, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
-		handshake, quoted(opencode), quoted(home))
+		handshake, blackbox.Quoted(opencode), blackbox.Quoted(home))
 }
 
 // opencodeHome is a private HOME for the real opencode whose
@@ -426,14 +427,14 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			model := modelserver.NewChat(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
 			}))
-			dir = newRepo(t, "agents:\n"+opencodeAgent(t, opencode, handshake, model.URL())+checkStep)
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-			got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+			dir = blackbox.NewRepo(t, "agents:\n"+opencodeAgent(t, opencode, handshake, model.URL())+blackbox.CheckStep)
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+			got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 			var prompts []string
 			retried := false
 			for _, r := range model.AgentRequests() {
-				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 12)))
+				prompts = append(prompts, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 12)))
 				p := r.Turn.Prompt
 				if strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") && strings.Contains(p, "attempt 1") {
 					retried = true
@@ -441,13 +442,13 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 			if got.State != "success" || got.Attempt != 2 || !retried {
 				t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nserver:\n%s",
-					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), tail(in.stderr.String(), 30))
+					got.State, got.Attempt, retried, got, strings.Join(prompts, "\n-----\n"), blackbox.Tail(in.Stderr.String(), 30))
 			}
-			if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+			if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("opencode's fix is not in the repository")
 			}
 			usageRecorded(t, in, "T-1", "opencode", false)
-			if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+			if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 				t.Fatalf("no milestone said what opencode did:\n%s", ms)
 			}
 			if handshake == "session" {
@@ -463,24 +464,6 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 			}
 		})
 	}
-}
-
-// milestones are the task's milestones, one per line, from its events.
-func milestones(t *testing.T, in *instance, id string) string {
-	t.Helper()
-	var evs struct{ Events []event }
-	in.must(200, in.call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", adminToken, nil), &evs)
-	var out []string
-	for _, e := range evs.Events {
-		if e.Type == "task.milestone" || e.Type == "task.state" {
-			var d struct{ Text, Milestone string }
-			_ = json.Unmarshal(e.Data, &d)
-			if m := d.Text + d.Milestone; m != "" {
-				out = append(out, m)
-			}
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // `wilco agents check` runs one probe turn of each exec agent, for real,
@@ -503,12 +486,12 @@ func TestAgentsCheckProbesEachAgentAndSaysWhatIsWrong(t *testing.T) {
 		strings.Replace(claudeAgent(t, claude, "inline", badKey.URL()), "name: claude", "name: nokey", 1) +
 		strings.Replace(claudeAgent(t, claude, "inline", closedURL), "name: claude", "name: offline", 1) +
 		"  - {name: ghost, adapter: exec, preset: codex, command: [wilco-test-no-such-codex]}\n" +
-		"  - {name: flags, adapter: exec, preset: codex, command: [" + quoted(executable(t, "refused_flag.sh")) + "]}\n" +
-		"  - {name: remote, adapter: mailbox}\n" + checkStep
-	dir := newRepo(t, yaml)
-	r := wilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "--timeout", "10s")
-	if r.code != 1 {
-		t.Fatalf("wilco agents check with failing agents: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		"  - {name: flags, adapter: exec, preset: codex, command: [" + blackbox.Quoted(executable(t, "refused_flag.sh")) + "]}\n" +
+		"  - {name: remote, adapter: mailbox}\n" + blackbox.CheckStep
+	dir := blackbox.NewRepo(t, yaml)
+	r := blackbox.WilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "--timeout", "10s")
+	if r.Code != 1 {
+		t.Fatalf("wilco agents check with failing agents: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{
 		"good (claude-code): ok — " + claude + " 2.1.331 answered the probe with its ACK",
@@ -518,19 +501,19 @@ func TestAgentsCheckProbesEachAgentAndSaysWhatIsWrong(t *testing.T) {
 		"flags (codex): FAILED", "refuses a flag of its command line: error: unexpected argument '--full-auto' found",
 		"remote: not checked",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("wilco agents check does not say %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("wilco agents check does not say %q:\n%s", want, r.Stdout)
 		}
 	}
-	if r := wilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "good"); r.code != 0 {
-		t.Fatalf("wilco agents check good: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := blackbox.WilcoCLI(t, dir, "http://127.0.0.1:1", 3*time.Minute, "agents", "check", "good"); r.Code != 0 {
+		t.Fatalf("wilco agents check good: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
 // executable is a copy of the agent script that can be run as a program.
 func executable(t *testing.T, script string) string {
 	t.Helper()
-	b, err := os.ReadFile(scriptPath(t, script))
+	b, err := os.ReadFile(blackbox.ScriptPath(t, script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +527,7 @@ func executable(t *testing.T, script string) string {
 // usageRecorded checks that the task's turns' usage, as the CLI reported
 // it, is on record: tokens on the task, per attempt, in wilco status and
 // in the stats by agent; a cost when the CLI reports one.
-func usageRecorded(t *testing.T, in *instance, id, agent string, wantCost bool) {
+func usageRecorded(t *testing.T, in *blackbox.Instance, id, agent string, wantCost bool) {
 	t.Helper()
 	var v struct {
 		Usage struct {
@@ -553,19 +536,19 @@ func usageRecorded(t *testing.T, in *instance, id, agent string, wantCost bool) 
 		}
 		Usages []struct{ Attempt int }
 	}
-	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &v)
+	in.Must(200, in.Call("GET", "/v1/tasks/"+id, blackbox.AdminToken, nil), &v)
 	var raw map[string]any
-	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &raw)
+	in.Must(200, in.Call("GET", "/v1/tasks/"+id, blackbox.AdminToken, nil), &raw)
 	u := raw["usage"].(map[string]any)
 	if u["input_tokens"].(float64) <= 0 || u["output_tokens"].(float64) <= 0 || len(v.Usages) < 2 || wantCost && u["cost_usd"].(float64) <= 0 {
 		t.Fatalf("the task's usage is not on record: %v, %d attempts", u, len(v.Usages))
 	}
-	mustContain(t, "wilco status "+id, in.cli("status", id), "usage:", "tokens in")
-	mustContain(t, "wilco stats", in.cli("stats"), "usage: ", "agent "+agent+": ")
-	metrics := string(in.must(200, in.call("GET", "/metrics", adminToken, nil)).body)
-	mustContain(t, "/metrics", metrics, `wilco_agent_tokens_total{agent="`+agent+`",kind="input"}`)
+	blackbox.MustContain(t, "wilco status "+id, in.Cli("status", id), "usage:", "tokens in")
+	blackbox.MustContain(t, "wilco stats", in.Cli("stats"), "usage: ", "agent "+agent+": ")
+	metrics := string(in.Must(200, in.Call("GET", "/metrics", blackbox.AdminToken, nil)).Body)
+	blackbox.MustContain(t, "/metrics", metrics, `wilco_agent_tokens_total{agent="`+agent+`",kind="input"}`)
 	if wantCost {
-		mustContain(t, "/metrics", metrics, `wilco_agent_cost_usd_total{agent="`+agent+`"}`)
+		blackbox.MustContain(t, "/metrics", metrics, `wilco_agent_cost_usd_total{agent="`+agent+`"}`)
 	}
 }
 
@@ -579,11 +562,11 @@ func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	model := modelserver.NewAnthropic(t, retryScript("inline", func(content string) *modelserver.ToolUse {
 		return writeTool(filepath.Join(dir, "file.txt"), content+"\n")
 	}))
-	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep+
+	dir = blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+blackbox.CheckStep+
 		"policy:\n  budget: {task: {max_cost_usd: 0.0001}}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
 	if got.State != "escalated" || got.Attempt != 1 || got.Escalation == nil ||
 		!strings.Contains(got.Escalation.Reason, "budget: task T-1 spent $") || !strings.Contains(got.Escalation.Reason, "over its max_cost_usd of $0.0001") {
 		t.Fatalf("the task ended %s at attempt %d:\n%s", got.State, got.Attempt, got)
@@ -611,15 +594,15 @@ func TestClaudeCodeIsStoppedMidTurnWhenItCrossesTheBudget(t *testing.T) {
 		}
 		return modelserver.Reply{Text: "Done."}
 	})
-	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep+
+	dir = blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+blackbox.CheckStep+
 		"policy:\n  budget: {task: {max_tokens: 700}}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "escalated", "success", "stuck")
 	calls := len(model.AgentRequests())
 	if got.State != "escalated" || got.Attempt != 1 || got.Escalation == nil ||
 		!strings.Contains(got.Escalation.Reason, "budget: task T-1 used") || !strings.Contains(got.Escalation.Reason, "over its max_tokens of 700") {
-		t.Fatalf("the task ended %s at attempt %d after %d model calls:\n%s\nserver:\n%s", got.State, got.Attempt, calls, got, tail(in.stderr.String(), 20))
+		t.Fatalf("the task ended %s at attempt %d after %d model calls:\n%s\nserver:\n%s", got.State, got.Attempt, calls, got, blackbox.Tail(in.Stderr.String(), 20))
 	}
 	// Each call costs 120 tokens: the agent was stopped at the sixth or so,
 	// long before the model would have finished (60).
@@ -650,29 +633,29 @@ func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		}
 		return modelserver.Reply{Text: "Done."}
 	})
-	dir = newRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	dir = blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 	for _, r := range model.AgentRequests() {
 		msgs, _ := json.Marshal(r.Body["messages"])
 		toolResults = append(toolResults, string(msgs))
 	}
 	all := strings.Join(toolResults, "\n")
 	if got.State != "success" || got.Attempt != 1 {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30), tail(all, 40))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, blackbox.Tail(in.Stderr.String(), 30), blackbox.Tail(all, 40))
 	}
 	// wilco's answer to the ACK's tool call reached the model (Claude Code
 	// defers MCP tools behind its ToolSearch: they are called by name).
 	// The completion's tool call ends the turn: wilco verifies at once.
 	if !strings.Contains(all, "wilco took it as ack: acknowledged") {
-		t.Fatalf("wilco's answer to the tool-call ACK did not reach the model:\n%s", tail(all, 20))
+		t.Fatalf("wilco's answer to the tool-call ACK did not reach the model:\n%s", blackbox.Tail(all, 20))
 	}
 	// The ACK is on record as the agent's.
 	var msgs struct {
 		Messages []struct{ State, Type string }
 	}
-	in.must(200, in.call("GET", "/v1/messages?task=T-1", adminToken, nil), &msgs)
+	in.Must(200, in.Call("GET", "/v1/messages?task=T-1", blackbox.AdminToken, nil), &msgs)
 	if len(msgs.Messages) == 0 || msgs.Messages[0].State != "acknowledged" {
 		t.Fatalf("the delegation: %+v", msgs.Messages)
 	}
@@ -694,17 +677,17 @@ func TestOpencodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		}
 		return modelserver.Reply{Text: "Done."}
 	})
-	dir = newRepo(t, "agents:\n"+opencodeAgent(t, opencode, "inline", model.URL())+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	dir = blackbox.NewRepo(t, "agents:\n"+opencodeAgent(t, opencode, "inline", model.URL())+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 	var all []string
 	for _, r := range model.AgentRequests() {
 		b, _ := json.Marshal(r.Body["messages"])
 		all = append(all, string(b))
 	}
 	if got.State != "success" || got.Attempt != 1 || !strings.Contains(strings.Join(all, "\n"), "wilco took it as ack: acknowledged") {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(strings.Join(all, "\n"), 10))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nrequests:\n%s", got.State, got.Attempt, got, blackbox.Tail(strings.Join(all, "\n"), 10))
 	}
 }
 
@@ -756,10 +739,10 @@ func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 			}
 		}
 	})
-	dir := newRepo(t, "agents:\n"+codexAgent(t, codex, "inline", model.URL())+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	dir := blackbox.NewRepo(t, "agents:\n"+codexAgent(t, codex, "inline", model.URL())+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 	var all []string
 	for _, r := range model.AgentRequests() {
 		items, _ := r.Body["input"].([]any)
@@ -775,12 +758,12 @@ func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	mu.Unlock()
 	if got.State != "success" || got.Attempt != 1 || !strings.Contains(joined, "wilco took it as ack: acknowledged") {
 		t.Fatalf("the task ended %s at attempt %d (tools loaded by tool_search: %s):\n%s\nserver:\n%s\nrequests:\n%s",
-			got.State, got.Attempt, found, got, tail(in.stderr.String(), 30), tail(joined, 10))
+			got.State, got.Attempt, found, got, blackbox.Tail(in.Stderr.String(), 30), blackbox.Tail(joined, 10))
 	}
 	var msgs struct {
 		Messages []struct{ State, Type string }
 	}
-	in.must(200, in.call("GET", "/v1/messages?task=T-1", adminToken, nil), &msgs)
+	in.Must(200, in.Call("GET", "/v1/messages?task=T-1", blackbox.AdminToken, nil), &msgs)
 	if len(msgs.Messages) == 0 || msgs.Messages[0].State != "acknowledged" {
 		t.Fatalf("the delegation: %+v", msgs.Messages)
 	}
@@ -807,11 +790,11 @@ func TestGeminiCLIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	agent := geminiAgent(t, gemini, "inline", model.URL())
 	home := regexp.MustCompile(`HOME: "?([^,"}]+)`).FindStringSubmatch(agent)[1]
 	settings := filepath.Join(home, ".gemini", "settings.json")
-	before := readFile(t, settings)
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+	before := blackbox.ReadFile(t, settings)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 	var all []string
 	for _, r := range model.AgentRequests() {
 		b, _ := json.Marshal(r.Body["contents"])
@@ -819,9 +802,9 @@ func TestGeminiCLIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	}
 	joined := strings.Join(all, "\n")
 	if got.State != "success" || got.Attempt != 1 || !strings.Contains(joined, "wilco took it as ack: acknowledged") {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, tail(in.stderr.String(), 30), tail(joined, 10))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nserver:\n%s\nrequests:\n%s", got.State, got.Attempt, got, blackbox.Tail(in.Stderr.String(), 30), blackbox.Tail(joined, 10))
 	}
-	if after := readFile(t, settings); after != before {
+	if after := blackbox.ReadFile(t, settings); after != before {
 		t.Fatalf("the user's Gemini CLI settings were changed:\n%s\nwere:\n%s", after, before)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package test
+package blackbox
 
 // buildFlags are go build's flags for the wilco binary: a test run with
 // the race detector runs a wilco built with it, whose races end it with

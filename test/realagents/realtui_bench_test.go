@@ -1,4 +1,4 @@
-package test
+package realagents
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -23,9 +24,9 @@ import (
 // wrong id or ACK request sent: the goal is 0), and the time from the
 // model's last answer of a task to the task's verdict (median, p90, max):
 //
-//	go test ./test -run '^$' -bench ClaudeCodeTUIFiftyTasks -benchtime 1x -timeout 30m
+//	go test ./test/realagents -run '^$' -bench ClaudeCodeTUIFiftyTasks -benchtime 1x -timeout 30m
 func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
-	needTmux(b)
+	blackbox.NeedTmux(b)
 	claude := npmBin(b, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	const tasks = 50
 	for i := 0; i < b.N; i++ {
@@ -68,9 +69,9 @@ func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 		agent, _ := claudeTUIAgent(b, claude, model.URL())
 		agent = strings.Replace(agent, "tmux: {width: 160, height: 50}", "tmux: {width: 120, height: 40}", 1)
 		agent = strings.Replace(agent, "timeout: 4m", "timeout: 10m", 1)
-		dir = newRepo(b, "agents:\n"+agent+checkStep)
-		endTmux(b, dir)
-		in := serveRepo(b, dir)
+		dir = blackbox.NewRepo(b, "agents:\n"+agent+blackbox.CheckStep)
+		blackbox.EndTmux(b, dir)
+		in := blackbox.ServeRepo(b, dir)
 		criteria := []string{"first.txt holds the word first", "second.txt holds the word second", "third.txt holds the word third"}
 		ids := make([]string, tasks)
 		for n := 1; n <= tasks; n++ {
@@ -79,7 +80,7 @@ func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 			if understanding(n) == longUnderstanding {
 				body["acceptance_criteria"] = criteria
 			}
-			in.submit(body)
+			in.Submit(body)
 		}
 		misread := 0
 		var latency []time.Duration
@@ -89,22 +90,22 @@ func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 			if n%5 == 3 {
 				want = 2
 			}
-			got := in.waitTask(id, 10*time.Minute, "success", "escalated", "stuck", "failed")
+			got := in.WaitTask(id, 10*time.Minute, "success", "escalated", "stuck", "failed")
 			if got.State != "success" || got.Attempt != want {
 				b.Logf("%s misread: ended %s at attempt %d, want success at %d", id, got.State, got.Attempt, want)
 				misread++
 				continue
 			}
-			var msgs struct{ Messages []message }
-			in.must(200, in.call("GET", "/v1/messages?task="+id, adminToken, nil), &msgs)
+			var msgs struct{ Messages []blackbox.Message }
+			in.Must(200, in.Call("GET", "/v1/messages?task="+id, blackbox.AdminToken, nil), &msgs)
 			bad := false
 			for _, m := range msgs.Messages {
 				if m.Type == "task_delegation" && m.Understanding != understanding(n) {
 					bad = true
 				}
 			}
-			var evs struct{ Events []event }
-			in.must(200, in.call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", adminToken, nil), &evs)
+			var evs struct{ Events []blackbox.Event }
+			in.Must(200, in.Call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", blackbox.AdminToken, nil), &evs)
 			var verdict time.Time
 			for _, e := range evs.Events {
 				d := string(e.Data)
@@ -136,6 +137,6 @@ func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 			b.ReportMetric(ms(latency[len(latency)*9/10]), "p90-answer-to-verdict-ms")
 			b.ReportMetric(ms(latency[len(latency)-1]), "max-answer-to-verdict-ms")
 		}
-		in.stop()
+		in.Stop()
 	}
 }

@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // The records the real agent TUIs keep of their conversations (the pinned
 // npm versions, in tmux, against scripted model servers), read as wilco
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
@@ -30,7 +31,7 @@ func tuiUntilReady(t *testing.T, srv tmuxadapter.Server, session string, style *
 	ctx := context.Background()
 	var last string
 	var readySince time.Time
-	if !eventually(90*time.Second, 200*time.Millisecond, func() bool {
+	if !blackbox.Eventually(90*time.Second, 200*time.Millisecond, func() bool {
 		p, err := srv.Capture(ctx, session)
 		if err != nil || p.Dead {
 			return false
@@ -73,7 +74,7 @@ func tuiSend(t *testing.T, srv tmuxadapter.Server, session string, preset tmuxad
 		if err := srv.SendKeys(ctx, session, preset.Submit); err != nil {
 			t.Fatal(err)
 		}
-		if eventually(3*time.Second, 200*time.Millisecond, func() bool {
+		if blackbox.Eventually(3*time.Second, 200*time.Millisecond, func() bool {
 			p, err := srv.Capture(ctx, session)
 			return err == nil && preset.Style.Busy.MatchString(p.Screen.Text())
 		}) {
@@ -108,7 +109,7 @@ func stopCodexDaemon(t testing.TB, codex, home string, env []string) {
 		}
 	}
 	for _, pid := range pids {
-		if !eventually(10*time.Second, 50*time.Millisecond, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		if !blackbox.Eventually(10*time.Second, 50*time.Millisecond, func() bool { return syscall.Kill(pid, 0) != nil }) {
 			t.Errorf("Codex's app-server daemon (pid %d) is still running", pid)
 		}
 	}
@@ -119,7 +120,7 @@ func stopCodexDaemon(t testing.TB, codex, home string, env []string) {
 func readTurn(t *testing.T, log chatlog.Log, prompt string) []chatlog.Entry {
 	t.Helper()
 	var turn, all []chatlog.Entry
-	if !eventually(90*time.Second, 100*time.Millisecond, func() bool {
+	if !blackbox.Eventually(90*time.Second, 100*time.Millisecond, func() bool {
 		var err error
 		if all, err = log.Read(); err != nil {
 			t.Fatal(err)
@@ -157,7 +158,7 @@ func describeEntries(entries []chatlog.Entry) string {
 // same record with every earlier entry in place.
 func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	long := strings.Repeat("A long answer, longer than the pane is wide, so that the program wraps it. ", 5) + "\n\n- one\n- two"
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -210,7 +211,7 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	first := "Please do the first task: write notes.txt."
 	send(first)
 	var log chatlog.Log
-	if !eventually(60*time.Second, 100*time.Millisecond, func() bool {
+	if !blackbox.Eventually(60*time.Second, 100*time.Millisecond, func() bool {
 		var ok bool
 		log, ok, err = format.Open(where)
 		if err != nil {
@@ -223,7 +224,7 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 			if err == nil && !info.IsDir() {
 				b, _ := os.ReadFile(path)
 				first, _, _ := strings.Cut(string(b), "\n")
-				files = append(files, path+": "+tail(first, 1)[:min(len(first), 400)])
+				files = append(files, path+": "+blackbox.Tail(first, 1)[:min(len(first), 400)])
 			}
 			return nil
 		})
@@ -247,7 +248,7 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 		b, _ := os.ReadFile(log.Path())
 		t.Fatalf("the first turn:\n%s\nthe model was asked:\n%s\nthe record:\n%s", describeEntries(turn), strings.Join(reqs, "\n"), b)
 	}
-	if readFile(t, filepath.Join(repo, "notes.txt")) != "from codex\n" {
+	if blackbox.ReadFile(t, filepath.Join(repo, "notes.txt")) != "from codex\n" {
 		t.Fatal("Codex's command did not write notes.txt")
 	}
 	second := "Second prompt,\nover lines:\n\n  - indented <xml> & \"quoted\"."
@@ -270,7 +271,7 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	_ = srv.SendKeys(ctx, "codex", "Enter")
-	if !eventually(30*time.Second, 200*time.Millisecond, func() bool {
+	if !blackbox.Eventually(30*time.Second, 200*time.Millisecond, func() bool {
 		p, err := srv.Capture(ctx, "codex")
 		return err == nil && p.Dead
 	}) {

@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // The real Gemini CLI TUI (the pinned npm version) run by wilco in tmux,
 // against the scripted Gemini API, its words read from its own record:
@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -41,7 +42,7 @@ func geminiTUIAgent(t testing.TB, gemini, url, mcpServers string) (line, home st
 	}
 	line = fmt.Sprintf("  - {name: gemini, adapter: tmux, preset: gemini, command: [%s], timeout: 4m, "+
 		"env: {HOME: %s, GOOGLE_GEMINI_BASE_URL: %s, GEMINI_API_KEY: scripted-key}, "+
-		"tmux: {width: 120, height: 40, allow: [WriteFile]}}\n", quoted(gemini), quoted(home), quoted(url))
+		"tmux: {width: 120, height: 40, allow: [WriteFile]}}\n", blackbox.Quoted(gemini), blackbox.Quoted(home), blackbox.Quoted(url))
 	return line, home
 }
 
@@ -53,8 +54,8 @@ func showGeminiOnFailure(t *testing.T, dir string) {
 		if !t.Failed() {
 			return
 		}
-		pane, _ := exec.Command("tmux", tmuxServer(t, dir).Args("capture-pane", "-p", "-t", "=wilco-gemini:", "-S", "-80")...).CombinedOutput()
-		t.Logf("the agent's logs:\n%s\nits pane:\n%s", agentLogs(t, dir), pane)
+		pane, _ := exec.Command("tmux", blackbox.TmuxServer(t, dir).Args("capture-pane", "-p", "-t", "=wilco-gemini:", "-S", "-80")...).CombinedOutput()
+		t.Logf("the agent's logs:\n%s\nits pane:\n%s", blackbox.AgentLogs(t, dir), pane)
 	})
 }
 
@@ -81,11 +82,11 @@ func readFromRecord(t *testing.T, dir, runs string) map[string]string {
 	}
 	records := map[string]string{}
 	for _, run := range paths {
-		log := readFile(t, filepath.Join(run, "agent.log"))
+		log := blackbox.ReadFile(t, filepath.Join(run, "agent.log"))
 		turns := strings.Count(log, "typed into tmux session")
 		read := strings.Count(log, "--- wilco: the agent's words are read from its record ")
 		if turns == 0 || read != turns || strings.Contains(log, "read from the pane") {
-			t.Errorf("%s: %d turns, %d read from Gemini CLI's record:\n%s", filepath.Base(run), turns, read, tail(log, 60))
+			t.Errorf("%s: %d turns, %d read from Gemini CLI's record:\n%s", filepath.Base(run), turns, read, blackbox.Tail(log, 60))
 			continue
 		}
 		_, path, _ := strings.Cut(log, "--- wilco: the agent's words are read from its record ")
@@ -109,18 +110,18 @@ func readFromRecord(t *testing.T, dir, runs string) map[string]string {
 // starting it.
 func TestGeminiCLITUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, geminiWrites(fourTasksScript(&dir)))
 	// The user's own MCP server, which fails after 18 s: Gemini CLI
 	// holds the first prompt until then.
 	agent, home := geminiTUIAgent(t, gemini, model.URL(), `{"slow":{"command":"sh","args":["-c","sleep 18; exit 1"]}}`)
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
 	showGeminiOnFailure(t, dir)
-	in := serveRepo(t, dir)
-	checkReadRight(t, in, dir, runFourTasks(t, in, dir), longUnderstanding)
+	in := blackbox.ServeRepo(t, dir)
+	blackbox.CheckReadRight(t, in, dir, runFourTasks(t, in, dir), longUnderstanding)
 	// One conversation, one record, read in every run.
 	records := readFromRecord(t, dir, "T-*")
 	chats, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*.jsonl"))
@@ -135,21 +136,21 @@ func TestGeminiCLITUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *tes
 			t.Errorf("%s was read from %s, T-1 from %s: not one conversation", run, path, records["T-1-a1"])
 		}
 	}
-	if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") || !strings.Contains(ms, "Permission for WriteFile: allowed by the allow list") {
+	if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") || !strings.Contains(ms, "Permission for WriteFile: allowed by the allow list") {
 		t.Errorf("the milestones do not say what Gemini CLI did:\n%s", ms)
 	}
 	// T-2's attempts, word for word the same but for what they wrote:
 	// each read whole from its own turn.
 	for attempt, content := range map[string]string{"1": "attempt 1", "2": "fixed T-2"} {
-		tr := in.cli("transcript", "T-2", "--attempt", attempt, "--full")
-		mustContain(t, "wilco transcript T-2 --attempt "+attempt, tr, "[ACK] T-2 - RECEIVED", longUnderstanding, "tool write_file {", `"file_path"`, content, "Done: wrote file.txt.")
+		tr := in.Cli("transcript", "T-2", "--attempt", attempt, "--full")
+		blackbox.MustContain(t, "wilco transcript T-2 --attempt "+attempt, tr, "[ACK] T-2 - RECEIVED", longUnderstanding, "tool write_file {", `"file_path"`, content, "Done: wrote file.txt.")
 		for _, not := range []string{"esc to cancel", "Type your message", "────", "✦", "Apply this change?"} {
 			if strings.Contains(tr, not) {
 				t.Errorf("the transcript of T-2's attempt %s holds the TUI's decoration %q:\n%s", attempt, not, tr)
 			}
 		}
 	}
-	mustContain(t, "wilco transcript T-4", in.cli("transcript", "T-4", "--full"), "- line 1 of a long answer", "- line 70 of a long answer")
+	blackbox.MustContain(t, "wilco transcript T-4", in.Cli("transcript", "T-4", "--full"), "- line 1 of a long answer", "- line 70 of a long answer")
 }
 
 // geminiPermissionScript is the model's side of two tasks: P-1 writes its
@@ -186,28 +187,28 @@ func geminiPermissionScript(dir *string) modelserver.Script {
 // milestone; its text is the box's, never the prompt or the model's words.
 func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, geminiPermissionScript(&dir))
 	agent, _ := geminiTUIAgent(t, gemini, model.URL(), "")
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
 	showGeminiOnFailure(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
-	in.submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
+	in.Submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
 	for _, id := range []string{"P-1", "P-2"} {
 		attempt := map[string]int{"P-1": 1, "P-2": 2}[id]
-		if got := in.waitTask(id, 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != attempt {
-			t.Fatalf("%s ended %s at attempt %d (want success at %d):\n%s\nthe agent's logs:\n%s", id, got.State, got.Attempt, attempt, got, agentLogs(t, dir))
+		if got := in.WaitTask(id, 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != attempt {
+			t.Fatalf("%s ended %s at attempt %d (want success at %d):\n%s\nthe agent's logs:\n%s", id, got.State, got.Attempt, attempt, got, blackbox.AgentLogs(t, dir))
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "keep.txt")); err != nil {
-		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, agentLogs(t, dir))
+		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, blackbox.AgentLogs(t, dir))
 	}
 	// Each question asked once, answered by the list, as its event says.
 	type asked struct{ task, tool, answer, head string }
@@ -217,7 +218,7 @@ func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) 
 		{"P-2", "WriteFile", "allowed", "? WriteFile  Writing to file.txt"},
 	}
 	var got []asked
-	evs, _ := in.events(0)
+	evs, _ := in.Events(0)
 	for _, e := range evs {
 		if e.Type != "agent.permission" {
 			continue
@@ -231,7 +232,7 @@ func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) 
 		}
 		head, _, _ := strings.Cut(p.Text, "\n")
 		got = append(got, asked{p.TaskID, p.Tool, p.Answer, head})
-		for _, not := range append([]string{"Understanding:", "Clearing the way", "[ACK]", "Writing it."}, promptLines...) {
+		for _, not := range append([]string{"Understanding:", "Clearing the way", "[ACK]", "Writing it."}, blackbox.PromptLines...) {
 			if strings.Contains(p.Text, not) {
 				t.Errorf("%s: the permission question's text holds %q, not the question's: %s", p.TaskID, not, p.Text)
 			}
@@ -240,13 +241,13 @@ func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) 
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the permission questions:\n%v\nwant:\n%v", got, want)
 	}
-	mustContain(t, "P-1's milestones", milestones(t, in, "P-1"), "Permission for WriteFile: allowed by the allow list")
-	mustContain(t, "P-2's milestones", milestones(t, in, "P-2"), "Permission for Shell: denied (not in the allow list)", "Permission for WriteFile: allowed by the allow list")
+	blackbox.MustContain(t, "P-1's milestones", blackbox.Milestones(t, in, "P-1"), "Permission for WriteFile: allowed by the allow list")
+	blackbox.MustContain(t, "P-2's milestones", blackbox.Milestones(t, in, "P-2"), "Permission for Shell: denied (not in the allow list)", "Permission for WriteFile: allowed by the allow list")
 	// What Gemini CLI did is read from its record: the denied command's
 	// call, cancelled.
-	mustContain(t, "wilco transcript P-2 --attempt 1", in.cli("transcript", "P-2", "--attempt", "1", "--full"), "[ACK] P-2 - RECEIVED", "tool run_shell_command {", "rm -f keep.txt", "User denied execution")
+	blackbox.MustContain(t, "wilco transcript P-2 --attempt 1", in.Cli("transcript", "P-2", "--attempt", "1", "--full"), "[ACK] P-2 - RECEIVED", "tool run_shell_command {", "rm -f keep.txt", "User denied execution")
 	readFromRecord(t, dir, "P-*")
-	mustContain(t, "P-2's first agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
+	blackbox.MustContain(t, "P-2's first agent.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
 		"--- wilco: permission asked (denied): ? Shell  rm -f keep.txt")
 }
 
@@ -256,7 +257,7 @@ func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) 
 // read from the record, and the task succeeds.
 func TestAGeminiCLIDelegationSentAgainWordForWordIsReadFromItsRecord(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	var mu sync.Mutex
@@ -277,13 +278,13 @@ func TestAGeminiCLIDelegationSentAgainWordForWordIsReadFromItsRecord(t *testing.
 			Tool: &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": "fixed R-1\n"}}}
 	})
 	agent, _ := geminiTUIAgent(t, gemini, model.URL(), "")
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
 	showGeminiOnFailure(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("R-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
-		t.Fatalf("R-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("R-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("R-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
 	// The same words typed twice (the first after Gemini CLI's context).
 	var prompts []string
@@ -296,15 +297,15 @@ func TestAGeminiCLIDelegationSentAgainWordForWordIsReadFromItsRecord(t *testing.
 		t.Fatalf("the model was asked at a turn's start:\n%s", strings.Join(prompts, "\n-----\n"))
 	}
 	resent := false
-	evs, _ := in.events(0)
+	evs, _ := in.Events(0)
 	for _, e := range evs {
 		resent = resent || strings.Contains(string(e.Data), `"kind":"resend"`)
 	}
 	if !resent {
 		t.Fatal("the delegation was not sent again")
 	}
-	var msgs struct{ Messages []message }
-	in.must(200, in.call("GET", "/v1/messages?task=R-1", adminToken, nil), &msgs)
+	var msgs struct{ Messages []blackbox.Message }
+	in.Must(200, in.Call("GET", "/v1/messages?task=R-1", blackbox.AdminToken, nil), &msgs)
 	for _, m := range msgs.Messages {
 		if m.Type == "task_delegation" && (m.State != "acknowledged" || m.Understanding != "Will write the fix into file.txt") {
 			t.Errorf("the delegation %s is %s with the understanding %q", m.ID, m.State, m.Understanding)
@@ -312,5 +313,5 @@ func TestAGeminiCLIDelegationSentAgainWordForWordIsReadFromItsRecord(t *testing.
 	}
 	// Both turns read from the record: the second's words too.
 	readFromRecord(t, dir, "R-1-a1")
-	mustContain(t, "wilco transcript R-1", in.cli("transcript", "R-1", "--full"), "RESOURCE_UNAVAILABLE", "[ACK] R-1 - RECEIVED", "tool write_file {", "Done: wrote file.txt.")
+	blackbox.MustContain(t, "wilco transcript R-1", in.Cli("transcript", "R-1", "--full"), "RESOURCE_UNAVAILABLE", "[ACK] R-1 - RECEIVED", "tool write_file {", "Done: wrote file.txt.")
 }

@@ -1,4 +1,4 @@
-package test
+package realagents
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -21,7 +22,7 @@ import (
 // success.
 func TestOpencodeTUIIsReadFromItsRecordThroughARetry(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, retryScript("inline", func(content string) *modelserver.ToolUse {
@@ -29,36 +30,36 @@ func TestOpencodeTUIIsReadFromItsRecordThroughARetry(t *testing.T) {
 	}))
 	home := opencodeHome(t, model.URL())
 	agent := fmt.Sprintf("  - {name: opencode, adapter: tmux, preset: opencode, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 160, height: 50}}\n",
-		quoted(opencode), quoted(home))
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 5*time.Minute, "success", "escalated", "stuck")
+		blackbox.Quoted(opencode), blackbox.Quoted(home))
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 5*time.Minute, "success", "escalated", "stuck")
 	var asked []string
 	retried := false
 	for _, r := range model.AgentRequests() {
-		asked = append(asked, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 8)))
+		asked = append(asked, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 8)))
 		if p := r.Turn.Prompt; strings.Contains(p, `<retry_context attempt="2"`) && strings.Contains(p, "file.txt is not fixed") {
 			retried = true
 		}
 	}
 	if got.State != "success" || got.Attempt != 2 || !retried {
 		t.Fatalf("the task ended %s at attempt %d (the retry context reached the model: %v):\n%s\nthe model was asked:\n%s\nthe agent's logs:\n%s",
-			got.State, got.Attempt, retried, got, strings.Join(asked, "\n-----\n"), agentLogs(t, dir))
+			got.State, got.Attempt, retried, got, strings.Join(asked, "\n-----\n"), blackbox.AgentLogs(t, dir))
 	}
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("opencode's fix is not in the repository")
 	}
-	logs := agentLogs(t, dir)
+	logs := blackbox.AgentLogs(t, dir)
 	if strings.Count(logs, "the agent's words are read from its record") < 2 || strings.Contains(logs, "is read from the pane") {
 		t.Fatalf("the turns were not read from opencode's record:\n%s", logs)
 	}
-	if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+	if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
 		t.Fatalf("no milestone said what opencode did:\n%s\nthe agent's logs:\n%s", ms, logs)
 	}
-	tr := in.cli("transcript", "T-1", "--attempt", "1", "--full")
-	mustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "tool write {", `"filePath"`, "Done: wrote file.txt.")
+	tr := in.Cli("transcript", "T-1", "--attempt", "1", "--full")
+	blackbox.MustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "tool write {", `"filePath"`, "Done: wrote file.txt.")
 	for _, not := range []string{"esc interrupt", "Build ·", "┃"} {
 		if strings.Contains(tr, not) {
 			t.Fatalf("the transcript holds the TUI's decoration %q:\n%s", not, tr)
@@ -73,7 +74,7 @@ func opencodeTUIAgent(t testing.TB, opencode, url, tmux string) (line, home stri
 	t.Helper()
 	home = opencodeHome(t, url)
 	line = fmt.Sprintf("  - {name: opencode, adapter: tmux, preset: opencode, command: [%s], timeout: 4m, env: {HOME: %s}, %s}\n",
-		quoted(opencode), quoted(home), tmux)
+		blackbox.Quoted(opencode), blackbox.Quoted(home), tmux)
 	return line, home
 }
 
@@ -94,7 +95,7 @@ func opencodeWrites(script modelserver.Script) modelserver.Script {
 // agent.log says ("" when they were not read from a record).
 func recordOf(t *testing.T, dir, run string) string {
 	t.Helper()
-	log := readFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log"))
+	log := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log"))
 	_, path, ok := strings.Cut(log, "--- wilco: the agent's words are read from its record ")
 	if !ok {
 		return ""
@@ -109,21 +110,21 @@ func recordOf(t *testing.T, dir, run string) string {
 // from its database, one conversation throughout.
 func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, opencodeWrites(fourTasksScript(&dir)))
 	agent, _ := opencodeTUIAgent(t, opencode, model.URL(), "tmux: {width: 120, height: 40}")
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	attempts := runFourTasks(t, in, dir)
-	checkReadRight(t, in, dir, attempts, longUnderstanding)
+	blackbox.CheckReadRight(t, in, dir, attempts, longUnderstanding)
 	// Every turn was read from opencode's record, of one conversation.
 	first := recordOf(t, dir, "T-1-a1")
 	for _, run := range []string{"T-1-a1", "T-2-a1", "T-2-a2", "T-3-a1", "T-4-a1"} {
 		if r := recordOf(t, dir, run); r == "" || r != first {
-			t.Errorf("%s was read from the record %q, T-1 from %q:\n%s", run, r, first, readFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log")))
+			t.Errorf("%s was read from the record %q, T-1 from %q:\n%s", run, r, first, blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log")))
 		}
 	}
 }
@@ -135,7 +136,7 @@ func opencodeAsksForCommands(t *testing.T, home string) {
 	t.Helper()
 	path := filepath.Join(home, ".config", "opencode", "opencode.json")
 	var cfg map[string]any
-	if err := json.Unmarshal([]byte(readFile(t, path)), &cfg); err != nil {
+	if err := json.Unmarshal([]byte(blackbox.ReadFile(t, path)), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg["permission"] = map[string]any{"bash": "ask"}
@@ -188,31 +189,31 @@ func opencodePermissionScript(dir *string) modelserver.Script {
 // event and the task's milestone.
 func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, opencodePermissionScript(&dir))
 	agent, home := opencodeTUIAgent(t, opencode, model.URL(), `tmux: {width: 160, height: 50, allow: ['^printf .* > file\.txt$']}`)
 	opencodeAsksForCommands(t, home)
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	showOnFailure(t, dir, in, "wilco-opencode")
-	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("P-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
-		t.Fatalf("P-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in.Submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("P-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("P-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
-	in.submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("P-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 2 {
-		t.Fatalf("P-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in.Submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("P-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 2 {
+		t.Fatalf("P-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "keep.txt")); err != nil {
-		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, agentLogs(t, dir))
+		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, blackbox.AgentLogs(t, dir))
 	}
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed P-2\n" {
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed P-2\n" {
 		t.Fatal("opencode's fix is not in the repository")
 	}
 	// Each question asked once, answered by the list, as its event says.
@@ -220,7 +221,7 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		"P-1": {`printf 'fixed P-1\n' > file.txt`, "allowed", `Permission for printf 'fixed P-1\n' > file.txt: allowed by the allow list`},
 		"P-2": {"rm -f keep.txt", "denied", "Permission for rm -f keep.txt: denied (not in the allow list)"},
 	}
-	evs, _ := in.events(0)
+	evs, _ := in.Events(0)
 	asked := map[string]int{}
 	var deniedAt, endedAt time.Time
 	for _, e := range evs {
@@ -239,7 +240,7 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 				strings.ContainsAny(p.Text, "┃") || strings.Contains(p.Text, "OpenCode 1.18.33") {
 				t.Errorf("%s: the permission asked: %s", p.TaskID, e.Data)
 			}
-			for _, l := range promptLines {
+			for _, l := range blackbox.PromptLines {
 				if strings.Contains(p.Text, l) {
 					t.Errorf("%s: the permission question's text holds a line of the prompt %q: %s", p.TaskID, l, p.Text)
 				}
@@ -268,7 +269,7 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		if asked[id] != 1 {
 			t.Errorf("%s: %d permission questions recorded, want 1", id, asked[id])
 		}
-		if ms := milestones(t, in, id); !strings.Contains(ms, w.milestone) {
+		if ms := blackbox.Milestones(t, in, id); !strings.Contains(ms, w.milestone) {
 			t.Errorf("%s: no milestone said how the question was answered:\n%s", id, ms)
 		}
 	}
@@ -281,7 +282,7 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	}
 	// What opencode did is read from its record: the denied command's
 	// call and its rejection; the retry was told the check failed.
-	mustContain(t, "wilco transcript P-2 --attempt 1", in.cli("transcript", "P-2", "--attempt", "1", "--full"),
+	blackbox.MustContain(t, "wilco transcript P-2 --attempt 1", in.Cli("transcript", "P-2", "--attempt", "1", "--full"),
 		"[ACK] P-2 - RECEIVED", "rm -f keep.txt", "The user rejected permission to use this specific tool call.")
 	retried := false
 	for _, r := range model.AgentRequests() {
@@ -291,33 +292,33 @@ func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		t.Error("P-2's retry was not told why its first attempt failed")
 	}
 	for _, run := range []string{"P-1-a1", "P-2-a1", "P-2-a2"} {
-		log := readFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log"))
+		log := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", run, "agent.log"))
 		if recordOf(t, dir, run) == "" {
-			t.Errorf("%s: the agent's words were not read from its record:\n%s", run, tail(log, 40))
+			t.Errorf("%s: the agent's words were not read from its record:\n%s", run, blackbox.Tail(log, 40))
 		}
 		for _, l := range strings.Split(log, "\n") {
-			for _, p := range promptLines {
+			for _, p := range blackbox.PromptLines {
 				if strings.Contains(l, p) {
 					t.Errorf("%s: the agent's log holds a line of the prompt: %q", run, l)
 				}
 			}
 		}
 	}
-	mustContain(t, "P-1's agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-1-a1", "agent.log")),
+	blackbox.MustContain(t, "P-1's agent.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "P-1-a1", "agent.log")),
 		"--- wilco: permission asked (allowed): △ Permission required")
-	mustContain(t, "P-2's first agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
+	blackbox.MustContain(t, "P-2's first agent.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
 		"--- wilco: permission asked (denied): △ Permission required", "--- wilco: the agent is ready again: turn over")
 }
 
 // showOnFailure logs, once a test failed, what the agent's pane shows, the
 // agent's logs and wilco's: called after endTmux, so that it runs while
 // the session still does.
-func showOnFailure(t *testing.T, dir string, in *instance, session string) {
+func showOnFailure(t *testing.T, dir string, in *blackbox.Instance, session string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		p, err := tmuxServer(t, dir).Capture(context.Background(), session)
-		t.Logf("the pane of %s (%v):\n%s\nthe agent's logs:\n%s\nwilco:\n%s", session, err, p.Screen.Text(), agentLogs(t, dir), tail(in.stderr.String(), 60))
+		p, err := blackbox.TmuxServer(t, dir).Capture(context.Background(), session)
+		t.Logf("the pane of %s (%v):\n%s\nthe agent's logs:\n%s\nwilco:\n%s", session, err, p.Screen.Text(), blackbox.AgentLogs(t, dir), blackbox.Tail(in.Stderr.String(), 60))
 	})
 }

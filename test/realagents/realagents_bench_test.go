@@ -1,11 +1,11 @@
-package test
+package realagents
 
 import (
 	"encoding/json"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -20,7 +20,7 @@ import (
 // reading its output, recording the end). The median and the max over the runs go in
 // docs/BENCHMARKS.md:
 //
-//	go test ./test -run '^$' -bench RealAgentScenario -benchtime 5x
+//	go test ./test/realagents -run '^$' -bench RealAgentScenario -benchtime 5x
 func BenchmarkRealAgentScenario(b *testing.B) {
 	type cli struct {
 		name  string
@@ -61,24 +61,24 @@ func BenchmarkRealAgentScenario(b *testing.B) {
 			var wall, agent, verify, overhead []time.Duration
 			for i := 0; i < b.N; i++ {
 				agentYAML, dirp := c.setup(b)
-				*dirp = newRepo(b, "agents:\n"+agentYAML+checkStep)
-				in := serveRepo(b, *dirp)
+				*dirp = blackbox.NewRepo(b, "agents:\n"+agentYAML+blackbox.CheckStep)
+				in := blackbox.ServeRepo(b, *dirp)
 				start := time.Now()
-				in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-				got := in.waitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
+				in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+				got := in.WaitTask("T-1", 3*time.Minute, "success", "escalated", "stuck")
 				if got.State != "success" {
 					b.Fatalf("%s: the task ended %s", c.name, got.State)
 				}
 				wall = append(wall, time.Since(start))
 				a, v, o := scenarioTimes(b, in, "T-1")
 				agent, verify, overhead = append(agent, a), append(verify, v), append(overhead, o)
-				in.stop()
+				in.Stop()
 			}
 			for _, m := range []struct {
 				unit string
 				ds   []time.Duration
 			}{{"wall-ms", wall}, {"agent-ms", agent}, {"verify-ms", verify}, {"overhead-ms", overhead}} {
-				med, mx := medianMax(m.ds)
+				med, mx := blackbox.MedianMax(m.ds)
 				b.ReportMetric(float64(med.Microseconds())/1000, "median-"+m.unit)
 				b.ReportMetric(float64(mx.Microseconds())/1000, "max-"+m.unit)
 			}
@@ -89,9 +89,9 @@ func BenchmarkRealAgentScenario(b *testing.B) {
 // scenarioTimes reads a task's events: the agents' own time (the turns'
 // durations), the verification time, and wilco's overhead around the
 // turns.
-func scenarioTimes(b *testing.B, in *instance, id string) (agent, verify, overhead time.Duration) {
-	var evs struct{ Events []event }
-	in.must(200, in.call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", adminToken, nil), &evs)
+func scenarioTimes(b *testing.B, in *blackbox.Instance, id string) (agent, verify, overhead time.Duration) {
+	var evs struct{ Events []blackbox.Event }
+	in.Must(200, in.Call("GET", "/v1/events?task="+id+"&follow=false&limit=1000", blackbox.AdminToken, nil), &evs)
 	var sent, verifyStart time.Time
 	for _, e := range evs.Events {
 		var d struct {
@@ -124,13 +124,4 @@ func scenarioTimes(b *testing.B, in *instance, id string) (agent, verify, overhe
 		}
 	}
 	return agent, verify, overhead
-}
-
-func medianMax(ds []time.Duration) (time.Duration, time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2], s[len(s)-1]
 }

@@ -1,4 +1,4 @@
-package test
+package realagents
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
@@ -24,7 +25,7 @@ import (
 // whole ever changes.
 func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var plan []string
 	for i := 1; i <= 30; i++ {
@@ -56,7 +57,7 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	t.Cleanup(func() { endPanes(srv) })
+	t.Cleanup(func() { blackbox.EndPanes(srv) })
 	preset := tmuxadapter.Presets[tmuxadapter.PresetGemini]
 	id := "5d1f0c2a-7b3e-4c9d-8e1f-2a3b4c5d6e7f"
 	// The preset's Unset, as wilco's tmux adapter removes them (Gemini CLI
@@ -85,7 +86,7 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 	}
 	waitScreen := func(what string, ok func(string) bool) {
 		t.Helper()
-		if !eventually(90*time.Second, 200*time.Millisecond, func() bool { return ok(screen()) }) {
+		if !blackbox.Eventually(90*time.Second, 200*time.Millisecond, func() bool { return ok(screen()) }) {
 			t.Fatalf("%s never came:\n%s", what, screen())
 		}
 	}
@@ -122,7 +123,7 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 	}
 	waitEntry := func(what string, ok func(chatlog.Entry) bool) {
 		t.Helper()
-		if !eventually(90*time.Second, 100*time.Millisecond, func() bool {
+		if !blackbox.Eventually(90*time.Second, 100*time.Millisecond, func() bool {
 			read()
 			return len(entries) > 0 && ok(entries[len(entries)-1])
 		}) {
@@ -155,7 +156,7 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 			if err := srv.SendKeys(ctx, "gemini", preset.Submit); err != nil {
 				t.Fatal(err)
 			}
-			eventually(3*time.Second, 100*time.Millisecond, sent)
+			blackbox.Eventually(3*time.Second, 100*time.Millisecond, sent)
 		}
 	}
 	first := "[T-1] Write notes.txt.\n\nIt holds one line:\n\n    hello\n\nReply with [ACK] first."

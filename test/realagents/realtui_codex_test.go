@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // The real Codex TUI (the pinned npm version) run by wilco in tmux, against
 // the scripted Responses API, its words read from its own record of the
@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -30,7 +31,7 @@ func codexFirstRunAgent(t testing.TB, codex, url, tmux string) (line, home strin
 	t.Helper()
 	home = codexHome(t, url)
 	line = fmt.Sprintf("  - {name: codex, adapter: tmux, preset: codex, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 120, height: 40%s}}\n",
-		quoted(codex), quoted(home), tmux)
+		blackbox.Quoted(codex), blackbox.Quoted(home), tmux)
 	return line, home
 }
 
@@ -56,7 +57,7 @@ func codexWrites(script modelserver.Script) modelserver.Script {
 func noProcessOutlives(t *testing.T, home string) {
 	t.Cleanup(func() {
 		var left []int
-		eventually(10*time.Second, 100*time.Millisecond, func() bool {
+		blackbox.Eventually(10*time.Second, 100*time.Millisecond, func() bool {
 			left = processesNaming(home)
 			return len(left) == 0
 		})
@@ -98,21 +99,21 @@ func processesNaming(home string) []int {
 // read from its rollout; nothing of it runs once its session ended.
 func TestCodexTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var dir string
 	model := modelserver.NewResponses(t, codexWrites(fourTasksScript(&dir)))
 	agent, home := codexFirstRunAgent(t, codex, model.URL(), "")
 	noProcessOutlives(t, home)
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	checkReadRight(t, in, dir, runFourTasks(t, in, dir), longUnderstanding)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	blackbox.CheckReadRight(t, in, dir, runFourTasks(t, in, dir), longUnderstanding)
 	// Codex's words were read from its record, in every run.
 	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "T-*"))
 	for _, run := range runs {
-		if log := readFile(t, filepath.Join(run, "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
-			t.Errorf("%s: Codex's words were not read from its record:\n%s", filepath.Base(run), tail(log, 40))
+		if log := blackbox.ReadFile(t, filepath.Join(run, "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
+			t.Errorf("%s: Codex's words were not read from its record:\n%s", filepath.Base(run), blackbox.Tail(log, 40))
 		}
 	}
 	// One Codex conversation served the four tasks, on the model
@@ -166,34 +167,34 @@ func codexPermissionScript(turn modelserver.Turn) modelserver.Reply {
 // question, never a line of the prompt.
 func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	model := modelserver.NewResponses(t, codexPermissionScript)
 	agent, home := codexFirstRunAgent(t, codex, model.URL(), ", allow: [printf]")
 	noProcessOutlives(t, home)
-	dir := newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("P-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
-		t.Fatalf("P-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("P-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("P-1 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
-	in.submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("P-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 2 {
-		t.Fatalf("P-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in.Submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("P-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 2 {
+		t.Fatalf("P-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "keep.txt")); err != nil {
-		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, agentLogs(t, dir))
+		t.Fatalf("the command wilco denied ran: %v\nthe agent's logs:\n%s", err, blackbox.AgentLogs(t, dir))
 	}
 	// Each question asked once, answered by the list, as its event says.
 	want := map[string]struct{ tool, answer, milestone string }{
 		"P-1": {`printf 'fixed P-1\n' > file.txt`, "allowed", "Permission for printf 'fixed P-1\\n' > file.txt: allowed by the allow list"},
 		"P-2": {"rm -f keep.txt", "denied", "Permission for rm -f keep.txt: denied (not in the allow list)"},
 	}
-	evs, _ := in.events(0)
+	evs, _ := in.Events(0)
 	asked := map[string]int{}
 	for _, e := range evs {
 		if e.Type != "agent.permission" {
@@ -211,7 +212,7 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		if p.Tool != w.tool || p.Answer != w.answer || !strings.HasPrefix(p.Text, "Would you like to run the following command?") {
 			t.Errorf("%s: the permission asked: %s", p.TaskID, e.Data)
 		}
-		for _, l := range promptLines {
+		for _, l := range blackbox.PromptLines {
 			if strings.Contains(p.Text, l) {
 				t.Errorf("%s: the permission question's text holds a line of the prompt %q: %s", p.TaskID, l, p.Text)
 			}
@@ -221,30 +222,30 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 		if asked[id] != 1 {
 			t.Errorf("%s: %d permission questions recorded, want 1", id, asked[id])
 		}
-		if ms := milestones(t, in, id); !strings.Contains(ms, w.milestone) {
+		if ms := blackbox.Milestones(t, in, id); !strings.Contains(ms, w.milestone) {
 			t.Errorf("%s: no milestone said how the question was answered:\n%s", id, ms)
 		}
 	}
 	// What Codex did is read from its record: the denied command's call,
 	// declined; no line of a prompt in the agent's logs.
-	mustContain(t, "wilco transcript P-2 --attempt 1", in.cli("transcript", "P-2", "--attempt", "1", "--full"), "[ACK] P-2 - RECEIVED", "rm -f keep.txt", "aborted by user")
+	blackbox.MustContain(t, "wilco transcript P-2 --attempt 1", in.Cli("transcript", "P-2", "--attempt", "1", "--full"), "[ACK] P-2 - RECEIVED", "rm -f keep.txt", "aborted by user")
 	runs, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "P-*"))
 	for _, run := range runs {
 		b, _ := os.ReadFile(filepath.Join(run, "agent.log"))
 		if !strings.Contains(string(b), "--- wilco: the agent's words are read from its record") {
-			t.Errorf("%s: the agent's words were not read from its record:\n%s", filepath.Base(run), tail(string(b), 40))
+			t.Errorf("%s: the agent's words were not read from its record:\n%s", filepath.Base(run), blackbox.Tail(string(b), 40))
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			for _, p := range promptLines {
+			for _, p := range blackbox.PromptLines {
 				if strings.Contains(l, p) {
 					t.Errorf("%s: the agent's log holds a line of the prompt: %q", filepath.Base(run), l)
 				}
 			}
 		}
 	}
-	mustContain(t, "P-1's agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-1-a1", "agent.log")),
+	blackbox.MustContain(t, "P-1's agent.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "P-1-a1", "agent.log")),
 		"--- wilco: permission asked (allowed): Would you like to run the following command?")
-	mustContain(t, "P-2's first agent.log", readFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
+	blackbox.MustContain(t, "P-2's first agent.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "P-2-a1", "agent.log")),
 		"--- wilco: permission asked (denied): Would you like to run the following command?", "--- wilco: the agent's record ends the turn: aborted: interrupted")
 }
 
@@ -254,7 +255,7 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 // the id its record gave), which its next task's words are read from.
 func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
 		p := turn.Prompt
@@ -273,41 +274,41 @@ func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 	})
 	agent, home := codexFirstRunAgent(t, codex, model.URL(), "")
 	noProcessOutlives(t, home)
-	dir := newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("T-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" {
-		t.Fatalf("T-1 ended %s:\n%s\nthe agent's logs:\n%s", got.State, got, agentLogs(t, dir))
+	dir := blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("T-1", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" {
+		t.Fatalf("T-1 ended %s:\n%s\nthe agent's logs:\n%s", got.State, got, blackbox.AgentLogs(t, dir))
 	}
 	// The conversation's id, which Codex made itself, came from its record.
 	var view struct{ Pane struct{ Conversation string } }
-	in.must(200, in.call("GET", "/v1/agents/codex", adminToken, nil), &view)
+	in.Must(200, in.Call("GET", "/v1/agents/codex", blackbox.AdminToken, nil), &view)
 	rollouts, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
 	if conv := view.Pane.Conversation; conv == "" || len(rollouts) != 1 || !strings.HasSuffix(rollouts[0], "-"+conv+".jsonl") {
 		t.Fatalf("the agent's conversation is %q; Codex's rollouts: %v", conv, rollouts)
 	}
-	r := wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "hibernate", "--agent", "codex")
-	if r.code != 0 || !strings.Contains(r.stdout, "codex: ok") || !strings.Contains(r.stdout, "hibernated") {
-		t.Fatalf("wilco op hibernate: exit %d\n%s%s\nserver:\n%s", r.code, r.stdout, r.stderr, tail(in.stderr.String(), 30))
+	r := blackbox.WilcoCLI(t, dir, in.Url, 2*time.Minute, "op", "hibernate", "--agent", "codex")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "codex: ok") || !strings.Contains(r.Stdout, "hibernated") {
+		t.Fatalf("wilco op hibernate: exit %d\n%s%s\nserver:\n%s", r.Code, r.Stdout, r.Stderr, blackbox.Tail(in.Stderr.String(), 30))
 	}
 	var left []int
-	if !eventually(10*time.Second, 100*time.Millisecond, func() bool { left = processesNaming(home); return len(left) == 0 }) {
+	if !blackbox.Eventually(10*time.Second, 100*time.Millisecond, func() bool { left = processesNaming(home); return len(left) == 0 }) {
 		for _, pid := range left {
 			t.Errorf("a process of the agent runs while it hibernates: %s", describeProcess(pid))
 		}
 	}
-	r = wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "wake", "--agent", "codex", "--timeout", "1s", "--reminders", "500ms")
-	if r.code != 0 || !strings.Contains(r.stdout, "woken") {
-		t.Fatalf("wilco op wake: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = blackbox.WilcoCLI(t, dir, in.Url, 2*time.Minute, "op", "wake", "--agent", "codex", "--timeout", "1s", "--reminders", "500ms")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "woken") {
+		t.Fatalf("wilco op wake: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	in.submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt again"})
-	if got := in.waitTask("T-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
-		t.Fatalf("T-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+	in.Submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt again"})
+	if got := in.WaitTask("T-2", 4*time.Minute, "success", "escalated", "stuck", "failed"); got.State != "success" || got.Attempt != 1 {
+		t.Fatalf("T-2 ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
 	// T-2 went on in T-1's conversation, read from the same record.
 	record := func(id string) string {
-		log := readFile(t, filepath.Join(dir, ".wilco", "runs", id+"-a1", "agent.log"))
+		log := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", id+"-a1", "agent.log"))
 		_, path, ok := strings.Cut(log, "--- wilco: the agent's words are read from its record ")
 		if !ok {
 			t.Fatalf("%s was not read from Codex's record:\n%s", id, log)

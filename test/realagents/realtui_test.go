@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // End-to-end tests of the real Claude Code TUI (the pinned npm version, the
 // same cache as the exec tests) run by wilco in tmux, pointed at a scripted
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
@@ -32,7 +33,7 @@ func claudeTUIAgent(t testing.TB, claude, url string) (line, home string) {
 	}
 	line = fmt.Sprintf("  - {name: claude, adapter: tmux, preset: claude-code, command: [%s], timeout: 4m, "+
 		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key-0123456789abcdefghij, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}, "+
-		"tmux: {width: 160, height: 50}}\n", quoted(claude), quoted(url), quoted(home))
+		"tmux: {width: 160, height: 50}}\n", blackbox.Quoted(claude), blackbox.Quoted(url), blackbox.Quoted(home))
 	return line, home
 }
 
@@ -73,21 +74,21 @@ func tuiScript(dir *string) modelserver.Script {
 // prompt carries the failure, success.
 func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, tuiScript(&dir))
 	agent, _ := claudeTUIAgent(t, claude, model.URL())
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 5*time.Minute, "success", "escalated", "stuck")
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 5*time.Minute, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 2 {
 		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe model was asked:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got,
-			prompts(model), agentLogs(t, dir))
+			prompts(model), blackbox.AgentLogs(t, dir))
 	}
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("Claude Code's fix is not in the repository")
 	}
 	retried := false
@@ -97,13 +98,13 @@ func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 		}
 	}
 	if !retried {
-		t.Fatalf("no request to the model carried the retry context and the failing check:\n%s\nthe agent's logs:\n%s", prompts(model), agentLogs(t, dir))
+		t.Fatalf("no request to the model carried the retry context and the failing check:\n%s\nthe agent's logs:\n%s", prompts(model), blackbox.AgentLogs(t, dir))
 	}
 	// Both delegations were acknowledged from the pane.
 	var msgs struct {
 		Messages []struct{ State, Type, Understanding string }
 	}
-	in.must(200, in.call("GET", "/v1/messages?task=T-1", adminToken, nil), &msgs)
+	in.Must(200, in.Call("GET", "/v1/messages?task=T-1", blackbox.AdminToken, nil), &msgs)
 	acked := 0
 	for _, m := range msgs.Messages {
 		if m.Type == "task_delegation" && m.State == "acknowledged" && strings.Contains(m.Understanding, "Will write the fix into file.txt") {
@@ -115,12 +116,12 @@ func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 	}
 	// What Claude Code did showed as milestones; its pane's text is the
 	// attempt's transcript, without the TUI's decoration.
-	if ms := milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
-		t.Fatalf("no milestone said what Claude Code did:\n%s\nthe agent's logs:\n%s", ms, agentLogs(t, dir))
+	if ms := blackbox.Milestones(t, in, "T-1"); !strings.Contains(ms, "Writing file.txt") {
+		t.Fatalf("no milestone said what Claude Code did:\n%s\nthe agent's logs:\n%s", ms, blackbox.AgentLogs(t, dir))
 	}
-	tr := in.cli("transcript", "T-1", "--attempt", "1", "--full")
+	tr := in.Cli("transcript", "T-1", "--attempt", "1", "--full")
 	// Read from Claude Code's own record: its tool calls with their input.
-	mustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "tool Write {", `"file_path"`, "Status: complete")
+	blackbox.MustContain(t, "wilco transcript T-1 --attempt 1", tr, "[ACK] T-1 - RECEIVED", "tool Write {", `"file_path"`, "Status: complete")
 	for _, not := range []string{"esc to interrupt", "accept edits on", "────"} {
 		if strings.Contains(tr, not) {
 			t.Fatalf("the transcript holds the TUI's decoration %q:\n%s", not, tr)
@@ -128,23 +129,11 @@ func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 	}
 }
 
-// agentLogs are the agent.log files of a repository's runs, for failure
-// messages.
-func agentLogs(t testing.TB, dir string) string {
-	paths, _ := filepath.Glob(filepath.Join(dir, ".wilco", "runs", "*", "agent.log"))
-	var out []string
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
-		out = append(out, "=== "+p+"\n"+tail(string(b), 60))
-	}
-	return strings.Join(out, "\n")
-}
-
 // prompts lists what the model was asked, for failure messages.
 func prompts(model *modelserver.Anthropic) string {
 	var out []string
 	for _, r := range model.AgentRequests() {
-		out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, tail(r.Turn.Prompt, 8)))
+		out = append(out, fmt.Sprintf("step %d: %s", r.Turn.Step, blackbox.Tail(r.Turn.Prompt, 8)))
 	}
 	return strings.Join(out, "\n-----\n")
 }
@@ -156,19 +145,19 @@ func prompts(model *modelserver.Anthropic) string {
 // requests show the skill offered and the earlier conversation.
 func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, tuiScript(&dir))
 	agent, home := claudeTUIAgent(t, claude, model.URL())
-	dir = newRepo(t, "agents:\n"+agent+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 
 	// A first task: the session starts, and has a conversation to keep.
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("T-1", 5*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-		t.Fatalf("T-1 ended %s:\n%s\nserver:\n%s", got.State, got, tail(in.stderr.String(), 40))
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("T-1", 5*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("T-1 ended %s:\n%s\nserver:\n%s", got.State, got, blackbox.Tail(in.Stderr.String(), 40))
 	}
 	for _, r := range model.AgentRequests() {
 		if strings.Contains(fmt.Sprint(r.Body["system"]), "lint-rules") {
@@ -184,7 +173,7 @@ func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(model.Requests())
-	r := wilcoCLI(t, dir, in.url, 4*time.Minute, "op", "install-skill", skill, "--agent", "claude", "--json")
+	r := blackbox.WilcoCLI(t, dir, in.Url, 4*time.Minute, "op", "install-skill", skill, "--agent", "claude", "--json")
 	var op struct {
 		ID, State string
 		Agents    []struct{ Name, Response string }
@@ -193,8 +182,8 @@ func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 			Done                 bool
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &op); err != nil || r.code != 0 || op.State != "done" || len(op.Agents) != 1 || op.Agents[0].Response != "ok" || len(op.Results) != 1 {
-		t.Fatalf("wilco op install-skill: exit %d (%v)\n%s%s\nserver:\n%s", r.code, err, r.stdout, r.stderr, tail(in.stderr.String(), 40))
+	if err := json.Unmarshal([]byte(r.Stdout), &op); err != nil || r.Code != 0 || op.State != "done" || len(op.Agents) != 1 || op.Agents[0].Response != "ok" || len(op.Results) != 1 {
+		t.Fatalf("wilco op install-skill: exit %d (%v)\n%s%s\nserver:\n%s", r.Code, err, r.Stdout, r.Stderr, blackbox.Tail(in.Stderr.String(), 40))
 	}
 	res := op.Results[0]
 	installed := filepath.Join(home, ".claude", "skills", "lint-rules", "SKILL.md")
@@ -215,16 +204,16 @@ func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 	if !answered {
 		t.Fatal("the operation's request never reached the model")
 	}
-	round := in.cli("op", "log", op.ID)
-	mustContain(t, "wilco op log", round, "install-skill", "request sent", "answered ok", "done: hibernated", "installed skill", "woken")
+	round := in.Cli("op", "log", op.ID)
+	blackbox.MustContain(t, "wilco op log", round, "install-skill", "request sent", "answered ok", "done: hibernated", "installed skill", "woken")
 
 	// The woken agent works with the skill, in its resumed conversation.
-	in.submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt again"})
-	if got := in.waitTask("T-2", 5*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-		t.Fatalf("T-2 ended %s:\n%s\nserver:\n%s", got.State, got, tail(in.stderr.String(), 40))
+	in.Submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt again"})
+	if got := in.WaitTask("T-2", 5*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("T-2 ended %s:\n%s\nserver:\n%s", got.State, got, blackbox.Tail(in.Stderr.String(), 40))
 	}
 	// The resumed conversation is read from Claude Code's record too.
-	if log := readFile(t, filepath.Join(dir, ".wilco", "runs", "T-2-a1", "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
+	if log := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "T-2-a1", "agent.log")); !strings.Contains(log, "--- wilco: the agent's words are read from its record") {
 		t.Fatalf("after the wake, T-2 was not read from Claude Code's record:\n%s", log)
 	}
 	offered, resumed := false, false

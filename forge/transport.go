@@ -124,7 +124,7 @@ func (t *transport) doURL(ctx context.Context, method string, u *url.URL, body a
 			// have been done; it is tried again only when it never
 			// reached the server.
 			if method == http.MethodPost && !neverSent(err) {
-				return nil, t.clean(fmt.Errorf("forge: %s %s: %w", method, u.Path, err))
+				return nil, fmt.Errorf("forge: %s %s: %w", method, u.Path, err)
 			}
 			last = fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, u.Path, err)
 			d, wait = wait, min(2*wait, t.maxBackoff)
@@ -150,14 +150,35 @@ func (t *transport) doURL(ctx context.Context, method string, u *url.URL, body a
 		case <-t.clock.After(d):
 		}
 	}
-	return nil, t.clean(last)
+	return nil, last
+}
+
+// requestError is a request that got no answer: its text without the
+// token, and whether it never reached the server (the connection was
+// refused or never made), which only the original error says.
+type requestError struct {
+	msg  string
+	dial bool
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+// requestError is err made a *requestError; the original is dropped, so
+// no unwrapping finds the token in it either.
+func (t *transport) requestError(err error) error {
+	var op *net.OpError
+	msg := err.Error()
+	if t.token != "" {
+		msg = strings.ReplaceAll(msg, t.token, "[token]")
+	}
+	return &requestError{msg: msg, dial: errors.As(err, &op) && op.Op == "dial"}
 }
 
 // neverSent reports whether a request's error says it never reached the
-// server (the connection was refused or never made).
+// server.
 func neverSent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	var re *requestError
+	return errors.As(err, &re) && re.dial
 }
 
 // rateLimit reads a rate-limited answer: 403 or 429 with
@@ -219,7 +240,7 @@ func (t *transport) once(ctx context.Context, method string, u *url.URL, data []
 	resp, err := t.http.Do(req)
 	call := Call{Method: method, Path: u.Path, Attempt: attempt}
 	if err != nil {
-		err = t.clean(err)
+		err = t.requestError(err)
 		call.Err, call.Duration = err, t.clock.Now().Sub(start)
 		t.report(call)
 		return nil, err
@@ -228,7 +249,7 @@ func (t *transport) once(ctx context.Context, method string, u *url.URL, data []
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	call.Status, call.Duration = resp.StatusCode, t.clock.Now().Sub(start)
 	if err != nil {
-		err = t.clean(err)
+		err = t.requestError(err)
 		call.Err = err
 		t.report(call)
 		return nil, err
@@ -241,14 +262,6 @@ func (t *transport) report(c Call) {
 	if t.observe != nil {
 		t.observe(c)
 	}
-}
-
-// clean takes the token out of an error's text, wherever it came from.
-func (t *transport) clean(err error) error {
-	if err == nil || t.token == "" || !strings.Contains(err.Error(), t.token) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), t.token, "[token]"))
 }
 
 // apiError is the error of an answer that is no success.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -189,5 +190,28 @@ func TestEveryCallIsObserved(t *testing.T) {
 	c := calls[0]
 	if c.Method != "GET" || c.Path != "/api/v3/repos/acme/widget/collaborators/mallory" || c.Status != 404 || c.Attempt != 1 || c.Err != nil {
 		t.Fatalf("call %+v", c)
+	}
+}
+
+func TestAForgeThatIsGoneIsTriedWithBackoffThenErrUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	clock := newWaitClock()
+	f, err := forge.New(forge.Options{Kind: forge.GitHub, API: "http://" + addr + "/api/v3", Repo: forge.Repo{Owner: "acme", Name: "widget"},
+		Token: "t", Clock: clock, Backoff: time.Second, MaxBackoff: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A POST that never reached the server is sent again too.
+	_, err = f.CreateComment(context.Background(), 1, "hello")
+	if !errors.Is(err, forge.ErrUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+	if w := fmt.Sprint(clock.Waits()); w != "[1s 2s 4s 4s]" {
+		t.Fatalf("waited %s", w)
 	}
 }

@@ -285,16 +285,21 @@ func (s *Server) auth(r *http.Request) string {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	auth := s.auth(r)
-	defer func() {
+	record := func() {
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Auth: auth, Status: rec.status})
 		s.mu.Unlock()
-	}()
-	if f := s.fault(r); f != nil {
-		if f.Die {
-			die(rec)
-			return
-		}
+	}
+	f := s.fault(r)
+	if f != nil && f.Die {
+		// Recorded first: the client sees the cut before this handler
+		// returns.
+		record()
+		die(rec)
+		return
+	}
+	defer record()
+	if f != nil {
 		for k, v := range f.Header {
 			rec.Header()[k] = v
 		}

@@ -459,6 +459,12 @@ func (d *decoder) checkLand(c *Config) {
 	}
 	if err := core.CheckLand(c.Land.How, c.Parallel); err != nil {
 		d.fail(d.landHow, "land.how", "%v", err)
+		return
+	}
+	if c.Land.How == core.LandPR {
+		// The core decides a pull request's life; this version does not
+		// push, open, follow or merge one on a forge.
+		d.fail(d.landHow, "land.how", "pr is not run by this version of wilco: use merge, rebase or squash")
 	}
 }
 

@@ -827,6 +827,10 @@ func retryMilestone(failureType string) string {
 		return MilestoneDebugging
 	case MergeConflict:
 		return MilestoneConflict
+	case CIFailed:
+		return MilestoneCIFailed
+	case ChangesRequested:
+		return MilestoneChangesRequested
 	case Timeout:
 		return MilestoneTimedOut
 	case ArchitectRejected:

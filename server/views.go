@@ -202,6 +202,10 @@ func taskViewAt(c *core.State, t core.Task, position int) wire.Task {
 	if t.State == core.Running && t.Phase == core.Landing && t.Worktree != "" {
 		v.LandPosition = c.LandPosition(t.ID)
 	}
+	if pr := t.PR; pr != nil {
+		v.PullRequest = &wire.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Checks: pr.Checks, ChecksDone: pr.ChecksDone,
+			CIDeadline: timePtr(pr.CIDeadline), Ready: pr.Ready, Merging: pr.Merging}
+	}
 	if e := t.Escalation; e != nil {
 		v.Escalation = &wire.Escalation{Reason: e.Reason, Message: e.Message, At: e.At}
 	}

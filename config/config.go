@@ -294,7 +294,8 @@ func Default() *Config {
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
-		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order}}
+		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order,
+			Merge: c.Land.Merge, CITimeout: c.Land.CITimeout, Forge: c.Forge != nil}}
 	if c.Parallel > 1 {
 		p.Parallel = c.Parallel
 	}

@@ -51,12 +51,17 @@ func TestLoadReferenceExample(t *testing.T) {
 		t.Fatalf("hooks %+v", hooks)
 	}
 	c.Prices, c.Review, c.Package, c.Notify, c.Land = nil, core.ReviewPolicy{}, "", Default().Notify, Default().Land
+	c.Forge, c.Intake = nil, nil
 	p := c.Policies()
 	if want := []string{"go"}; !reflect.DeepEqual(p.Probe.Needed, want) || p.Probe.OnRegister {
 		t.Fatalf("probe %+v", p.Probe)
 	}
 	p.Probe = core.ProbePolicy{}
-	if !reflect.DeepEqual(p, core.DefaultPolicies()) {
+	defaults := core.DefaultPolicies()
+	// The file's defaults of a pull request's landing are the core's
+	// (for "" and 0), written out.
+	defaults.Land.Merge, defaults.Land.CITimeout = core.MergeManual, core.DefaultCITimeout
+	if !reflect.DeepEqual(p, defaults) {
 		t.Fatalf("policies %+v, want the documented defaults", p)
 	}
 }
@@ -430,7 +435,7 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission"}) {
+	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission", Merge: core.MergeManual, CITimeout: core.DefaultCITimeout}) {
 		t.Fatalf("policies: %+v", p)
 	}
 }

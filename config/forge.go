@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"wilco/core"
 	"wilco/forge"
 )
 
@@ -38,8 +39,8 @@ type Intake struct {
 // Defaults of the forge, land (pull requests) and intake sections.
 const (
 	DefaultForgeRemote   = "origin"
-	DefaultLandMerge     = "manual"
-	DefaultLandCITimeout = 60 * time.Minute
+	DefaultLandMerge     = core.MergeManual
+	DefaultLandCITimeout = core.DefaultCITimeout
 	DefaultIntakeLabel   = "wilco"
 	DefaultIntakePoll    = 60 * time.Second
 	// MinIntakePoll bounds intake.poll from below: each poll is a
@@ -48,7 +49,7 @@ const (
 )
 
 // LandMerges are the values of land.merge.
-var LandMerges = []string{DefaultLandMerge, "auto"}
+var LandMerges = []string{core.MergeManual, core.MergeAuto}
 
 // DefaultForgeToken is the variable forge.token names by default for a
 // kind.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"wilco/core"
 	"wilco/forge"
 )
 
@@ -122,5 +123,21 @@ func TestTheForgesOptionsTakeTheTokenFromTheEnvironment(t *testing.T) {
 	_, err = f.Options("git@github.com:acme/widget.git", func(string) string { return "" })
 	if err == nil || err.Error() != "forge.token: the environment variable GH_T is not set" {
 		t.Fatalf("unset: %v", err)
+	}
+}
+
+func TestTheLandingPolicyCarriesThePullRequestKeysAndWhetherThereIsAForge(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("wilco.yaml", []byte(oneAgent+"parallel: 2\nforge: {kind: github}\nland: {how: merge, merge: auto, ci_timeout: 20m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Policies().Land
+	if p.Merge != core.MergeAuto || p.CITimeout != 20*time.Minute || !p.Forge {
+		t.Fatalf("land policy %+v", p)
+	}
+	c, _ = Parse("wilco.yaml", []byte(oneAgent))
+	if c.Policies().Land.Forge {
+		t.Fatal("a forge without a forge section")
 	}
 }

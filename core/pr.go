@@ -166,6 +166,8 @@ type TaskPROpened struct {
 	URL        string    `json:"url,omitempty"`
 	Head       string    `json:"head"`
 	CIDeadline time.Time `json:"ci_deadline,omitzero"`
+	// Again: pushed again to the pull request it was pushed to before.
+	Again bool `json:"again,omitempty"`
 }
 
 // TaskPRChecks records how many of the head's checks ended (Done of
@@ -241,13 +243,21 @@ func (s *State) applyPR(ev Event) bool {
 	return true
 }
 
+// prURL is the address of a task's pull request, "" for none.
+func prURL(t *Task) string {
+	if t.PR == nil {
+		return ""
+	}
+	return t.PR.URL
+}
+
 // ciTimerKey is the key of the timer of a task's CI deadline.
 func ciTimerKey(taskID string) string { return taskID + "/ci" }
 
 // prOpened records a pull request a verified change was pushed to: the
 // task waits for its checks and review, its CI deadline armed.
 func (s *State) prOpened(now time.Time, t *Task, o Landed) {
-	e := TaskPROpened{Number: o.PR.Number, URL: o.PR.URL, Head: o.Commit}
+	e := TaskPROpened{Number: o.PR.Number, URL: firstOf(o.PR.URL, prURL(t)), Head: o.Commit, Again: t.PR != nil && t.PR.Number == o.PR.Number}
 	if d := s.policies.Land.ciTimeout(); d > 0 {
 		e.CIDeadline = now.Add(d)
 	}

@@ -265,6 +265,8 @@ type Task struct {
 	// Integration is its combination with the target being verified,
 	// while it lands.
 	Integration *Integration `json:"integration,omitempty"`
+	// Issue is the forge's issue the task was made from (0: none).
+	Issue int `json:"issue,omitempty"`
 	// PR is the pull request its verified change is in (land.how pr).
 	PR *PullRequest `json:"pull_request,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.

@@ -440,12 +440,18 @@ const (
 	NotifyPermission    NotifyEvent = "permission"
 	NotifySuccess       NotifyEvent = "success"
 	NotifyFailed        NotifyEvent = "failed"
+	// NotifyAcknowledged: an agent acknowledged a task, with its
+	// understanding (not by default).
+	NotifyAcknowledged NotifyEvent = "acknowledged"
+	// NotifyPullRequest: a task's verified change was pushed to a new
+	// pull request (not by default).
+	NotifyPullRequest NotifyEvent = "pull_request"
 )
 
 // Values are the notification events.
 func (NotifyEvent) Values() []string {
 	return values(NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation,
-		NotifyPermission, NotifySuccess, NotifyFailed)
+		NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest)
 }
 
 // NotificationState is where a notification's delivery stands.

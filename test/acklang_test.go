@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

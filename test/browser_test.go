@@ -16,10 +16,11 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"wilco/test/blackbox"
 )
 
 // webScreenshots is where the browser test writes its screenshots of the

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

@@ -11,11 +11,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"wilco/test/blackbox"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"wilco/test/blackbox"
 )
 
 // runWilco runs the built binary with args and returns its stdout, stderr

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // Removing a tmux agent asks for its session's end with the removal: wilco

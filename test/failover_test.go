@@ -27,12 +27,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"wilco/natsbox"
 	"wilco/store/postgres/pgtemp"
+	"wilco/test/blackbox"
 	"wilco/wire"
 )
 

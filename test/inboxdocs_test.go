@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // landCommit is the land section that commits verified changes.

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"wilco/test/blackbox"
 )
 
 // mcpSession connects the MCP SDK's own client through transport.

@@ -10,9 +10,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"wilco/test/blackbox"
 )
 
 // natsAgentScript is a remote agent on the NATS mailbox, made of the CLI

@@ -16,12 +16,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wilco/natsbox"
+	"wilco/test/blackbox"
 	"wilco/wire"
 )
 

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // ownFilesCheck is the verify step of the parallel tests: the task's own

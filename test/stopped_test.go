@@ -7,9 +7,10 @@ package test
 import (
 	"strings"
 	"testing"
-	"wilco/test/blackbox"
 
 	"golang.org/x/sys/unix"
+
+	"wilco/test/blackbox"
 )
 
 // TestAFailedNodeAnswersAValidAgentToken503NotUnknown makes the disk

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

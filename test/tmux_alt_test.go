@@ -3,6 +3,7 @@ package test
 import (
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

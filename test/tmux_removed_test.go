@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	tmuxadapter "wilco/adapter/tmux"
+	"wilco/test/blackbox"
 )
 
 // stopWilco stops an instance as a user would (SIGTERM) or kills it

@@ -18,10 +18,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"wilco/test/blackbox"
 )
 
 const webFix = "Write fixed and the task id into file.txt"

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"wilco/test/blackbox"
 )
 

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // Gemini CLI, for real, in tmux as the gemini preset runs it, against the

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // BenchmarkRealAgentScenario runs the end-to-end scenario of each real

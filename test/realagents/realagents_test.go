@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // npmBin returns the path of program bin of npm package pkg at the version

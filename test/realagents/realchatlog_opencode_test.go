@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // The real opencode TUI: its conversation is found in its database once

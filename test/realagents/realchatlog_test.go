@@ -15,12 +15,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // tuiUntilReady answers the program's own questions (its preset's dialog

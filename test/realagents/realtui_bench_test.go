@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // BenchmarkClaudeCodeTUIFiftyTasks sends 50 tasks through one real Claude

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // codexFirstRunAgent is the wilco.yaml agent line of the real Codex TUI in

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // longUnderstanding is wider than the pane: the TUI wraps it; the part

@@ -15,10 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // geminiTUIAgent is the wilco.yaml agent line of the real Gemini CLI TUI in

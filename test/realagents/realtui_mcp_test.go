@@ -15,10 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // mcpStep is one step of the model's side of a task acknowledged through

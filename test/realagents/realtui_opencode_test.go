@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // opencode's TUI run by wilco in tmux: what the agent said — its ACK, its

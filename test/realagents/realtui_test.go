@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // claudeTUIAgent is the wilco.yaml agent line of the real Claude Code TUI

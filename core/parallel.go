@@ -187,7 +187,7 @@ func (s *State) pickFreeAgent(t *Task) string {
 	var fallback string
 	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
 		a := s.agents[n]
-		if !s.takesTasks(a) || !worksInWorktrees(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
+		if !s.takesTasks(a) || t.DryRun && !makesDryRuns(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
 			continue
 		}
 		if a.Status == Available || a.Status == Busy {
@@ -200,11 +200,12 @@ func (s *State) pickFreeAgent(t *Task) string {
 	return fallback
 }
 
-// worksInWorktrees reports whether wilco starts the agent's turns where
-// it says (an exec agent): a task worked in parallel, or a dry run, works
-// in a worktree, which a mailbox agent (in its own environment) or a tmux
-// agent (in its session) does not reach.
-func worksInWorktrees(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
+// makesDryRuns reports whether the agent's adapter makes a dry run's
+// throw-away worktree and starts its turns there (an exec agent). A task
+// worked in parallel goes to any agent: its worktree is made before it
+// starts, an exec agent's turns and a tmux agent's session start in it,
+// and a mailbox agent is told where it is.
+func makesDryRuns(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
 
 // agentFor chooses who works on a task's next attempt: with tasks worked
 // in parallel, an agent with an instance free (its own, for a task that

@@ -80,13 +80,15 @@ type WorktreePrepared struct {
 
 func (WorktreePrepared) isOutcome() {}
 
-// RemoveWorktree asks the runtime to remove an ended task's worktree,
-// and its branch when DeleteBranch (its work landed on the target). It
-// has no outcome: the worktrees of ended tasks that are still there when
-// wilco starts are removed then.
+// RemoveWorktree asks the runtime, once a task worked in parallel ended,
+// to end what its agent ran in its worktree (a tmux agent's session), and
+// to remove the worktree — with its branch when DeleteBranch (its work
+// landed on the target) — unless Keep (the task asked for them to be
+// kept). It has no outcome: the worktrees of ended tasks that are still
+// there when wilco starts are removed then, and their sessions ended.
 type RemoveWorktree struct {
 	TaskID, Dir, Branch string
-	DeleteBranch        bool
+	DeleteBranch, Keep  bool
 }
 
 func (RemoveWorktree) isEffect() {}
@@ -336,12 +338,13 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 
 // removeWorktree asks for an ended task's worktree to go, with its branch
 // when its work landed on the target — unless the task asked for them to
-// be kept.
+// be kept — and for what its agent ran there to end either way.
 func (s *State) removeWorktree(t *Task) {
-	if t.Worktree == "" || t.KeepWorktree {
+	if t.Worktree == "" {
 		return
 	}
-	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, DeleteBranch: t.LandedCommit != "" && t.Land != LandNone})
+	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, Keep: t.KeepWorktree,
+		DeleteBranch: t.LandedCommit != "" && t.Land != LandNone && !t.KeepWorktree})
 }
 
 // MilestoneLandQueued is the milestone of a verified task waiting for its

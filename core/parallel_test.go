@@ -410,7 +410,7 @@ func TestATaskThatAsksForItsWorktreeKeepsIt(t *testing.T) {
 	prepared(b, tk.ID, "base")
 	_, _, err := b.c.CancelTask(b.now, tk.ID)
 	b.ok(err)
-	if rm := b.removals(); len(rm) != 0 {
+	if rm := b.removals(); len(rm) != 1 || !rm[0].Keep || rm[0].DeleteBranch {
 		t.Fatalf("a kept worktree was removed: %#v", rm)
 	}
 }

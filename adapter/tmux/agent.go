@@ -69,7 +69,7 @@ type agent struct {
 	// parallel, by task (the agent's own, not an instance's; guarded by
 	// the adapter's mu).
 	inst map[string]*agent
-	wake         chan struct{}
+	wake chan struct{}
 	// gone is closed when the agent is removed: its loop ends.
 	gone chan struct{}
 
@@ -312,7 +312,7 @@ func (ag *agent) loop() {
 
 func (ag *agent) logger() *slog.Logger {
 	if ag.task != "" {
-		return ag.a.log.With("agent", ag.cfg.Name, "session", ag.session)
+		return ag.a.log.With("agent", ag.cfg.Name, "instance", ag.task)
 	}
 	return ag.a.log.With("agent", ag.cfg.Name)
 }
@@ -590,6 +590,9 @@ func (ag *agent) start(ctx context.Context) error {
 	argv, newConv := ag.argv(resume, conv)
 	if len(argv) == 0 {
 		return errors.New("no command to run")
+	}
+	if fi, err := os.Stat(ag.dir); ag.task != "" && (err != nil || !fi.IsDir()) {
+		return fmt.Errorf("the task's worktree %s is missing", ag.dir)
 	}
 	w, h := ag.cfg.Width, ag.cfg.Height
 	if w <= 0 {

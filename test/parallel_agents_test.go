@@ -1,0 +1,122 @@
+package test
+
+// Black-box tests of tasks worked in parallel by tmux agents (an instance,
+// a session of its own in the task's worktree, per task) and by mailbox
+// agents (told where the task's worktree is).
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ownTxtCheck is the verify step of these tests: the task's own file,
+// <id>.txt, holds what the scripted agents write.
+const ownTxtCheck = `if [ -n "$WILCO_TASK_ID" ]; then
+	[ "$(cat "$WILCO_TASK_ID.txt" 2>/dev/null)" = "attempt 1" ] || { echo "check: $WILCO_TASK_ID.txt does not hold attempt 1"; exit 1; }
+fi
+`
+
+func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	srv := tmuxServer(t, dir)
+	for _, id := range []string{"P-1", "P-2"} {
+		in.submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=4s"})
+	}
+	// Both at once: each task's session runs its program, in the task's
+	// worktree.
+	wantDir := map[string]string{}
+	for _, id := range []string{"P-1", "P-2"} {
+		d, err := filepath.EvalSymlinks(filepath.Join(dir, ".wilco", "worktrees"))
+		if err != nil {
+			d = filepath.Join(dir, ".wilco", "worktrees")
+		}
+		wantDir["wilco-tui@"+id] = filepath.Join(d, id)
+	}
+	paneDir := func(session string) string {
+		out, err := exec.Command("tmux", srv.Args("display-message", "-p", "-t", "="+session+":", "#{pane_current_path}")...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if !eventually(60*time.Second, 50*time.Millisecond, func() bool {
+		for s, want := range wantDir {
+			if got := paneDir(s); got != want && got != strings.TrimPrefix(want, "/private") {
+				return false
+			}
+		}
+		return true
+	}) {
+		out, _ := exec.Command("tmux", srv.Args("list-sessions", "-F", "#{session_name} #{pane_current_path}")...).CombinedOutput()
+		t.Fatalf("the two tasks' sessions never ran at once in their worktrees; sessions:\n%s\nwilco:\n%s", out, in.stderr)
+	}
+	for _, id := range []string{"P-1", "P-2"} {
+		if got := in.waitTask(id, 2*time.Minute, "success"); got.LandedCommit == "" || got.Attempt != 1 {
+			t.Fatalf("%s: landed %q at attempt %d", id, got.LandedCommit, got.Attempt)
+		}
+	}
+	for _, id := range []string{"P-1", "P-2"} {
+		if got := strings.TrimSpace(gitRun(t, dir, "show", "main:"+id+".txt")); got != "attempt 1" {
+			t.Fatalf("main's %s.txt = %q", id, got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, id+".txt")); err != nil {
+			t.Fatalf("the checkout was not moved to what landed: %v", err)
+		}
+	}
+	// Each session ended with its task.
+	if !eventually(20*time.Second, 50*time.Millisecond, func() bool {
+		for s := range wantDir {
+			if exec.Command("tmux", srv.Args("has-session", "-t", "="+s)...).Run() == nil {
+				return false
+			}
+		}
+		return true
+	}) {
+		out, _ := exec.Command("tmux", srv.Args("list-sessions")...).CombinedOutput()
+		t.Fatalf("a task's session runs on after the task ended:\n%s", out)
+	}
+}
+
+func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
+	t.Parallel()
+	dir := parallelRepo(t, "parallel: 2\nagents: []\n", ownTxtCheck)
+	in := serveRepo(t, dir)
+	tok := in.agent("remote")
+	in.submit(map[string]any{"id": "R-1", "description": "Write attempt 1 into R-1.txt", "agent": "remote"})
+	var m inboxMessage
+	in.until("R-1's delegation in the inbox", 30*time.Second, func() bool {
+		for _, x := range in.inbox(tok, time.Second) {
+			if x.TaskID == "R-1" {
+				m = x
+				return true
+			}
+		}
+		return false
+	})
+	worktree := filepath.Join(dir, ".wilco", "worktrees", "R-1")
+	for _, want := range []string{"WORKTREE: task R-1 works in its own git worktree, " + worktree + " (branch wilco/R-1)", "Work there and only there: cd " + worktree} {
+		if !strings.Contains(m.Body, want) {
+			t.Fatalf("the delegation does not say %q:\n%s", want, m.Body)
+		}
+	}
+	// The agent works where it is told.
+	if err := os.WriteFile(filepath.Join(worktree, "R-1.txt"), []byte("attempt 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] R-1 - RECEIVED\nUnderstanding: Will write attempt 1 into R-1.txt in the worktree\n\nDone.\n\nStatus: complete"})
+	if got := in.waitTask("R-1", time.Minute, "success"); got.LandedCommit == "" {
+		t.Fatalf("R-1 did not land: %+v", got)
+	}
+	if got := strings.TrimSpace(gitRun(t, dir, "show", "main:R-1.txt")); got != "attempt 1" {
+		t.Fatalf("main's R-1.txt = %q", got)
+	}
+}

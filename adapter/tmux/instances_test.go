@@ -238,3 +238,70 @@ func TestAnInstanceSessionIsNamedAfterItsAgentAndTask(t *testing.T) {
 		}
 	}
 }
+
+// Each instance reads the record its program keeps of its conversation in
+// the folder it runs in: Claude Code's projects/<folder> of the task's
+// worktree, not the repository's; the conversation it finds is the
+// instance's own, kept for it alone.
+func TestEachInstanceReadsTheRecordOfItsOwnWorktree(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	config := t.TempDir()
+	if err := b.adapter.Add(AgentConfig{Name: "claude", Preset: PresetClaudeCode, Env: map[string]string{"CLAUDE_CONFIG_DIR": config}}); err != nil {
+		t.Fatal(err)
+	}
+	home, err := b.adapter.agent("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claude Code's folder of a conversation held in dir: every byte but
+	// ASCII letters and digits as '-'.
+	folder := func(dir string) string {
+		out := []byte(dir)
+		for i, c := range out {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				out[i] = '-'
+			}
+		}
+		return string(out)
+	}
+	now := time.Now()
+	for _, c := range []struct{ task, conv string }{{"T-1", "conv-one"}, {"T-2", "conv-two"}, {"", "conv-home"}} {
+		dir := b.dir
+		if c.task != "" {
+			dir = filepath.Join(b.dir, filepath.FromSlash(b.worktree(t, c.task)))
+		}
+		p := filepath.Join(config, "projects", folder(dir), c.conv+".jsonl")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		line := `{"type":"user","message":{"role":"user","content":"prompt of ` + firstOf(c.task, "home") + `"},"timestamp":"` + now.UTC().Format(time.RFC3339Nano) + `"}` + "\n"
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, task := range []string{"T-1", "T-2"} {
+		ag := b.adapter.instanceFor(home, task, core.TaskWorktree(task), true)
+		ag.opMu.Lock()
+		ag.startedAt = now.Add(-time.Second)
+		var path string
+		for deadline := time.Now().Add(5 * time.Second); ag.rec.log == nil && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+			ag.recordEntries(time.Now())
+		}
+		if ag.rec.log != nil {
+			path = ag.rec.log.Path()
+		}
+		ag.opMu.Unlock()
+		want := filepath.Join(config, "projects", folder(filepath.Join(b.dir, ".wilco", "worktrees", task)))
+		if filepath.Dir(path) != want {
+			t.Fatalf("%s's instance reads %q, want its worktree's record in %s", task, path, want)
+		}
+		conv := map[string]string{"T-1": "conv-one", "T-2": "conv-two"}[task]
+		if st, _ := b.adapter.State("claude"); st.Conversation != "" {
+			t.Fatalf("an instance's conversation was taken for the agent's own: %+v", st)
+		}
+		if got := ag.savedConversation(); got != conv {
+			t.Fatalf("%s's instance keeps conversation %q, want %q", task, got, conv)
+		}
+	}
+}

@@ -580,3 +580,18 @@ func TestATaskWorkedInParallelGoesToATmuxOrAMailboxAgentInItsWorktree(t *testing
 	_, err = b.c.SubmitTask(b.now, TaskSpec{Description: "d", Agent: "tui", DryRun: true})
 	b.refused(err, Invalid)
 }
+
+// A tmux agent asks a task worked in parallel's permission question in
+// the task's own session: the milestone names the command that opens it.
+func TestAPermissionQuestionOfATaskWorkedInParallelNamesItsSession(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, nil)
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "tui", Adapter: "tmux", Capabilities: []string{"go"}, Instances: 2}))
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	ackTask(b, tk.ID)
+	b.ok(b.c.NotePermission(b.now, "tui", tk.ID, 1, "Write", "Do you want to create file.txt?", ""))
+	if m := b.task(tk.ID).Milestone; !strings.Contains(m, "wilco attach tui --task "+tk.ID) {
+		t.Fatalf("milestone %q", m)
+	}
+}

@@ -464,8 +464,12 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 		},
 		PaneState: func(name string) (wire.Pane, bool) {
 			st, ok := d.disp.Tmux().State(name)
-			return wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
-				Conversation: st.Conversation}, ok
+			p := wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
+				Conversation: st.Conversation}
+			for _, i := range st.Instances {
+				p.Instances = append(p.Instances, wire.PaneOf{Task: i.Task, State: wire.PaneState(i.State), Session: i.Session, Attach: i.Attach, Working: i.Working})
+			}
+			return p, ok
 		},
 		TokenRotated: func(name, token string) {
 			d.execMu.Lock()

@@ -59,6 +59,22 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		out, _ := exec.Command("tmux", srv.Args("list-sessions", "-F", "#{session_name} #{pane_current_path}")...).CombinedOutput()
 		t.Fatalf("the two tasks' sessions never ran at once in their worktrees; sessions:\n%s\nwilco:\n%s", out, in.stderr)
 	}
+	// The agent's pane lists the tasks' sessions, and wilco attach opens
+	// the one of a task.
+	var a struct {
+		Pane struct {
+			Instances []struct{ Task, Session string }
+		}
+	}
+	in.must(200, in.call("GET", "/v1/agents/tui", adminToken, nil), &a)
+	sessions := map[string]string{}
+	for _, i := range a.Pane.Instances {
+		sessions[i.Task] = i.Session
+	}
+	if len(a.Pane.Instances) != 2 || sessions["P-1"] != "wilco-tui@P-1" || sessions["P-2"] != "wilco-tui@P-2" {
+		t.Fatalf("the agent's pane lists the sessions %+v", a.Pane.Instances)
+	}
+	mustContain(t, "wilco attach tui --task P-1 --print", in.cli("attach", "tui", "--task", "P-1", "--print"), "attach-session -t =wilco-tui@P-1")
 	for _, id := range []string{"P-1", "P-2"} {
 		if got := in.waitTask(id, 2*time.Minute, "success"); got.LandedCommit == "" || got.Attempt != 1 {
 			t.Fatalf("%s: landed %q at attempt %d", id, got.LandedCommit, got.Attempt)

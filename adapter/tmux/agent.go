@@ -273,7 +273,8 @@ func (ag *agent) snapshot() AgentState {
 	switch {
 	case ag.hibernated:
 		s.State = "hibernating"
-	case !ag.started:
+	case !ag.started || ag.state == "":
+		// Not started, or started and its pane not read yet.
 		s.State = "not started"
 	}
 	if ag.cur != nil {

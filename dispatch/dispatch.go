@@ -644,11 +644,12 @@ func (d *Dispatcher) KillOrphans() {
 }
 
 // endStrays ends the sessions on wilco's own tmux server of agents that
-// no adapter runs any more (see tmux's EndStrays).
+// no adapter runs any more, and of tasks worked in parallel that ended
+// (see tmux's EndStrays).
 func (d *Dispatcher) endStrays(ctx context.Context) {
 	ended, err := d.tmux.EndStrays(ctx)
 	if len(ended) > 0 {
-		d.log.Warn("ended the tmux sessions of agents no longer configured: their programs ran unsupervised", "sessions", ended)
+		d.log.Warn("ended the tmux sessions of agents no longer configured, and of tasks that ended while wilco was down: their programs ran unsupervised", "sessions", ended)
 	}
 	if err != nil {
 		d.log.Warn("a tmux session of an agent no longer configured could not be ended", "err", err)

@@ -136,3 +136,50 @@ func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 		t.Fatalf("main's R-1.txt = %q", got)
 	}
 }
+
+// The sessions of a tmux agent's tasks worked in parallel outlive wilco:
+// killed (kill -9) while both work, wilco started again finds each task's
+// session running in its worktree, follows each turn to its end, and both
+// tasks land; a task's session whose task is no more (a stray) is ended.
+func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
+	endTmux(t, dir)
+	in := serveRepo(t, dir)
+	for _, id := range []string{"K-1", "K-2"} {
+		in.submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=6s"})
+	}
+	for _, id := range []string{"K-1", "K-2"} {
+		waitMilestone(t, in, id, "Implementing", time.Minute)
+	}
+	in.kill()
+	srv := tmuxServer(t, dir)
+	runs := func(session string) bool {
+		return exec.Command("tmux", srv.Args("has-session", "-t", "="+session)...).Run() == nil
+	}
+	for _, id := range []string{"K-1", "K-2"} {
+		if !runs("wilco-tui@" + id) {
+			t.Fatalf("the session of %s died with wilco", id)
+		}
+	}
+	// The session of a task that is no more.
+	if out, err := exec.Command("tmux", srv.Args("new-session", "-d", "-s", "wilco-tui@K-9", "-c", dir, "--", tuiAgent(t))...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	again := serveRepo(t, dir)
+	for _, id := range []string{"K-1", "K-2"} {
+		got := again.waitTask(id, 2*time.Minute, "success", "escalated", "stuck")
+		if got.State != "success" || got.LandedCommit == "" {
+			t.Fatalf("%s ended %s (landed %q):\n%s\nthe agent's logs:\n%s", id, got.State, got.LandedCommit, got, agentLogs(t, dir))
+		}
+		if content := strings.TrimSpace(gitRun(t, dir, "show", "main:"+id+".txt")); content != "attempt 1" {
+			t.Fatalf("main's %s.txt = %q", id, content)
+		}
+	}
+	mustContain(t, "the server's log", again.stderr.String(), "following again the turn of a tmux agent", "wilco-tui@K-9")
+	if runs("wilco-tui@K-9") {
+		t.Fatal("the session of a task that is no more runs on")
+	}
+}

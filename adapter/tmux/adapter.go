@@ -477,9 +477,11 @@ func (a *Adapter) instanceFor(home *agent, taskID, worktree string, create bool)
 		home.logger().Error("no tmux server for the task's session", "task", taskID, "err", err)
 		return nil
 	}
-	home.opMu.Lock()
+	// The agent's configuration changes only in Add, under a.mu: read
+	// here without its opMu, which its loop may hold while it reports (a
+	// report may wait for the runtime, whose executor hands messages
+	// over through Deliver).
 	c, p, style, allow, keys := home.cfg, home.preset, home.style, home.allow, home.keys
-	home.opMu.Unlock()
 	ag := &agent{a: a, cfg: c, preset: p, style: style, allow: allow, keys: keys, srv: srv, private: private, own: true,
 		session: InstanceSessionName(c.Name, taskID), task: taskID,
 		dir:   filepath.Join(a.opts.Dir, filepath.FromSlash(worktree)),

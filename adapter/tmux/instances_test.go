@@ -305,3 +305,32 @@ func TestEachInstanceReadsTheRecordOfItsOwnWorktree(t *testing.T) {
 		}
 	}
 }
+
+// An agent that works in a session of the user's works a task worked in
+// parallel in a session wilco makes (the user's is the agent's own, in
+// the repository), on the user's tmux server it names, and ends with the
+// task; the user's session is never ended.
+func TestATaskOfAnAgentInAUsersSessionGetsASessionOfItsOwn(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := t.TempDir()
+	user := Server{Socket: filepath.Join(dir, "user.sock")}
+	ctx := context.Background()
+	if err := user.NewSession(ctx, "mine", dir, nil, []string{"sh"}, 100, 30); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = user.KillServer(context.Background()) })
+	b := setup(t, nil, func(c *AgentConfig) { c.Session, c.Socket = "mine", user.Socket })
+	wt := b.worktree(t, "T-1")
+	b.adapter.Deliver("tui", inWorktree(delegation("M-1", "T-1", 1, "Please write file.txt for the user."), wt))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if _, in := paneOf(t, user, "wilco-tui@T-1"); in != filepath.Join(b.dir, filepath.FromSlash(wt)) {
+		t.Fatalf("the task's session runs in %q", in)
+	}
+	if err := b.adapter.EndTask(ctx, "T-1"); err != nil {
+		t.Fatal(err)
+	}
+	if user.HasSession(ctx, "wilco-tui@T-1") || !user.HasSession(ctx, "mine") {
+		t.Fatalf("after the task ended: its session runs %v, the user's %v", user.HasSession(ctx, "wilco-tui@T-1"), user.HasSession(ctx, "mine"))
+	}
+}

@@ -75,6 +75,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		t.Fatalf("the agent's pane lists the sessions %+v", a.Pane.Instances)
 	}
 	mustContain(t, "wilco attach tui --task P-1 --print", in.cli("attach", "tui", "--task", "P-1", "--print"), "attach-session -t =wilco-tui@P-1")
+	mustContain(t, "wilco agents", in.cli("agents"), "P-1's pane ", "P-2's pane ")
 	for _, id := range []string{"P-1", "P-2"} {
 		if got := in.waitTask(id, 2*time.Minute, "success"); got.LandedCommit == "" || got.Attempt != 1 {
 			t.Fatalf("%s: landed %q at attempt %d", id, got.LandedCommit, got.Attempt)

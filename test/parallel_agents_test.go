@@ -5,6 +5,7 @@ package test
 // agents (told where the task's worktree is).
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,5 +183,28 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 	mustContain(t, "the server's log", again.stderr.String(), "following again the turn of a tmux agent", "wilco-tui@K-9")
 	if runs("wilco-tui@K-9") {
 		t.Fatal("the session of a task that is no more runs on")
+	}
+}
+
+// An agent that reads its messages in AI Maestro's shapes is told the
+// worktree and branch its task works in too.
+func TestAnAIMaestroAgentIsToldTheWorktreeItsTaskWorksIn(t *testing.T) {
+	t.Parallel()
+	dir := parallelRepo(t, "parallel: 2\nagents:\n  - {name: remote, adapter: mailbox}\ncompat: {aimaestro: true}\n", ownTxtCheck)
+	in := serveRepo(t, dir)
+	tok := strings.TrimSpace(in.cli("agents", "token", "remote"))
+	in.submit(map[string]any{"id": "R-2", "description": "Write attempt 1 into R-2.txt"})
+	want := "WORKTREE: task R-2 works in its own git worktree, " + filepath.Join(dir, ".wilco", "worktrees", "R-2") + " (branch wilco/R-2)"
+	var list struct {
+		Messages []struct{ ID, Subject string }
+	}
+	in.until("R-2's message in the AI Maestro inbox", 30*time.Second, func() bool {
+		r := in.call("GET", "/api/messages?agent=remote&box=inbox&status=unread", tok, nil)
+		return r.status == 200 && json.Unmarshal(r.body, &list) == nil && len(list.Messages) > 0 && strings.Contains(list.Messages[0].Subject, "R-2")
+	})
+	r := in.call("GET", "/api/messages?agent=remote&box=inbox&id="+list.Messages[0].ID, tok, nil)
+	body := string(r.body)
+	if r.status != 200 || !strings.Contains(body, want) {
+		t.Fatalf("the AI Maestro inbox does not say %q:\n%s", want, body)
 	}
 }

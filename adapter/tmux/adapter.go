@@ -444,7 +444,7 @@ func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
 	if forInstance(msg) {
 		inst := a.instanceFor(ag, msg.TaskID, msg.Worktree, msg.Type != string(core.SendCancel))
 		if inst == nil {
-			log.Info("nothing to cancel: no session works on the task")
+			log.Info("not delivered: no session works on the task (a cancel of a task not started here), or wilco is stopping")
 			return
 		}
 		ag = inst

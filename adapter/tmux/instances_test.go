@@ -334,3 +334,18 @@ func TestATaskOfAnAgentInAUsersSessionGetsASessionOfItsOwn(t *testing.T) {
 		t.Fatalf("after the task ended: its session runs %v, the user's %v", user.HasSession(ctx, "wilco-tui@T-1"), user.HasSession(ctx, "mine"))
 	}
 }
+
+// A task's turn whose worktree is gone fails as an execution error that
+// says so: no program is started elsewhere in its place.
+func TestATurnWhoseWorktreeIsGoneFailsSayingSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", inWorktree(delegation("M-1", "T-1", 1, "Please write file.txt for the user."), core.TaskWorktree("T-1")))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if tr := b.rec.turns[0]; tr.ExitCode != -1 || !strings.Contains(tr.Error, "the task's worktree") || !strings.Contains(tr.Error, "is missing") {
+		t.Fatalf("turn %+v", tr)
+	}
+	if b.server(t).HasSession(context.Background(), "wilco-tui@T-1") {
+		t.Fatal("a session was made for a task whose worktree is gone")
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // ownTxtCheck is the verify step of these tests: the task's own file,
@@ -23,14 +25,14 @@ fi
 
 func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
 	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	srv := tmuxServer(t, dir)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	srv := blackbox.TmuxServer(t, dir)
 	for _, id := range []string{"P-1", "P-2"} {
-		in.submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=4s"})
+		in.Submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=4s"})
 	}
 	// Both at once: each task's session runs its program, in the task's
 	// worktree.
@@ -49,7 +51,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		}
 		return strings.TrimSpace(string(out))
 	}
-	if !eventually(60*time.Second, 50*time.Millisecond, func() bool {
+	if !blackbox.Eventually(60*time.Second, 50*time.Millisecond, func() bool {
 		for s, want := range wantDir {
 			if got := paneDir(s); got != want && got != strings.TrimPrefix(want, "/private") {
 				return false
@@ -58,7 +60,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		return true
 	}) {
 		out, _ := exec.Command("tmux", srv.Args("list-sessions", "-F", "#{session_name} #{pane_current_path}")...).CombinedOutput()
-		t.Fatalf("the two tasks' sessions never ran at once in their worktrees; sessions:\n%s\nwilco:\n%s", out, in.stderr)
+		t.Fatalf("the two tasks' sessions never ran at once in their worktrees; sessions:\n%s\nwilco:\n%s", out, in.Stderr)
 	}
 	// The agent's pane lists the tasks' sessions, and wilco attach opens
 	// the one of a task.
@@ -67,7 +69,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 			Instances []struct{ Task, Session string }
 		}
 	}
-	in.must(200, in.call("GET", "/v1/agents/tui", adminToken, nil), &a)
+	in.Must(200, in.Call("GET", "/v1/agents/tui", blackbox.AdminToken, nil), &a)
 	sessions := map[string]string{}
 	for _, i := range a.Pane.Instances {
 		sessions[i.Task] = i.Session
@@ -75,10 +77,10 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 	if len(a.Pane.Instances) != 2 || sessions["P-1"] != "wilco-tui@P-1" || sessions["P-2"] != "wilco-tui@P-2" {
 		t.Fatalf("the agent's pane lists the sessions %+v", a.Pane.Instances)
 	}
-	mustContain(t, "wilco attach tui --task P-1 --print", in.cli("attach", "tui", "--task", "P-1", "--print"), "attach-session -t =wilco-tui@P-1")
-	mustContain(t, "wilco agents", in.cli("agents"), "P-1's pane ", "P-2's pane ")
+	blackbox.MustContain(t, "wilco attach tui --task P-1 --print", in.Cli("attach", "tui", "--task", "P-1", "--print"), "attach-session -t =wilco-tui@P-1")
+	blackbox.MustContain(t, "wilco agents", in.Cli("agents"), "P-1's pane ", "P-2's pane ")
 	for _, id := range []string{"P-1", "P-2"} {
-		if got := in.waitTask(id, 2*time.Minute, "success"); got.LandedCommit == "" || got.Attempt != 1 {
+		if got := in.WaitTask(id, 2*time.Minute, "success"); got.LandedCommit == "" || got.Attempt != 1 {
 			t.Fatalf("%s: landed %q at attempt %d", id, got.LandedCommit, got.Attempt)
 		}
 	}
@@ -91,7 +93,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		}
 	}
 	// Each session ended with its task.
-	if !eventually(20*time.Second, 50*time.Millisecond, func() bool {
+	if !blackbox.Eventually(20*time.Second, 50*time.Millisecond, func() bool {
 		for s := range wantDir {
 			if exec.Command("tmux", srv.Args("has-session", "-t", "="+s)...).Run() == nil {
 				return false
@@ -107,12 +109,12 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 	t.Parallel()
 	dir := parallelRepo(t, "parallel: 2\nagents: []\n", ownTxtCheck)
-	in := serveRepo(t, dir)
-	tok := in.agent("remote")
-	in.submit(map[string]any{"id": "R-1", "description": "Write attempt 1 into R-1.txt", "agent": "remote"})
-	var m inboxMessage
-	in.until("R-1's delegation in the inbox", 30*time.Second, func() bool {
-		for _, x := range in.inbox(tok, time.Second) {
+	in := blackbox.ServeRepo(t, dir)
+	tok := in.Agent("remote")
+	in.Submit(map[string]any{"id": "R-1", "description": "Write attempt 1 into R-1.txt", "agent": "remote"})
+	var m blackbox.InboxMessage
+	in.Until("R-1's delegation in the inbox", 30*time.Second, func() bool {
+		for _, x := range in.Inbox(tok, time.Second) {
 			if x.TaskID == "R-1" {
 				m = x
 				return true
@@ -130,8 +132,8 @@ func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(worktree, "R-1.txt"), []byte("attempt 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] R-1 - RECEIVED\nUnderstanding: Will write attempt 1 into R-1.txt in the worktree\n\nDone.\n\nStatus: complete"})
-	if got := in.waitTask("R-1", time.Minute, "success"); got.LandedCommit == "" {
+	in.ReplyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] R-1 - RECEIVED\nUnderstanding: Will write attempt 1 into R-1.txt in the worktree\n\nDone.\n\nStatus: complete"})
+	if got := in.WaitTask("R-1", time.Minute, "success"); got.LandedCommit == "" {
 		t.Fatalf("R-1 did not land: %+v", got)
 	}
 	if got := strings.TrimSpace(gitRun(t, dir, "show", "main:R-1.txt")); got != "attempt 1" {
@@ -145,19 +147,19 @@ func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 // tasks land; a task's session whose task is no more (a stray) is ended.
 func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
+	blackbox.NeedTmux(t)
 	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
 	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	for _, id := range []string{"K-1", "K-2"} {
-		in.submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=6s"})
+		in.Submit(map[string]any{"id": id, "description": "Please write " + id + ".txt for the user. BUSY=6s"})
 	}
 	for _, id := range []string{"K-1", "K-2"} {
 		waitMilestone(t, in, id, "Implementing", time.Minute)
 	}
-	in.kill()
-	srv := tmuxServer(t, dir)
+	in.Kill()
+	srv := blackbox.TmuxServer(t, dir)
 	runs := func(session string) bool {
 		return exec.Command("tmux", srv.Args("has-session", "-t", "="+session)...).Run() == nil
 	}
@@ -170,17 +172,17 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 	if out, err := exec.Command("tmux", srv.Args("new-session", "-d", "-s", "wilco-tui@K-9", "-c", dir, "--", tuiAgent(t))...).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	again := serveRepo(t, dir)
+	again := blackbox.ServeRepo(t, dir)
 	for _, id := range []string{"K-1", "K-2"} {
-		got := again.waitTask(id, 2*time.Minute, "success", "escalated", "stuck")
+		got := again.WaitTask(id, 2*time.Minute, "success", "escalated", "stuck")
 		if got.State != "success" || got.LandedCommit == "" {
-			t.Fatalf("%s ended %s (landed %q):\n%s\nthe agent's logs:\n%s", id, got.State, got.LandedCommit, got, agentLogs(t, dir))
+			t.Fatalf("%s ended %s (landed %q):\n%s\nthe agent's logs:\n%s", id, got.State, got.LandedCommit, got, blackbox.AgentLogs(t, dir))
 		}
 		if content := strings.TrimSpace(gitRun(t, dir, "show", "main:"+id+".txt")); content != "attempt 1" {
 			t.Fatalf("main's %s.txt = %q", id, content)
 		}
 	}
-	mustContain(t, "the server's log", again.stderr.String(), "following again the turn of a tmux agent", "wilco-tui@K-9")
+	blackbox.MustContain(t, "the server's log", again.Stderr.String(), "following again the turn of a tmux agent", "wilco-tui@K-9")
 	if runs("wilco-tui@K-9") {
 		t.Fatal("the session of a task that is no more runs on")
 	}
@@ -191,20 +193,20 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 func TestAnAIMaestroAgentIsToldTheWorktreeItsTaskWorksIn(t *testing.T) {
 	t.Parallel()
 	dir := parallelRepo(t, "parallel: 2\nagents:\n  - {name: remote, adapter: mailbox}\ncompat: {aimaestro: true}\n", ownTxtCheck)
-	in := serveRepo(t, dir)
-	tok := strings.TrimSpace(in.cli("agents", "token", "remote"))
-	in.submit(map[string]any{"id": "R-2", "description": "Write attempt 1 into R-2.txt"})
+	in := blackbox.ServeRepo(t, dir)
+	tok := strings.TrimSpace(in.Cli("agents", "token", "remote"))
+	in.Submit(map[string]any{"id": "R-2", "description": "Write attempt 1 into R-2.txt"})
 	want := "WORKTREE: task R-2 works in its own git worktree, " + filepath.Join(dir, ".wilco", "worktrees", "R-2") + " (branch wilco/R-2)"
 	var list struct {
 		Messages []struct{ ID, Subject string }
 	}
-	in.until("R-2's message in the AI Maestro inbox", 30*time.Second, func() bool {
-		r := in.call("GET", "/api/messages?agent=remote&box=inbox&status=unread", tok, nil)
-		return r.status == 200 && json.Unmarshal(r.body, &list) == nil && len(list.Messages) > 0 && strings.Contains(list.Messages[0].Subject, "R-2")
+	in.Until("R-2's message in the AI Maestro inbox", 30*time.Second, func() bool {
+		r := in.Call("GET", "/api/messages?agent=remote&box=inbox&status=unread", tok, nil)
+		return r.Status == 200 && json.Unmarshal(r.Body, &list) == nil && len(list.Messages) > 0 && strings.Contains(list.Messages[0].Subject, "R-2")
 	})
-	r := in.call("GET", "/api/messages?agent=remote&box=inbox&id="+list.Messages[0].ID, tok, nil)
-	body := string(r.body)
-	if r.status != 200 || !strings.Contains(body, want) {
+	r := in.Call("GET", "/api/messages?agent=remote&box=inbox&id="+list.Messages[0].ID, tok, nil)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, want) {
 		t.Fatalf("the AI Maestro inbox does not say %q:\n%s", want, body)
 	}
 }

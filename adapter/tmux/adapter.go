@@ -488,6 +488,11 @@ func (a *Adapter) instanceFor(home *agent, taskID, worktree string, create bool)
 		files: pathSafe(c.Name) + instanceMark + instanceKey(taskID),
 		wake:  make(chan struct{}, 1), gone: make(chan struct{}), rec: newRecord(p)}
 	ag.conv = ag.savedConversation()
+	// A task that comes while the agent hibernates waits for its wake,
+	// as the agent's own prompts do.
+	home.mu.Lock()
+	ag.hibernated = home.hibernated
+	home.mu.Unlock()
 	if home.inst == nil {
 		home.inst = map[string]*agent{}
 	}

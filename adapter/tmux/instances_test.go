@@ -349,3 +349,28 @@ func TestATurnWhoseWorktreeIsGoneFailsSayingSo(t *testing.T) {
 		t.Fatal("a session was made for a task whose worktree is gone")
 	}
 }
+
+// A task that comes while the agent hibernates waits for the wake: no
+// session is started for it until then.
+func TestATaskThatComesWhileTheAgentHibernatesWaitsForTheWake(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	ctx := context.Background()
+	if _, _, err := b.adapter.Hibernate(ctx, "tui"); err != nil {
+		t.Fatal(err)
+	}
+	wt := b.worktree(t, "T-1")
+	b.adapter.Deliver("tui", inWorktree(delegation("M-1", "T-1", 1, "Please write file.txt for the user."), wt))
+	time.Sleep(time.Second)
+	srv := b.server(t)
+	if srv.HasSession(ctx, "wilco-tui@T-1") {
+		t.Fatal("a session was started for a task while the agent hibernates")
+	}
+	if _, err := b.adapter.Wake(ctx, "tui", ""); err != nil {
+		t.Fatal(err)
+	}
+	b.rec.wait(t, "the turn after the wake", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	if tr := b.rec.turns[0]; tr.Status != "success" {
+		t.Fatalf("turn %+v", tr)
+	}
+}

@@ -233,19 +233,26 @@ func (a *Adapter) Add(c AgentConfig) error {
 		return err
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if old, ok := a.agents[c.Name]; ok {
-		// Keep what runs; take the new configuration for what comes.
-		for _, ag2 := range append([]*agent{old}, slices.Collect(maps.Values(old.inst))...) {
-			ag2.opMu.Lock()
-			ag2.cfg, ag2.preset, ag2.style, ag2.allow, ag2.keys = c, p, style, ag.allow, ag.keys
-			if (ag2.rec == nil) != (ag.rec == nil) || ag2.rec != nil && ag2.rec.format.Name() != ag.rec.format.Name() {
-				ag2.rec = newRecord(p)
+		// Keep what runs; take the new configuration for what comes. The
+		// adapter's lock is not held meanwhile: a loop may hold its opMu
+		// while it reports, and a report may wait for the executor, which
+		// hands messages over through Deliver (a.mu).
+		every := append([]*agent{old}, slices.Collect(maps.Values(old.inst))...)
+		a.mu.Unlock()
+		for _, x := range every {
+			x.opMu.Lock()
+			x.mu.Lock() // instanceFor reads the agent's configuration under it
+			x.cfg, x.preset, x.style, x.allow, x.keys = c, p, style, ag.allow, ag.keys
+			if (x.rec == nil) != (ag.rec == nil) || x.rec != nil && x.rec.format.Name() != ag.rec.format.Name() {
+				x.rec = newRecord(p)
 			}
-			ag2.opMu.Unlock()
+			x.mu.Unlock()
+			x.opMu.Unlock()
 		}
 		return nil
 	}
+	defer a.mu.Unlock()
 	a.agents[c.Name] = ag
 	if a.closed {
 		return nil
@@ -477,11 +484,13 @@ func (a *Adapter) instanceFor(home *agent, taskID, worktree string, create bool)
 		home.logger().Error("no tmux server for the task's session", "task", taskID, "err", err)
 		return nil
 	}
-	// The agent's configuration changes only in Add, under a.mu: read
-	// here without its opMu, which its loop may hold while it reports (a
-	// report may wait for the runtime, whose executor hands messages
-	// over through Deliver).
-	c, p, style, allow, keys := home.cfg, home.preset, home.style, home.allow, home.keys
+	// The agent's configuration changes only in Add, under its mu too:
+	// read here without its opMu, which its loop may hold while it
+	// reports (a report may wait for the runtime, whose executor hands
+	// messages over through Deliver).
+	home.mu.Lock()
+	c, p, style, allow, keys, hibernated := home.cfg, home.preset, home.style, home.allow, home.keys, home.hibernated
+	home.mu.Unlock()
 	ag := &agent{a: a, cfg: c, preset: p, style: style, allow: allow, keys: keys, srv: srv, private: private, own: true,
 		session: InstanceSessionName(c.Name, taskID), task: taskID,
 		dir:   filepath.Join(a.opts.Dir, filepath.FromSlash(worktree)),
@@ -490,9 +499,7 @@ func (a *Adapter) instanceFor(home *agent, taskID, worktree string, create bool)
 	ag.conv = ag.savedConversation()
 	// A task that comes while the agent hibernates waits for its wake,
 	// as the agent's own prompts do.
-	home.mu.Lock()
-	ag.hibernated = home.hibernated
-	home.mu.Unlock()
+	ag.hibernated = hibernated
 	if home.inst == nil {
 		home.inst = map[string]*agent{}
 	}

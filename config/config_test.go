@@ -419,7 +419,6 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 		{agent + "land: {how: pr}\nparallel: 2\n", "wilco.yaml:2: land.how: pr is not run by this version of wilco"},
 		{agent + "parallel: 0\n", "wilco.yaml:2: parallel: must be at least 1 (tasks worked at once), got 0"},
 		{"agents: [{name: a, adapter: exec, command: [x], instances: 0}]\n", "wilco.yaml:1: agents[0].instances: must be at least 1 (tasks the agent works at once), got 0"},
-		{"agents:\n  - name: a\n    adapter: mailbox\n    instances: 2\n", "wilco.yaml:4: agents[0].instances: more than 1 applies to adapter exec only"},
 		{agent + "land: {how: pr}\n", "wilco.yaml:2: land.how: pr needs each task in a worktree of its own (parallel > 1)"},
 		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
 		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
@@ -458,5 +457,16 @@ func TestParallelMakesMergeTheDefaultLanding(t *testing.T) {
 	cfg, err = Parse("wilco.yaml", []byte("agents: [{name: a, adapter: mailbox}]\n"))
 	if err != nil || cfg.Policies().Land.How != core.LandNone || cfg.Policies().Parallel != 0 {
 		t.Fatalf("one at a time: %v %+v", err, cfg.Policies())
+	}
+}
+
+func TestTmuxAndMailboxAgentsTakeInstances(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("wilco.yaml", []byte("parallel: 4\nagents:\n  - {name: a, adapter: tmux, command: [x], tmux: {ready: '^> $'}, instances: 2}\n  - {name: b, adapter: mailbox, instances: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Agents[0].Spec().Instances, cfg.Agents[1].Spec().Instances; a != 2 || b != 3 {
+		t.Fatalf("instances %d and %d, want 2 and 3", a, b)
 	}
 }

@@ -729,9 +729,6 @@ func (a *Agent) check(present []string) []problem {
 	if has("tmux") && a.Adapter != "tmux" {
 		add("tmux", "applies to adapter tmux only")
 	}
-	if a.Instances > 1 && a.Adapter != "exec" {
-		add("instances", "more than 1 applies to adapter exec only: tasks worked in parallel work in worktrees, which only exec agents are started in")
-	}
 	switch a.Adapter {
 	case "exec":
 		if a.Preset == "" && len(a.Command) == 0 {

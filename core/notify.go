@@ -432,7 +432,7 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 		}
 		n.Event, n.Status = NotifyPermission, "waiting"
 		what := firstOf(e.Tool, "a tool")
-		n.Reason = fmt.Sprintf("%s asks for permission to use %s: %s (answer in its pane: wilco attach %s)", ev.Agent, what, firstLine(e.Text), ev.Agent)
+		n.Reason = fmt.Sprintf("%s asks for permission to use %s: %s (answer in its pane: %s)", ev.Agent, what, firstLine(e.Text), attachCommand(ev.Agent, s.tasks[e.TaskID]))
 		if t := s.tasks[e.TaskID]; t != nil {
 			n.Subject = firstLine(t.Description)
 		}

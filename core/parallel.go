@@ -80,13 +80,15 @@ type WorktreePrepared struct {
 
 func (WorktreePrepared) isOutcome() {}
 
-// RemoveWorktree asks the runtime to remove an ended task's worktree,
-// and its branch when DeleteBranch (its work landed on the target). It
-// has no outcome: the worktrees of ended tasks that are still there when
-// wilco starts are removed then.
+// RemoveWorktree asks the runtime, once a task worked in parallel ended,
+// to end what its agent ran in its worktree (a tmux agent's session), and
+// to remove the worktree — with its branch when DeleteBranch (its work
+// landed on the target) — unless Keep (the task asked for them to be
+// kept). It has no outcome: the worktrees of ended tasks that are still
+// there when wilco starts are removed then, and their sessions ended.
 type RemoveWorktree struct {
 	TaskID, Dir, Branch string
-	DeleteBranch        bool
+	DeleteBranch, Keep  bool
 }
 
 func (RemoveWorktree) isEffect() {}
@@ -187,7 +189,7 @@ func (s *State) pickFreeAgent(t *Task) string {
 	var fallback string
 	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
 		a := s.agents[n]
-		if !s.takesTasks(a) || !worksInWorktrees(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
+		if !s.takesTasks(a) || t.DryRun && !makesDryRuns(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
 			continue
 		}
 		if a.Status == Available || a.Status == Busy {
@@ -200,11 +202,12 @@ func (s *State) pickFreeAgent(t *Task) string {
 	return fallback
 }
 
-// worksInWorktrees reports whether wilco starts the agent's turns where
-// it says (an exec agent): a task worked in parallel, or a dry run, works
-// in a worktree, which a mailbox agent (in its own environment) or a tmux
-// agent (in its session) does not reach.
-func worksInWorktrees(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
+// makesDryRuns reports whether the agent's adapter makes a dry run's
+// throw-away worktree and starts its turns there (an exec agent). A task
+// worked in parallel goes to any agent: its worktree is made before it
+// starts, an exec agent's turns and a tmux agent's session start in it,
+// and a mailbox agent is told where it is.
+func makesDryRuns(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
 
 // agentFor chooses who works on a task's next attempt: with tasks worked
 // in parallel, an agent with an instance free (its own, for a task that
@@ -335,12 +338,13 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 
 // removeWorktree asks for an ended task's worktree to go, with its branch
 // when its work landed on the target — unless the task asked for them to
-// be kept.
+// be kept — and for what its agent ran there to end either way.
 func (s *State) removeWorktree(t *Task) {
-	if t.Worktree == "" || t.KeepWorktree {
+	if t.Worktree == "" {
 		return
 	}
-	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, DeleteBranch: t.LandedCommit != "" && t.Land != LandNone})
+	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, Keep: t.KeepWorktree,
+		DeleteBranch: t.LandedCommit != "" && t.Land != LandNone && !t.KeepWorktree})
 }
 
 // MilestoneLandQueued is the milestone of a verified task waiting for its

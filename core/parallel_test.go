@@ -410,7 +410,7 @@ func TestATaskThatAsksForItsWorktreeKeepsIt(t *testing.T) {
 	prepared(b, tk.ID, "base")
 	_, _, err := b.c.CancelTask(b.now, tk.ID)
 	b.ok(err)
-	if rm := b.removals(); len(rm) != 0 {
+	if rm := b.removals(); len(rm) != 1 || !rm[0].Keep || rm[0].DeleteBranch {
 		t.Fatalf("a kept worktree was removed: %#v", rm)
 	}
 }
@@ -549,19 +549,50 @@ func TestTheReviewerOfAParallelTaskReadsItsWorktree(t *testing.T) {
 	}
 }
 
-func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
+func TestATaskWorkedInParallelGoesToATmuxOrAMailboxAgentInItsWorktree(t *testing.T) {
 	t.Parallel()
-	b := parallelBundle(t, 2, map[string]int{"claude": 1})
-	b.agent("remote", "mailbox")
-	_, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x", Agent: "remote"})
-	b.refused(err, Invalid)
-	if !strings.Contains(err.Error(), "agent remote is a mailbox agent: a task worked in parallel (parallel 2) works in a worktree of its own, which needs an exec agent") {
-		t.Fatal(err)
+	b := parallelBundle(t, 3, nil)
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "tui", Adapter: "tmux", Capabilities: []string{"go"}, Instances: 2}))
+	b.agent("remote", "mailbox", "go")
+	first := submit(b, TaskSpec{Description: "a", Agent: "tui"})
+	second := submit(b, TaskSpec{Description: "b", Agent: "tui"})
+	third := submit(b, TaskSpec{Description: "c", Agent: "remote"})
+	if n := len(b.prepares()); n != 3 {
+		t.Fatalf("%d worktrees asked for, want 3 (two instances of tui, one of remote)", n)
 	}
-	first := submit(b, TaskSpec{Description: "a"})
-	second := submit(b, TaskSpec{Description: "b"})
-	if b.task(first.ID).Agent != "claude" || b.task(second.ID).State != Queued {
-		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
+	for _, id := range []string{first.ID, second.ID, third.ID} {
+		prepared(b, id, "base")
+	}
+	got := map[string]string{}
+	for _, m := range b.delivered("tui") {
+		got[m.TaskID] = m.Worktree
+	}
+	if got[first.ID] != ".wilco/worktrees/"+first.ID || got[second.ID] != ".wilco/worktrees/"+second.ID {
+		t.Fatalf("the tmux agent's turns work in %v", got)
+	}
+	msgs, err := b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if len(msgs) != 1 || msgs[0].TaskID != third.ID || msgs[0].Worktree != ".wilco/worktrees/"+third.ID {
+		t.Fatalf("the mailbox agent's inbox: %+v", msgs)
+	}
+	// A dry run still needs an exec agent: its throw-away worktree is made
+	// by the exec adapter.
+	_, err = b.c.SubmitTask(b.now, TaskSpec{Description: "d", Agent: "tui", DryRun: true})
+	b.refused(err, Invalid)
+}
+
+// A tmux agent asks a task worked in parallel's permission question in
+// the task's own session: the milestone names the command that opens it.
+func TestAPermissionQuestionOfATaskWorkedInParallelNamesItsSession(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, nil)
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "tui", Adapter: "tmux", Capabilities: []string{"go"}, Instances: 2}))
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	ackTask(b, tk.ID)
+	b.ok(b.c.NotePermission(b.now, "tui", tk.ID, 1, "Write", "Do you want to create file.txt?", ""))
+	if m := b.task(tk.ID).Milestone; !strings.Contains(m, "wilco attach tui --task "+tk.ID) {
+		t.Fatalf("milestone %q", m)
 	}
 }
 

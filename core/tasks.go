@@ -215,8 +215,8 @@ func (s *State) admit(spec TaskSpec) (admitted, error) {
 		if spec.DryRun && a.Pull {
 			return admitted{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
 		}
-		if s.parallel() && !worksInWorktrees(a) {
-			return admitted{}, invalidf("agent %s is a %s agent: a task worked in parallel (parallel %d) works in a worktree of its own, which needs an exec agent", a.Name, a.Adapter, s.policies.Parallel)
+		if spec.DryRun && !makesDryRuns(a) {
+			return admitted{}, invalidf("agent %s is a %s agent: a dry run needs an exec agent, which wilco starts in the dry run's throw-away worktree", a.Name, a.Adapter)
 		}
 	}
 	if s.inService() == 0 {
@@ -293,7 +293,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if !s.takesTasks(a) || t.DryRun && (a.Pull || a.Adapter == "tmux") || len(s.lacksFor(a)) > 0 {
+		if !s.takesTasks(a) || t.DryRun && !makesDryRuns(a) || len(s.lacksFor(a)) > 0 {
 			continue
 		}
 		if fallback == "" {
@@ -328,10 +328,8 @@ func (s *State) noAgentFor(t *Task) string {
 			why = append(why, n+" is the reviewer")
 		case len(s.lacksFor(a)) > 0:
 			why = append(why, n+" lacks "+strings.Join(s.lacksFor(a), ", "))
-		case t.DryRun && (a.Pull || a.Adapter == "tmux"):
+		case t.DryRun && !makesDryRuns(a):
 			why = append(why, n+" is a "+a.Adapter+" agent, and a dry run needs an exec agent")
-		case s.parallel() && !worksInWorktrees(a):
-			why = append(why, n+" is a "+a.Adapter+" agent, and a task worked in parallel needs an exec agent")
 		}
 	}
 	if len(why) == 0 {

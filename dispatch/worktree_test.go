@@ -84,6 +84,26 @@ func TestAScoutOfAParallelTaskReadsACopyOfItsWorktree(t *testing.T) {
 	}
 }
 
+// A task that keeps its worktree keeps it at its end: only what its agent
+// ran there is ended.
+func TestAKeptWorktreeStaysWhenItsTaskEnds(t *testing.T) {
+	t.Parallel()
+	dir, d := repo(t, "a.txt")
+	runGit(t, dir, "branch", "-M", "main")
+	ctx := context.Background()
+	e := core.PrepareWorktree{TaskID: "T-1", Branch: core.TaskBranch("T-1"), Dir: core.TaskWorktree("T-1"), From: "main"}
+	if p, _ := d.PrepareWorktree(ctx, e); p.Error != "" {
+		t.Fatal(p.Error)
+	}
+	d.RemoveWorktree(ctx, core.RemoveWorktree{TaskID: "T-1", Dir: e.Dir, Branch: e.Branch, Keep: true})
+	if _, err := os.Stat(filepath.Join(dir, e.Dir, "a.txt")); err != nil {
+		t.Fatalf("the kept worktree was removed: %v", err)
+	}
+	if got := strings.TrimSpace(runGit(t, dir, "branch", "--list", e.Branch)); got == "" {
+		t.Fatal("the kept branch was deleted")
+	}
+}
+
 func TestALandingAskedAgainAfterTheTargetMovedLandsOnce(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{core.LandMerge, core.LandSquash, core.LandRebase} {

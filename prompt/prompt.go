@@ -551,6 +551,31 @@ func ReviewRequest(r Review) string {
 	return b.String()
 }
 
+// Worktree is what an agent that runs in its own environment (a mailbox
+// agent) is told of a task worked in parallel: the task works in the
+// worktree at dir (an absolute path), on branch, and the agent must work
+// there — or, for a scout's question or a review (read), read there.
+func Worktree(dir, branch, taskID string, read bool) string {
+	if read {
+		return fmt.Sprintf("WORKTREE: task %s works in its own git worktree, %s (branch %s). "+
+			"Read the files there, not in the repository's main checkout, and change nothing.", taskID, dir, branch)
+	}
+	return fmt.Sprintf("WORKTREE: task %s works in its own git worktree, %s (branch %s). "+
+		"Work there and only there: cd %s before anything else, change files only under it, run commands from it, "+
+		"and do not switch its branch, merge it or push it, nor touch the repository's main checkout. "+
+		"wilco runs the verify steps there and lands the branch itself once they pass.", taskID, dir, branch, shellQuote(dir))
+}
+
+// shellQuote quotes a path for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-%+@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // PullRequest is what a task's pull request says: the task and its
 // criteria, what changed and why, how it was verified, its attempts and
 // what they cost, and the issue it fixes.

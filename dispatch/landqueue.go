@@ -49,7 +49,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 	}
 	msg := prompt.CommitMessage(prompt.Commit{Description: e.Description, TaskID: e.TaskID, Agent: e.Agent,
 		Summary: prompt.Summary{Files: workspace.Paths(changed), Why: e.Why, RunID: e.RunID, Command: e.Command, Attempts: e.Attempt}})
-	head, err := ws.CommitAll(ctx, msg)
+	head, err := ws.CommitListed(ctx, msg, changed)
 	var ce *workspace.CommitError
 	switch {
 	case errors.As(err, &ce) && ce.Hook:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"wilco/core"
 )
 
 // Ways a task's branch lands on the target (land.how).
@@ -66,30 +68,33 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, nil
 	}
 	c.Moved = true
-	between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
-	if err != nil {
-		return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
-	}
-	c.Between = lines(string(between))
 	tree, conflict, err := mergeTree(ctx, w.root, onto, head)
 	if err != nil {
 		return c, fmt.Errorf("workspace: combine %s with %s: %w", branch, target, err)
 	}
 	if len(conflict) > 0 {
-		c.Conflict = conflict
+		// The commits in between are said only with a conflict: a
+		// landing runs one at a time, and every git command it saves
+		// is time the landings behind it do not wait.
+		between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
+		if err != nil {
+			return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+		}
+		c.Conflict, c.Between = conflict, lines(string(between))
 		return c, nil
 	}
-	msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
-	if err != nil {
-		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
-	}
+	msg := []byte(fmt.Sprintf("Merge branch '%s' into %s\n", branch, target))
 	var author []string
 	parents := []string{onto}
-	switch how {
-	case HowMerge:
-		msg = []byte(fmt.Sprintf("Merge branch '%s' into %s\n", branch, target))
+	if how == HowMerge {
 		parents = append(parents, head)
-	case HowRebase:
+	} else {
+		// rebase and squash keep the branch's message.
+		if msg, err = git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head); err != nil {
+			return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
+		}
+	}
+	if how == HowRebase {
 		if author, err = authorOf(ctx, w.root, head); err != nil {
 			return c, err
 		}
@@ -223,14 +228,20 @@ func (w *Workspace) checkoutsOf(ctx context.Context, ref string) ([]string, erro
 // when there is nothing to commit (committed before a restart). Hooks run
 // as for Commit.
 func (w *Workspace) CommitAll(ctx context.Context, message string) (string, error) {
+	files, err := w.ChangedPaths(ctx)
+	if err != nil {
+		return "", err
+	}
+	return w.CommitListed(ctx, message, files)
+}
+
+// CommitListed is CommitAll of the changes ChangedPaths listed (files),
+// which it does not list again.
+func (w *Workspace) CommitListed(ctx context.Context, message string, files []core.FileState) (string, error) {
 	if _, err := git(ctx, w.root, nil, nil, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
 		// A merge the agent resolved and did not commit (a commit of
 		// some paths only is refused during a merge): the whole of it.
 		return w.commitMerge(ctx, message)
-	}
-	files, err := w.ChangedPaths(ctx)
-	if err != nil {
-		return "", err
 	}
 	if len(files) == 0 {
 		return w.Head(ctx)

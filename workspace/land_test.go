@@ -63,7 +63,7 @@ func TestATaskBranchLandsAsAFastForwardThenACombinationOnceTheTargetMoved(t *tes
 		t.Fatal(err)
 	}
 	comb, err = b.ws.Combine(b.ctx, d2, core.TaskBranch("T-2"), "main", base2, HowRebase)
-	if err != nil || !comb.Moved || comb.Commit == "" || len(comb.Between) != 1 || !strings.HasSuffix(comb.Between[0], " T-1") {
+	if err != nil || !comb.Moved || comb.Commit == "" || len(comb.Between) != 0 {
 		t.Fatalf("T-2 combined: %+v %v", comb, err)
 	}
 	if read(t, d2, "one.txt") != "by T-1\n" || strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != comb.Commit {

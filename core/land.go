@@ -359,6 +359,9 @@ func (s *State) landed(now time.Time, o Landed) error {
 		}
 		s.complete(now, t, v, &l)
 	}
+	// A landing that ended without landing (a conflict, a refused
+	// commit, an escalation) hands the turn to the next verified task.
+	s.landNext(now)
 	return nil
 }
 

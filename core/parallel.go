@@ -520,6 +520,8 @@ func (s *State) endIntegration(now time.Time, t *Task, r VerifyResult) Verdict {
 		f.SuggestedFix = "your worktree now holds the combination: make it pass, keeping what landed"
 		v.Failure = &f
 		s.failure(now, t, f)
+		// Its turn to land is over: the next verified task's comes.
+		s.landNext(now)
 		return v
 	}
 	s.emit(now, t.ID, t.Agent, TaskIntegrated{RunID: r.RunID})

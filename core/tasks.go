@@ -727,7 +727,7 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	if !ok {
 		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
-	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed {
+	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed && !i.Void {
 		return s.endIntegration(now, t, r), nil
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
@@ -1162,6 +1162,9 @@ func (s *State) RecoverTasks(now time.Time) {
 		case t.Phase == Landing && t.Verified != nil && t.Worktree != "":
 			switch {
 			case !t.LandStarted:
+			case t.Integration != nil && (t.Integration.Void || t.LandOn != "" && t.Integration.Passed):
+				// Combined behind the tasks ahead of it, verified or
+				// void: nothing of it is under way.
 			case t.Integration != nil && !t.Integration.Passed:
 				s.effect(s.integrationVerify(t))
 			default:

@@ -42,6 +42,12 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		r.Error = err.Error()
 		return r, ok
 	}
+	// A worktree that holds a combination behind a task that did not
+	// land goes back to its branch: the task's own change.
+	if err := workspace.Attach(ctx, ws.Root(), e.TaskBranch); err != nil {
+		r.Error = err.Error()
+		return r, ok
+	}
 	changed, err := ws.ChangedPaths(ctx)
 	if err != nil {
 		r.Error = err.Error()
@@ -66,7 +72,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.log.Info("the verified change is committed on its branch", "task", e.TaskID, "commit", head, "branch", e.TaskBranch)
 		return r, ok
 	}
-	comb, err := d.ws.Combine(ctx, ws.Root(), e.TaskBranch, e.Branch, e.Base, e.How)
+	comb, err := d.ws.CombineOn(ctx, ws.Root(), e.TaskBranch, e.Branch, e.On, e.Base, e.How)
 	switch {
 	case err != nil:
 		r.Error = err.Error()

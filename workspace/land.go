@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,10 +44,22 @@ var ErrTargetMoved = errors.New("the target moved")
 // which the worktree's branch is moved to, for it to be verified there.
 // Conflicts change nothing. No hook runs.
 func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how string) (Combination, error) {
+	return w.CombineOn(ctx, wt, branch, target, "", base, how)
+}
+
+// CombineOn is Combine on the commit on instead of the target's head
+// ("" for the head): the combination of a task landing ahead, not landed
+// yet. Such a combination is always made (Moved), and the worktree holds
+// it detached: its branch stays at the task's own change, which is
+// combined again should the one ahead not land.
+func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base, how string) (Combination, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var c Combination
-	onto, err := revParse(ctx, w.root, "refs/heads/"+target)
+	onto, err := on, error(nil)
+	if onto == "" {
+		onto, err = revParse(ctx, w.root, "refs/heads/"+target)
+	}
 	if err != nil {
 		return c, fmt.Errorf("workspace: land on %s: %w", target, err)
 	}
@@ -54,7 +68,7 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
-	if isAncestor(ctx, w.root, onto, head) {
+	if on == "" && isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
 		if how == HowSquash && !isParent(ctx, w.root, onto, head) {
 			msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
@@ -103,8 +117,12 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
 	}
 	// The worktree holds the combination, to be verified there (reset
-	// runs no hook).
-	if _, err := git(ctx, wt, nil, nil, "reset", "--hard", "--quiet", c.Commit); err != nil {
+	// runs no hook); detached when it is on a combination not landed.
+	reset := []string{"reset", "--hard", "--quiet", c.Commit}
+	if on != "" {
+		reset = []string{"checkout", "--quiet", "--force", "--detach", c.Commit}
+	}
+	if _, err := git(ctx, wt, nil, nil, reset...); err != nil {
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
@@ -220,6 +238,40 @@ func (w *Workspace) checkoutsOf(ctx context.Context, ref string) ([]string, erro
 		}
 	}
 	return dirs, nil
+}
+
+// Attach checks a worktree's branch out again when the worktree holds a
+// combination detached (CombineOn): its branch holds the task's own
+// change. A worktree on its branch is left as it is (read from its files,
+// no git command).
+func Attach(ctx context.Context, wt, branch string) error {
+	if !detached(wt) {
+		return nil
+	}
+	if _, err := git(ctx, wt, nil, nil, "checkout", "--quiet", "--force", branch); err != nil {
+		return fmt.Errorf("workspace: check %s out again in %s: %w", branch, wt, err)
+	}
+	return nil
+}
+
+// detached reports whether a worktree's HEAD names a commit rather than
+// a branch, read from its git directory ("gitdir: DIR" in its .git file);
+// a HEAD it cannot read is taken as detached (checking the branch out
+// again is then harmless).
+func detached(wt string) bool {
+	dotgit, err := os.ReadFile(filepath.Join(wt, ".git"))
+	if err != nil {
+		return true
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(dotgit)), "gitdir: ")
+	if !ok {
+		return true
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(wt, dir)
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	return err != nil || !strings.HasPrefix(string(head), "ref: ")
 }
 
 // CommitAll commits every change of the work tree (the worktree of a task

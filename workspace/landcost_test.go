@@ -71,3 +71,53 @@ func TestACombinationRunsOnlyTheGitCommandsItNeeds(t *testing.T) {
 		t.Fatalf("the combination ran git %v, want %v", got, want)
 	}
 }
+
+// A branch combined on a combination not landed yet (that of a task
+// landing ahead) leaves its branch at the task's own change: the worktree
+// holds the combination detached, and goes back to the branch when the
+// one ahead does not land.
+func TestACombinationBehindOneNotLandedLeavesTheTaskBranchAsItWas(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base1 := taskTree(t, b, "T-1")
+	w2, d2, base2 := taskTree(t, b, "T-2")
+	write(t, d1, "one.txt", "by T-1\n")
+	write(t, d2, "two.txt", "by T-2\n")
+	if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+		t.Fatal(err)
+	}
+	own, err := w2.CommitAll(b.ctx, "T-2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// T-1's combination with a target that moved (a commit of the user's).
+	write(t, b.dir, "c.txt", "the user's\n")
+	runGit(t, b.dir, "commit", "-qam", "the user's")
+	ahead, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base1, HowMerge)
+	if err != nil || !ahead.Moved {
+		t.Fatalf("T-1: %+v %v", ahead, err)
+	}
+	comb, err := b.ws.CombineOn(b.ctx, d2, core.TaskBranch("T-2"), "main", ahead.Commit, base2, HowMerge)
+	if err != nil || !comb.Moved || comb.Onto != ahead.Commit || comb.Commit == "" {
+		t.Fatalf("T-2 behind T-1: %+v %v", comb, err)
+	}
+	if read(t, d2, "one.txt") != "by T-1\n" || read(t, d2, "two.txt") != "by T-2\n" || strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != comb.Commit {
+		t.Fatal("the worktree does not hold the combination")
+	}
+	if got := strings.TrimSpace(runGit(t, b.dir, "rev-parse", "refs/heads/"+core.TaskBranch("T-2"))); got != own || !detached(d2) {
+		t.Fatalf("T-2's branch is at %s, want its own change %s (detached %v)", got, own, detached(d2))
+	}
+	if err := Attach(b.ctx, d2, core.TaskBranch("T-2")); err != nil {
+		t.Fatal(err)
+	}
+	if detached(d2) || strings.TrimSpace(runGit(t, d2, "rev-parse", "HEAD")) != own {
+		t.Fatal("the worktree is not back on its branch")
+	}
+	if _, err := os.Stat(filepath.Join(d2, "one.txt")); !os.IsNotExist(err) {
+		t.Fatalf("T-1's file is in T-2's worktree on its branch: %v", err)
+	}
+	if detached(d1) {
+		t.Fatal("a worktree on its branch is taken as detached")
+	}
+}

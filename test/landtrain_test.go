@@ -86,3 +86,63 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 		t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
 	}
 }
+
+// A landing that ends in a merge conflict hands the turn to land to the
+// next verified task at once: it does not wait for the conflicting task's
+// retry (here held until the next task has landed).
+func TestAMergeConflictHandsTheTurnToLandToTheNextVerifiedTask(t *testing.T) {
+	t.Parallel()
+	holds := t.TempDir()
+	holdCommit, holdRetry := filepath.Join(holds, "commit"), filepath.Join(holds, "retry")
+	for _, f := range []string{holdCommit, holdRetry} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A's retry after its conflict waits for holdRetry to go.
+	retryWaits := `case "$(cat "$WILCO_PROMPT_FILE")" in *merge_conflict*) while [ -e "$HOLD_RETRY" ]; do sleep 0.1; done;; esac; exec sh "$OWN_FILE"`
+	agentA := fmt.Sprintf("  - {name: a, adapter: exec, command: [sh, -c, %s], prompt: stdin, handshake: inline, timeout: 2m, env: {WILCO_TARGET: main, OWN_FILE_SLEEP: \"1.5\", HOLD_RETRY: %s, OWN_FILE: %s}}\n",
+		quoted(retryWaits), quoted(holdRetry), quoted(scriptPath(t, "own_file.sh")))
+	const check = `[ "$WILCO_TASK_ID" != B-1 ] || grep -qx B-1 files/B-1.txt || { echo "check: files/B-1.txt"; exit 1; }` + "\n"
+	dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "x", 1)+agentA+ownFileAgent(t, "b", 1, "OWN_FILE_SLEEP=2.5"), check)
+	if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, dir, "add", "shared.txt")
+	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
+	// The commit of A's verified change waits for holdCommit to go: B is
+	// verified while A's landing is under way.
+	hook := "#!/bin/sh\n[ \"$(cat shared.txt 2>/dev/null)\" = A-1 ] || exit 0\nwhile [ -e " + quoted(holdCommit) + " ]; do sleep 0.1; done\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := serveRepo(t, dir)
+	in.submit(map[string]any{"id": "X-1", "description": "Write X-1 into shared.txt", "agent": "x"})
+	in.submit(map[string]any{"id": "A-1", "description": "Write A-1 into shared.txt", "agent": "a"})
+	in.submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt", "agent": "b"})
+	in.waitTask("X-1", time.Minute, "success")
+	if !eventually(time.Minute, 20*time.Millisecond, func() bool {
+		return in.task("B-1").Milestone == "Verified: waiting for its turn to land..." && in.task("A-1").Phase != nil && *in.task("A-1").Phase == "landing"
+	}) {
+		t.Fatalf("B-1 is not waiting behind A-1's landing: %s / %s\n%s", in.task("B-1"), in.task("A-1"), in.problems())
+	}
+	if err := os.Remove(holdCommit); err != nil {
+		t.Fatal(err)
+	}
+	// A-1 conflicts with X-1 and is retried; its retry waits: B-1 lands.
+	b := in.waitTask("B-1", time.Minute, "success")
+	if a := in.task("A-1"); a.State != "running" && a.State != "awaiting_ack" || len(a.Failures) == 0 || a.Failures[0].FailureType != "merge_conflict" {
+		t.Fatalf("A-1 when B-1 landed: %s", a)
+	}
+	if err := os.Remove(holdRetry); err != nil {
+		t.Fatal(err)
+	}
+	a := in.waitTask("A-1", time.Minute, "success")
+	if b.LandedCommit == "" || a.LandedCommit == "" {
+		t.Fatalf("landed: B-1 %q, A-1 %q", b.LandedCommit, a.LandedCommit)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "shared.txt"))
+	if err != nil || !strings.Contains(string(got), "X-1\n") || !strings.Contains(string(got), "A-1\n") {
+		t.Fatalf("shared.txt on main: %q %v", got, err)
+	}
+}

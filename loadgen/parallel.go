@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,10 @@ import (
 type ParallelOptions struct {
 	Tasks, Parallel int
 	Work            time.Duration
-	Conflicting     float64
+	// Verify is how long the verify step takes beyond its check (a
+	// sleep): a project's tests.
+	Verify      time.Duration
+	Conflicting float64
 	// How is land.how: merge (the default), rebase or squash.
 	How string
 	// Dir holds the repository and wilco's state; a temporary directory,
@@ -54,6 +58,8 @@ func (o ParallelOptions) Validate() error {
 		return fmt.Errorf("--parallel must be at least 2, got %d", o.Parallel)
 	case o.Work < 0:
 		return fmt.Errorf("--work must not be negative, got %s", o.Work)
+	case o.Verify < 0:
+		return fmt.Errorf("--verify must not be negative, got %s", o.Verify)
 	case o.Conflicting < 0 || o.Conflicting > MaxConflicting:
 		return fmt.Errorf("--conflicting must be within 0..%g (each conflicting task has a partner that is not), got %g", MaxConflicting, o.Conflicting)
 	}
@@ -73,6 +79,8 @@ type ParallelResult struct {
 	WorkMS      float64 `json:"work_ms"`
 	Conflicting float64 `json:"conflicting"`
 	How         string  `json:"land"`
+	// VerifySleepMS is the verify step's time beyond its check.
+	VerifySleepMS float64 `json:"verify_sleep_ms,omitempty"`
 	// Succeeded counts the tasks that ended in success, landed.
 	Succeeded int `json:"succeeded"`
 	// Conflicts counts the merge_conflict failures, Combined the tasks
@@ -97,6 +105,11 @@ type ParallelResult struct {
 	// VerifiedToLandedP50MS and P99 add the wait for the turn to land.
 	VerifiedToLandedP50MS float64 `json:"verified_to_landed_p50_ms"`
 	VerifiedToLandedP99MS float64 `json:"verified_to_landed_p99_ms"`
+	// LandGapP50MS and P99 are how often the target can move: the time
+	// between a landing and the next one, when the next task was
+	// verified before the first landed (it waited for the target).
+	LandGapP50MS float64 `json:"land_gap_p50_ms"`
+	LandGapP99MS float64 `json:"land_gap_p99_ms"`
 	// Phases are the medians of where a task's time goes, in ms: see
 	// parallelPhases.
 	Phases    map[string]float64 `json:"phases_p50_ms"`
@@ -238,9 +251,9 @@ agents:
     env: {BENCH_WORK: "%s", BENCH_TARGET: %s}
 verify:
   steps:
-    - {name: check, run: "sh check.sh"}
+    - {name: check, run: "%ssh check.sh"}
 land: {to: %s, how: %s}
-`, o.Parallel, strconv.Quote(agent), o.Parallel, strconv.FormatFloat(o.Work.Seconds(), 'f', -1, 64), benchTarget, benchTarget, o.How)
+`, o.Parallel, strconv.Quote(agent), o.Parallel, seconds(o.Work), benchTarget, verifySleep(o.Verify), benchTarget, o.How)
 	files := map[string]string{"wilco.yaml": yaml, "check.sh": benchCheck, ".gitignore": ".wilco/\n", "files/.keep": ""}
 	for _, w := range work {
 		for _, f := range w.files[1:] {
@@ -344,10 +357,16 @@ func parallelTimelines(ctx context.Context, c *client.Client) (map[string]*timel
 			t.turnEnded = ev.Time
 			t.turn = time.Duration(d.DurationMS) * time.Millisecond
 		case core.TaskLandStarted:
-			t.landStarted = ev.Time
+			// Recorded again when it becomes first of the landings:
+			// its landing started at the first.
+			if t.landStarted.IsZero() {
+				t.landStarted = ev.Time
+			}
 		case core.TaskIntegrating:
 			t.combined = true
-			t.integrating = ev.Time
+			if d.Integration != nil && !d.Integration.Void {
+				t.integrating = ev.Time
+			}
 		case core.TaskIntegrated:
 			t.integrated = ev.Time
 		case core.TaskLanded:
@@ -366,7 +385,7 @@ func parallelTimelines(ctx context.Context, c *client.Client) (map[string]*timel
 
 // measureParallel makes the result from the tasks' timelines.
 func measureParallel(o ParallelOptions, ids []string, tl map[string]*timeline) ParallelResult {
-	res := ParallelResult{System: "wilco", Tasks: o.Tasks, Parallel: o.Parallel, WorkMS: ms(o.Work), Conflicting: o.Conflicting, How: o.How}
+	res := ParallelResult{System: "wilco", Tasks: o.Tasks, Parallel: o.Parallel, WorkMS: ms(o.Work), Conflicting: o.Conflicting, How: o.How, VerifySleepMS: ms(o.Verify)}
 	var first, last time.Time
 	var verify, land, toLanded []time.Duration
 	phases := map[string][]time.Duration{}
@@ -426,9 +445,42 @@ func measureParallel(o ParallelOptions, ids []string, tl map[string]*timeline) P
 	}
 	res.LandP50MS, res.LandP99MS = percentile(land, 0.5), percentile(land, 0.99)
 	res.VerifiedToLandedP50MS, res.VerifiedToLandedP99MS = percentile(toLanded, 0.5), percentile(toLanded, 0.99)
+	gaps := landGaps(ids, tl)
+	res.LandGapP50MS, res.LandGapP99MS = percentile(gaps, 0.5), percentile(gaps, 0.99)
 	res.Phases = map[string]float64{}
 	for name, xs := range phases {
 		res.Phases[name] = percentile(xs, 0.5)
 	}
 	return res
+}
+
+// landGaps are the times between consecutive landings where the later
+// task was verified before the earlier one landed: it waited for the
+// target, so the gap is what a landing holds the target for.
+func landGaps(ids []string, tl map[string]*timeline) []time.Duration {
+	var landed []*timeline
+	for _, id := range ids {
+		if t := tl[id]; t != nil && t.success && !t.landed.IsZero() {
+			landed = append(landed, t)
+		}
+	}
+	slices.SortFunc(landed, func(a, b *timeline) int { return a.landed.Compare(b.landed) })
+	var gaps []time.Duration
+	for i := 1; i < len(landed); i++ {
+		if !landed[i].verified.IsZero() && landed[i].verified.Before(landed[i-1].landed) {
+			gaps = append(gaps, landed[i].landed.Sub(landed[i-1].landed))
+		}
+	}
+	return gaps
+}
+
+// seconds is d as sleep(1) takes it.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
+// verifySleep is what the verify step runs before its check.
+func verifySleep(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return "sleep " + seconds(d) + "; "
 }

@@ -49,6 +49,7 @@ func TestParallelOptionsValidate(t *testing.T) {
 		func(o *ParallelOptions) { o.Tasks = 0 },
 		func(o *ParallelOptions) { o.Parallel = 1 },
 		func(o *ParallelOptions) { o.Work = -time.Second },
+		func(o *ParallelOptions) { o.Verify = -time.Second },
 		func(o *ParallelOptions) { o.Conflicting = 0.6 },
 		func(o *ParallelOptions) { o.How = "commit" },
 	} {
@@ -67,12 +68,12 @@ func TestParallelOptionsValidate(t *testing.T) {
 // conflict, and the run says where the time went.
 func TestRunParallelLandsEveryTaskAndMeasuresItsLandings(t *testing.T) {
 	t.Parallel()
-	o := ParallelOptions{Tasks: 6, Parallel: 3, Work: 300 * time.Millisecond, Conflicting: 0.5, Dir: t.TempDir()}
+	o := ParallelOptions{Tasks: 6, Parallel: 3, Work: 300 * time.Millisecond, Verify: 100 * time.Millisecond, Conflicting: 0.5, Dir: t.TempDir()}
 	res, err := RunParallel(context.Background(), o)
 	if err != nil {
 		t.Fatalf("%v: %+v", err, res)
 	}
-	if res.Succeeded != 6 || res.WallMS <= 0 || res.IdealMS <= 0 || res.Ratio <= 0 || res.LandP50MS <= 0 || res.LandP99MS < res.LandP50MS {
+	if res.Succeeded != 6 || res.WallMS <= 0 || res.IdealMS <= 0 || res.Ratio <= 0 || res.LandP50MS <= 0 || res.LandP99MS < res.LandP50MS || res.VerifyMS < 100 {
 		t.Fatalf("measurements: %+v", res)
 	}
 	for _, p := range []string{"prepare", "turn", "landing"} {

@@ -38,6 +38,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	par := loadgen.ParallelDefaults()
 	fs.IntVar(&par.Parallel, "parallel", 0, "with --tasks: work the tasks this many at once, each by a scripted exec agent, and measure against the ideal")
 	fs.DurationVar(&par.Work, "work", par.Work, "with --parallel: how long each task's agent works")
+	fs.DurationVar(&par.Verify, "verify", 0, "with --parallel: how long the verify step takes beyond its check (a project's tests)")
 	fs.Float64Var(&par.Conflicting, "conflicting", 0, "with --parallel: the fraction of tasks that edit the same line as another (0..0.5)")
 	fs.StringVar(&par.How, "land", par.How, "with --parallel: land.how (merge, rebase or squash)")
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +58,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "wilco bench: %s\n", bad)
 		return exitUsage
 	}
-	if par.Parallel > 0 || setFlag(fs, "work") || setFlag(fs, "conflicting") || setFlag(fs, "land") {
+	if par.Parallel > 0 || setFlag(fs, "work") || setFlag(fs, "verify") || setFlag(fs, "conflicting") || setFlag(fs, "land") {
 		par.Tasks, par.Dir = *tasks, o.Dir
 		return runBenchParallel(ctx, par, *asJSON, stdout, stderr)
 	}
@@ -165,8 +166,8 @@ func runBenchParallel(ctx context.Context, o loadgen.ParallelOptions, asJSON boo
 		return exitFailure
 	}
 	if !asJSON {
-		fmt.Fprintf(stderr, "%d tasks, %d at once, %s of work: %.2f s against an ideal of %.2f s (ratio %.2f); a landing p50 %.0f ms, p99 %.0f ms; %d merge conflicts\n",
-			res.Tasks, res.Parallel, o.Work, res.WallMS/1000, res.IdealMS/1000, res.Ratio, res.LandP50MS, res.LandP99MS, res.Conflicts)
+		fmt.Fprintf(stderr, "%d tasks, %d at once, %s of work: %.2f s against an ideal of %.2f s (ratio %.2f); a landing p50 %.0f ms, p99 %.0f ms; landings %.0f ms apart (p50, p99 %.0f ms); %d merge conflicts\n",
+			res.Tasks, res.Parallel, o.Work, res.WallMS/1000, res.IdealMS/1000, res.Ratio, res.LandP50MS, res.LandP99MS, res.LandGapP50MS, res.LandGapP99MS, res.Conflicts)
 	}
 	return exitOK
 }

@@ -73,6 +73,7 @@ func TestRunUsage(t *testing.T) {
 		{"bench parallel without tasks", []string{"bench", "--parallel", "8"}, exitUsage, "", "--tasks must be positive, got 0"},
 		{"bench parallel of one", []string{"bench", "--tasks", "4", "--parallel", "1"}, exitUsage, "", "--parallel must be at least 2, got 1"},
 		{"bench too many conflicting", []string{"bench", "--tasks", "4", "--parallel", "2", "--conflicting", "0.7"}, exitUsage, "", "--conflicting must be within 0..0.5"},
+		{"bench negative verify", []string{"bench", "--tasks", "4", "--parallel", "2", "--verify", "-1s"}, exitUsage, "", "--verify must not be negative"},
 		{"bench work without parallel", []string{"bench", "--tasks", "4", "--work", "1s"}, exitUsage, "", "--parallel must be at least 2, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

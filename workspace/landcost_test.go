@@ -121,3 +121,30 @@ func TestACombinationBehindOneNotLandedLeavesTheTaskBranchAsItWas(t *testing.T) 
 		t.Fatal("a worktree on its branch is taken as detached")
 	}
 }
+
+// A task's worktree is opened for each of its checks and for its landing:
+// it opens from its files, with no git command, at the same top level as
+// Open finds; a directory that is no linked worktree opens as Open does.
+func TestATaskWorktreeOpensWithoutRunningGit(t *testing.T) {
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	_, dir, _ := taskTree(t, b, "T-1")
+	want, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := countGit(t)
+	got, err := OpenWorktree(dir)
+	if err != nil || got.Root() != want.Root() {
+		t.Fatalf("opened %v %v, want %s", got, err, want.Root())
+	}
+	if cmds := ran(); len(cmds) != 0 {
+		t.Fatalf("opening the worktree ran git %v", cmds)
+	}
+	if _, err := OpenWorktree(filepath.Join(b.dir, "dir")); err != nil {
+		t.Fatalf("a directory of the checkout: %v", err)
+	}
+	if _, err := OpenWorktree(filepath.Join(b.dir, "missing")); err == nil {
+		t.Fatal("a missing worktree opened")
+	}
+}

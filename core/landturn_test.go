@@ -53,3 +53,29 @@ func TestALandingThatEndsWithoutLandingHandsTheTurnToTheNextVerifiedTask(t *test
 		})
 	}
 }
+
+// A task worked in parallel escalated because its verified change could
+// not land, answered retry, takes its turn in the landing queue again:
+// its landing is asked for as the queue's, and its outcome is recorded.
+func TestALandingEscalatedAndRetriedTakesItsTurnInTheLandingQueueAgain(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	id := submit(b, TaskSpec{Description: "one"}).ID
+	prepared(b, id, "base")
+	toLanding(b, id)
+	_, err := b.c.Report(b.now, Landed{TaskID: id, RunID: RunID(id, 1), Branch: "main", Error: "disk full"})
+	b.ok(err)
+	if got := b.task(id); got.State != Escalated {
+		t.Fatalf("after the error: %s", got.State)
+	}
+	_, err = b.c.Respond(b.now, id, RespondRetry, "")
+	b.ok(err)
+	asked := b.landsOf(id)
+	if got := b.task(id); len(asked) != 2 || !got.LandStarted || got.Phase != Landing {
+		t.Fatalf("after retry: %s/%s started %v, landings %+v", got.State, got.Phase, got.LandStarted, asked)
+	}
+	b.landedAs(id, trainA)
+	if got := b.task(id); got.State != Success || got.LandedCommit != trainA {
+		t.Fatalf("after its landing: %s %q", got.State, got.LandedCommit)
+	}
+}

@@ -983,6 +983,13 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	if action == RespondRetry && landingEscalated(t) && t.Worktree != "" {
+		// Its change is verified: it lands again, through the landing
+		// queue (its place is where it was verified).
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLandQueued})
+		s.landNext(now)
+		return t.copy(), nil
+	}
 	if action == RespondRetry && landingEscalated(t) {
 		// Its change is verified: only the commit is made again.
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})

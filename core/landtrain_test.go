@@ -167,7 +167,7 @@ func TestAConflictBehindTheTasksAheadIsTriedAgainOnceTheTaskIsFirst(t *testing.T
 	if last := l[len(l)-1]; len(l) != 2 || last.On != "" || last.Advance != "" {
 		t.Fatalf("%s is not combined again once first: %+v", c, l)
 	}
-	_, err = b.c.Report(b.now, Landed{TaskID: c, RunID: RunID(c, 1), Branch: "main", Conflict: []string{"calc.go"}, Between: []string{"aaaaaaa one"}})
+	_, err = b.c.Report(b.now, Landed{TaskID: c, RunID: RunID(c, 1), Branch: "main", Conflict: []string{"calc.go"}, Between: []TargetCommit{{Hash: "aaaaaaa", Subject: "one"}}})
 	b.ok(err)
 	if got := b.task(c); len(got.Failures) != 1 || got.Failures[0].FailureType != MergeConflict || !strings.Contains(got.Failures[0].Details, "aaaaaaa one") {
 		t.Fatalf("%s's conflict on the target: %+v", c, got.Failures)

@@ -528,18 +528,32 @@ func (s *State) behind(now time.Time, t *Task, combined *Landed, failed bool) {
 	}
 }
 
-// mergeConflict is the failure record of a landing in conflict.
+// mergeConflict is the failure record of a landing in conflict: its
+// message and details name the files in conflict and the commits that
+// landed on the target since the task's branch started (hash, subject and
+// the task each is of).
 func mergeConflict(now time.Time, t *Task, o Landed) FailureRecord {
 	target := firstOf(o.Branch, t.From, "the target")
+	files := strings.Join(o.Conflict, ", ")
 	details := "Files in conflict:\n  " + strings.Join(o.Conflict, "\n  ")
+	msg := fmt.Sprintf("your verified change conflicts in %s with what landed on %s since your branch %s started", files, target, t.Branch)
 	if len(o.Between) > 0 {
-		details += "\n\nCommits that landed on " + target + " since this task's branch started:\n  " + strings.Join(o.Between, "\n  ")
+		all := make([]string, len(o.Between))
+		short := make([]string, len(o.Between))
+		for i, c := range o.Between {
+			all[i], short[i] = c.String(), c.Hash
+			if c.Task != "" {
+				short[i] += " (task " + c.Task + ")"
+			}
+		}
+		details += "\n\nCommits that landed on " + target + " since this task's branch started (newest first):\n  " + strings.Join(all, "\n  ")
+		msg += ": the commits " + strings.Join(short, ", ")
 	}
+	guess := "other tasks changed the same lines of " + files + " and landed first"
 	return FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: MergeConflict, RunID: o.RunID,
-		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(o.Conflict),
-			Error: fmt.Sprintf("your verified change conflicts with what landed on %s since your branch %s started: %s", target, t.Branch, strings.Join(o.Conflict, ", "))},
+		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(o.Conflict), Error: msg},
 		Details:        details,
-		RootCauseGuess: "other tasks changed the same lines of " + strings.Join(o.Conflict, ", ") + " and landed first",
+		RootCauseGuess: guess,
 		SuggestedFix:   "in your worktree, merge " + target + " (git merge " + target + "), resolve the conflicts keeping both intents, and commit"}
 }
 

@@ -249,7 +249,7 @@ func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
 	prepared(b, tk.ID, "base")
 	toLanding(b, tk.ID)
 	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main",
-		Conflict: []string{"calc.go"}, Between: []string{"2222222 T-9: make Add variadic"}})
+		Conflict: []string{"calc.go"}, Between: []TargetCommit{{Hash: "2222222", Subject: "T-9: make Add variadic"}}})
 	b.ok(err)
 	got := b.task(tk.ID)
 	f := got.Failures[len(got.Failures)-1]
@@ -562,5 +562,58 @@ func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
 	second := submit(b, TaskSpec{Description: "b"})
 	if b.task(first.ID).Agent != "claude" || b.task(second.ID).State != Queued {
 		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
+	}
+}
+
+func TestATaskThatLandsAsNoneIsCountedAsLeftOnItsBranchNotLanded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	none := submit(b, TaskSpec{Description: "kept on its branch", Land: LandNone})
+	merged := submit(b, TaskSpec{Description: "merged"})
+	for _, id := range []string{none.ID, merged.ID} {
+		prepared(b, id, "base")
+		toLanding(b, id)
+		got := b.task(id)
+		_, err := b.c.Report(b.now, Landed{TaskID: id, RunID: RunID(id, 1), Commit: "1111111111111111111111111111111111111111", Branch: got.Verified.Branch})
+		b.ok(err)
+		if got := b.task(id); got.State != Success {
+			t.Fatalf("%s: %s", id, got.State)
+		}
+	}
+	s := b.c.RetrySummary("all", nil)
+	if s.Landed != 1 || s.LeftOnBranch != 1 || !strings.Contains(s.Text, "| Landed as commits | 1 |") || !strings.Contains(s.Text, "| Left on their branch (land none) | 1 |") {
+		t.Fatalf("landed %d, left on their branch %d:\n%s", s.Landed, s.LeftOnBranch, s.Text)
+	}
+}
+
+func TestAMergeConflictNamesTheCommitsThatLandedTheirTasksAndTheFilesInItsMessageAndRetry(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	between := []TargetCommit{
+		{Hash: "3333333", Subject: "Merge branch 'wilco/T-8' into main"},
+		{Hash: "2222222", Subject: "Make Add variadic", Task: "T-8"},
+		{Hash: "1111111", Subject: "Rename Sum", Task: "T-7"},
+	}
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Conflict: []string{"calc.go", "sum.go"}, Between: between})
+	b.ok(err)
+	f := b.task(tk.ID).Failures[0]
+	for _, want := range []string{"calc.go, sum.go", "2222222 (task T-8)", "1111111 (task T-7)", "3333333", "main", "wilco/T-1"} {
+		if !strings.Contains(f.ExecutorOutput.Error, want) {
+			t.Errorf("the failure's message lacks %q: %s", want, f.ExecutorOutput.Error)
+		}
+	}
+	for _, want := range []string{"calc.go\n  sum.go", "3333333 Merge branch 'wilco/T-8' into main\n", "2222222 Make Add variadic (task T-8)\n  1111111 Rename Sum (task T-7)"} {
+		if !strings.Contains(f.Details, want) {
+			t.Errorf("the failure's details lack %q:\n%s", want, f.Details)
+		}
+	}
+	m := lastDelivered(b, "claude")
+	for _, want := range []string{"2222222 Make Add variadic (task T-8)", "1111111 Rename Sum (task T-7)", "2222222 (task T-8)", "calc.go", "sum.go"} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("the retry's prompt lacks %q:\n%s", want, m.Body)
+		}
 	}
 }

@@ -41,6 +41,9 @@ type TaskSpec struct {
 	// KeepWorktree: a task worked in parallel keeps its worktree and
 	// branch when it ends.
 	KeepWorktree bool
+	// Issue is the forge's issue the task was made from (intake): what
+	// the task does is said in its thread. One task per issue.
+	Issue int
 }
 
 // Task returns a copy of the task.
@@ -164,6 +167,12 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if _, ok := s.tasks[spec.ID]; ok {
 		return Task{}, conflictf("task %s exists", spec.ID)
 	}
+	if spec.Issue < 0 {
+		return Task{}, invalidf("issue %d: an issue's number is positive", spec.Issue)
+	}
+	if t := s.TaskOfIssue(spec.Issue); spec.Issue > 0 && t != nil {
+		return Task{}, conflictf("issue #%d is task %s already", spec.Issue, t.ID)
+	}
 	for field, items := range map[string][]string{"constraints": spec.Constraints, "non_goals": spec.NonGoals, "boundaries": spec.Boundaries, "acceptance_criteria": spec.AcceptanceCriteria} {
 		if err := validItems(field, items); err != nil {
 			return Task{}, err
@@ -179,6 +188,7 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
 		State: Queued, Failures: []FailureRecord{}, Package: adm.pkg, Land: adm.land, KeepWorktree: spec.KeepWorktree,
+		Issue: spec.Issue,
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
@@ -827,6 +837,10 @@ func retryMilestone(failureType string) string {
 		return MilestoneDebugging
 	case MergeConflict:
 		return MilestoneConflict
+	case CIFailed:
+		return MilestoneCIFailed
+	case ChangesRequested:
+		return MilestoneChangesRequested
 	case Timeout:
 		return MilestoneTimedOut
 	case ArchitectRejected:
@@ -1224,4 +1238,17 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// TaskOfIssue is the task made from a forge's issue, nil for none.
+func (s *State) TaskOfIssue(issue int) *Task {
+	if issue <= 0 {
+		return nil
+	}
+	for _, t := range s.tasks {
+		if t.Issue == issue {
+			return t
+		}
+	}
+	return nil
 }

@@ -543,6 +543,9 @@ func (d *Daemon) warnOfConfig() {
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration: " + w)
 	}
+	for _, w := range cfg.NotRun() {
+		log.Warn("configuration: " + w)
+	}
 	if len(cfg.Agents) == 0 {
 		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
 	}

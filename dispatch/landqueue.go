@@ -72,6 +72,16 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.log.Info("the verified change is committed on its branch", "task", e.TaskID, "commit", head, "branch", e.TaskBranch)
 		return r, ok
 	}
+	// A landing cut short after the target moved (wilco killed) is not
+	// made again.
+	if done, err := d.ws.Landing(ctx, e.Branch, e.Base, head, e.RunID); err != nil {
+		r.Error = err.Error()
+		return r, ok
+	} else if done != "" {
+		r.Commit, r.Files = done, workspace.Paths(changed)
+		d.log.Info("the verified change had landed already", "task", e.TaskID, "commit", done, "branch", e.Branch)
+		return r, ok
+	}
 	comb, err := d.ws.CombineOn(ctx, ws.Root(), e.TaskBranch, e.Branch, e.On, e.Base, e.How)
 	switch {
 	case err != nil:
@@ -86,6 +96,15 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.advance(ctx, e, comb.Onto, comb.Commit, &r)
 	}
 	return r, ok
+}
+
+// OnLandStep has fn told of each step of a landing just before it
+// (workspace.StepUpdateRef, workspace.StepAfterUpdateRef). Set it before
+// any effect is performed.
+func (d *Dispatcher) OnLandStep(fn func(step string)) {
+	if d.ws != nil {
+		d.ws.OnLandStep(fn)
+	}
 }
 
 // advance moves the target from onto to commit, waiting while the user

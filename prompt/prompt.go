@@ -550,3 +550,74 @@ func ReviewRequest(r Review) string {
 		"Otherwise answer REJECTED on the first line, then your reasons, one per line: what is wrong or missing, and what to change.\n")
 	return b.String()
 }
+
+// PullRequest is what a task's pull request says: the task and its
+// criteria, what changed and why, how it was verified, its attempts and
+// what they cost, and the issue it fixes.
+type PullRequest struct {
+	TaskID, Description string
+	Criteria            []string
+	Summary             Summary
+	// VerifyMS is how long the verification that passed ran.
+	VerifyMS int64
+	// Attempts are the failed attempts, oldest first: "attempt 1:
+	// verification_failed (run T-3-a1): …".
+	Failed []string
+	// Tokens and CostUSD are what the task's turns cost.
+	InputTokens, OutputTokens int64
+	CostUSD                   float64
+	Agent                     string
+	// Issue is the issue the task was made from (0: none).
+	Issue int
+}
+
+// PullRequestTitle is a task's pull request's title: its description's
+// first line.
+func PullRequestTitle(description string) string { return CommitSubject(description) }
+
+// PullRequestBody is the Markdown body of a task's pull request: the proof
+// of its work, for the reviewer.
+func PullRequestBody(p PullRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Task %s\n\n%s\n", p.TaskID, strings.TrimSpace(p.Description))
+	if len(p.Criteria) > 0 {
+		b.WriteString("\nAcceptance criteria:\n")
+		for _, c := range p.Criteria {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	b.WriteString("\n## What changed, and why\n\n")
+	for _, f := range p.Summary.Files {
+		fmt.Fprintf(&b, "- `%s`\n", f)
+	}
+	if why := strings.TrimSpace(p.Summary.Why); why != "" {
+		fmt.Fprintf(&b, "\n%s\n", why)
+	}
+	b.WriteString("\n## How it was verified\n\n")
+	cmd := firstNonEmpty(p.Summary.Command, "the verify steps")
+	fmt.Fprintf(&b, "`%s` passed in run `%s`", cmd, p.Summary.RunID)
+	if p.VerifyMS > 0 {
+		fmt.Fprintf(&b, " (%s)", (time.Duration(p.VerifyMS) * time.Millisecond).Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, ", attempt %d.\n", max(p.Summary.Attempts, 1))
+	for _, w := range p.Summary.Warnings {
+		fmt.Fprintf(&b, "- warning: %s\n", w)
+	}
+	b.WriteString("\n## Attempts\n\n")
+	if len(p.Failed) == 0 {
+		b.WriteString("Verified at the first attempt.\n")
+	}
+	for _, f := range p.Failed {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	fmt.Fprintf(&b, "\nAgent %s; tokens: %d in, %d out", firstNonEmpty(p.Agent, "?"), p.InputTokens, p.OutputTokens)
+	if p.CostUSD > 0 {
+		fmt.Fprintf(&b, "; cost $%.2f", p.CostUSD)
+	}
+	b.WriteString(".\n")
+	if p.Issue > 0 {
+		fmt.Fprintf(&b, "\nFixes #%d\n", p.Issue)
+	}
+	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerTask, p.TaskID, TrailerRun, p.Summary.RunID)
+	return b.String()
+}

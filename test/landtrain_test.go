@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifiedWork(t *testing.T) {
@@ -21,19 +23,19 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 	// the first one's combination while it is verified.
 	dir := parallelRepo(t, "parallel: 6\nagents:\n"+ownFileAgent(t, "agent", 6), "sleep 0.5\n"+ownFilesCheck)
 	before := firstParents(t, dir)
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	var ids []string
 	for i := 1; i <= 6; i++ {
 		id := fmt.Sprintf("L-%d", i)
 		ids = append(ids, id)
-		in.submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"})
+		in.Submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"})
 	}
 	for _, id := range ids {
-		in.waitTask(id, 3*time.Minute, "success")
+		in.WaitTask(id, 3*time.Minute, "success")
 	}
 	// Some task was combined on the combination of the one ahead of it
 	// (not landed yet) and verified while that one landed.
-	evs, _ := in.events(0)
+	evs, _ := in.Events(0)
 	behind := 0
 	for _, e := range evs {
 		if e.Type != "task.land_started" {
@@ -80,7 +82,7 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 			t.Fatalf("the checkout's files/%s.txt: %q %v", id, b, err)
 		}
 	}
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool {
+	if !blackbox.Eventually(10*time.Second, 20*time.Millisecond, func() bool {
 		return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
 	}) {
 		t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
@@ -102,7 +104,7 @@ func TestAMergeConflictHandsTheTurnToLandToTheNextVerifiedTask(t *testing.T) {
 	// A's retry after its conflict waits for holdRetry to go.
 	retryWaits := `case "$(cat "$WILCO_PROMPT_FILE")" in *merge_conflict*) while [ -e "$HOLD_RETRY" ]; do sleep 0.1; done;; esac; exec sh "$OWN_FILE"`
 	agentA := fmt.Sprintf("  - {name: a, adapter: exec, command: [sh, -c, %s], prompt: stdin, handshake: inline, timeout: 2m, env: {WILCO_TARGET: main, OWN_FILE_SLEEP: \"1.5\", HOLD_RETRY: %s, OWN_FILE: %s}}\n",
-		quoted(retryWaits), quoted(holdRetry), quoted(scriptPath(t, "own_file.sh")))
+		blackbox.Quoted(retryWaits), blackbox.Quoted(holdRetry), blackbox.Quoted(blackbox.ScriptPath(t, "own_file.sh")))
 	const check = `[ "$WILCO_TASK_ID" != B-1 ] || grep -qx B-1 files/B-1.txt || { echo "check: files/B-1.txt"; exit 1; }` + "\n"
 	dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "x", 1)+agentA+ownFileAgent(t, "b", 1, "OWN_FILE_SLEEP=2.5"), check)
 	if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("base\n"), 0o644); err != nil {
@@ -112,32 +114,32 @@ func TestAMergeConflictHandsTheTurnToLandToTheNextVerifiedTask(t *testing.T) {
 	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
 	// The commit of A's verified change waits for holdCommit to go: B is
 	// verified while A's landing is under way.
-	hook := "#!/bin/sh\n[ \"$(cat shared.txt 2>/dev/null)\" = A-1 ] || exit 0\nwhile [ -e " + quoted(holdCommit) + " ]; do sleep 0.1; done\n"
+	hook := "#!/bin/sh\n[ \"$(cat shared.txt 2>/dev/null)\" = A-1 ] || exit 0\nwhile [ -e " + blackbox.Quoted(holdCommit) + " ]; do sleep 0.1; done\n"
 	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "X-1", "description": "Write X-1 into shared.txt", "agent": "x"})
-	in.submit(map[string]any{"id": "A-1", "description": "Write A-1 into shared.txt", "agent": "a"})
-	in.submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt", "agent": "b"})
-	in.waitTask("X-1", time.Minute, "success")
-	if !eventually(time.Minute, 20*time.Millisecond, func() bool {
-		return in.task("B-1").Milestone == "Verified: waiting for its turn to land..." && in.task("A-1").Phase != nil && *in.task("A-1").Phase == "landing"
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "X-1", "description": "Write X-1 into shared.txt", "agent": "x"})
+	in.Submit(map[string]any{"id": "A-1", "description": "Write A-1 into shared.txt", "agent": "a"})
+	in.Submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt", "agent": "b"})
+	in.WaitTask("X-1", time.Minute, "success")
+	if !blackbox.Eventually(time.Minute, 20*time.Millisecond, func() bool {
+		return in.Task("B-1").Milestone == "Verified: waiting for its turn to land..." && in.Task("A-1").Phase != nil && *in.Task("A-1").Phase == "landing"
 	}) {
-		t.Fatalf("B-1 is not waiting behind A-1's landing: %s / %s\n%s", in.task("B-1"), in.task("A-1"), in.problems())
+		t.Fatalf("B-1 is not waiting behind A-1's landing: %s / %s\n%s", in.Task("B-1"), in.Task("A-1"), in.Problems())
 	}
 	if err := os.Remove(holdCommit); err != nil {
 		t.Fatal(err)
 	}
 	// A-1 conflicts with X-1 and is retried; its retry waits: B-1 lands.
-	b := in.waitTask("B-1", time.Minute, "success")
-	if a := in.task("A-1"); a.State != "running" && a.State != "awaiting_ack" || len(a.Failures) == 0 || a.Failures[0].FailureType != "merge_conflict" {
+	b := in.WaitTask("B-1", time.Minute, "success")
+	if a := in.Task("A-1"); a.State != "running" && a.State != "awaiting_ack" || len(a.Failures) == 0 || a.Failures[0].FailureType != "merge_conflict" {
 		t.Fatalf("A-1 when B-1 landed: %s", a)
 	}
 	if err := os.Remove(holdRetry); err != nil {
 		t.Fatal(err)
 	}
-	a := in.waitTask("A-1", time.Minute, "success")
+	a := in.WaitTask("A-1", time.Minute, "success")
 	if b.LandedCommit == "" || a.LandedCommit == "" {
 		t.Fatalf("landed: B-1 %q, A-1 %q", b.LandedCommit, a.LandedCommit)
 	}

@@ -26,6 +26,9 @@ var excludeState = []string{"--", ".", ":(exclude)" + StateDir}
 type Workspace struct {
 	root string
 	mu   sync.Mutex // Worktree, Apply, Discard and Commit
+	// step is told each step of a landing as it is about to happen
+	// (OnLandStep).
+	step func(string)
 }
 
 // Open returns the work tree that contains root (any directory inside it;

@@ -90,6 +90,12 @@ export function taskView(root, r) {
       meta.push(['Landed', t.landed_commit ? h('span', { class: 'mono', title: t.landed_commit }, t.landed_commit.slice(0, 7))
         : ENDED.has(t.state) ? 'not landed' : 'by ' + t.land + ', once verified']);
     }
+    // A task that lands as a pull request: which, and its checks.
+    const pr = t.pull_request;
+    if (pr) {
+      meta.push(['Pull request', pr.url ? h('a', { href: pr.url, rel: 'noreferrer' }, '#' + pr.number) : '#' + pr.number],
+        ['Checks', pr.checks_done + ' of ' + pr.checks + ' ended' + (pr.merging ? ' · merging' : pr.ready ? ' · ready to merge' : '')]);
+    }
     if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
     if (t.plan_id) meta.push(['Plan', t.plan_id]);
     if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);

@@ -218,6 +218,12 @@ type LandTask struct {
 	// to it (a fast-forward of the checkout when Branch is checked out).
 	Worktree, TaskBranch, Base, How string
 	Advance, Onto                   string
+	// On, when set, is the commit to combine the task's branch on instead
+	// of Branch's head: the combination of the task landing ahead of it,
+	// not landed yet. The combination is reported (Landed.Combined, with
+	// Onto On) and never lands: the worktree holds it detached, its branch
+	// stays at the task's own change.
+	On string
 	// Title and Body are those of the pull request a task landing as one
 	// (How pr) opens, when there is none for its branch yet.
 	Title, Body string
@@ -308,8 +314,8 @@ func landTask(t *Task) LandTask {
 	l := LandTask{TaskID: t.ID, RunID: v.RunID, Attempt: t.Attempt, Agent: t.Agent, Branch: v.Branch,
 		Description: t.Description, Why: firstOf(t.LastSummary, t.Description), Command: v.Command}
 	if t.Worktree != "" {
-		l.Worktree, l.TaskBranch, l.Base, l.How = t.Worktree, t.Branch, t.Base, t.Land
-		if i := t.Integration; i != nil && i.Passed {
+		l.Worktree, l.TaskBranch, l.Base, l.How, l.On = t.Worktree, t.Branch, t.Base, t.Land, t.LandOn
+		if i := t.Integration; i != nil && i.Passed && t.LandOn == "" {
 			l.Advance, l.Onto = i.Combined, i.Onto
 		}
 	}
@@ -371,6 +377,16 @@ func (s *State) landed(now time.Time, o Landed) error {
 	if t.Worktree != "" && !t.LandStarted {
 		return conflictf("task %s is waiting for its turn to land, not landing run %s", t.ID, o.RunID)
 	}
+	if t.LandOn != "" && (len(o.Conflict) > 0 || o.Combined != "" || o.Moved) {
+		// Combined behind the tasks landing ahead of it.
+		var comb *Landed
+		if o.Combined != "" {
+			comb = &o
+		}
+		s.behind(now, t, comb, len(o.Conflict) > 0 || o.Moved)
+		s.landNext(now)
+		return nil
+	}
 	v := *t.Verified
 	switch {
 	case len(o.Conflict) > 0:
@@ -402,8 +418,14 @@ func (s *State) landed(now time.Time, o Landed) error {
 		if len(l.Left) > 0 {
 			s.warnOnce(now, t, "left uncommitted: "+strings.Join(l.Left, ", ")+" ("+prompt.LeftUncommitted+")")
 		}
+		if t.Worktree != "" && l.Commit != "" {
+			s.promote(now, t, l.Commit)
+		}
 		s.complete(now, t, v, &l)
 	}
+	// A landing that ended without landing (a conflict, a refused
+	// commit, an escalation) hands the turn to the next verified task.
+	s.landNext(now)
 	return nil
 }
 

@@ -262,6 +262,10 @@ type Task struct {
 	// is under way.
 	LandSeq     uint64 `json:"land_seq,omitempty"`
 	LandStarted bool   `json:"land_started,omitempty"`
+	// LandOn is the commit its landing is combined on while tasks ahead
+	// of it in the landing queue land: the combination of the one just
+	// ahead, not yet landed ("" once first: on the target's head).
+	LandOn string `json:"land_on,omitempty"`
 	// Integration is its combination with the target being verified,
 	// while it lands.
 	Integration *Integration `json:"integration,omitempty"`

@@ -735,7 +735,7 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	if !ok {
 		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
-	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed {
+	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed && !i.Void {
 		return s.endIntegration(now, t, r), nil
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
@@ -995,6 +995,13 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	if action == RespondRetry && landingEscalated(t) && t.Worktree != "" {
+		// Its change is verified: it lands again, through the landing
+		// queue (its place is where it was verified).
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLandQueued})
+		s.landNext(now)
+		return t.copy(), nil
+	}
 	if action == RespondRetry && landingEscalated(t) {
 		// Its change is verified: only the commit is made again.
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})
@@ -1174,6 +1181,9 @@ func (s *State) RecoverTasks(now time.Time) {
 		case t.Phase == Landing && t.Verified != nil && t.Worktree != "":
 			switch {
 			case !t.LandStarted:
+			case t.Integration != nil && (t.Integration.Void || t.LandOn != "" && t.Integration.Passed):
+				// Combined behind the tasks ahead of it, verified or
+				// void: nothing of it is under way.
 			case t.Integration != nil && !t.Integration.Passed:
 				s.effect(s.integrationVerify(t))
 			default:

@@ -42,6 +42,12 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		r.Error = err.Error()
 		return r, ok
 	}
+	// A worktree that holds a combination behind a task that did not
+	// land goes back to its branch: the task's own change.
+	if err := workspace.Attach(ctx, ws.Root(), e.TaskBranch); err != nil {
+		r.Error = err.Error()
+		return r, ok
+	}
 	changed, err := ws.ChangedPaths(ctx)
 	if err != nil {
 		r.Error = err.Error()
@@ -49,7 +55,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 	}
 	msg := prompt.CommitMessage(prompt.Commit{Description: e.Description, TaskID: e.TaskID, Agent: e.Agent,
 		Summary: prompt.Summary{Files: workspace.Paths(changed), Why: e.Why, RunID: e.RunID, Command: e.Command, Attempts: e.Attempt}})
-	head, err := ws.CommitAll(ctx, msg)
+	head, err := ws.CommitListed(ctx, msg, changed)
 	var ce *workspace.CommitError
 	switch {
 	case errors.As(err, &ce) && ce.Hook:
@@ -76,7 +82,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.log.Info("the verified change had landed already", "task", e.TaskID, "commit", done, "branch", e.Branch)
 		return r, ok
 	}
-	comb, err := d.ws.Combine(ctx, ws.Root(), e.TaskBranch, e.Branch, e.Base, e.How)
+	comb, err := d.ws.CombineOn(ctx, ws.Root(), e.TaskBranch, e.Branch, e.On, e.Base, e.How)
 	switch {
 	case err != nil:
 		r.Error = err.Error()

@@ -58,7 +58,7 @@ func (d *Dispatcher) workspaceOf(worktree string) (*workspace.Workspace, error) 
 	if worktree == "" || d.ws == nil {
 		return d.ws, nil
 	}
-	ws, err := workspace.Open(filepath.Join(d.ws.Root(), filepath.FromSlash(worktree)))
+	ws, err := workspace.OpenWorktree(filepath.Join(d.ws.Root(), filepath.FromSlash(worktree)))
 	if err != nil {
 		return nil, errors.Join(errNoWorktree, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,10 +50,22 @@ var ErrTargetMoved = errors.New("the target moved")
 // verified there. Conflicts change nothing, and name the commits that
 // landed on target since base. No hook runs.
 func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how string) (Combination, error) {
+	return w.CombineOn(ctx, wt, branch, target, "", base, how)
+}
+
+// CombineOn is Combine on the commit on instead of the target's head
+// ("" for the head): the combination of a task landing ahead, not landed
+// yet. Such a combination is always made (Moved), and the worktree holds
+// it detached: its branch stays at the task's own change, which is
+// combined again should the one ahead not land.
+func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base, how string) (Combination, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var c Combination
-	onto, err := revParse(ctx, w.root, "refs/heads/"+target)
+	onto, err := on, error(nil)
+	if onto == "" {
+		onto, err = revParse(ctx, w.root, "refs/heads/"+target)
+	}
 	if err != nil {
 		return c, fmt.Errorf("workspace: land on %s: %w", target, err)
 	}
@@ -60,7 +74,7 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
-	if isAncestor(ctx, w.root, onto, head) {
+	if on == "" && isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
 		switch {
 		case how == HowSquash && !isParent(ctx, w.root, onto, head):
@@ -110,8 +124,12 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		}
 	}
 	// The worktree holds the combination, to be verified there (reset
-	// runs no hook).
-	if _, err := git(ctx, wt, nil, nil, "reset", "--hard", "--quiet", c.Commit); err != nil {
+	// runs no hook); detached when it is on a combination not landed.
+	reset := []string{"reset", "--hard", "--quiet", c.Commit}
+	if on != "" {
+		reset = []string{"checkout", "--quiet", "--force", "--detach", c.Commit}
+	}
+	if _, err := git(ctx, wt, nil, nil, reset...); err != nil {
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
@@ -389,20 +407,60 @@ func (w *Workspace) checkoutsOf(ctx context.Context, ref string) ([]string, erro
 	return dirs, nil
 }
 
+// Attach checks a worktree's branch out again when the worktree holds a
+// combination detached (CombineOn): its branch holds the task's own
+// change. A worktree on its branch is left as it is (read from its files,
+// no git command).
+func Attach(ctx context.Context, wt, branch string) error {
+	if !detached(wt) {
+		return nil
+	}
+	if _, err := git(ctx, wt, nil, nil, "checkout", "--quiet", "--force", branch); err != nil {
+		return fmt.Errorf("workspace: check %s out again in %s: %w", branch, wt, err)
+	}
+	return nil
+}
+
+// detached reports whether a worktree's HEAD names a commit rather than
+// a branch, read from its git directory ("gitdir: DIR" in its .git file);
+// a HEAD it cannot read is taken as detached (checking the branch out
+// again is then harmless).
+func detached(wt string) bool {
+	dotgit, err := os.ReadFile(filepath.Join(wt, ".git"))
+	if err != nil {
+		return true
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(dotgit)), "gitdir: ")
+	if !ok {
+		return true
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(wt, dir)
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	return err != nil || !strings.HasPrefix(string(head), "ref: ")
+}
+
 // CommitAll commits every change of the work tree (the worktree of a task
 // worked in parallel holds only the task's) on its branch with message,
 // and returns the branch's head: the commit made, or the head as it was
 // when there is nothing to commit (committed before a restart). Hooks run
 // as for Commit.
 func (w *Workspace) CommitAll(ctx context.Context, message string) (string, error) {
+	files, err := w.ChangedPaths(ctx)
+	if err != nil {
+		return "", err
+	}
+	return w.CommitListed(ctx, message, files)
+}
+
+// CommitListed is CommitAll of the changes ChangedPaths listed (files),
+// which it does not list again.
+func (w *Workspace) CommitListed(ctx context.Context, message string, files []core.FileState) (string, error) {
 	if _, err := git(ctx, w.root, nil, nil, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
 		// A merge the agent resolved and did not commit (a commit of
 		// some paths only is refused during a merge): the whole of it.
 		return w.commitMerge(ctx, message)
-	}
-	files, err := w.ChangedPaths(ctx)
-	if err != nil {
-		return "", err
 	}
 	if len(files) == 0 {
 		return w.Head(ctx)

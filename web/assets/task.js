@@ -604,9 +604,10 @@ function eventText(ev) {
     }
     case 'task.worktree': return ['Works in ' + d.worktree + ' on branch ' + d.branch + (d.from ? ', made from ' + d.from : '') + '.'];
     case 'task.prepared': return ['Its worktree starts from ' + (d.base || '').slice(0, 7) + '.'];
-    case 'task.land_started': return ['Its turn to land came.'];
+    case 'task.land_started': return [d.on ? 'Combined behind the task landing ahead of it (on ' + d.on.slice(0, 7) + '), verified while that one lands.' : 'Its turn to land came.'];
     case 'task.integrating': {
       const i = d.integration;
+      if (i && i.void) return ['Its combination behind the task ahead of it does not pass: it is combined again once it is first to land.'];
       return [i ? 'Combined with what landed since it started (' + (i.onto || '').slice(0, 7) + ') as ' + (i.combined || '').slice(0, 7) + ': verifying it in run ' + i.run_id + '.' : 'The target moved again: combining again.'];
     }
     case 'task.integrated': return ['The combination passed its checks (run ' + d.run_id + ').'];

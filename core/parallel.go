@@ -436,6 +436,9 @@ func (s *State) landNext(now time.Time) {
 	for _, qt := range q[len(train):] {
 		next := s.tasks[qt.ID]
 		on := ""
+		if len(train) > 0 && next.Land == LandPR {
+			return // pushed as it is, never combined behind another
+		}
 		if len(train) > 0 {
 			i := train[len(train)-1].Integration
 			if i == nil || i.Combined == "" || i.Void {

@@ -322,3 +322,27 @@ func TestThePullRequestCarriesTheTaskItsVerificationAttemptsCostAndIssue(t *test
 		}
 	}
 }
+
+func TestAPullRequestTaskIsNeverCombinedBehindAnotherLanding(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	p := b.c.Policies()
+	p.Land.Forge = true
+	b.ok(b.c.Configure(b.now, p))
+	first := submit(b, TaskSpec{Description: "a"})
+	second := submit(b, TaskSpec{Description: "b", Land: LandPR})
+	prepared(b, first.ID, "base")
+	prepared(b, second.ID, "base")
+	toLanding(b, first.ID)
+	_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: RunID(first.ID, 1), Combined: "c1", Onto: "t1"})
+	b.ok(err)
+	toLanding(b, second.ID)
+	for _, e := range b.effects {
+		if l, ok := e.(LandTask); ok && l.TaskID == second.ID {
+			t.Fatalf("the pull request's landing was asked behind the first's: %#v", l)
+		}
+	}
+	if got := b.task(second.ID); got.Milestone != MilestoneLandQueued {
+		t.Fatalf("the pull request's task: %q", got.Milestone)
+	}
+}

@@ -296,6 +296,7 @@ func (s *State) succeed(now time.Time, t *Task, runID, command string, files []s
 		}
 		s.emit(now, t.ID, t.Agent, TaskLandRequested{Change: v})
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Milestone: MilestoneLandQueued})
+		s.released(now, t)
 		s.landNext(now)
 		return
 	}

@@ -648,3 +648,63 @@ func TestAMergeConflictNamesTheCommitsThatLandedTheirTasksAndTheFilesInItsMessag
 		}
 	}
 }
+
+func TestAVerifiedTaskLetsGoOfItsSlotAndInstanceWhileItLands(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	var ids []string
+	for _, d := range []string{"a", "b", "c"} {
+		ids = append(ids, submit(b, TaskSpec{Description: d}).ID)
+	}
+	prepared(b, ids[0], "base")
+	prepared(b, ids[1], "base")
+	if n := len(b.prepares()); n != 2 {
+		t.Fatalf("%d worktrees asked for with two slots", n)
+	}
+	toLanding(b, ids[0])
+	if got := b.task(ids[0]); got.HoldsSlot() || !got.Released || got.Phase != Landing {
+		t.Fatalf("the verified task: released %v, phase %s", got.Released, got.Phase)
+	}
+	if p := b.prepares(); len(p) != 3 || p[2].TaskID != ids[2] {
+		t.Fatalf("the third task did not start while the first lands: %#v", p)
+	}
+	if h := b.c.Holding(); len(h) != 2 || h[0].ID != ids[1] || h[1].ID != ids[2] {
+		t.Fatalf("holding: %v", h)
+	}
+}
+
+func TestAVerifiedTaskToBeWorkedOnAgainWaitsForAFreeSlotAndGoesFirst(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	var ids []string
+	for _, d := range []string{"a", "b", "c", "d"} {
+		ids = append(ids, submit(b, TaskSpec{Description: d}).ID)
+	}
+	prepared(b, ids[0], "base")
+	prepared(b, ids[1], "base")
+	toLanding(b, ids[0])
+	prepared(b, ids[2], "base")
+	sent := len(b.delivered("claude"))
+	_, err := b.c.Report(b.now, Landed{TaskID: ids[0], RunID: RunID(ids[0], 1), Branch: "main", Conflict: []string{"x.go"}})
+	b.ok(err)
+	got := b.task(ids[0])
+	if got.State != Running || got.Phase != Retrying || got.Milestone != MilestoneWaitingForSlot || got.Resume != "retry" || got.Attempt != 1 {
+		t.Fatalf("the conflicted task with no slot free: %s/%s %q resume %q attempt %d", got.State, got.Phase, got.Milestone, got.Resume, got.Attempt)
+	}
+	if len(b.delivered("claude")) != sent {
+		t.Fatal("the conflicted task was sent to its agent with no instance free")
+	}
+	// The second lands; the conflicted one takes its slot before the
+	// queued fourth.
+	toLanding(b, ids[1])
+	got = b.task(ids[0])
+	if got.Attempt != 2 || got.Released || got.Resume != "" || got.State != AwaitingAck {
+		t.Fatalf("the conflicted task once a slot is free: attempt %d released %v %s", got.Attempt, got.Released, got.State)
+	}
+	if m := lastDelivered(b, "claude"); !strings.Contains(m.Body, "merge_conflict") {
+		t.Fatalf("its retry:\n%s", m.Body)
+	}
+	if q := b.task(ids[3]); q.State != Queued {
+		t.Fatalf("the fourth went before it: %s", q.State)
+	}
+}

@@ -346,6 +346,10 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return
 	}
+	if t.Released && !s.slotFor(t) && s.pickTaskAgent(t) != "" {
+		s.waitForSlot(now, t, kind)
+		return
+	}
 	agent := s.agentFor(t)
 	if agent == "" {
 		s.escalateTask(now, t, s.noAgentFor(t))

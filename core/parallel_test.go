@@ -564,3 +564,37 @@ func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
 		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
 	}
 }
+
+func TestADelegationOfATaskWorkedInParallelIsReassignedOnlyToAnAgentWithAnInstanceFree(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "aider", Adapter: "tmux", Capabilities: []string{"go"}}))
+	one := submit(b, TaskSpec{Description: "one", Agent: "claude"})
+	two := submit(b, TaskSpec{Description: "two", Agent: "codex"})
+	prepared(b, one.ID, "base")
+	prepared(b, two.ID, "base")
+	// claude refuses it: codex works on another task with its one
+	// instance, and aider (tmux) does not reach a worktree.
+	first := b.task(one.ID)
+	reply(b, "claude", first.Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(one.ID); got.Agent == "codex" || got.Agent == "aider" {
+		t.Fatalf("the refused task went to %s (%s), which has no instance free or works in no worktree", got.Agent, got.State)
+	}
+	if err := func() error {
+		for name, n := range map[string]int{"codex": 1, "aider": 0} {
+			if got := len(b.c.Tasks(func(t *Task) bool { return t.State.Holds() && t.Agent == name })); got != n {
+				t.Errorf("%s holds %d tasks, want %d", name, got, n)
+			}
+		}
+		return nil
+	}(); err != nil {
+		t.Fatal(err)
+	}
+	// An agent with an instance free takes the next refusal.
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "gemini", Adapter: "exec", Capabilities: []string{"go"}}))
+	second := b.task(two.ID)
+	reply(b, "codex", second.Delivery, "[ACK] "+two.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(two.ID); got.Agent != "gemini" || got.State != AwaitingAck {
+		t.Fatalf("the second refused task is %s with %q, want awaiting gemini's ack", got.State, got.Agent)
+	}
+}

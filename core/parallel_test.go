@@ -598,3 +598,23 @@ func TestADelegationOfATaskWorkedInParallelIsReassignedOnlyToAnAgentWithAnInstan
 		t.Fatalf("the second refused task is %s with %q, want awaiting gemini's ack", got.State, got.Agent)
 	}
 }
+
+func TestAnInstanceFreedByAReassignmentTakesTheQueuedTaskThatAsksForItsAgent(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	one := submit(b, TaskSpec{Description: "one", Agent: "claude"})
+	prepared(b, one.ID, "base")
+	waiting := submit(b, TaskSpec{Description: "two", Agent: "claude"})
+	if got := b.task(waiting.ID); got.State != Queued {
+		t.Fatalf("the task for claude's one busy instance is %s", got.State)
+	}
+	// claude refuses the first: it goes to codex, and claude's instance
+	// is free for the task waiting for it.
+	reply(b, "claude", b.task(one.ID).Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(one.ID); got.Agent != "codex" {
+		t.Fatalf("the refused task is %s with %q, want codex", got.State, got.Agent)
+	}
+	if got := b.task(waiting.ID); got.State != Running || got.Phase != Preparing || got.Agent != "claude" {
+		t.Fatalf("with claude's instance free, the task waiting for it is %s/%s with %q", got.State, got.Phase, got.Agent)
+	}
+}

@@ -444,6 +444,9 @@ func (s *State) syncTask(now time.Time, taskID string) {
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {
 				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
 					Reason: fmt.Sprintf("reassigned from %s", d.To) + s.neverSeenNote(nd.To), Milestone: s.waitMilestone(nd.To, MilestoneWaitingAck)})
+				// The instance it held with the agent it leaves is free: a
+				// task queued for that agent starts.
+				s.schedule(now)
 				return
 			}
 		}

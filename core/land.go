@@ -329,6 +329,9 @@ func (s *State) landed(now time.Time, o Landed) error {
 		return conflictf("task %s is waiting for its turn to land, not landing run %s", t.ID, o.RunID)
 	}
 	v := *t.Verified
+	// A landing that ends (landed, failed, escalated) lets the next
+	// verified task land.
+	defer s.landNext(now)
 	switch {
 	case len(o.Conflict) > 0:
 		s.failure(now, t, mergeConflict(now, t, o))

@@ -618,3 +618,73 @@ func TestAnInstanceFreedByAReassignmentTakesTheQueuedTaskThatAsksForItsAgent(t *
 		t.Fatalf("with claude's instance free, the task waiting for it is %s/%s with %q", got.State, got.Phase, got.Agent)
 	}
 }
+
+func TestTheNextVerifiedTaskLandsWhenTheLandingBeforeItFails(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"merge_conflict", "integration_failed", "error"} {
+		b := parallelBundle(t, 3, map[string]int{"claude": 3})
+		first := submit(b, TaskSpec{Description: "first"})
+		second := submit(b, TaskSpec{Description: "second"})
+		prepared(b, first.ID, "base")
+		prepared(b, second.ID, "base")
+		toLanding(b, first.ID)
+		toLanding(b, second.ID)
+		if asked := b.landsAsked(); len(asked) != 1 || asked[0].TaskID != first.ID {
+			t.Fatalf("%s: landings asked %#v", how, asked)
+		}
+		run := RunID(first.ID, 1)
+		switch how {
+		case "merge_conflict":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main", Conflict: []string{"calc.go"}})
+			b.ok(err)
+		case "integration_failed":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main",
+				Combined: "cccccccccccccccccccccccccccccccccccccccc", Onto: "dddddddddddddddddddddddddddddddddddddddd"})
+			b.ok(err)
+			rv := last[RunVerify](b)
+			_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: first.ID, RunID: rv.RunID, Steps: []StepRun{{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: failingGoTest}}})
+			b.ok(err)
+		case "error":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main", Error: "cannot lock ref 'refs/heads/main'"})
+			b.ok(err)
+		}
+		if got := b.task(first.ID); got.Phase == Landing && got.State == Running {
+			t.Fatalf("%s: the first task still lands: %s/%s", how, got.State, got.Phase)
+		}
+		asked := b.landsAsked()
+		if got := b.task(second.ID); !got.LandStarted || len(asked) != 2 || asked[1].TaskID != second.ID {
+			t.Fatalf("%s: the landing before it ended, yet the second waits (landing started %v): %#v", how, got.LandStarted, asked)
+		}
+	}
+}
+
+func TestALandingEscalatedThenRetriedTakesItsTurnToLandAgain(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	run := RunID(tk.ID, 1)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: run, Branch: "main", Error: "cannot lock ref 'refs/heads/main'"})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State != Escalated {
+		t.Fatalf("after the error: %s", got.State)
+	}
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Landing || !got.LandStarted {
+		t.Fatalf("after retry: %s/%s, landing started %v", got.State, got.Phase, got.LandStarted)
+	}
+	asked := b.landsAsked()
+	if l := asked[len(asked)-1]; len(asked) != 2 || l.TaskID != tk.ID || l.Worktree == "" {
+		t.Fatalf("landings asked: %#v", asked)
+	}
+	// Its landing's end is taken, and it succeeds.
+	const c1 = "1111111111111111111111111111111111111111"
+	_, err = b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: run, Commit: c1, Branch: "main"})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State != Success || got.LandedCommit != c1 {
+		t.Fatalf("after its landing: %s %q", got.State, got.LandedCommit)
+	}
+}

@@ -731,7 +731,9 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
 	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed {
-		return s.endIntegration(now, t, r), nil
+		v := s.endIntegration(now, t, r)
+		s.landNext(now) // a combination that failed lets the next verified task land
+		return v, nil
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
 		return Verdict{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
@@ -987,7 +989,13 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
 	if action == RespondRetry && landingEscalated(t) {
-		// Its change is verified: only the commit is made again.
+		// Its change is verified: only the commit is made again — for a
+		// task worked in parallel, when its turn to land comes.
+		if t.Worktree != "" {
+			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLandQueued})
+			s.landNext(now)
+			return t.copy(), nil
+		}
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})
 		s.effect(landTask(t))
 		return t.copy(), nil

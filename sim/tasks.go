@@ -406,6 +406,12 @@ func (w *world) landTask(e core.LandTask) {
 		w.reportOutcome(0, e.TaskID, "land", out)
 		return
 	}
+	if tw.chance(0.02) {
+		out.Error = "fatal: cannot lock ref 'refs/heads/main'"
+		w.hit("tasks.land.error")
+		w.reportOutcome(0, e.TaskID, "land", out)
+		return
+	}
 	if tw.chance(0.02) && len(changed(g.tree(g.branches[wt.branch]), wt.files)) > 0 {
 		out.Refused, out.ExitCode, out.Output = true, 1, "pre-commit: trailing whitespace in "+strings.Join(changed(g.tree(g.branches[wt.branch]), wt.files), ", ")
 		w.hit("tasks.land.hook_refused")

@@ -65,6 +65,10 @@ type Config struct {
 
 	// failAt makes the run fail at that step (tests of the report).
 	failAt int
+	// breakWorld makes the simulated world misbehave (tests of the
+	// rules): "land_unverified" lands a combination without asking for
+	// its verification; "lose_landing" loses the end of every landing.
+	breakWorld string
 }
 
 func (c *Config) defaults() {

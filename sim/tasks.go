@@ -296,6 +296,9 @@ func (w *world) taskEffect(x core.Effect) {
 func (w *world) reportOutcome(d time.Duration, task, kind string, o core.Outcome) {
 	w.later(d, func() {
 		w.tw.opEnded(task, kind)
+		if kind == "land" && w.cfg.breakWorld == "lose_landing" {
+			return
+		}
 		w.tracef("report %T of %s", o, task)
 		r := w.do(fmt.Sprintf("report %T of %s", o, task), func(c *core.State, now time.Time) (any, error) { return c.Report(now, o) })
 		if r.answered && r.err != nil {
@@ -449,6 +452,10 @@ func (w *world) landTask(e core.LandTask) {
 	c := g.commit(tree, parents...)
 	g.branches[wt.branch] = c
 	wt.files = copyTree(tree)
+	if w.cfg.breakWorld == "land_unverified" {
+		w.advanceTarget(e, onto, c, out)
+		return
+	}
 	out.Combined, out.Onto = c, onto
 	w.hit("tasks.land.combined")
 	w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)

@@ -27,6 +27,9 @@ type gitModel struct {
 	verdicts map[uint64]bool
 	verified map[uint64]bool
 	reflog   []refEntry
+	// combined is the combination a landing checked out on a task's
+	// branch, to be verified before it lands (workspace's note of it).
+	combined map[string]string
 }
 
 type commit struct {
@@ -52,7 +55,7 @@ type refEntry struct {
 
 func newGitModel() *gitModel {
 	g := &gitModel{commits: map[string]*commit{}, branches: map[string]string{}, worktrees: map[string]*worktree{},
-		verdicts: map[uint64]bool{}, verified: map[uint64]bool{}}
+		verdicts: map[uint64]bool{}, verified: map[uint64]bool{}, combined: map[string]string{}}
 	root := g.commit(map[string]string{"README": "wilco"})
 	g.target = root
 	g.reflog = append(g.reflog, refEntry{commit: root})
@@ -62,7 +65,7 @@ func newGitModel() *gitModel {
 // commit makes a commit of tree on parents and returns its id.
 func (g *gitModel) commit(tree map[string]string, parents ...string) string {
 	g.n++
-	id := fmt.Sprintf("%040x", uint64(g.n)*0x9e3779b97f4a7c15)
+	id := fmt.Sprintf("%016x%024x", uint64(g.n)*0x9e3779b97f4a7c15, g.n)
 	g.commits[id] = &commit{id: id, gen: g.n, parents: parents, tree: maps.Clone(tree)}
 	return id
 }

@@ -342,6 +342,7 @@ func (w *world) removeWorktree(e core.RemoveWorktree) {
 		w.failf("the worktree %s of %s is removed for %s", e.Dir, wt.task, e.TaskID)
 	}
 	delete(g.worktrees, e.Dir)
+	delete(g.combined, e.Branch)
 	if e.DeleteBranch {
 		delete(g.branches, e.Branch)
 	}
@@ -428,6 +429,14 @@ func (w *world) landTask(e core.LandTask) {
 		return
 	}
 	onto := g.target
+	if head == g.combined[wt.branch] && g.commits[head].parents[0] == onto {
+		// The combination made when this landing was asked before wilco
+		// stopped: reported again, to be verified.
+		out.Combined, out.Onto = head, onto
+		w.hit("tasks.land.combined_again")
+		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
+		return
+	}
 	if g.isAncestor(onto, head) {
 		c := head
 		if e.How == core.LandSquash && !slices.Contains(g.commits[head].parents, onto) {
@@ -451,6 +460,7 @@ func (w *world) landTask(e core.LandTask) {
 	}
 	c := g.commit(tree, parents...)
 	g.branches[wt.branch] = c
+	g.combined[wt.branch] = c
 	wt.files = copyTree(tree)
 	if w.cfg.breakWorld == "land_unverified" {
 		w.advanceTarget(e, onto, c, out)

@@ -52,6 +52,21 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
+	if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
+		// The worktree holds the combination made when this landing was
+		// asked before wilco stopped, not yet verified: it is reported
+		// again while the target is still where it was made — never
+		// taken for the task's own change, which would land it
+		// unverified. A target that moved since combines it again.
+		if parent, err := revParse(ctx, w.root, head+"^1"); err == nil && parent == onto {
+			between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
+			if err != nil {
+				return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+			}
+			c.Commit, c.Moved, c.Between = head, true, lines(string(between))
+			return c, nil
+		}
+	}
 	if isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
 		if how == HowSquash && !isParent(ctx, w.root, onto, head) {
@@ -98,12 +113,19 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
 	}
 	// The worktree holds the combination, to be verified there (reset
-	// runs no hook).
+	// runs no hook); it is noted as such until the branch moves past it.
+	if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), c.Commit); err != nil {
+		return c, fmt.Errorf("workspace: note the combination of %s: %w", branch, err)
+	}
 	if _, err := git(ctx, wt, nil, nil, "reset", "--hard", "--quiet", c.Commit); err != nil {
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
 }
+
+// combinationRef is where Combine notes the combination it checked out
+// on a task's branch, to be verified before it lands.
+func combinationRef(branch string) string { return "refs/wilco/combination/" + branch }
 
 // Advance moves target from onto to commit, when it is still at onto, and
 // updates every checkout where target is checked out as a fast-forward

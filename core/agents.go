@@ -124,6 +124,11 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	if a := s.agents[spec.Name]; s.policies.Probe.OnRegister && a.Context == nil {
 		s.probe(now, a)
 	}
+	if s.parallel() {
+		// A new agent, or more instances: a queued task waiting for an
+		// instance free starts.
+		s.schedule(now)
+	}
 	return nil
 }
 

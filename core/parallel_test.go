@@ -688,3 +688,22 @@ func TestALandingEscalatedThenRetriedTakesItsTurnToLandAgain(t *testing.T) {
 		t.Fatalf("after its landing: %s %q", got.State, got.LandedCommit)
 	}
 }
+
+func TestAQueuedTaskStartsAsSoonAsANewAgentOrInstanceIsThere(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 1})
+	one := submit(b, TaskSpec{Description: "one"})
+	two := submit(b, TaskSpec{Description: "two"})
+	three := submit(b, TaskSpec{Description: "three"})
+	if b.task(one.ID).Phase != Preparing || b.task(two.ID).State != Queued {
+		t.Fatalf("one instance: %s %s", b.task(one.ID).State, b.task(two.ID).State)
+	}
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "codex", Adapter: "exec", Capabilities: []string{"go"}}))
+	if got := b.task(two.ID); got.Phase != Preparing || got.Agent != "codex" {
+		t.Fatalf("a new agent with an instance free: the oldest queued task is %s with %q", got.State, got.Agent)
+	}
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "claude", Adapter: "exec", Capabilities: []string{"go"}, Instances: 2}))
+	if got := b.task(three.ID); got.Phase != Preparing || got.Agent != "claude" {
+		t.Fatalf("a second instance of claude: the queued task is %s with %q", got.State, got.Agent)
+	}
+}

@@ -20,6 +20,9 @@ func (w *world) observe(evs []store.Event) {
 		}
 		ev := core.Event{Seq: se.Seq, Time: se.Time, Type: se.Type, TaskID: se.TaskID, Agent: se.Agent, Data: data}
 		w.recent = append(w.recent, fmt.Sprintf("%d +%s %s agent=%s task=%s %s", se.Seq, se.Time.Sub(Epoch), se.Type, se.Agent, se.TaskID, se.Data))
+		if w.cfg.Trace != nil {
+			w.cfg.Trace(w.recent[len(w.recent)-1])
+		}
 		if len(w.recent) > 40 {
 			w.recent = w.recent[len(w.recent)-40:]
 		}

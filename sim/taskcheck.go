@@ -106,7 +106,7 @@ func checkSlotsUsed(c *core.State) error {
 	}
 	for _, q := range c.Queue() {
 		if blockedInQueue(c, q) == "" {
-			return fmt.Errorf("the queue hands out tasks oldest first: %d of %d slots are held, yet %s waits in the queue", len(c.Holding()), c.Slots(), q.ID)
+			return fmt.Errorf("the queue hands out tasks oldest first: %d of %d slots are held (%v), yet %s waits in the queue", len(c.Holding()), c.Slots(), holding(c), q.ID)
 		}
 	}
 	return nil

@@ -728,6 +728,12 @@ func (w *world) deliver(name string, m core.InboxMessage) {
 		return
 	}
 	a := w.byName[name]
+	if a != nil && w.tw.on && strings.HasPrefix(m.TaskID, "P-") && !a.pull && a.adapter != "tmux" {
+		// An exec agent works a task worked in parallel as the task
+		// agents do: its turn starts in the task's worktree.
+		w.taskMessage(w.tw.guest(name), m)
+		return
+	}
 	if a == nil {
 		w.failf("message %s handed to unknown agent %s", m.ID, name)
 	}

@@ -24,6 +24,7 @@ type taskWorld struct {
 	order    string
 	agents   []*taskAgent
 	byName   map[string]*taskAgent
+	guests   map[string]*taskAgent
 	n        int
 	git      *gitModel
 	// turns are the agents' turns under way, by task; ops the runtime's
@@ -45,6 +46,18 @@ type taskAgent struct {
 	fail      float64 // its turn fails
 }
 
+// guest is the task agent an agent of the rest of the run is when the
+// core gives it a task worked in parallel (an exec agent has one
+// instance unless it says otherwise).
+func (tw *taskWorld) guest(name string) *taskAgent {
+	if a := tw.guests[name]; a != nil {
+		return a
+	}
+	a := &taskAgent{name: name, instances: 1, silent: 0.1, fail: 0.2}
+	tw.guests[name] = a
+	return a
+}
+
 // turn is an agent's turn on a task's attempt.
 type turn struct {
 	task, delivery, agent, worktree string
@@ -59,7 +72,7 @@ var taskAgentNames = []string{"worker-a", "worker-b", "worker-c"}
 func newTaskWorld(cfg Config) *taskWorld {
 	tw := &taskWorld{
 		rng:    rand.New(rand.NewPCG(cfg.Seed^0x7061726c, cfg.Seed^0x6c616e64)),
-		byName: map[string]*taskAgent{}, turns: map[string]*turn{}, ops: map[string]map[string]int{},
+		byName: map[string]*taskAgent{}, guests: map[string]*taskAgent{}, turns: map[string]*turn{}, ops: map[string]map[string]int{},
 		files: map[string][]string{},
 	}
 	switch cfg.Parallel {
@@ -423,12 +436,20 @@ func (w *world) landTask(e core.LandTask) {
 		return
 	}
 	head := g.commitAll(wt)
+	w.tracef("land %s (%s): its branch at %s, main at %s", e.TaskID, e.How, head[:7], g.target[:7])
 	if head == e.Base {
 		w.hit("tasks.land.nothing")
 		w.reportOutcome(0, e.TaskID, "land", out)
 		return
 	}
 	onto := g.target
+	if treeHash(g.tree(onto)) == treeHash(g.tree(head)) {
+		// The target holds the branch's files: it landed before wilco
+		// stopped.
+		w.hit("tasks.land.landed_before")
+		w.advanceTarget(e, onto, onto, out)
+		return
+	}
 	if head == g.combined[wt.branch] && g.commits[head].parents[0] == onto {
 		// The combination made when this landing was asked before wilco
 		// stopped: reported again, to be verified.

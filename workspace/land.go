@@ -52,6 +52,15 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
+	if ot, err := treeOf(ctx, w.root, onto); err == nil {
+		if ht, err := treeOf(ctx, w.root, head); err == nil && ot == ht {
+			// The target holds the branch's files already: it landed
+			// before wilco stopped (as itself or as one commit); landing
+			// it again would add an empty commit.
+			c.Commit = onto
+			return c, nil
+		}
+	}
 	if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
 		// The worktree holds the combination made when this landing was
 		// asked before wilco stopped, not yet verified: it is reported
@@ -281,6 +290,15 @@ func (w *Workspace) commitMerge(ctx context.Context, message string) (string, er
 		return "", &CommitError{ExitCode: code, Output: out, Hook: w.hasRefusingHook(ctx)}
 	}
 	return head(ctx, w.root)
+}
+
+// treeOf is the tree of commit c.
+func treeOf(ctx context.Context, dir, c string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "--quiet", c+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("%s names no tree: %w", c, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func revParse(ctx context.Context, dir, rev string) (string, error) {

@@ -213,3 +213,42 @@ func TestACombinationMadeBeforeWilcoStoppedIsReportedAgainNeverLandedUnverified(
 		t.Fatalf("the combination's note outlives the worktree: %s", out)
 	}
 }
+
+func TestABranchLandedBeforeWilcoStoppedIsNotLandedAgain(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{HowMerge, HowRebase, HowSquash} {
+		for _, commits := range []int{1, 2} {
+			b := setup(t)
+			runGit(t, b.dir, "branch", "-M", "main")
+			w1, d1, base := taskTree(t, b, "T-1")
+			for i := range commits {
+				write(t, d1, "one.txt", strings.Repeat("by T-1\n", i+1))
+				if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			comb, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base, how)
+			if err != nil || comb.Moved {
+				t.Fatalf("%s: %+v %v", how, comb, err)
+			}
+			if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+				t.Fatal(err)
+			}
+			// wilco stopped before the landing was recorded: it is asked
+			// again, and finds it done.
+			if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+				t.Fatal(err)
+			}
+			again, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base, how)
+			if err != nil || again.Moved || again.Commit != comb.Commit {
+				t.Fatalf("%s of %d commits, asked again: %+v (%v), want the commit it landed as, %s", how, commits, again, err, comb.Commit)
+			}
+			if _, err := b.ws.Advance(b.ctx, "main", again.Onto, again.Commit, time.Millisecond, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(runGit(t, b.dir, "log", "--format=%H", base+"..main"), "\n"); n != max(commits, 1) && !(how == HowSquash && n == 1) {
+				t.Fatalf("%s of %d commits: main gained %d commits", how, commits, n)
+			}
+		}
+	}
+}

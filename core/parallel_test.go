@@ -707,3 +707,22 @@ func TestAQueuedTaskStartsAsSoonAsANewAgentOrInstanceIsThere(t *testing.T) {
 		t.Fatalf("a second instance of claude: the queued task is %s with %q", got.State, got.Agent)
 	}
 }
+
+func TestLandOrderSubmissionWaitsOnlyForTheTasksSubmittedBefore(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 3})
+	p := b.c.Policies()
+	p.Land.Order = "submission"
+	b.ok(b.c.Configure(b.now, p))
+	// A plan, then a task at the same instant, whose id sorts first.
+	_, err := b.c.SubmitPlan(b.now, "P-plan1", []PlanTaskSpec{{TaskSpec: TaskSpec{Description: "the plan's step"}}})
+	b.ok(err)
+	later := submit(b, TaskSpec{ID: "P-2", Description: "submitted after the plan"})
+	step := "P-plan1:task-1"
+	prepared(b, step, "base")
+	prepared(b, later.ID, "base")
+	toLanding(b, step)
+	if asked := b.landsAsked(); len(asked) != 1 || asked[0].TaskID != step {
+		t.Fatalf("the plan's step, submitted first, waits for %s submitted after it: landings asked %#v", later.ID, asked)
+	}
+}

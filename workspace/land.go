@@ -19,11 +19,13 @@ const (
 // Combination is what landing a task's branch onto the target came to:
 // the commit the target is to move to (Commit) from its head (Onto);
 // Moved when the target moved since the task's base (Commit is then a
-// combination, not yet verified); Conflict the files in conflict (no
+// combination, not yet verified); Landed when the target already holds
+// the branch (it landed before wilco stopped): Commit is what it landed
+// as, and the target does not move; Conflict the files in conflict (no
 // Commit), with the commits that landed in between.
 type Combination struct {
 	Commit, Onto      string
-	Moved             bool
+	Moved, Landed     bool
 	Conflict, Between []string
 }
 
@@ -52,14 +54,14 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
-	if ot, err := treeOf(ctx, w.root, onto); err == nil {
-		if ht, err := treeOf(ctx, w.root, head); err == nil && ot == ht {
-			// The target holds the branch's files already: it landed
-			// before wilco stopped (as itself or as one commit); landing
-			// it again would add an empty commit.
-			c.Commit = onto
-			return c, nil
-		}
+	if landed, err := w.landedAs(ctx, head, onto, base, how); err != nil {
+		return c, err
+	} else if landed != "" {
+		// The branch landed before wilco stopped, and the target may
+		// have moved on since: landing it again would add an empty
+		// commit.
+		c.Commit, c.Landed = landed, true
+		return c, nil
 	}
 	if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
 		// The worktree holds the combination made when this landing was
@@ -130,6 +132,33 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
+}
+
+// landedAs is the commit a branch at head already landed as on the
+// target at onto, "" when it did not: head itself (or a combination the
+// worktree held) when the target holds it; for squash, the commit on the
+// target since base whose files are exactly the branch's.
+func (w *Workspace) landedAs(ctx context.Context, head, onto, base, how string) (string, error) {
+	if isAncestor(ctx, w.root, head, onto) {
+		return head, nil
+	}
+	if how != HowSquash {
+		return "", nil
+	}
+	tree, err := treeOf(ctx, w.root, head)
+	if err != nil {
+		return "", err
+	}
+	out, err := git(ctx, w.root, nil, nil, "log", "--first-parent", "--format=%H %T", base+".."+onto, "--")
+	if err != nil {
+		return "", fmt.Errorf("workspace: the commits on the target since %s: %w", base, err)
+	}
+	for _, l := range lines(string(out)) {
+		if c, t, ok := strings.Cut(l, " "); ok && t == tree {
+			return c, nil
+		}
+	}
+	return "", nil
 }
 
 // combinationRef is where Combine notes the combination it checked out

@@ -191,6 +191,31 @@ func (g *gitModel) commitAll(wt *worktree) string {
 	return c
 }
 
+// landedAs is the commit a branch at head already landed as on the
+// target at onto, "" when it did not (workspace's landedAs): head when
+// the target holds it; for squash, a commit on the target's first-parent
+// line since base with exactly the branch's files.
+func (g *gitModel) landedAs(head, onto, base, how string) string {
+	if g.isAncestor(head, onto) {
+		return head
+	}
+	if how != "squash" {
+		return ""
+	}
+	want := treeHash(g.tree(head))
+	for c := onto; c != "" && c != base; {
+		if treeHash(g.tree(c)) == want {
+			return c
+		}
+		if p := g.commits[c].parents; len(p) > 0 {
+			c = p[0]
+		} else {
+			c = ""
+		}
+	}
+	return ""
+}
+
 // move moves the target to c, for task ("" for the user).
 func (g *gitModel) move(c, task string) {
 	g.target = c

@@ -189,7 +189,14 @@ func checkNoVerifiedTaskLost(c *core.State, underWay func(task, kind string) boo
 		case t.LandStarted && !underWay(t.ID, "land") && !underWay(t.ID, "verify"):
 			return fmt.Errorf("every verified task lands once or ends otherwise: %s is landing, and no landing nor verification of it is under way", t.ID)
 		case !t.LandStarted && landing == "" && !waitsForEarlier(c, t):
-			return fmt.Errorf("every verified task lands once or ends otherwise: %s waits for its turn to land, and no task lands", t.ID)
+			var q []string
+			for _, l := range c.LandQueue() {
+				q = append(q, l.ID)
+			}
+			for _, h := range c.Holding() {
+				q = append(q, fmt.Sprintf("[%s %s/%s %s wt=%q]", h.ID, h.State, h.Phase, h.CreatedAt.Sub(Epoch), h.Worktree))
+			}
+			return fmt.Errorf("every verified task lands once or ends otherwise: %s waits for its turn to land, and no task lands (land.order %s, landing queue %v)", t.ID, c.Policies().Land.Order, q)
 		}
 	}
 	return nil

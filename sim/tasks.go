@@ -166,6 +166,10 @@ func (w *world) submitTask() {
 		return
 	}
 	tw.n++
+	if tw.chance(0.15) {
+		w.submitPlan()
+		return
+	}
 	spec := core.TaskSpec{ID: fmt.Sprintf("P-%d", tw.n), Description: fmt.Sprintf("Rework part %d of the service", tw.n)}
 	if tw.chance(0.2) {
 		spec.Agent = pickOf(tw, tw.agents).name
@@ -183,6 +187,42 @@ func (w *world) submitTask() {
 	if r.answered && r.err == nil {
 		w.hit("tasks.submitted")
 	}
+}
+
+// submitPlan submits a plan of two or three tasks, each but the first
+// depending on the one before it or on none.
+func (w *world) submitPlan() {
+	tw := w.tw
+	id := fmt.Sprintf("P-plan%d", tw.n)
+	var specs []core.PlanTaskSpec
+	for i := range 2 + tw.rng.IntN(2) {
+		ts := core.PlanTaskSpec{TaskSpec: core.TaskSpec{Description: fmt.Sprintf("Step %d of plan %d", i+1, tw.n)}}
+		if i > 0 && tw.chance(0.7) {
+			ts.DependsOn = []int{i}
+		}
+		specs = append(specs, ts)
+	}
+	w.tracef("submit plan %s of %d tasks", id, len(specs))
+	r := w.do("submit plan "+id, func(c *core.State, now time.Time) (any, error) { return c.SubmitPlan(now, id, specs) })
+	if r.answered && r.err == nil {
+		w.hit("tasks.plan_submitted")
+	}
+}
+
+// filesOf are the files a task changes: one or two, drawn by its id.
+func (tw *taskWorld) filesOf(task string) []string {
+	if fs, ok := tw.files[task]; ok {
+		return fs
+	}
+	h := treeHash(map[string]string{"task": task})
+	fs := []string{taskFiles[h%uint64(len(taskFiles))]}
+	if h&0x100 != 0 {
+		if f := taskFiles[(h>>16)%uint64(len(taskFiles))]; f != fs[0] {
+			fs = append(fs, f)
+		}
+	}
+	tw.files[task] = fs
+	return fs
 }
 
 // liveTask picks a task keep accepts, "" for none.
@@ -443,11 +483,11 @@ func (w *world) landTask(e core.LandTask) {
 		return
 	}
 	onto := g.target
-	if treeHash(g.tree(onto)) == treeHash(g.tree(head)) {
-		// The target holds the branch's files: it landed before wilco
-		// stopped.
+	if landed := g.landedAs(head, onto, e.Base, e.How); landed != "" {
+		// The branch landed before wilco stopped: the target holds it.
+		out.Commit = landed
 		w.hit("tasks.land.landed_before")
-		w.advanceTarget(e, onto, onto, out)
+		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
 		return
 	}
 	if head == g.combined[wt.branch] && g.commits[head].parents[0] == onto {
@@ -625,11 +665,11 @@ func (w *world) endTaskTurn(a *taskAgent, tr *turn) {
 			w.hit("tasks.agent_merged_target")
 		}
 		tw.edits++
-		for _, f := range tw.files[tr.task] {
+		for _, f := range tw.filesOf(tr.task) {
 			wt.files[f] = fmt.Sprintf("%s.a%d.%d", tr.task, tr.attempt, tw.edits)
 		}
 		res.Files = changed(g.tree(wt.base), wt.files)
-		res.Summary = "reworked " + strings.Join(tw.files[tr.task], ", ")
+		res.Summary = "reworked " + strings.Join(tw.filesOf(tr.task), ", ")
 		w.hit("tasks.turn_done")
 	}
 	w.tracef("%s ends its turn on %s (attempt %d, exit %d)", a.name, tr.task, tr.attempt, res.ExitCode)

@@ -726,3 +726,27 @@ func TestLandOrderSubmissionWaitsOnlyForTheTasksSubmittedBefore(t *testing.T) {
 		t.Fatalf("the plan's step, submitted first, waits for %s submitted after it: landings asked %#v", later.ID, asked)
 	}
 }
+
+func TestAPlanTaskWhoseDependencyIsCancelledWhileQueuedStarts(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 4})
+	_, err := b.c.SubmitPlan(b.now, "p1", []PlanTaskSpec{
+		{TaskSpec: TaskSpec{Description: "base"}},
+		{TaskSpec: TaskSpec{Description: "on base"}, DependsOn: []int{1}},
+		{TaskSpec: TaskSpec{Description: "on the second"}, DependsOn: []int{2}},
+	})
+	b.ok(err)
+	if b.task("p1:task-2").State != Queued || b.task("p1:task-3").State != Queued {
+		t.Fatalf("plan: %s %s", b.task("p1:task-2").State, b.task("p1:task-3").State)
+	}
+	// The second is cancelled while queued: nothing is left for the
+	// third to wait for.
+	_, removed, err := b.c.CancelTask(b.now, "p1:task-2")
+	b.ok(err)
+	if !removed {
+		t.Fatal("the queued task was not removed")
+	}
+	if got := b.task("p1:task-3"); got.State != Running || got.Phase != Preparing {
+		t.Fatalf("the task that depended on the removed one is %s", got.State)
+	}
+}

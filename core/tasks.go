@@ -919,6 +919,8 @@ func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 	switch {
 	case t.State == Queued:
 		s.emit(now, t.ID, "", TaskRemoved{})
+		// A task that waited for it (it depended on it) may start now.
+		s.schedule(now)
 		return Task{}, true, nil
 	case t.State.Holds():
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {

@@ -127,6 +127,16 @@ func (w *world) setupTasks() {
 		}
 	}
 	w.hit(fmt.Sprintf("tasks.parallel.%s.%s", tw.how, tw.order))
+	w.userCommitsNow()
+}
+
+// userCommitsNow is the user committing on the target now and then, as
+// time passes: landings and their verifications in flight find it moved.
+func (w *world) userCommitsNow() {
+	w.schedule(action{at: w.clock.Now().Add(w.tw.between(10*time.Second, 2*time.Minute)), kind: actTask, fn: func() {
+		w.userCommit()
+		w.userCommitsNow()
+	}})
 }
 
 // taskStep is one step of the user of tasks worked in parallel: submit,

@@ -330,6 +330,7 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 		kind = "retry"
 	}
 	s.startAttempt(now, t, kind)
+	s.schedule(now) // another agent than the one it was made for may have taken it
 	return nil
 }
 

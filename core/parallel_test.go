@@ -750,3 +750,25 @@ func TestAPlanTaskWhoseDependencyIsCancelledWhileQueuedStarts(t *testing.T) {
 		t.Fatalf("the task that depended on the removed one is %s", got.State)
 	}
 }
+
+func TestAnInstanceFreedWhenARetryGoesToAnotherAgentTakesTheQueuedTaskWaitingForIt(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	one := submit(b, TaskSpec{Description: "one"})
+	prepared(b, one.ID, "base")
+	if b.task(one.ID).Agent != "claude" {
+		t.Fatalf("the first task went to %s", b.task(one.ID).Agent)
+	}
+	waiting := submit(b, TaskSpec{Description: "two", Agent: "claude"})
+	ackTask(b, one.ID)
+	// claude stops answering; its attempt fails, and the retry goes to
+	// codex: claude's instance is free for the task that asks for it.
+	b.ok(b.c.SetAgentStatus(b.now, "claude", Unresponsive, "operator"))
+	endTurn(b, one.ID, 1)
+	if got := b.task(one.ID); got.Agent != "codex" {
+		t.Fatalf("the retry went to %q", got.Agent)
+	}
+	if got := b.task(waiting.ID); got.State != Running || got.Phase != Preparing {
+		t.Fatalf("with claude's instance free, the task waiting for it is %s", got.State)
+	}
+}

@@ -797,6 +797,9 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: retryMilestone(f.FailureType)})
 		s.startAttempt(now, t, "retry")
 	}
+	// The next attempt may have gone to another agent, whose instance it
+	// now holds, freeing one of the agent it leaves.
+	s.schedule(now)
 }
 
 // identicalFailures is how many identical failures of the agent's turn in
@@ -1011,6 +1014,7 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		}
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
 		s.startAttempt(now, t, action)
+		s.schedule(now) // another agent may have taken it, freeing an instance
 	case RespondSkip:
 		for _, d := range s.Tasks(func(o *Task) bool { return slices.Contains(o.DependsOn, t.ID) }) {
 			s.emit(now, d.ID, "", TaskWarning{Text: fmt.Sprintf("%s was skipped; this task depends on it and may fail", t.ID)})

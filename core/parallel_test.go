@@ -772,3 +772,28 @@ func TestAnInstanceFreedWhenARetryGoesToAnotherAgentTakesTheQueuedTaskWaitingFor
 		t.Fatalf("with claude's instance free, the task waiting for it is %s", got.State)
 	}
 }
+
+func TestATaskEscalatedAfterItsCombinationFailedIsRetriedNotLanded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main",
+		Combined: "cccccccccccccccccccccccccccccccccccccccc", Onto: "dddddddddddddddddddddddddddddddddddddddd"})
+	b.ok(err)
+	rv := last[RunVerify](b)
+	_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: rv.RunID, Steps: []StepRun{{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: failingGoTest}}})
+	b.ok(err)
+	// The retry's delegation is refused, and no other agent can take it.
+	reply(b, "claude", b.task(tk.ID).Delivery, "[ACK] "+tk.ID+" - REJECTED\nNote: not now")
+	if got := b.task(tk.ID); got.State != Escalated || got.Attempt != 2 {
+		t.Fatalf("after the refusal: %s, attempt %d", got.State, got.Attempt)
+	}
+	lands := len(b.landsAsked())
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	if got := b.task(tk.ID); len(b.landsAsked()) != lands || got.Phase == Landing || got.Attempt != 3 {
+		t.Fatalf("the combination that failed was landed on retry: %s/%s, attempt %d, %d landings asked", got.State, got.Phase, got.Attempt, len(b.landsAsked())-lands)
+	}
+}

@@ -176,5 +176,11 @@
 //
 // bugs_test.go holds the minimal reproducers of the bugs the simulation
 // found in core and runtime, kept as regression tests now that they are
-// fixed.
+// fixed. Those it found in tasks worked in parallel are tests of the
+// packages where they were fixed, named for the rule: in core (a
+// delegation reassigned to an agent without an instance free, instances
+// freed with no queued task started, the landing queue stalled after a
+// failed landing, a failed combination landed on retry, land.order
+// submission by ids) and in workspace (a landing asked again after a
+// restart landing an unverified combination, or landing twice).
 package sim

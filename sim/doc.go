@@ -19,7 +19,7 @@
 // retry_after_minutes, checkpoint-ack, task-complete, operation replies (ok,
 // wait, cancel, anything else, JSON acknowledgment), AgentAck, broken forms.
 //
-// For some seeds (a third, drawn from a random stream of their own;
+// For some seeds (a fifth, drawn from a random stream of their own;
 // -sim.parallel=1 for every seed), tasks are worked in parallel: parallel
 // 2 to 4, land.how merge, rebase or squash, land.order verified or
 // submission, and exec agents with one to three instances that

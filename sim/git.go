@@ -27,6 +27,8 @@ type gitModel struct {
 	verdicts map[uint64]bool
 	verified map[uint64]bool
 	reflog   []refEntry
+	// checked is how many moves checkTargetVerified passed.
+	checked int
 	// combined is the combination a landing checked out on a task's
 	// branch, to be verified before it lands (workspace's note of it).
 	combined map[string]string

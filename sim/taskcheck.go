@@ -117,7 +117,8 @@ func checkSlotsUsed(c *core.State) error {
 // verification (of the task's change, or of its combination with the
 // target).
 func checkTargetVerified(g *gitModel) error {
-	for i, e := range g.reflog {
+	for i := g.checked; i < len(g.reflog); i++ {
+		e := g.reflog[i]
 		if e.task == "" {
 			continue
 		}
@@ -128,6 +129,7 @@ func checkTargetVerified(g *gitModel) error {
 			return fmt.Errorf("the target only holds verified commits: move %d, to %s for %s, is no fast-forward of %s", i, e.commit[:7], e.task, g.reflog[i-1].commit[:7])
 		}
 	}
+	g.checked = len(g.reflog) // a move checked once holds for good
 	return nil
 }
 

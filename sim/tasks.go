@@ -77,7 +77,7 @@ func newTaskWorld(cfg Config) *taskWorld {
 	}
 	switch cfg.Parallel {
 	case 0:
-		tw.on = tw.rng.IntN(3) == 0
+		tw.on = tw.rng.IntN(5) == 0
 	case 1:
 		tw.on = true
 	}

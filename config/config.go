@@ -85,6 +85,10 @@ type Config struct {
 	Transport string
 	// Land is where and how verified changes land.
 	Land Land
+	// Forge is the forge the repository lives on (nil: none).
+	Forge *Forge
+	// Intake is which issues become tasks (nil: none).
+	Intake *Intake
 	// Parallel is how many tasks are worked at once (1: in the checkout
 	// itself; more: each in a worktree and branch of its own).
 	Parallel int
@@ -96,9 +100,12 @@ type Config struct {
 
 // Land is the land section: the target branch ("" for the branch checked
 // out when wilco starts), how a verified change lands (commit, none), and
-// in what order.
+// in what order; for pull requests (how: pr), whether wilco merges them
+// and how long it waits for CI.
 type Land struct {
 	To, How, Order string
+	Merge          string
+	CITimeout      time.Duration
 }
 
 // Default land section values.
@@ -274,7 +281,7 @@ func Default() *Config {
 			Operation:   core.DefaultOperationPolicy(),
 		},
 		Done:     core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
-		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder},
+		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder, Merge: DefaultLandMerge, CITimeout: DefaultLandCITimeout},
 		Parallel: 1,
 		Logs:     Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 		Notify: Notify{Retry: NotifyRetry{
@@ -287,7 +294,8 @@ func Default() *Config {
 // Policies is what the core decides with (core.State.Configure).
 func (c *Config) Policies() core.Policies {
 	p := core.Policies{Ack: c.Policy.Ack, MaxRetries: c.Policy.Instruction.MaxRetries, Operation: c.Policy.Operation, Loop: c.Policy.Loop, Budget: c.Policy.Budget,
-		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order}}
+		Done: c.Done, Review: c.Review, Package: c.Package, Land: core.LandPolicy{To: c.Land.To, How: c.Land.How, Order: c.Land.Order,
+			Merge: c.Land.Merge, CITimeout: c.Land.CITimeout, Forge: c.Forge != nil}}
 	if c.Parallel > 1 {
 		p.Parallel = c.Parallel
 	}

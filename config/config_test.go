@@ -33,7 +33,9 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
 	want.Package = "services/api"
 	want.Transport = "nats://127.0.0.1:4222"
-	want.Land = Land{To: "main", How: "commit", Order: "verified"}
+	want.Land = Land{To: "main", How: "commit", Order: "verified", Merge: "manual", CITimeout: time.Hour}
+	want.Forge = &Forge{Kind: "github", API: "https://api.github.com", Repo: "acme/widget", Remote: "origin", Token: "${GITHUB_TOKEN}", WebhookSecret: "${WILCO_WEBHOOK_SECRET}"}
+	want.Intake = &Intake{Label: "wilco", Poll: time.Minute}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
 	want.Prices = map[string]core.Price{"gpt-5.5": {InputPerMTok: 1.25, OutputPerMTok: 10, CachedPerMTok: 0.125}}
 	written := []core.NotifyEvent{"escalated", "stuck", "clarification", "blocked", "unresponsive", "operation", "success", "failed"}
@@ -49,12 +51,17 @@ func TestLoadReferenceExample(t *testing.T) {
 		t.Fatalf("hooks %+v", hooks)
 	}
 	c.Prices, c.Review, c.Package, c.Notify, c.Land = nil, core.ReviewPolicy{}, "", Default().Notify, Default().Land
+	c.Forge, c.Intake = nil, nil
 	p := c.Policies()
 	if want := []string{"go"}; !reflect.DeepEqual(p.Probe.Needed, want) || p.Probe.OnRegister {
 		t.Fatalf("probe %+v", p.Probe)
 	}
 	p.Probe = core.ProbePolicy{}
-	if !reflect.DeepEqual(p, core.DefaultPolicies()) {
+	defaults := core.DefaultPolicies()
+	// The file's defaults of a pull request's landing are the core's
+	// (for "" and 0), written out.
+	defaults.Land.Merge, defaults.Land.CITimeout = core.MergeManual, core.DefaultCITimeout
+	if !reflect.DeepEqual(p, defaults) {
 		t.Fatalf("policies %+v, want the documented defaults", p)
 	}
 }
@@ -181,7 +188,7 @@ func TestParseBad(t *testing.T) {
 		{"agents not a list", "agents: 3\n", []string{"wilco.yaml:1: agents: must be a list of agents"}},
 		{"not yaml", "agents: [\n", []string{"wilco.yaml:", "not valid YAML"}},
 		{"not a mapping", "- a\n- b\n", []string{"wilco.yaml:1: must be a mapping"}},
-		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, land, listen"}},
+		{"unknown top key", agent + "lisen: x\n", []string{"wilco.yaml:2: lisen: unknown key (known keys here: agents, compat, done, forge, intake, land, listen"}},
 		{"repeated key", agent + "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", []string{"wilco.yaml:3: listen: repeated key"}},
 		{"bad version", "version: 2\n" + agent, []string{"wilco.yaml:1: version: must be 1"}},
 		{"bad transport", agent + "transport: http://nats:4222\n", []string{`wilco.yaml:2: transport: must be a NATS server URL such as nats://127.0.0.1:4222`}},
@@ -242,7 +249,7 @@ func TestParseBad(t *testing.T) {
 		{"webhook bad url", agent + "notify:\n  webhooks:\n    - url: ftp://x/y\n", []string{`wilco.yaml:4: notify.webhooks[0].url: must be an http:// or https:// URL such as https://hooks.example.com/wilco, got "ftp://x/y"`}},
 		{"webhook unknown key", agent + "notify:\n  webhooks:\n    - url: http://x/\n      sign: true\n", []string{"wilco.yaml:5: notify.webhooks[0].sign: unknown key (known keys here: events, format, name, secret, url)"}},
 		{"webhook bad format", agent + "notify:\n  webhooks:\n    - {url: http://x/, format: xml}\n", []string{`wilco.yaml:4: notify.webhooks[0].format: must be one of json, slack, got "xml"`}},
-		{"webhook bad event", agent + "notify:\n  webhooks:\n    - url: http://x/\n      events: [stuck, exploded]\n", []string{`wilco.yaml:5: notify.webhooks[0].events[1]: must be one of escalated, clarification, blocked, stuck, unresponsive, operation, permission, success, failed, got "exploded"`}},
+		{"webhook bad event", agent + "notify:\n  webhooks:\n    - url: http://x/\n      events: [stuck, exploded]\n", []string{`wilco.yaml:5: notify.webhooks[0].events[1]: must be one of escalated, clarification, blocked, stuck, unresponsive, operation, permission, success, failed, acknowledged, pull_request, got "exploded"`}},
 		{"webhook event twice", agent + "notify:\n  webhooks:\n    - {url: http://x/, events: [stuck, stuck]}\n", []string{`notify.webhooks[0].events[1]: "stuck" is named twice`}},
 		{"webhook no events", agent + "notify:\n  webhooks:\n    - {url: http://x/, events: []}\n", []string{"notify.webhooks[0].events: must name at least one event"}},
 		{"webhooks of one host", agent + "notify:\n  webhooks:\n    - url: https://hooks.slack.com/a\n    - url: https://hooks.slack.com/b\n", []string{`wilco.yaml:5: notify.webhooks[1].name: "hooks.slack.com" is already the name of notify.webhooks[0] (a webhook's name is its URL's host unless given): give each a name`}},
@@ -412,12 +419,11 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 		{agent + "land: {how: pr}\nparallel: 2\n", "wilco.yaml:2: land.how: pr is not run by this version of wilco"},
 		{agent + "parallel: 0\n", "wilco.yaml:2: parallel: must be at least 1 (tasks worked at once), got 0"},
 		{"agents: [{name: a, adapter: exec, command: [x], instances: 0}]\n", "wilco.yaml:1: agents[0].instances: must be at least 1 (tasks the agent works at once), got 0"},
-		{"agents:\n  - name: a\n    adapter: mailbox\n    instances: 2\n", "wilco.yaml:4: agents[0].instances: more than 1 applies to adapter exec only"},
 		{agent + "land: {how: pr}\n", "wilco.yaml:2: land.how: pr needs each task in a worktree of its own (parallel > 1)"},
 		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
 		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
 		{agent + "land:\n  to: \"my branch\"\n", `wilco.yaml:3: land.to: "my branch" is not a branch name`},
-		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: how, order, to)"},
+		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: ci_timeout, how, merge, order, to)"},
 	} {
 		_, err := Parse("wilco.yaml", []byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -428,7 +434,7 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission"}) {
+	if p := cfg.Policies().Land; p != (core.LandPolicy{To: "release/2", How: core.LandCommit, Order: "submission", Merge: core.MergeManual, CITimeout: core.DefaultCITimeout}) {
 		t.Fatalf("policies: %+v", p)
 	}
 }
@@ -451,5 +457,16 @@ func TestParallelMakesMergeTheDefaultLanding(t *testing.T) {
 	cfg, err = Parse("wilco.yaml", []byte("agents: [{name: a, adapter: mailbox}]\n"))
 	if err != nil || cfg.Policies().Land.How != core.LandNone || cfg.Policies().Parallel != 0 {
 		t.Fatalf("one at a time: %v %+v", err, cfg.Policies())
+	}
+}
+
+func TestTmuxAndMailboxAgentsTakeInstances(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("wilco.yaml", []byte("parallel: 4\nagents:\n  - {name: a, adapter: tmux, command: [x], tmux: {ready: '^> $'}, instances: 2}\n  - {name: b, adapter: mailbox, instances: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Agents[0].Spec().Instances, cfg.Agents[1].Spec().Instances; a != 2 || b != 3 {
+		t.Fatalf("instances %d and %d, want 2 and 3", a, b)
 	}
 }

@@ -98,6 +98,8 @@ type decoder struct {
 	// landHow is land.how's node when the file sets it: whether it is a
 	// way to land is checked once parallel is known.
 	landHow *yaml.Node
+	// intakeNode is the intake section's node when the file has one.
+	intakeNode *yaml.Node
 }
 
 func (d *decoder) err() error {
@@ -430,7 +432,9 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				}
 			}
 		},
-		"land": func(n *yaml.Node, k string) { d.land(n, k, c) },
+		"land":   func(n *yaml.Node, k string) { d.land(n, k, c) },
+		"forge":  func(n *yaml.Node, k string) { d.forge(n, k, c) },
+		"intake": func(n *yaml.Node, k string) { d.intake(n, k, c) },
 		"parallel": func(n *yaml.Node, k string) {
 			d.integer(n, k, &c.Parallel)
 			if n.Kind == yaml.ScalarNode && c.Parallel < 1 {
@@ -440,6 +444,7 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 		},
 	})
 	d.checkLand(c)
+	d.checkForge(c)
 	d.checkReferences(n, c, agentsSeen)
 }
 
@@ -454,6 +459,12 @@ func (d *decoder) checkLand(c *Config) {
 	}
 	if err := core.CheckLand(c.Land.How, c.Parallel); err != nil {
 		d.fail(d.landHow, "land.how", "%v", err)
+		return
+	}
+	if c.Land.How == core.LandPR {
+		// The core decides a pull request's life; this version does not
+		// push, open, follow or merge one on a forge.
+		d.fail(d.landHow, "land.how", "pr is not run by this version of wilco: use merge, rebase or squash")
 	}
 }
 
@@ -477,7 +488,9 @@ func (d *decoder) land(n *yaml.Node, k string, c *Config) {
 			}
 			d.landHow, c.Land.How = n, how
 		},
-		"order": func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
+		"order":      func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
+		"merge":      func(n *yaml.Node, k string) { oneOf(d, n, k, LandMerges, &c.Land.Merge) },
+		"ci_timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Land.CITimeout, true) },
 	})
 }
 
@@ -715,9 +728,6 @@ func (a *Agent) check(present []string) []problem {
 	execOnly := []string{"prompt", "handshake"}
 	if has("tmux") && a.Adapter != "tmux" {
 		add("tmux", "applies to adapter tmux only")
-	}
-	if a.Instances > 1 && a.Adapter != "exec" {
-		add("instances", "more than 1 applies to adapter exec only: tasks worked in parallel work in worktrees, which only exec agents are started in")
 	}
 	switch a.Adapter {
 	case "exec":

@@ -29,7 +29,7 @@ func (c *Config) file() file {
 		Package:   c.Package,
 		Probe:     c.Probe,
 		Transport: c.Transport,
-		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order},
+		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order, Merge: c.Land.Merge, CITimeout: dur(c.Land.CITimeout)},
 		Parallel:  c.Parallel,
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
@@ -39,6 +39,12 @@ func (c *Config) file() file {
 				Timeout:     dur(c.Notify.Retry.Timeout),
 			},
 		},
+	}
+	if fg := c.Forge; fg != nil {
+		f.Forge = &fileForge{Kind: fg.Kind, API: fg.API, Repo: fg.Repo, Remote: fg.Remote, Token: fg.Token, WebhookSecret: fg.WebhookSecret}
+	}
+	if in := c.Intake; in != nil {
+		f.Intake = &fileIntake{Label: in.Label, Poll: dur(in.Poll)}
 	}
 	if c.Review.Agent != "" {
 		f.Review = &fileReview{Agent: c.Review.Agent, Timeout: dur(c.Review.Timeout)}
@@ -182,12 +188,31 @@ type (
 		Transport string   `yaml:"transport,omitempty"`
 		Land      fileLand `yaml:"land"`
 		Parallel  int      `yaml:"parallel"`
+		// Forge and Intake are nil when the file has none.
+		Forge  *fileForge  `yaml:"forge,omitempty"`
+		Intake *fileIntake `yaml:"intake,omitempty"`
 	}
 	fileLand struct {
 		// To is "" for the branch checked out when wilco starts.
-		To    string `yaml:"to,omitempty"`
-		How   string `yaml:"how"`
-		Order string `yaml:"order"`
+		To        string `yaml:"to,omitempty"`
+		How       string `yaml:"how"`
+		Order     string `yaml:"order"`
+		Merge     string `yaml:"merge"`
+		CITimeout string `yaml:"ci_timeout"`
+	}
+	fileForge struct {
+		Kind string `yaml:"kind"`
+		API  string `yaml:"api"`
+		// Repo is "" when it is read from the remote's URL.
+		Repo   string `yaml:"repo,omitempty"`
+		Remote string `yaml:"remote"`
+		Token  string `yaml:"token"`
+		// WebhookSecret is "" when webhooks are not verified (none).
+		WebhookSecret string `yaml:"webhook_secret,omitempty"`
+	}
+	fileIntake struct {
+		Label string `yaml:"label"`
+		Poll  string `yaml:"poll"`
 	}
 	fileDone struct {
 		MaxFiles int    `yaml:"max_files"`

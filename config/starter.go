@@ -85,7 +85,7 @@ func (c *Config) EncodeStarter() ([]byte, error) {
 		s.key("verify", false)
 	}
 	s.b.WriteString("\n")
-	for _, k := range []string{"policy", "logs", "compat", "prices", "done", "review", "package", "probe", "transport", "land", "parallel"} {
+	for _, k := range []string{"policy", "logs", "compat", "prices", "done", "review", "package", "probe", "transport", "land", "parallel", "forge", "intake"} {
 		s.key(k, true)
 	}
 	s.b.WriteString("\n" + starterNotify)

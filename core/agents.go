@@ -226,8 +226,7 @@ func (s *State) seen(now time.Time, a *Agent, how string) {
 // pickAgent chooses who takes over a delegation: the first agent by name,
 // other than its current and earlier assignees, that is available and has
 // every capability the delegation needs — for a task worked in parallel,
-// one whose turns start in its worktree, with an instance free. "" when
-// there is none.
+// one with an instance free. "" when there is none.
 func (s *State) pickAgent(d *Delivery) string {
 	names := make([]string, 0, len(s.agents))
 	for n := range s.agents {
@@ -240,9 +239,9 @@ func (s *State) pickAgent(d *Delivery) string {
 			d.Type == TypeDelegation && !s.takesTasks(a) {
 			continue
 		}
-		if t := s.tasks[d.TaskID]; d.Type == TypeDelegation && t != nil && t.Worktree != "" && (!worksInWorktrees(a) || !s.freeInstance(a, t.ID)) {
-			// A task worked in parallel goes to an agent whose turns start
-			// in its worktree, and only with an instance free.
+		if t := s.tasks[d.TaskID]; d.Type == TypeDelegation && t != nil && t.Worktree != "" && !s.freeInstance(a, t.ID) {
+			// A task worked in parallel goes only to an agent with an
+			// instance free.
 			continue
 		}
 		return n

@@ -309,7 +309,7 @@ func (s *State) applyDeliveryEnd(ev Event) bool {
 // notifications in applyNotification.
 func (s *State) applyTask(ev Event) {
 	now, seq := ev.Time, ev.Seq
-	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) {
+	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) || s.applyPR(ev) {
 		return
 	}
 	switch e := ev.Data.(type) {
@@ -328,7 +328,7 @@ func (s *State) applyTask(ev Event) {
 
 	case TaskLandStarted:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.LandStarted = true
+			t.LandStarted, t.LandOn = true, e.On
 		}
 
 	case TaskIntegrating:
@@ -337,7 +337,9 @@ func (s *State) applyTask(ev Event) {
 			if e.Integration != nil {
 				i := *e.Integration
 				t.Integration = &i
-				t.RunIDs = append(t.RunIDs, i.RunID)
+				if i.RunID != "" && !slices.Contains(t.RunIDs, i.RunID) {
+					t.RunIDs = append(t.RunIDs, i.RunID)
+				}
 			}
 		}
 
@@ -481,7 +483,7 @@ func (s *State) applyTaskRun(ev Event) bool {
 			t.Applying = true
 		}
 		t.State, t.Phase = e.To, e.Phase
-		t.LandStarted, t.Integration = false, nil
+		t.LandStarted, t.LandOn, t.Integration = false, "", nil
 		if e.To == Queued {
 			t.QueuedSeq = seq
 		}

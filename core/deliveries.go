@@ -367,6 +367,9 @@ func (s *State) Fire(now time.Time, key string) error {
 		s.fireNotification(now, n)
 		return nil
 	}
+	if s.fireCI(now, key) {
+		return nil
+	}
 	d, ok := s.findOK(key)
 	if !ok || d.TimerAt.IsZero() || now.Before(d.TimerAt) {
 		return nil

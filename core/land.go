@@ -51,9 +51,6 @@ func CheckLand(how string, parallel int) error {
 		if parallel <= 1 {
 			return fmt.Errorf("%s needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel", how)
 		}
-		if how == LandPR {
-			return fmt.Errorf("%s is not run by this version of wilco: use merge, rebase or squash", how)
-		}
 		return nil
 	}
 	return fmt.Errorf("must be one of %s, got %q", strings.Join(LandHows, ", "), how)
@@ -71,7 +68,7 @@ func DefaultLandHow(parallel int) string {
 // Worktreed reports whether a way to land needs the task in a worktree
 // and branch of its own.
 func Worktreed(how string) bool {
-	return how == LandMerge || how == LandRebase || how == LandSquash
+	return how == LandMerge || how == LandRebase || how == LandSquash || how == LandPR
 }
 
 // CheckBranch says what makes name no branch name git would take (git
@@ -113,6 +110,13 @@ type LandPolicy struct {
 	// How is how a task lands unless it says otherwise ("" is none).
 	How   string `json:"how,omitempty"`
 	Order string `json:"order,omitempty"`
+	// Merge is how a pull request is merged (MergeManual, MergeAuto;
+	// "" is manual); CITimeout how long its checks may run
+	// (0: DefaultCITimeout).
+	Merge     string        `json:"merge,omitempty"`
+	CITimeout time.Duration `json:"ci_timeout,omitempty"`
+	// Forge: a forge is configured, where pull requests are opened.
+	Forge bool `json:"forge,omitempty"`
 }
 
 // Validate checks the landing policy, for parallel tasks at once.
@@ -121,6 +125,15 @@ func (p LandPolicy) Validate(parallel int) error {
 		if err := CheckLand(p.How, parallel); err != nil {
 			return policyError("land.how", "%v", err)
 		}
+	}
+	if p.How == LandPR && !p.Forge {
+		return policyError("land.how", "pr opens pull requests on a forge: configure forge (kind, repo, token)")
+	}
+	if p.Merge != "" && p.Merge != MergeManual && p.Merge != MergeAuto {
+		return policyError("land.merge", "must be one of %s, %s, got %q", MergeManual, MergeAuto, p.Merge)
+	}
+	if p.CITimeout < 0 {
+		return policyError("land.ci_timeout", "must be positive, got %s", p.CITimeout)
 	}
 	if p.Order != "" && !slices.Contains(LandOrders, p.Order) {
 		return policyError("land.order", "must be one of %s, got %q", strings.Join(LandOrders, ", "), p.Order)
@@ -143,6 +156,9 @@ func (s *State) landOf(how string, checkout *string) (string, error) {
 		return "", invalidf("land: %v", err)
 	}
 	to := s.policies.Land.To
+	if how == LandPR && !s.policies.Land.Forge {
+		return "", invalidf("land pr: no forge is configured: configure forge (kind, repo, token) in wilco.yaml")
+	}
 	if Worktreed(how) && to == "" {
 		return "", conflictf("land %s: there is no target branch: wilco started on a detached HEAD and land.to is not set; set land.to in wilco.yaml, or submit with land none", how)
 	}
@@ -202,6 +218,15 @@ type LandTask struct {
 	// to it (a fast-forward of the checkout when Branch is checked out).
 	Worktree, TaskBranch, Base, How string
 	Advance, Onto                   string
+	// On, when set, is the commit to combine the task's branch on instead
+	// of Branch's head: the combination of the task landing ahead of it,
+	// not landed yet. The combination is reported (Landed.Combined, with
+	// Onto On) and never lands: the worktree holds it detached, its branch
+	// stays at the task's own change.
+	On string
+	// Title and Body are those of the pull request a task landing as one
+	// (How pr) opens, when there is none for its branch yet.
+	Title, Body string
 }
 
 func (LandTask) isEffect() {}
@@ -221,18 +246,39 @@ type Landed struct {
 	Error          string
 	// Conflict are the files in conflict when the task's branch was
 	// merged or rebased onto the target, which moved since its base;
-	// Between the commits that landed on the target in between
-	// ("<hash> <subject>").
-	Conflict, Between []string
+	// Between the commits that landed on the target in between, newest
+	// first.
+	Conflict []string
+	Between  []TargetCommit
 	// Combined is the task's branch combined with the target's head
 	// Onto, now checked out in its worktree and not landed: it is to be
 	// verified. Moved: the target moved since Onto (its combination is
 	// made again).
 	Combined, Onto string
 	Moved          bool
+	// PR is the pull request a task landing as one was pushed to (land.how
+	// pr): Commit is the head pushed.
+	PR *PROpened
 }
 
 func (Landed) isOutcome() {}
+
+// TargetCommit is a commit that landed on a task's target since its
+// branch started: its short hash, its subject and the task its
+// Wilco-Task trailer names ("" when none does).
+type TargetCommit struct {
+	Hash, Subject, Task string
+}
+
+// String is the commit as a failure record lists it: "<hash> <subject>
+// (task <id>)", the task left out when no trailer names one.
+func (c TargetCommit) String() string {
+	s := strings.TrimSpace(c.Hash + " " + c.Subject)
+	if c.Task != "" {
+		s += " (task " + c.Task + ")"
+	}
+	return s
+}
 
 // CommitCommand is the command of the failure record of a commit a git
 // hook refused.
@@ -268,10 +314,13 @@ func landTask(t *Task) LandTask {
 	l := LandTask{TaskID: t.ID, RunID: v.RunID, Attempt: t.Attempt, Agent: t.Agent, Branch: v.Branch,
 		Description: t.Description, Why: firstOf(t.LastSummary, t.Description), Command: v.Command}
 	if t.Worktree != "" {
-		l.Worktree, l.TaskBranch, l.Base, l.How = t.Worktree, t.Branch, t.Base, t.Land
-		if i := t.Integration; i != nil && i.Passed {
+		l.Worktree, l.TaskBranch, l.Base, l.How, l.On = t.Worktree, t.Branch, t.Base, t.Land, t.LandOn
+		if i := t.Integration; i != nil && i.Passed && t.LandOn == "" {
 			l.Advance, l.Onto = i.Combined, i.Onto
 		}
+	}
+	if t.Land == LandPR {
+		l.Title, l.Body = prompt.PullRequestTitle(t.Description), prompt.PullRequestBody(pullRequestText(t))
 	}
 	return l
 }
@@ -328,10 +377,17 @@ func (s *State) landed(now time.Time, o Landed) error {
 	if t.Worktree != "" && !t.LandStarted {
 		return conflictf("task %s is waiting for its turn to land, not landing run %s", t.ID, o.RunID)
 	}
+	if t.LandOn != "" && (len(o.Conflict) > 0 || o.Combined != "" || o.Moved) {
+		// Combined behind the tasks landing ahead of it.
+		var comb *Landed
+		if o.Combined != "" {
+			comb = &o
+		}
+		s.behind(now, t, comb, len(o.Conflict) > 0 || o.Moved)
+		s.landNext(now)
+		return nil
+	}
 	v := *t.Verified
-	// A landing that ends (landed, failed, escalated) lets the next
-	// verified task land.
-	defer s.landNext(now)
 	switch {
 	case len(o.Conflict) > 0:
 		s.failure(now, t, mergeConflict(now, t, o))
@@ -354,14 +410,22 @@ func (s *State) landed(now time.Time, o Landed) error {
 	case o.Error != "":
 		s.escalateTask(now, t, "the verified change could not be committed on "+v.Branch+": "+o.Error+
 			". Nothing was committed. Answer retry once that is fixed (wilco commits it again), or skip to leave the change uncommitted")
+	case t.Land == LandPR && o.PR != nil:
+		s.prOpened(now, t, o)
 	default:
 		l := TaskLanded{Commit: o.Commit, Branch: firstOf(o.Branch, v.Branch), Files: nonNil(o.Files), Left: nonNil(o.Left)}
 		s.emit(now, t.ID, t.Agent, l)
 		if len(l.Left) > 0 {
 			s.warnOnce(now, t, "left uncommitted: "+strings.Join(l.Left, ", ")+" ("+prompt.LeftUncommitted+")")
 		}
+		if t.Worktree != "" && l.Commit != "" {
+			s.promote(now, t, l.Commit)
+		}
 		s.complete(now, t, v, &l)
 	}
+	// A landing that ended without landing (a conflict, a refused
+	// commit, an escalation) hands the turn to the next verified task.
+	s.landNext(now)
 	return nil
 }
 

@@ -34,19 +34,33 @@ const (
 	NotifyPermission    NotifyEvent = "permission"    // a tmux agent asks for a permission and waits for you
 	NotifySuccess       NotifyEvent = "success"       // a task was verified and ended
 	NotifyFailed        NotifyEvent = "failed"        // a task failed (malformed, not retried)
+	NotifyAcknowledged  NotifyEvent = "acknowledged"  // an agent acknowledged a task, with its understanding
+	NotifyPullRequest   NotifyEvent = "pull_request"  // a task's verified change was pushed to a new pull request
 )
 
 // NotifyEvents are every notify event, in the order the documentation
 // lists them.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifyPermission, NotifySuccess, NotifyFailed}
+	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest}
 }
 
 // DefaultNotifyEvents are what a hook listens for when it names none:
-// every event but success, that is, whatever needs a person.
+// whatever needs a person (not success, acknowledged, pull_request).
 func DefaultNotifyEvents() []NotifyEvent {
-	return slices.DeleteFunc(NotifyEvents(), func(e NotifyEvent) bool { return e == NotifySuccess })
+	return slices.DeleteFunc(NotifyEvents(), func(e NotifyEvent) bool {
+		return e == NotifySuccess || e == NotifyAcknowledged || e == NotifyPullRequest
+	})
 }
+
+// IssueHook is the name of the hook that writes a comment in the thread of
+// the issue a task was made from (intake): what the agent understood,
+// what it needs of a person, its pull request, its end. It is every such
+// task's, without configuration.
+const IssueHook = "issue"
+
+// issueHook listens for what the thread of a task's issue tells.
+var issueHook = NotifyHook{Name: IssueHook, Events: []NotifyEvent{NotifyAcknowledged, NotifyClarification, NotifyEscalated,
+	NotifyBlocked, NotifyStuck, NotifyPullRequest, NotifySuccess, NotifyFailed}}
 
 // DesktopHook is the name of the hook that shows notifications on the
 // desktop of wilco's machine.
@@ -120,6 +134,9 @@ func (p NotifyPolicy) Validate() error {
 		}
 		if names[h.Name] {
 			return policyError(key+".name", "%q names two hooks", h.Name)
+		}
+		if h.Name == IssueHook {
+			return policyError(key+".name", "%q is the name wilco gives the threads of the issues tasks are made from: choose another", h.Name)
 		}
 		names[h.Name] = true
 		for j, e := range h.Events {
@@ -281,6 +298,9 @@ func (Notify) isEffect() {}
 // that listens for what it tells. emit calls it after each event.
 func (s *State) notifyOn(ev Event) {
 	hooks := s.policies.Notify.Hooks
+	if t := s.tasks[ev.TaskID]; t != nil && t.Issue > 0 {
+		hooks = append(slices.Clip(hooks), issueHook)
+	}
 	if len(hooks) == 0 {
 		return
 	}
@@ -383,6 +403,19 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 				n.Reason += "; report in " + t.StuckReport.Path
 			}
 		}
+	case DeliveryAcknowledged:
+		t := s.tasks[ev.TaskID]
+		if t == nil || e.Understanding == "" || e.ID != t.Delivery {
+			return n, false
+		}
+		n.Event, n.Status, n.Subject, n.Reason = NotifyAcknowledged, string(t.State), firstLine(t.Description), e.Understanding
+	case TaskPROpened:
+		t := s.tasks[ev.TaskID]
+		if t == nil || e.Again {
+			return n, false // pushed again to the same pull request
+		}
+		n.Event, n.Status, n.Subject = NotifyPullRequest, string(t.State), firstLine(t.Description)
+		n.Reason = fmt.Sprintf("pull request #%d: %s", e.Number, e.URL)
 	case AgentStatusChanged:
 		if e.To != Unresponsive {
 			return n, false
@@ -399,7 +432,7 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 		}
 		n.Event, n.Status = NotifyPermission, "waiting"
 		what := firstOf(e.Tool, "a tool")
-		n.Reason = fmt.Sprintf("%s asks for permission to use %s: %s (answer in its pane: wilco attach %s)", ev.Agent, what, firstLine(e.Text), ev.Agent)
+		n.Reason = fmt.Sprintf("%s asks for permission to use %s: %s (answer in its pane: %s)", ev.Agent, what, firstLine(e.Text), attachCommand(ev.Agent, s.tasks[e.TaskID]))
 		if t := s.tasks[e.TaskID]; t != nil {
 			n.Subject = firstLine(t.Description)
 		}

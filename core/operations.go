@@ -452,7 +452,7 @@ func (s *State) NotePermission(now time.Time, agent, taskID string, attempt int,
 	case "denied":
 		m = "Permission for " + what + ": denied (not in the allow list)"
 	default:
-		m = "Waiting for permission: " + what + " (answer in the agent's pane: wilco attach " + agent + ")"
+		m = "Waiting for permission: " + what + " (answer in the agent's pane: " + attachCommand(agent, t) + ")"
 	}
 	if len(m) > 120 {
 		m = m[:119] + "…"
@@ -477,4 +477,14 @@ func (s *State) RunningOperations() []string {
 		return 1
 	})
 	return out
+}
+
+// attachCommand is the command that opens the pane an agent asks its
+// question in: a task worked in parallel is worked in a session of its
+// own (--task), the rest in the agent's.
+func attachCommand(agent string, t *Task) string {
+	if t != nil && t.Worktree != "" {
+		return "wilco attach " + agent + " --task " + t.ID
+	}
+	return "wilco attach " + agent
 }

@@ -132,6 +132,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.worktreePrepared(now, o)
 	case LandWaiting:
 		return nil, s.landWaiting(now, o)
+	case PRObserved:
+		return nil, s.ObservePR(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }

@@ -80,13 +80,15 @@ type WorktreePrepared struct {
 
 func (WorktreePrepared) isOutcome() {}
 
-// RemoveWorktree asks the runtime to remove an ended task's worktree,
-// and its branch when DeleteBranch (its work landed on the target). It
-// has no outcome: the worktrees of ended tasks that are still there when
-// wilco starts are removed then.
+// RemoveWorktree asks the runtime, once a task worked in parallel ended,
+// to end what its agent ran in its worktree (a tmux agent's session), and
+// to remove the worktree — with its branch when DeleteBranch (its work
+// landed on the target) — unless Keep (the task asked for them to be
+// kept). It has no outcome: the worktrees of ended tasks that are still
+// there when wilco starts are removed then, and their sessions ended.
 type RemoveWorktree struct {
 	TaskID, Dir, Branch string
-	DeleteBranch        bool
+	DeleteBranch, Keep  bool
 }
 
 func (RemoveWorktree) isEffect() {}
@@ -98,9 +100,15 @@ const (
 	TypeTaskLandStarted = "task.land_started"
 )
 
-// TaskLandStarted records that a verified task's turn to land came: its
-// landing is under way (one at a time).
-type TaskLandStarted struct{}
+// TaskLandStarted records that a verified task's landing started: first
+// in the landing queue, on the target's head; or, behind tasks landing
+// ahead of it, combined on the combination of the one just ahead (On),
+// and verified while they land. Recorded again for a task that becomes
+// first (On ""): the one ahead landed as that combination, or did not
+// land as it (the task is then combined again, on the target's head).
+type TaskLandStarted struct {
+	On string `json:"on,omitempty"`
+}
 
 func (TaskLandStarted) EventType() string { return TypeTaskLandStarted }
 
@@ -187,7 +195,7 @@ func (s *State) pickFreeAgent(t *Task) string {
 	var fallback string
 	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
 		a := s.agents[n]
-		if !s.takesTasks(a) || !worksInWorktrees(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
+		if !s.takesTasks(a) || t.DryRun && !makesDryRuns(a) || len(s.lacksFor(a)) > 0 || !usable(a) {
 			continue
 		}
 		if a.Status == Available || a.Status == Busy {
@@ -200,11 +208,12 @@ func (s *State) pickFreeAgent(t *Task) string {
 	return fallback
 }
 
-// worksInWorktrees reports whether wilco starts the agent's turns where
-// it says (an exec agent): a task worked in parallel, or a dry run, works
-// in a worktree, which a mailbox agent (in its own environment) or a tmux
-// agent (in its session) does not reach.
-func worksInWorktrees(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
+// makesDryRuns reports whether the agent's adapter makes a dry run's
+// throw-away worktree and starts its turns there (an exec agent). A task
+// worked in parallel goes to any agent: its worktree is made before it
+// starts, an exec agent's turns and a tmux agent's session start in it,
+// and a mailbox agent is told where it is.
+func makesDryRuns(a *Agent) bool { return !a.Pull && a.Adapter != "tmux" }
 
 // agentFor chooses who works on a task's next attempt: with tasks worked
 // in parallel, an agent with an instance free (its own, for a task that
@@ -336,27 +345,31 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 
 // removeWorktree asks for an ended task's worktree to go, with its branch
 // when its work landed on the target — unless the task asked for them to
-// be kept.
+// be kept — and for what its agent ran there to end either way.
 func (s *State) removeWorktree(t *Task) {
-	if t.Worktree == "" || t.KeepWorktree {
+	if t.Worktree == "" {
 		return
 	}
-	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, DeleteBranch: t.LandedCommit != "" && t.Land != LandNone})
+	s.effect(RemoveWorktree{TaskID: t.ID, Dir: t.Worktree, Branch: t.Branch, Keep: t.KeepWorktree,
+		DeleteBranch: t.LandedCommit != "" && t.Land != LandNone && !t.KeepWorktree})
 }
 
 // MilestoneLandQueued is the milestone of a verified task waiting for its
 // turn to land.
 const MilestoneLandQueued = "Verified: waiting for its turn to land..."
 
-// landing is the task whose landing is under way (one at a time), nil for
-// none.
-func (s *State) landing() *Task {
-	for _, t := range s.tasks {
-		if t.State == Running && t.Phase == Landing && t.Worktree != "" && t.LandStarted {
-			return t
+// landTrain lists the tasks whose landing is under way, in the order
+// they land: the first combined on the target's head, each other on the
+// combination of the one ahead of it (LandOn), verified meanwhile.
+func (s *State) landTrain() []*Task {
+	var out []*Task
+	for _, q := range s.LandQueue() {
+		if !q.LandStarted {
+			break
 		}
+		out = append(out, s.tasks[q.ID])
 	}
-	return nil
+	return out
 }
 
 // LandQueue lists the verified tasks worked in parallel that wait to
@@ -412,43 +425,153 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// landNext starts the next landing when none is under way: landings are
-// serialized, in land.order — verified (the order tasks were verified in)
-// or submission (the order they were submitted in: a verified task waits
-// for every task submitted before it that is still worked on).
+// MilestoneLandingBehind is the milestone of a verified task combined
+// behind the tasks landing ahead of it.
+const MilestoneLandingBehind = "Combined behind the tasks landing ahead of it, to be verified while they land..."
+
+// landNext starts landings: the first task of the landing queue, on the
+// target's head; then each next one, while the one ahead of it has its
+// combination made, on that combination — verified while the tasks ahead
+// land, so that landings do not wait for each other's verification. The
+// target still moves one task at a time, in land.order — verified (the
+// order tasks were verified in) or submission (the order they were
+// submitted in: a verified task waits for every task submitted before it
+// that is still worked on), and only to combinations that passed. A first
+// task combined on a combination that did not land is combined again.
 func (s *State) landNext(now time.Time) {
-	if s.landing() != nil {
-		return
+	train := s.landTrain()
+	if len(train) > 0 && train[0].LandOn != "" {
+		s.restack(now, train[0])
 	}
 	q := s.LandQueue()
-	if len(q) == 0 {
-		return
-	}
-	next := s.tasks[q[0].ID]
-	if s.policies.Land.Order == "submission" {
-		for _, h := range s.Holding() {
-			if h.Worktree != "" && h.ID != next.ID && submittedBefore(&h, next) {
-				return // an earlier task lands first
+	for _, qt := range q[len(train):] {
+		next := s.tasks[qt.ID]
+		on := ""
+		if len(train) > 0 && next.Land == LandPR {
+			return // pushed as it is, never combined behind another
+		}
+		if len(train) > 0 {
+			i := train[len(train)-1].Integration
+			if i == nil || i.Combined == "" || i.Void {
+				return // the combination ahead is not made
+			}
+			on = i.Combined
+		}
+		if s.policies.Land.Order == "submission" {
+			for _, h := range s.Holding() {
+				if h.Worktree != "" && h.ID != next.ID && submittedBefore(&h, next) {
+					return // an earlier task lands first
+				}
 			}
 		}
+		milestone := MilestoneLanding
+		if on != "" {
+			milestone = MilestoneLandingBehind
+		}
+		s.emit(now, next.ID, next.Agent, TaskLandStarted{On: on})
+		s.emit(now, next.ID, next.Agent, TaskMilestone{Text: milestone})
+		s.effect(landTask(next))
+		train = append(train, next)
 	}
-	s.emit(now, next.ID, next.Agent, TaskLandStarted{})
-	s.emit(now, next.ID, next.Agent, TaskMilestone{Text: MilestoneLanding})
-	s.effect(landTask(next))
 }
 
-// mergeConflict is the failure record of a landing in conflict.
+// first reports whether a task is the first of the landing queue's
+// landings under way.
+func (s *State) first(t *Task) bool {
+	train := s.landTrain()
+	return len(train) > 0 && train[0].ID == t.ID
+}
+
+// restack combines again, on the target's head, the first task of the
+// landings that was combined on a combination that did not land — once
+// nothing of its landing is under way (else when its outcome comes).
+func (s *State) restack(now time.Time, t *Task) {
+	if i := t.Integration; i == nil || !i.Passed && !i.Void {
+		return
+	}
+	s.recombine(now, t)
+}
+
+// recombine asks for a task's landing again as the first: on the
+// target's head.
+func (s *State) recombine(now time.Time, t *Task) {
+	s.emit(now, t.ID, t.Agent, TaskLandStarted{})
+	s.emit(now, t.ID, t.Agent, TaskIntegrating{})
+	s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "The task ahead did not land as it was combined with: combining again..."})
+	s.effect(landTask(t))
+}
+
+// promote makes the task just behind a task that landed as commit the
+// first: when it was combined on that commit, its combination is on the
+// target's head — it moves the target once it passed; a combination of
+// it that conflicted or failed is made again.
+func (s *State) promote(now time.Time, landed *Task, commit string) {
+	train := s.landTrain()
+	if len(train) < 2 || train[0].ID != landed.ID || train[1].LandOn == "" || train[1].LandOn != commit {
+		return
+	}
+	n := train[1]
+	s.emit(now, n.ID, n.Agent, TaskLandStarted{})
+	switch i := n.Integration; {
+	case i == nil || !i.Passed && !i.Void:
+		// Its combination or its verification is under way: it goes on
+		// as the first's.
+	case i.Void:
+		s.recombine(now, n)
+	default:
+		s.emit(now, n.ID, n.Agent, TaskMilestone{Text: MilestoneLanding})
+		s.effect(landTask(n))
+	}
+}
+
+// behind records the outcome of a landing combined behind the tasks
+// ahead of it (LandOn): its combination is verified; in conflict, or
+// failing, it is void until the task is first (the conflict may be with
+// a task that will not land). A task that became first meanwhile, its
+// combination made on what did not land, is combined again.
+func (s *State) behind(now time.Time, t *Task, combined *Landed, failed bool) {
+	switch {
+	case s.first(t):
+		s.recombine(now, t)
+	case combined != nil && !failed:
+		s.integrate(now, t, *combined)
+	default:
+		var i Integration
+		if t.Integration != nil {
+			i = *t.Integration
+		}
+		i.Onto, i.Void, i.Passed = t.LandOn, true, false
+		s.emit(now, t.ID, t.Agent, TaskIntegrating{Integration: &i})
+		s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Waits to be first to land: its combination with the tasks ahead of it does not pass"})
+	}
+}
+
+// mergeConflict is the failure record of a landing in conflict: its
+// message and details name the files in conflict and the commits that
+// landed on the target since the task's branch started (hash, subject and
+// the task each is of).
 func mergeConflict(now time.Time, t *Task, o Landed) FailureRecord {
 	target := firstOf(o.Branch, t.From, "the target")
+	files := strings.Join(o.Conflict, ", ")
 	details := "Files in conflict:\n  " + strings.Join(o.Conflict, "\n  ")
+	msg := fmt.Sprintf("your verified change conflicts in %s with what landed on %s since your branch %s started", files, target, t.Branch)
 	if len(o.Between) > 0 {
-		details += "\n\nCommits that landed on " + target + " since this task's branch started:\n  " + strings.Join(o.Between, "\n  ")
+		all := make([]string, len(o.Between))
+		short := make([]string, len(o.Between))
+		for i, c := range o.Between {
+			all[i], short[i] = c.String(), c.Hash
+			if c.Task != "" {
+				short[i] += " (task " + c.Task + ")"
+			}
+		}
+		details += "\n\nCommits that landed on " + target + " since this task's branch started (newest first):\n  " + strings.Join(all, "\n  ")
+		msg += ": the commits " + strings.Join(short, ", ")
 	}
+	guess := "other tasks changed the same lines of " + files + " and landed first"
 	return FailureRecord{Attempt: t.Attempt, Timestamp: now, FailureType: MergeConflict, RunID: o.RunID,
-		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(o.Conflict),
-			Error: fmt.Sprintf("your verified change conflicts with what landed on %s since your branch %s started: %s", target, t.Branch, strings.Join(o.Conflict, ", "))},
+		ExecutorOutput: ExecutorOutput{Status: "failure", FilesModified: nonNil(o.Conflict), Error: msg},
 		Details:        details,
-		RootCauseGuess: "other tasks changed the same lines of " + strings.Join(o.Conflict, ", ") + " and landed first",
+		RootCauseGuess: guess,
 		SuggestedFix:   "in your worktree, merge " + target + " (git merge " + target + "), resolve the conflicts keeping both intents, and commit"}
 }
 
@@ -462,6 +585,10 @@ type Integration struct {
 	RunID    string `json:"run_id"`
 	// Passed: its verification passed: the target moves to Combined.
 	Passed bool `json:"passed,omitempty"`
+	// Void: a combination behind tasks landing ahead of it (on Onto, not
+	// yet landed) that conflicted or failed its checks: the task is
+	// combined again, on the target's head, once it is first to land.
+	Void bool `json:"void,omitempty"`
 }
 
 // TaskIntegrating records a verified task's combination with the target
@@ -521,6 +648,17 @@ func (s *State) integrationVerify(t *Task) RunVerify {
 // agent fixes the combination in its worktree.
 func (s *State) endIntegration(now time.Time, t *Task, r VerifyResult) Verdict {
 	v := Judge(Scope{Package: t.Package}, r)
+	if t.LandOn != "" {
+		// Combined behind the tasks ahead of it: it waits for them.
+		if v.Passed && !s.first(t) {
+			s.emit(now, t.ID, t.Agent, TaskIntegrated{RunID: r.RunID})
+			s.emit(now, t.ID, t.Agent, TaskMilestone{Text: "Verified combined with the tasks landing ahead of it: waits for them to land..."})
+		} else {
+			s.behind(now, t, nil, true)
+		}
+		s.landNext(now)
+		return v
+	}
 	if !v.Passed {
 		f := *v.Failure
 		f.Attempt, f.Timestamp, f.RunID, f.FailureType = t.Attempt, now, r.RunID, IntegrationFailed
@@ -531,6 +669,8 @@ func (s *State) endIntegration(now time.Time, t *Task, r VerifyResult) Verdict {
 		f.SuggestedFix = "your worktree now holds the combination: make it pass, keeping what landed"
 		v.Failure = &f
 		s.failure(now, t, f)
+		// Its turn to land is over: the next verified task's comes.
+		s.landNext(now)
 		return v
 	}
 	s.emit(now, t.ID, t.Agent, TaskIntegrated{RunID: r.RunID})

@@ -249,7 +249,7 @@ func TestALandingInConflictIsAMergeConflictTheAgentResolves(t *testing.T) {
 	prepared(b, tk.ID, "base")
 	toLanding(b, tk.ID)
 	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main",
-		Conflict: []string{"calc.go"}, Between: []string{"2222222 T-9: make Add variadic"}})
+		Conflict: []string{"calc.go"}, Between: []TargetCommit{{Hash: "2222222", Subject: "T-9: make Add variadic"}}})
 	b.ok(err)
 	got := b.task(tk.ID)
 	f := got.Failures[len(got.Failures)-1]
@@ -410,7 +410,7 @@ func TestATaskThatAsksForItsWorktreeKeepsIt(t *testing.T) {
 	prepared(b, tk.ID, "base")
 	_, _, err := b.c.CancelTask(b.now, tk.ID)
 	b.ok(err)
-	if rm := b.removals(); len(rm) != 0 {
+	if rm := b.removals(); len(rm) != 1 || !rm[0].Keep || rm[0].DeleteBranch {
 		t.Fatalf("a kept worktree was removed: %#v", rm)
 	}
 }
@@ -549,51 +549,125 @@ func TestTheReviewerOfAParallelTaskReadsItsWorktree(t *testing.T) {
 	}
 }
 
-func TestATaskWorkedInParallelGoesToAnExecAgentOnly(t *testing.T) {
+func TestATaskWorkedInParallelGoesToATmuxOrAMailboxAgentInItsWorktree(t *testing.T) {
 	t.Parallel()
-	b := parallelBundle(t, 2, map[string]int{"claude": 1})
-	b.agent("remote", "mailbox")
-	_, err := b.c.SubmitTask(b.now, TaskSpec{Description: "x", Agent: "remote"})
-	b.refused(err, Invalid)
-	if !strings.Contains(err.Error(), "agent remote is a mailbox agent: a task worked in parallel (parallel 2) works in a worktree of its own, which needs an exec agent") {
-		t.Fatal(err)
+	b := parallelBundle(t, 3, nil)
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "tui", Adapter: "tmux", Capabilities: []string{"go"}, Instances: 2}))
+	b.agent("remote", "mailbox", "go")
+	first := submit(b, TaskSpec{Description: "a", Agent: "tui"})
+	second := submit(b, TaskSpec{Description: "b", Agent: "tui"})
+	third := submit(b, TaskSpec{Description: "c", Agent: "remote"})
+	if n := len(b.prepares()); n != 3 {
+		t.Fatalf("%d worktrees asked for, want 3 (two instances of tui, one of remote)", n)
 	}
-	first := submit(b, TaskSpec{Description: "a"})
-	second := submit(b, TaskSpec{Description: "b"})
-	if b.task(first.ID).Agent != "claude" || b.task(second.ID).State != Queued {
-		t.Fatalf("the mailbox agent took a task worked in parallel: %q %s", b.task(second.ID).Agent, b.task(second.ID).State)
+	for _, id := range []string{first.ID, second.ID, third.ID} {
+		prepared(b, id, "base")
+	}
+	got := map[string]string{}
+	for _, m := range b.delivered("tui") {
+		got[m.TaskID] = m.Worktree
+	}
+	if got[first.ID] != ".wilco/worktrees/"+first.ID || got[second.ID] != ".wilco/worktrees/"+second.ID {
+		t.Fatalf("the tmux agent's turns work in %v", got)
+	}
+	msgs, err := b.c.Cycle(b.now, "remote")
+	b.ok(err)
+	if len(msgs) != 1 || msgs[0].TaskID != third.ID || msgs[0].Worktree != ".wilco/worktrees/"+third.ID {
+		t.Fatalf("the mailbox agent's inbox: %+v", msgs)
+	}
+	// A dry run still needs an exec agent: its throw-away worktree is made
+	// by the exec adapter.
+	_, err = b.c.SubmitTask(b.now, TaskSpec{Description: "d", Agent: "tui", DryRun: true})
+	b.refused(err, Invalid)
+}
+
+// A tmux agent asks a task worked in parallel's permission question in
+// the task's own session: the milestone names the command that opens it.
+func TestAPermissionQuestionOfATaskWorkedInParallelNamesItsSession(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, nil)
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "tui", Adapter: "tmux", Capabilities: []string{"go"}, Instances: 2}))
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	ackTask(b, tk.ID)
+	b.ok(b.c.NotePermission(b.now, "tui", tk.ID, 1, "Write", "Do you want to create file.txt?", ""))
+	if m := b.task(tk.ID).Milestone; !strings.Contains(m, "wilco attach tui --task "+tk.ID) {
+		t.Fatalf("milestone %q", m)
+	}
+}
+
+func TestATaskThatLandsAsNoneIsCountedAsLeftOnItsBranchNotLanded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	none := submit(b, TaskSpec{Description: "kept on its branch", Land: LandNone})
+	merged := submit(b, TaskSpec{Description: "merged"})
+	for _, id := range []string{none.ID, merged.ID} {
+		prepared(b, id, "base")
+		toLanding(b, id)
+		got := b.task(id)
+		_, err := b.c.Report(b.now, Landed{TaskID: id, RunID: RunID(id, 1), Commit: "1111111111111111111111111111111111111111", Branch: got.Verified.Branch})
+		b.ok(err)
+		if got := b.task(id); got.State != Success {
+			t.Fatalf("%s: %s", id, got.State)
+		}
+	}
+	s := b.c.RetrySummary("all", nil)
+	if s.Landed != 1 || s.LeftOnBranch != 1 || !strings.Contains(s.Text, "| Landed as commits | 1 |") || !strings.Contains(s.Text, "| Left on their branch (land none) | 1 |") {
+		t.Fatalf("landed %d, left on their branch %d:\n%s", s.Landed, s.LeftOnBranch, s.Text)
+	}
+}
+
+func TestAMergeConflictNamesTheCommitsThatLandedTheirTasksAndTheFilesInItsMessageAndRetry(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	between := []TargetCommit{
+		{Hash: "3333333", Subject: "Merge branch 'wilco/T-8' into main"},
+		{Hash: "2222222", Subject: "Make Add variadic", Task: "T-8"},
+		{Hash: "1111111", Subject: "Rename Sum", Task: "T-7"},
+	}
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main", Conflict: []string{"calc.go", "sum.go"}, Between: between})
+	b.ok(err)
+	f := b.task(tk.ID).Failures[0]
+	for _, want := range []string{"calc.go, sum.go", "2222222 (task T-8)", "1111111 (task T-7)", "3333333", "main", "wilco/T-1"} {
+		if !strings.Contains(f.ExecutorOutput.Error, want) {
+			t.Errorf("the failure's message lacks %q: %s", want, f.ExecutorOutput.Error)
+		}
+	}
+	for _, want := range []string{"calc.go\n  sum.go", "3333333 Merge branch 'wilco/T-8' into main\n", "2222222 Make Add variadic (task T-8)\n  1111111 Rename Sum (task T-7)"} {
+		if !strings.Contains(f.Details, want) {
+			t.Errorf("the failure's details lack %q:\n%s", want, f.Details)
+		}
+	}
+	m := lastDelivered(b, "claude")
+	for _, want := range []string{"2222222 Make Add variadic (task T-8)", "1111111 Rename Sum (task T-7)", "2222222 (task T-8)", "calc.go", "sum.go"} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("the retry's prompt lacks %q:\n%s", want, m.Body)
+		}
 	}
 }
 
 func TestADelegationOfATaskWorkedInParallelIsReassignedOnlyToAnAgentWithAnInstanceFree(t *testing.T) {
 	t.Parallel()
 	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
-	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "aider", Adapter: "tmux", Capabilities: []string{"go"}}))
 	one := submit(b, TaskSpec{Description: "one", Agent: "claude"})
 	two := submit(b, TaskSpec{Description: "two", Agent: "codex"})
 	prepared(b, one.ID, "base")
 	prepared(b, two.ID, "base")
 	// claude refuses it: codex works on another task with its one
-	// instance, and aider (tmux) does not reach a worktree.
-	first := b.task(one.ID)
-	reply(b, "claude", first.Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
-	if got := b.task(one.ID); got.Agent == "codex" || got.Agent == "aider" {
-		t.Fatalf("the refused task went to %s (%s), which has no instance free or works in no worktree", got.Agent, got.State)
+	// instance.
+	reply(b, "claude", b.task(one.ID).Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(one.ID); got.Agent == "codex" {
+		t.Fatalf("the refused task went to codex (%s), which has no instance free", got.State)
 	}
-	if err := func() error {
-		for name, n := range map[string]int{"codex": 1, "aider": 0} {
-			if got := len(b.c.Tasks(func(t *Task) bool { return t.State.Holds() && t.Agent == name })); got != n {
-				t.Errorf("%s holds %d tasks, want %d", name, got, n)
-			}
-		}
-		return nil
-	}(); err != nil {
-		t.Fatal(err)
+	if got := len(b.c.Tasks(func(t *Task) bool { return t.State.Holds() && t.Agent == "codex" })); got != 1 {
+		t.Fatalf("codex holds %d tasks with one instance", got)
 	}
 	// An agent with an instance free takes the next refusal.
 	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "gemini", Adapter: "exec", Capabilities: []string{"go"}}))
-	second := b.task(two.ID)
-	reply(b, "codex", second.Delivery, "[ACK] "+two.ID+" - REJECTED\nNote: not my area")
+	reply(b, "codex", b.task(two.ID).Delivery, "[ACK] "+two.ID+" - REJECTED\nNote: not my area")
 	if got := b.task(two.ID); got.Agent != "gemini" || got.State != AwaitingAck {
 		t.Fatalf("the second refused task is %s with %q, want awaiting gemini's ack", got.State, got.Agent)
 	}

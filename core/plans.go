@@ -132,7 +132,11 @@ func (s *State) RetrySummary(title string, keep func(*Task) bool) PlanSummary {
 		if t.State == Unverified {
 			sum.Unverified++
 		}
-		if t.LandedCommit != "" {
+		switch {
+		case t.LandedCommit == "":
+		case t.Worktree != "" && t.Land == LandNone:
+			sum.LeftOnBranch++
+		default:
 			sum.Landed++
 		}
 		if slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.FailureType == MergeConflict }) {
@@ -202,6 +206,9 @@ func summaryText(title string, s PlanSummary) string {
 	}
 	if s.Landed > 0 {
 		fmt.Fprintf(&b, "| Landed as commits | %d |\n", s.Landed)
+	}
+	if s.LeftOnBranch > 0 {
+		fmt.Fprintf(&b, "| Left on their branch (land none) | %d |\n", s.LeftOnBranch)
 	}
 	if s.Conflicted > 0 {
 		fmt.Fprintf(&b, "| Merge conflicts (tasks) | %d |\n", s.Conflicted)

@@ -269,6 +269,7 @@ func (s *State) EachTimer(fn func(key string, at time.Time)) {
 			fn(n.ID, n.TimerAt)
 		}
 	}
+	s.prTimers(fn)
 }
 
 // Timers lists every armed timer, in order.
@@ -284,6 +285,7 @@ func (s *State) Timers() []Timer {
 			out = append(out, Timer{Key: n.ID, At: n.TimerAt})
 		}
 	}
+	s.prTimers(func(key string, at time.Time) { out = append(out, Timer{Key: key, At: at}) })
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].At.Equal(out[j].At) {
 			return out[i].At.Before(out[j].At)

@@ -76,6 +76,14 @@ const (
 	// combination with what landed on the target since its base failed a
 	// check, though each passed alone.
 	IntegrationFailed = "integration_failed"
+	// CIFailed is a check of a task's pull request (a check run or a
+	// commit status) that ended in failure: its name, conclusion and log
+	// go into the retry context.
+	CIFailed = "ci_failed"
+	// ChangesRequested is a review of a task's pull request that asked
+	// for changes, or commented on lines of its diff: each comment goes
+	// into the retry context with its file and line.
+	ChangesRequested = "changes_requested"
 )
 
 // Milestones pushed to the user.
@@ -94,6 +102,9 @@ const (
 	MilestoneProposing    = "Preparing the proposed diff..."
 	MilestoneUnverified   = "Done, NOT verified: no verify step is configured"
 	MilestoneConflict     = "The change conflicts with what landed first, resolving..."
+	MilestoneCIFailed     = "CI failed on the pull request, debugging..."
+	// MilestoneChangesRequested: a review asked for changes.
+	MilestoneChangesRequested = "The review asked for changes, making them..."
 )
 
 // FailureRecord is what went wrong in one attempt.
@@ -251,9 +262,17 @@ type Task struct {
 	// is under way.
 	LandSeq     uint64 `json:"land_seq,omitempty"`
 	LandStarted bool   `json:"land_started,omitempty"`
+	// LandOn is the commit its landing is combined on while tasks ahead
+	// of it in the landing queue land: the combination of the one just
+	// ahead, not yet landed ("" once first: on the target's head).
+	LandOn string `json:"land_on,omitempty"`
 	// Integration is its combination with the target being verified,
 	// while it lands.
 	Integration *Integration `json:"integration,omitempty"`
+	// Issue is the forge's issue the task was made from (0: none).
+	Issue int `json:"issue,omitempty"`
+	// PR is the pull request its verified change is in (land.how pr).
+	PR *PullRequest `json:"pull_request,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.
 	QueuedSeq uint64 `json:"queued_seq,omitempty"`
 
@@ -291,6 +310,11 @@ func (t *Task) copy() Task {
 		i := *t.Integration
 		c.Integration = &i
 	}
+	if t.PR != nil {
+		pr := *t.PR
+		pr.Seen = slices.Clone(t.PR.Seen)
+		c.PR = &pr
+	}
 	if t.Verified != nil {
 		v := *t.Verified
 		v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
@@ -310,10 +334,13 @@ type PlanSummary struct {
 	// Unverified counts tasks that ended with no check run: never a
 	// success.
 	Unverified int `json:"unverified"`
-	// Landed counts the tasks whose verified change landed as a commit;
-	// Conflicted and IntegrationFailed the tasks that had a merge_conflict
-	// or an integration_failed failure (tasks worked in parallel).
+	// Landed counts the tasks whose verified change landed as a commit
+	// on the target; LeftOnBranch those worked in parallel that landed as
+	// none: committed on their own branch, not on the target; Conflicted
+	// and IntegrationFailed the tasks that had a merge_conflict or an
+	// integration_failed failure (tasks worked in parallel).
 	Landed            int              `json:"landed"`
+	LeftOnBranch      int              `json:"left_on_branch,omitempty"`
 	Conflicted        int              `json:"conflicted,omitempty"`
 	IntegrationFailed int              `json:"integration_failed,omitempty"`
 	Details           []SummaryRow     `json:"details"`

@@ -41,6 +41,9 @@ type TaskSpec struct {
 	// KeepWorktree: a task worked in parallel keeps its worktree and
 	// branch when it ends.
 	KeepWorktree bool
+	// Issue is the forge's issue the task was made from (intake): what
+	// the task does is said in its thread. One task per issue.
+	Issue int
 }
 
 // Task returns a copy of the task.
@@ -164,6 +167,12 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 	if _, ok := s.tasks[spec.ID]; ok {
 		return Task{}, conflictf("task %s exists", spec.ID)
 	}
+	if spec.Issue < 0 {
+		return Task{}, invalidf("issue %d: an issue's number is positive", spec.Issue)
+	}
+	if t := s.TaskOfIssue(spec.Issue); spec.Issue > 0 && t != nil {
+		return Task{}, conflictf("issue #%d is task %s already", spec.Issue, t.ID)
+	}
 	for field, items := range map[string][]string{"constraints": spec.Constraints, "non_goals": spec.NonGoals, "boundaries": spec.Boundaries, "acceptance_criteria": spec.AcceptanceCriteria} {
 		if err := validItems(field, items); err != nil {
 			return Task{}, err
@@ -179,6 +188,7 @@ func (s *State) SubmitTask(now time.Time, spec TaskSpec) (Task, error) {
 		AcceptanceCriteria: nonNil(spec.AcceptanceCriteria), DryRun: spec.DryRun, RequestedAgent: spec.Agent,
 		PlanID: spec.PlanID, DependsOn: slices.Clone(spec.DependsOn), Context: spec.Context, ResumedFrom: spec.Resumed,
 		State: Queued, Failures: []FailureRecord{}, Package: adm.pkg, Land: adm.land, KeepWorktree: spec.KeepWorktree,
+		Issue: spec.Issue,
 	}
 	s.emit(now, t.ID, "", TaskQueued{Task: t})
 	s.schedule(now)
@@ -205,8 +215,8 @@ func (s *State) admit(spec TaskSpec) (admitted, error) {
 		if spec.DryRun && a.Pull {
 			return admitted{}, invalidf("agent %s works in its own environment: a dry run needs an exec agent", a.Name)
 		}
-		if s.parallel() && !worksInWorktrees(a) {
-			return admitted{}, invalidf("agent %s is a %s agent: a task worked in parallel (parallel %d) works in a worktree of its own, which needs an exec agent", a.Name, a.Adapter, s.policies.Parallel)
+		if spec.DryRun && !makesDryRuns(a) {
+			return admitted{}, invalidf("agent %s is a %s agent: a dry run needs an exec agent, which wilco starts in the dry run's throw-away worktree", a.Name, a.Adapter)
 		}
 	}
 	if s.inService() == 0 {
@@ -283,7 +293,7 @@ func (s *State) pickTaskAgent(t *Task) string {
 	var fallback string
 	for _, n := range names {
 		a := s.agents[n]
-		if !s.takesTasks(a) || t.DryRun && (a.Pull || a.Adapter == "tmux") || len(s.lacksFor(a)) > 0 {
+		if !s.takesTasks(a) || t.DryRun && !makesDryRuns(a) || len(s.lacksFor(a)) > 0 {
 			continue
 		}
 		if fallback == "" {
@@ -318,10 +328,8 @@ func (s *State) noAgentFor(t *Task) string {
 			why = append(why, n+" is the reviewer")
 		case len(s.lacksFor(a)) > 0:
 			why = append(why, n+" lacks "+strings.Join(s.lacksFor(a), ", "))
-		case t.DryRun && (a.Pull || a.Adapter == "tmux"):
+		case t.DryRun && !makesDryRuns(a):
 			why = append(why, n+" is a "+a.Adapter+" agent, and a dry run needs an exec agent")
-		case s.parallel() && !worksInWorktrees(a):
-			why = append(why, n+" is a "+a.Adapter+" agent, and a task worked in parallel needs an exec agent")
 		}
 	}
 	if len(why) == 0 {
@@ -730,10 +738,8 @@ func (s *State) EndVerify(now time.Time, r VerifyResult) (Verdict, error) {
 	if !ok {
 		return Verdict{}, notFoundf("no task %q", r.TaskID)
 	}
-	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed {
-		v := s.endIntegration(now, t, r)
-		s.landNext(now) // a combination that failed lets the next verified task land
-		return v, nil
+	if i := t.Integration; t.State == Running && t.Phase == Landing && i != nil && i.RunID == r.RunID && !i.Passed && !i.Void {
+		return s.endIntegration(now, t, r), nil
 	}
 	if t.State != Running || t.Phase != Verifying || t.RunID != r.RunID {
 		return Verdict{}, conflictf("task %s is not verifying run %s", t.ID, r.RunID)
@@ -835,6 +841,10 @@ func retryMilestone(failureType string) string {
 		return MilestoneDebugging
 	case MergeConflict:
 		return MilestoneConflict
+	case CIFailed:
+		return MilestoneCIFailed
+	case ChangesRequested:
+		return MilestoneChangesRequested
 	case Timeout:
 		return MilestoneTimedOut
 	case ArchitectRejected:
@@ -993,14 +1003,15 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		return Task{}, invalidf("action %q: must be retry, fix, skip or abort", action)
 	}
 	s.emit(now, t.ID, t.Agent, TaskResponse{Action: action, Instruction: instruction})
+	if action == RespondRetry && landingEscalated(t) && t.Worktree != "" {
+		// Its change is verified: it lands again, through the landing
+		// queue (its place is where it was verified).
+		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLandQueued})
+		s.landNext(now)
+		return t.copy(), nil
+	}
 	if action == RespondRetry && landingEscalated(t) {
-		// Its change is verified: only the commit is made again — for a
-		// task worked in parallel, when its turn to land comes.
-		if t.Worktree != "" {
-			s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLandQueued})
-			s.landNext(now)
-			return t.copy(), nil
-		}
+		// Its change is verified: only the commit is made again.
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Reason: "the user answered retry", Milestone: MilestoneLanding})
 		s.effect(landTask(t))
 		return t.copy(), nil
@@ -1179,6 +1190,9 @@ func (s *State) RecoverTasks(now time.Time) {
 		case t.Phase == Landing && t.Verified != nil && t.Worktree != "":
 			switch {
 			case !t.LandStarted:
+			case t.Integration != nil && (t.Integration.Void || t.LandOn != "" && t.Integration.Passed):
+				// Combined behind the tasks ahead of it, verified or
+				// void: nothing of it is under way.
 			case t.Integration != nil && !t.Integration.Passed:
 				s.effect(s.integrationVerify(t))
 			default:
@@ -1231,4 +1245,17 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// TaskOfIssue is the task made from a forge's issue, nil for none.
+func (s *State) TaskOfIssue(issue int) *Task {
+	if issue <= 0 {
+		return nil
+	}
+	for _, t := range s.tasks {
+		if t.Issue == issue {
+			return t
+		}
+	}
+	return nil
 }

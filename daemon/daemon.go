@@ -113,7 +113,10 @@ type Daemon struct {
 	Runtime  *runtime.Runtime
 	Server   *server.Server
 
-	log  *slog.Logger
+	log *slog.Logger
+	// root is the repository's root, absolute: where the worktrees of
+	// tasks worked in parallel are, as a mailbox agent is told.
+	root string
 	st   store.Store
 	http *http.Server
 	// node is this process as one of the nodes of a PostgreSQL store; nil
@@ -223,6 +226,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 		}
 	}()
+	if d.root, err = filepath.Abs(base); err != nil {
+		return nil, fmt.Errorf("daemon: the repository's root: %w", err)
+	}
 	d.dir = opts.Dir
 	if d.dir == "" {
 		d.dir = filepath.Join(base, DefaultDir)
@@ -441,7 +447,7 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 		Runtime: d.Runtime, Store: d.st, Config: d.Config, AdminToken: d.Token, Logger: d.log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: filepath.Join(dir, "runs"), LogsDir: filepath.Join(dir, "logs"), EditedSince: d.disp.EditedSince,
-		Checkout: d.disp.Branch,
+		Checkout: d.disp.Branch, Root: d.root,
 		AgentAdded: func(a config.Agent, token string) {
 			var err error
 			switch a.Adapter {
@@ -458,8 +464,12 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 		},
 		PaneState: func(name string) (wire.Pane, bool) {
 			st, ok := d.disp.Tmux().State(name)
-			return wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
-				Conversation: st.Conversation}, ok
+			p := wire.Pane{State: wire.PaneState(st.State), Session: st.Session, Attach: st.Attach, Queued: st.Queued, Working: st.Working,
+				Conversation: st.Conversation}
+			for _, i := range st.Instances {
+				p.Instances = append(p.Instances, wire.PaneOf{Task: i.Task, State: wire.PaneState(i.State), Session: i.Session, Attach: i.Attach, Working: i.Working})
+			}
+			return p, ok
 		},
 		TokenRotated: func(name, token string) {
 			d.execMu.Lock()
@@ -541,6 +551,9 @@ func (d *Daemon) open(opts Options, base string, ln net.Listener) error {
 func (d *Daemon) warnOfConfig() {
 	cfg, log := d.Config, d.log
 	for _, w := range cfg.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	for _, w := range cfg.NotRun() {
 		log.Warn("configuration: " + w)
 	}
 	if len(cfg.Agents) == 0 {

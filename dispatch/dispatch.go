@@ -591,7 +591,7 @@ func (d *Dispatcher) readOnly(ctx context.Context, messageID, worktree string) (
 // longer runs are ended.
 func (d *Dispatcher) Recover(ctx context.Context) error {
 	live := map[string]bool{} // worktree names of dry runs and tasks not ended, and those kept
-	var adopt []core.Task
+	var adopt, instances []core.Task
 	if d.rt == nil {
 		return ErrNoRuntime
 	}
@@ -606,11 +606,19 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 		adopt = c.Tasks(func(t *core.Task) bool {
 			return t.State == core.Running && t.Phase == core.Executing && d.tmux.Has(t.Agent)
 		})
+		instances = c.Tasks(func(t *core.Task) bool {
+			return t.Worktree != "" && !t.State.Terminal() && d.tmux.Has(t.Agent)
+		})
 		return nil, nil
 	})
+	for _, t := range instances {
+		// The session a tmux agent works the task in outlived wilco: it
+		// is the task's again (not a stray), its conversation kept.
+		d.tmux.Adopt(t.Agent, t.ID, t.Worktree)
+	}
 	for _, t := range adopt {
 		d.log.Info("following again the turn of a tmux agent that outlived wilco", "task", t.ID, "agent", t.Agent)
-		d.tmux.Resume(t.Agent, core.InboxMessage{ID: t.Delivery, Type: string(core.TypeDelegation), TaskID: t.ID, TaskAttempt: t.Attempt})
+		d.tmux.Resume(t.Agent, core.InboxMessage{ID: t.Delivery, Type: string(core.TypeDelegation), TaskID: t.ID, TaskAttempt: t.Attempt, Worktree: t.Worktree})
 	}
 	d.endStrays(ctx)
 	if err != nil || d.ws == nil {
@@ -636,11 +644,12 @@ func (d *Dispatcher) KillOrphans() {
 }
 
 // endStrays ends the sessions on wilco's own tmux server of agents that
-// no adapter runs any more (see tmux's EndStrays).
+// no adapter runs any more, and of tasks worked in parallel that ended
+// (see tmux's EndStrays).
 func (d *Dispatcher) endStrays(ctx context.Context) {
 	ended, err := d.tmux.EndStrays(ctx)
 	if len(ended) > 0 {
-		d.log.Warn("ended the tmux sessions of agents no longer configured: their programs ran unsupervised", "sessions", ended)
+		d.log.Warn("ended the tmux sessions of agents no longer configured, and of tasks that ended while wilco was down: their programs ran unsupervised", "sessions", ended)
 	}
 	if err != nil {
 		d.log.Warn("a tmux session of an agent no longer configured could not be ended", "err", err)

@@ -42,6 +42,12 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		r.Error = err.Error()
 		return r, ok
 	}
+	// A worktree that holds a combination behind a task that did not
+	// land goes back to its branch: the task's own change.
+	if err := workspace.Attach(ctx, ws.Root(), e.TaskBranch); err != nil {
+		r.Error = err.Error()
+		return r, ok
+	}
 	changed, err := ws.ChangedPaths(ctx)
 	if err != nil {
 		r.Error = err.Error()
@@ -49,7 +55,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 	}
 	msg := prompt.CommitMessage(prompt.Commit{Description: e.Description, TaskID: e.TaskID, Agent: e.Agent,
 		Summary: prompt.Summary{Files: workspace.Paths(changed), Why: e.Why, RunID: e.RunID, Command: e.Command, Attempts: e.Attempt}})
-	head, err := ws.CommitAll(ctx, msg)
+	head, err := ws.CommitListed(ctx, msg, changed)
 	var ce *workspace.CommitError
 	switch {
 	case errors.As(err, &ce) && ce.Hook:
@@ -66,7 +72,17 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.log.Info("the verified change is committed on its branch", "task", e.TaskID, "commit", head, "branch", e.TaskBranch)
 		return r, ok
 	}
-	comb, err := d.ws.Combine(ctx, ws.Root(), e.TaskBranch, e.Branch, e.Base, e.How)
+	// A landing cut short after the target moved (wilco killed) is not
+	// made again.
+	if done, err := d.ws.Landing(ctx, e.Branch, e.Base, head, e.RunID); err != nil {
+		r.Error = err.Error()
+		return r, ok
+	} else if done != "" {
+		r.Commit, r.Files = done, workspace.Paths(changed)
+		d.log.Info("the verified change had landed already", "task", e.TaskID, "commit", done, "branch", e.Branch)
+		return r, ok
+	}
+	comb, err := d.ws.CombineOn(ctx, ws.Root(), e.TaskBranch, e.Branch, e.On, e.Base, e.How)
 	switch {
 	case err != nil:
 		r.Error = err.Error()
@@ -83,6 +99,15 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		d.advance(ctx, e, comb.Onto, comb.Commit, &r)
 	}
 	return r, ok
+}
+
+// OnLandStep has fn told of each step of a landing just before it
+// (workspace.StepUpdateRef, workspace.StepAfterUpdateRef). Set it before
+// any effect is performed.
+func (d *Dispatcher) OnLandStep(fn func(step string)) {
+	if d.ws != nil {
+		d.ws.OnLandStep(fn)
+	}
 }
 
 // advance moves the target from onto to commit, waiting while the user

@@ -32,10 +32,15 @@ func (d *Dispatcher) PrepareWorktree(ctx context.Context, e core.PrepareWorktree
 	return r, true
 }
 
-// RemoveWorktree removes an ended task's worktree, and its branch when
-// its work landed.
+// RemoveWorktree ends what an ended task's agent ran in its worktree (a
+// tmux agent's session: its program must not outlive its folder), then
+// removes the worktree, and its branch when its work landed — unless the
+// task keeps them.
 func (d *Dispatcher) RemoveWorktree(ctx context.Context, e core.RemoveWorktree) {
-	if d.ws == nil {
+	if err := d.tmux.EndTask(ctx, e.TaskID); err != nil {
+		d.log.Warn("ending the tmux session of an ended task failed: it is ended at the next start", "task", e.TaskID, "err", err)
+	}
+	if d.ws == nil || e.Keep {
 		return
 	}
 	if err := d.ws.RemoveTaskWorktree(ctx, e.TaskID, e.Branch, e.DeleteBranch); err != nil {
@@ -53,7 +58,7 @@ func (d *Dispatcher) workspaceOf(worktree string) (*workspace.Workspace, error) 
 	if worktree == "" || d.ws == nil {
 		return d.ws, nil
 	}
-	ws, err := workspace.Open(filepath.Join(d.ws.Root(), filepath.FromSlash(worktree)))
+	ws, err := workspace.OpenWorktree(filepath.Join(d.ws.Root(), filepath.FromSlash(worktree)))
 	if err != nil {
 		return nil, errors.Join(errNoWorktree, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -25,8 +26,10 @@ import (
 // when it names an effect ("StopSession", "RunVerify", "LandTask", …),
 // wilco kills itself with SIGKILL just before performing the first such
 // effect; "report:" and an outcome ("report:VerifyResult",
-// "report:Landed") kill it just before that outcome is reported. Never
-// set it outside tests.
+// "report:Landed") kill it just before that outcome is reported; a step
+// of a landing ("land:update-ref": the checkout of the target was updated,
+// the target not yet moved; "land:after-update-ref": the target just
+// moved) kills it there. Never set it outside tests.
 const EnvKillBefore = "WILCO_TEST_KILL_BEFORE"
 
 // Options configure an executor.
@@ -63,6 +66,9 @@ func New(o Options) *Executor {
 	}
 	x := &Executor{rt: o.Runtime, disp: o.Dispatch, notifier: o.Notifier, log: log, kill: os.Getenv(EnvKillBefore)}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
+	if strings.HasPrefix(x.kill, "land:") {
+		o.Dispatch.OnLandStep(x.killBefore)
+	}
 	return x
 }
 

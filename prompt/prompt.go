@@ -550,3 +550,99 @@ func ReviewRequest(r Review) string {
 		"Otherwise answer REJECTED on the first line, then your reasons, one per line: what is wrong or missing, and what to change.\n")
 	return b.String()
 }
+
+// Worktree is what an agent that runs in its own environment (a mailbox
+// agent) is told of a task worked in parallel: the task works in the
+// worktree at dir (an absolute path), on branch, and the agent must work
+// there — or, for a scout's question or a review (read), read there.
+func Worktree(dir, branch, taskID string, read bool) string {
+	if read {
+		return fmt.Sprintf("WORKTREE: task %s works in its own git worktree, %s (branch %s). "+
+			"Read the files there, not in the repository's main checkout, and change nothing.", taskID, dir, branch)
+	}
+	return fmt.Sprintf("WORKTREE: task %s works in its own git worktree, %s (branch %s). "+
+		"Work there and only there: cd %s before anything else, change files only under it, run commands from it, "+
+		"and do not switch its branch, merge it or push it, nor touch the repository's main checkout. "+
+		"wilco runs the verify steps there and lands the branch itself once they pass.", taskID, dir, branch, shellQuote(dir))
+}
+
+// shellQuote quotes a path for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-%+@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// PullRequest is what a task's pull request says: the task and its
+// criteria, what changed and why, how it was verified, its attempts and
+// what they cost, and the issue it fixes.
+type PullRequest struct {
+	TaskID, Description string
+	Criteria            []string
+	Summary             Summary
+	// VerifyMS is how long the verification that passed ran.
+	VerifyMS int64
+	// Attempts are the failed attempts, oldest first: "attempt 1:
+	// verification_failed (run T-3-a1): …".
+	Failed []string
+	// Tokens and CostUSD are what the task's turns cost.
+	InputTokens, OutputTokens int64
+	CostUSD                   float64
+	Agent                     string
+	// Issue is the issue the task was made from (0: none).
+	Issue int
+}
+
+// PullRequestTitle is a task's pull request's title: its description's
+// first line.
+func PullRequestTitle(description string) string { return CommitSubject(description) }
+
+// PullRequestBody is the Markdown body of a task's pull request: the proof
+// of its work, for the reviewer.
+func PullRequestBody(p PullRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Task %s\n\n%s\n", p.TaskID, strings.TrimSpace(p.Description))
+	if len(p.Criteria) > 0 {
+		b.WriteString("\nAcceptance criteria:\n")
+		for _, c := range p.Criteria {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	b.WriteString("\n## What changed, and why\n\n")
+	for _, f := range p.Summary.Files {
+		fmt.Fprintf(&b, "- `%s`\n", f)
+	}
+	if why := strings.TrimSpace(p.Summary.Why); why != "" {
+		fmt.Fprintf(&b, "\n%s\n", why)
+	}
+	b.WriteString("\n## How it was verified\n\n")
+	cmd := firstNonEmpty(p.Summary.Command, "the verify steps")
+	fmt.Fprintf(&b, "`%s` passed in run `%s`", cmd, p.Summary.RunID)
+	if p.VerifyMS > 0 {
+		fmt.Fprintf(&b, " (%s)", (time.Duration(p.VerifyMS) * time.Millisecond).Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, ", attempt %d.\n", max(p.Summary.Attempts, 1))
+	for _, w := range p.Summary.Warnings {
+		fmt.Fprintf(&b, "- warning: %s\n", w)
+	}
+	b.WriteString("\n## Attempts\n\n")
+	if len(p.Failed) == 0 {
+		b.WriteString("Verified at the first attempt.\n")
+	}
+	for _, f := range p.Failed {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	fmt.Fprintf(&b, "\nAgent %s; tokens: %d in, %d out", firstNonEmpty(p.Agent, "?"), p.InputTokens, p.OutputTokens)
+	if p.CostUSD > 0 {
+		fmt.Fprintf(&b, "; cost $%.2f", p.CostUSD)
+	}
+	b.WriteString(".\n")
+	if p.Issue > 0 {
+		fmt.Fprintf(&b, "\nFixes #%d\n", p.Issue)
+	}
+	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerTask, p.TaskID, TrailerRun, p.Summary.RunID)
+	return b.String()
+}

@@ -200,3 +200,23 @@ func FuzzCommitSubject(f *testing.F) {
 		}
 	})
 }
+
+func TestTheWorktreeLineSaysWhereToWorkAndQuotesAPathTheShellWouldSplit(t *testing.T) {
+	t.Parallel()
+	got := Worktree("/src/my repo/.wilco/worktrees/T-3", "wilco/T-3", "T-3", false)
+	for _, want := range []string{
+		"WORKTREE: task T-3 works in its own git worktree, /src/my repo/.wilco/worktrees/T-3 (branch wilco/T-3).",
+		"cd '/src/my repo/.wilco/worktrees/T-3' before anything else",
+		"wilco runs the verify steps there and lands the branch itself",
+	} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("the line does not say %q:\n%s", want, got)
+		}
+	}
+	if got := Worktree("/r/.wilco/worktrees/T-3", "wilco/T-3", "T-3", false); !strings.Contains(got, "cd /r/.wilco/worktrees/T-3 before") {
+		t.Fatalf("a plain path is quoted: %s", got)
+	}
+	if got := Worktree("/r/w", "wilco/T-3", "T-3", true); !strings.Contains(got, "Read the files there") || strings.Contains(got, "cd ") {
+		t.Fatalf("a question asked from the task: %s", got)
+	}
+}

@@ -212,7 +212,7 @@ func (s *Server) maestroCycle(r *http.Request, agent string) error {
 	}
 	adds := make([]mailboxAdd, 0, len(msgs))
 	now := time.Now()
-	for _, m := range msgs {
+	for _, m := range s.whereToWork(msgs) {
 		adds = append(adds, mailboxAdd{owner: agent, box: "inbox", msg: s.maestroFromWilco(agent, m, now)})
 	}
 	return s.mailbox.add(adds...)

@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"wilco/core"
+	"wilco/prompt"
 	"wilco/wire"
 )
 
@@ -70,7 +72,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, wire.Inbox{Messages: inboxMessages(msgs, s.orch)})
+	WriteJSON(w, http.StatusOK, wire.Inbox{Messages: inboxMessages(s.whereToWork(msgs), s.orch)})
 	return nil
 }
 
@@ -81,7 +83,28 @@ func (s *Server) Push(ctx context.Context, agent string) ([]wire.InboxMessage, e
 	msgs, err := do(ctx, s, func(c *core.State, now time.Time) ([]core.InboxMessage, error) {
 		return c.Push(now, agent)
 	})
-	return inboxMessages(msgs, s.orch), err
+	return inboxMessages(s.whereToWork(msgs), s.orch), err
+}
+
+// whereToWork tells a mailbox agent where a task worked in parallel works:
+// each of the task's messages (its delegation, a retry, a reminder, a
+// correction; a scout's question and a review asked from it) begins with
+// the worktree's absolute path and its branch, and what the agent must do
+// there — the agent runs in its own environment, which wilco does not
+// start in the worktree as it does an exec or a tmux agent.
+func (s *Server) whereToWork(msgs []core.InboxMessage) []core.InboxMessage {
+	for i, m := range msgs {
+		if m.Worktree == "" || m.TaskID == "" || m.Type == string(core.SendCancel) {
+			continue
+		}
+		dir := m.Worktree
+		if s.root != "" {
+			dir = filepath.Join(s.root, filepath.FromSlash(m.Worktree))
+		}
+		read := m.Type == string(core.TypeScoutQuery) || m.Type == string(core.TypeReview)
+		msgs[i].Body = prompt.Worktree(dir, core.TaskBranch(m.TaskID), m.TaskID, read) + "\n\n" + m.Body
+	}
+	return msgs
 }
 
 // poll runs dispatch cycles for agent until one returns messages or wait

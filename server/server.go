@@ -83,6 +83,11 @@ type Options struct {
 	// out ("" for a detached HEAD; ok false when it cannot tell): a task
 	// that lands as a commit is refused while it is not the target branch.
 	Checkout func(ctx context.Context) (branch string, ok bool)
+	// Root is the repository's root, absolute: a mailbox agent's message of
+	// a task worked in parallel tells it where the task's worktree is
+	// (Root joined with the task's worktree). "": it is told the worktree
+	// relative to the repository.
+	Root string
 	// Page serves the page's files (package web) at / and /ui/; nil: those
 	// routes answer 404.
 	Page PageFiles
@@ -102,6 +107,7 @@ type Server struct {
 	st      store.Store
 	runsDir string
 	logsDir string
+	root    string
 	orch    string
 	admin   [32]byte
 	hasAdm  bool
@@ -155,7 +161,7 @@ func New(opts Options) (*Server, error) {
 	if s.orch == "" {
 		s.orch = core.Orchestrator
 	}
-	s.runsDir, s.logsDir = opts.RunsDir, opts.LogsDir
+	s.runsDir, s.logsDir, s.root = opts.RunsDir, opts.LogsDir, opts.Root
 	if s.runsDir == "" {
 		s.runsDir = filepath.Join(".wilco", "runs")
 	}

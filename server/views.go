@@ -202,6 +202,10 @@ func taskViewAt(c *core.State, t core.Task, position int) wire.Task {
 	if t.State == core.Running && t.Phase == core.Landing && t.Worktree != "" {
 		v.LandPosition = c.LandPosition(t.ID)
 	}
+	if pr := t.PR; pr != nil {
+		v.PullRequest = &wire.PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Checks: pr.Checks, ChecksDone: pr.ChecksDone,
+			CIDeadline: timePtr(pr.CIDeadline), Ready: pr.Ready, Merging: pr.Merging}
+	}
 	if e := t.Escalation; e != nil {
 		v.Escalation = &wire.Escalation{Reason: e.Reason, Message: e.Message, At: e.At}
 	}
@@ -292,7 +296,7 @@ func planView(c *core.State, p core.Plan) wire.Plan {
 
 func retrySummary(s core.PlanSummary) wire.RetrySummary {
 	v := wire.RetrySummary{TotalTasks: s.TotalTasks, FirstAttemptSuccess: s.FirstAttemptSuccess, RetriedTasks: s.RetriedTasks,
-		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified, Landed: s.Landed,
+		RetrySuccess: s.RetrySuccess, Escalations: s.Escalations, Skipped: s.Skipped, Unverified: s.Unverified, Landed: s.Landed, LeftOnBranch: s.LeftOnBranch,
 		Conflicted: s.Conflicted, IntegrationFailed: s.IntegrationFailed,
 		Details: []wire.SummaryRow{}, FailurePatterns: []wire.FailurePattern{}, Text: s.Text}
 	for _, r := range s.Details {

@@ -168,7 +168,7 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 		case e.To == d.To || slices.Contains(d.Tried(), e.To):
 			w.failf("event %d: %s reassigned to %s, who had it already (%s, tried %v)", ev.Seq, d.ID, e.To, d.To, d.Tried())
 		case !w.mayTakeOver(d, a):
-			w.failf("event %d: %s of %s, a task worked in parallel, reassigned to %s, which has no instance free or works in no worktree", ev.Seq, d.ID, d.TaskID, e.To)
+			w.failf("event %d: %s of %s, a task worked in parallel, reassigned to %s, which has no instance free", ev.Seq, d.ID, d.TaskID, e.To)
 		}
 	case core.DeliveryEscalated:
 		if strings.Contains(e.Reason, "no other capable agent") {
@@ -192,14 +192,13 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 }
 
 // mayTakeOver reports whether an agent may take over a delegation: for a
-// task worked in parallel, only one whose turns start in its worktree,
-// with an instance free.
+// task worked in parallel, only one with an instance free.
 func (w *world) mayTakeOver(d core.Delivery, a core.Agent) bool {
 	t, ok := w.shadow.Task(d.TaskID)
 	if !ok || t.Worktree == "" {
 		return true
 	}
-	return worksInWorktrees(a) && len(holding(w.shadow)[a.Name]) < max(a.Instances, 1)
+	return len(holding(w.shadow)[a.Name]) < max(a.Instances, 1)
 }
 
 // checkDeliverySent checks a DeliverySent event.

@@ -125,8 +125,8 @@
 //     restarts too, and a verified task waits to land only behind a
 //     landing under way or (land.order submission) a task submitted
 //     before it (checkLandsOnce, checkNoVerifiedTaskLost). A delegation
-//     of such a task is reassigned only to an agent that works in
-//     worktrees with an instance free.
+//     of such a task is reassigned only to an agent with an instance
+//     free.
 //
 // Every path reached is counted (Report.Paths); a run of 5000 steps or
 // more fails if one of RequiredPaths was never reached. Beside these

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"wilco/core"
 )
 
 // gitModel is the simulated repository of tasks worked in parallel: the
@@ -119,7 +121,7 @@ func (g *gitModel) mergeBase(a, b string) string {
 }
 
 // between are the commits on onto since base, newest first.
-func (g *gitModel) between(base, onto string) []string {
+func (g *gitModel) between(base, onto string) []core.TargetCommit {
 	old := g.ancestors(base)
 	var out []*commit
 	for c := range g.ancestors(onto) {
@@ -128,9 +130,9 @@ func (g *gitModel) between(base, onto string) []string {
 		}
 	}
 	slices.SortFunc(out, func(a, b *commit) int { return b.gen - a.gen })
-	var ids []string
+	var ids []core.TargetCommit
 	for _, c := range out {
-		ids = append(ids, c.id[:7]+" change")
+		ids = append(ids, core.TargetCommit{Hash: c.id[:7], Subject: "change"})
 	}
 	return ids
 }

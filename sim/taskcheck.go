@@ -49,10 +49,6 @@ func checkInstances(c *core.State) error {
 	return nil
 }
 
-// worksInWorktrees is whether the core starts an agent's turns in the
-// worktree it names (an exec or sim agent).
-func worksInWorktrees(a core.Agent) bool { return !a.Pull && a.Adapter != "tmux" }
-
 // blockedInQueue says why a queued task may not start now, "" when it
 // may: what it depends on has not ended, or the agent it asks for has no
 // instance free; a task that asks for no agent waits only while no agent
@@ -72,7 +68,7 @@ func blockedInQueue(c *core.State, q core.Task) string {
 		return ""
 	}
 	for _, a := range c.Agents() {
-		if free(a) && worksInWorktrees(a) && a.Role != core.RoleScout && a.Name != c.Policies().Review.Agent {
+		if free(a) && a.Role != core.RoleScout && a.Name != c.Policies().Review.Agent {
 			return ""
 		}
 	}
@@ -175,9 +171,13 @@ func checkLandsOnce(c *core.State, g *gitModel) error {
 // waiting for its turn to land waits behind a landing under way, or (land.order
 // submission) behind a task submitted before it.
 func checkNoVerifiedTaskLost(c *core.State, underWay func(task, kind string) bool) error {
-	landing := ""
+	// The landings under way, in the landing queue's order: one behind
+	// another waits for it (its combination made on that of the one
+	// ahead, it lands after it).
+	landing, ahead := "", map[string]bool{}
 	for _, t := range c.LandQueue() {
 		if t.LandStarted {
+			ahead[t.ID] = landing != ""
 			landing = t.ID
 		}
 	}
@@ -188,7 +188,7 @@ func checkNoVerifiedTaskLost(c *core.State, underWay func(task, kind string) boo
 		case t.Phase == core.Verifying && !underWay(t.ID, "verify"):
 			return fmt.Errorf("every verified task lands once or ends otherwise: %s is verifying, and no verification runs", t.ID)
 		case t.Phase != core.Landing:
-		case t.LandStarted && !underWay(t.ID, "land") && !underWay(t.ID, "verify"):
+		case t.LandStarted && !underWay(t.ID, "land") && !underWay(t.ID, "verify") && !ahead[t.ID]:
 			return fmt.Errorf("every verified task lands once or ends otherwise: %s is landing, and no landing nor verification of it is under way", t.ID)
 		case !t.LandStarted && landing == "" && !waitsForEarlier(c, t):
 			var q []string

@@ -486,10 +486,14 @@ func (w *world) landTask(e core.LandTask) {
 		return
 	}
 	head := g.commitAll(wt)
-	w.tracef("land %s (%s): its branch at %s, main at %s", e.TaskID, e.How, head[:7], g.target[:7])
+	w.tracef("land %s (%s): its branch at %s, main at %s, on %q", e.TaskID, e.How, head[:7], g.target[:7], e.On)
 	if head == e.Base {
 		w.hit("tasks.land.nothing")
 		w.reportOutcome(0, e.TaskID, "land", out)
+		return
+	}
+	if e.On != "" {
+		w.combineOn(e, wt, head, out)
 		return
 	}
 	onto := g.target
@@ -539,6 +543,34 @@ func (w *world) landTask(e core.LandTask) {
 	}
 	out.Combined, out.Onto = c, onto
 	w.hit("tasks.land.combined")
+	w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
+}
+
+// combineOn combines a task's branch on the combination of the task
+// landing ahead of it (LandTask.On), not landed yet, as workspace's
+// CombineOn does: always a combination, held by the worktree detached
+// (its branch stays at the task's own change).
+func (w *world) combineOn(e core.LandTask, wt *worktree, head string, out core.Landed) {
+	tw, g := w.tw, w.tw.git
+	if g.commits[e.On] == nil {
+		w.failf("%s is combined on %s, which is no commit", e.TaskID, e.On)
+	}
+	base := g.mergeBase(e.On, head)
+	tree, conflict := mergeTrees(g.tree(base), g.tree(head), g.tree(e.On))
+	if len(conflict) > 0 {
+		out.Conflict, out.Between = conflict, g.between(e.Base, e.On)
+		w.hit("tasks.land.behind_conflict")
+		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
+		return
+	}
+	parents := []string{e.On}
+	if e.How == core.LandMerge {
+		parents = append(parents, head)
+	}
+	c := g.commit(tree, parents...)
+	wt.files = copyTree(tree)
+	out.Combined, out.Onto = c, e.On
+	w.hit("tasks.land.combined_behind")
 	w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
 }
 

@@ -239,11 +239,17 @@ func describeTask(ev wire.Event) (string, bool) {
 	case core.TypeTaskPrepared:
 		return "worktree made from " + orDash(core.ShortCommit(read[core.TaskWorktreePrepared](ev.Data).Base)), false
 	case core.TypeTaskLandStarted:
+		if on := read[core.TaskLandStarted](ev.Data).On; on != "" {
+			return "combined behind the task landing ahead of it (on " + core.ShortCommit(on) + "), verified while that one lands", false
+		}
 		return "its turn to land", false
 	case core.TypeTaskIntegrating:
 		i := read[core.TaskIntegrating](ev.Data).Integration
 		if i == nil {
 			return "the target moved: combining again", false
+		}
+		if i.Void {
+			return "its combination behind the task ahead does not pass: combined again once first to land", false
 		}
 		return fmt.Sprintf("combined with the target's head %s as %s: verifying (run %s)", core.ShortCommit(i.Onto), core.ShortCommit(i.Combined), orDash(i.RunID)), true
 	case core.TypeTaskIntegrated:

@@ -198,6 +198,22 @@ func TestWatchSaysWhatNotificationsDid(t *testing.T) {
 // TestAnEventIsSaidInOneLine: a reason, an error or a summary written
 // over several lines is said in one (the lines follow each other, and a
 // terminal's status line is redrawn under the last).
+func TestALandingBehindTheTaskAheadIsSaidSo(t *testing.T) {
+	t.Parallel()
+	for data, want := range map[string]string{
+		`{"on":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`: "combined behind the task landing ahead of it (on aaaaaaa), verified while that one lands",
+		`{}`: "its turn to land",
+	} {
+		if _, l := New().Apply(wire.Event{Type: "task.land_started", TaskID: "T-1", Data: json.RawMessage(data)}); l.Text != want {
+			t.Errorf("%s: %q, want %q", data, l.Text, want)
+		}
+	}
+	void := `{"integration":{"combined":"","onto":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","run_id":"T-1-a1-land1","void":true}}`
+	if _, l := New().Apply(wire.Event{Type: "task.integrating", TaskID: "T-1", Data: json.RawMessage(void)}); !strings.Contains(l.Text, "combined again once first to land") {
+		t.Errorf("a void combination: %q", l.Text)
+	}
+}
+
 func TestAnEventIsSaidInOneLine(t *testing.T) {
 	t.Parallel()
 	for _, ev := range []wire.Event{

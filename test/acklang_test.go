@@ -7,109 +7,28 @@ package test
 // repository of its own; mailbox agents are driven by the test over HTTP.
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // mailboxRepo starts wilco in a fresh repository with one mailbox agent,
 // "remote", and the check.sh verify step; it returns the server and the
 // agent's token.
-func mailboxRepo(t *testing.T) (*instance, string) {
+func mailboxRepo(t *testing.T) (*blackbox.Instance, string) {
 	t.Helper()
-	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+checkStep)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 	var out struct{ Token string }
-	in.must(200, in.call("POST", "/v1/agents/remote/token", adminToken, nil), &out)
+	in.Must(200, in.Call("POST", "/v1/agents/remote/token", blackbox.AdminToken, nil), &out)
 	if out.Token == "" {
 		t.Fatal("no token for remote")
 	}
 	return in, out.Token
-}
-
-// delegation polls the agent's inbox until the delegation of task id
-// arrives, and returns it.
-func (in *instance) delegation(tok, id string) inboxMessage {
-	in.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, m := range in.inbox(tok, 2*time.Second) {
-			if m.TaskID == id {
-				return m
-			}
-		}
-	}
-	in.t.Fatalf("no message of task %s reached the agent in 30s:\n%s", id, in.problems())
-	return inboxMessage{}
-}
-
-// acceptTask takes task id's delegation from the inbox, acknowledges it
-// and waits until the task runs.
-func (in *instance) acceptTask(tok, id string) inboxMessage {
-	in.t.Helper()
-	m := in.delegation(tok, id)
-	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] " + id + " - RECEIVED\nUnderstanding: Will write the fix into file.txt"})
-	if got["action"] != "acknowledged: work may begin" {
-		in.t.Fatalf("the ACK of %s was taken as %v", id, got)
-	}
-	in.waitTask(id, 30*time.Second, "running")
-	return m
-}
-
-// fix writes what check.sh wants for task id into the repository.
-func (in *instance) fix(id string) {
-	in.t.Helper()
-	if err := os.WriteFile(filepath.Join(in.dir, "file.txt"), []byte("fixed "+id+"\n"), 0o644); err != nil {
-		in.t.Fatal(err)
-	}
-}
-
-// taskRaw is GET /v1/tasks/{id} as a map, for the fields the task type of
-// the other tests does not decode.
-func (in *instance) taskRaw(id string) map[string]any {
-	in.t.Helper()
-	var m map[string]any
-	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &m)
-	return m
-}
-
-// blockedReason checks that task id is blocked with a reason that says
-// want, in the task and in the task.state event that blocked it.
-func (in *instance) blockedReason(id, want string) {
-	in.t.Helper()
-	in.waitTask(id, 30*time.Second, "blocked")
-	if got, _ := in.taskRaw(id)["blocked_by"].(string); !strings.Contains(got, want) {
-		in.t.Fatalf("task %s is blocked by %q, want %q", id, got, want)
-	}
-	var reason string
-	for _, ev := range in.taskEvents(id, "task.state") {
-		if d := eventData(in.t, ev); d["to"] == "blocked" {
-			reason, _ = d["reason"].(string)
-		}
-	}
-	if !strings.Contains(reason, want) {
-		in.t.Fatalf("the task.state event that blocked %s gives the reason %q, want %q", id, reason, want)
-	}
-}
-
-// verifyRuns counts the verification runs of a task.
-func (in *instance) verifyRuns(id string) int {
-	in.t.Helper()
-	n := 0
-	// The milestone is a task.milestone's text or a task.state's.
-	for _, ev := range in.taskEvents(id, "task.milestone", "task.state") {
-		d := eventData(in.t, ev)
-		text, _ := d["text"].(string)
-		milestone, _ := d["milestone"].(string)
-		if strings.HasPrefix(text+milestone, "Running verification") {
-			n++
-		}
-	}
-	return n
 }
 
 // A mailbox agent's completion report ends its turn in any of the forms an
@@ -145,32 +64,32 @@ func TestCompletionReportInAnyFormEndsTheTurnAndVerificationDecides(t *testing.T
 	}
 	for i, c := range cases {
 		id := "C-" + string(rune('1'+i))
-		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
-		m := in.acceptTask(tok, id)
-		in.fix(id)
+		in.Submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
+		m := in.AcceptTask(tok, id)
+		in.Fix(id)
 		body := map[string]any{"type": "task-complete", "data": map[string]any{"summary": "wrote the fix"}, "in_reply_to": m.ID}
 		if c.body != nil {
 			body = c.body(id)
 		}
-		got := in.replyAs(tok, body)
+		got := in.ReplyAs(tok, body)
 		if got["kind"] != "complete" || got["task_id"] != id {
 			t.Fatalf("%s: interpreted as %v, want a completion of %s", c.name, got, id)
 		}
-		if done := in.waitTask(id, 30*time.Second, "success"); done.Attempt != 1 {
+		if done := in.WaitTask(id, 30*time.Second, "success"); done.Attempt != 1 {
 			t.Fatalf("%s: success at attempt %d:\n%s", c.name, done.Attempt, done)
 		}
 	}
 
 	// One reply with the ACK and, after the work, the report: both count.
-	in.submit(map[string]any{"id": "C-9", "description": "Write the fix into file.txt"})
-	m := in.delegation(tok, "C-9")
-	in.fix("C-9")
-	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] C-9 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n" +
+	in.Submit(map[string]any{"id": "C-9", "description": "Write the fix into file.txt"})
+	m := in.Delegation(tok, "C-9")
+	in.Fix("C-9")
+	got := in.ReplyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] C-9 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n" +
 		"Done: file.txt now holds the fix.\n\nStatus: complete"})
 	if got["kind"] != "complete" || got["acknowledged"] == nil {
 		t.Fatalf("the ACK and report in one reply were taken as %v", got)
 	}
-	in.waitTask("C-9", 30*time.Second, "success")
+	in.WaitTask("C-9", 30*time.Second, "success")
 }
 
 // A completion report that names another task is never taken for this
@@ -179,24 +98,24 @@ func TestCompletionReportInAnyFormEndsTheTurnAndVerificationDecides(t *testing.T
 func TestCompletionReportForAnotherTaskIsRefused(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
-	in.submit(map[string]any{"id": "GH-7", "description": "Write the fix into file.txt"})
-	in.acceptTask(tok, "GH-7")
-	in.fix("GH-7")
+	in.Submit(map[string]any{"id": "GH-7", "description": "Write the fix into file.txt"})
+	in.AcceptTask(tok, "GH-7")
+	in.Fix("GH-7")
 	for _, text := range []string{
 		"[COMPLETE] GH-8",
 		"Task: GH-8\nStatus: complete",
 		"TASK COMPLETE: GH-8",
 	} {
-		r := in.call("POST", "/v1/inbox/replies", tok, map[string]any{"text": text})
-		if r.status < 400 || r.status >= 500 {
-			t.Fatalf("%q: %d %s, want a refusal", text, r.status, r.body)
+		r := in.Call("POST", "/v1/inbox/replies", tok, map[string]any{"text": text})
+		if r.Status < 400 || r.Status >= 500 {
+			t.Fatalf("%q: %d %s, want a refusal", text, r.Status, r.Body)
 		}
 	}
-	if got := in.task("GH-7"); got.State != "running" || in.verifyRuns("GH-7") != 0 {
+	if got := in.Task("GH-7"); got.State != "running" || in.VerifyRuns("GH-7") != 0 {
 		t.Fatalf("a report for GH-8 moved GH-7:\n%s", got)
 	}
-	in.replyAs(tok, map[string]any{"text": "TASK COMPLETE: GH-7"})
-	in.waitTask("GH-7", 30*time.Second, "success")
+	in.ReplyAs(tok, map[string]any{"text": "TASK COMPLETE: GH-7"})
+	in.WaitTask("GH-7", 30*time.Second, "success")
 }
 
 // `blocked` in its plain-text forms, sent by a mailbox agent as text
@@ -213,18 +132,18 @@ func TestBlockedReportInPlainTextBlocksTheTaskWithItsReason(t *testing.T) {
 	}
 	for i, c := range cases {
 		id := "B-" + string(rune('1'+i))
-		in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
-		in.acceptTask(tok, id)
-		got := in.replyAs(tok, map[string]any{"text": c.text})
+		in.Submit(map[string]any{"id": id, "description": "Write the fix into file.txt"})
+		in.AcceptTask(tok, id)
+		got := in.ReplyAs(tok, map[string]any{"text": c.text})
 		if got["kind"] != "complete" || got["status"] != "blocked" {
 			t.Fatalf("%q: interpreted as %v", c.text, got)
 		}
-		in.blockedReason(id, c.reason)
-		if n := in.verifyRuns(id); n != 0 {
+		in.BlockedReason(id, c.reason)
+		if n := in.VerifyRuns(id); n != 0 {
 			t.Fatalf("%q: %d verification runs of a blocked task", c.text, n)
 		}
-		in.must(200, in.call("POST", "/v1/tasks/"+id+"/respond", adminToken, map[string]any{"action": "abort"}))
-		in.waitTask(id, 30*time.Second, "aborted")
+		in.Must(200, in.Call("POST", "/v1/tasks/"+id+"/respond", blackbox.AdminToken, map[string]any{"action": "abort"}))
+		in.WaitTask(id, 30*time.Second, "aborted")
 	}
 }
 
@@ -233,25 +152,25 @@ func TestBlockedReportInPlainTextBlocksTheTaskWithItsReason(t *testing.T) {
 func TestImpossibleAndFailedReportsInPlainText(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
-	in.submit(map[string]any{"id": "I-1", "description": "Write the fix into file.txt"})
-	in.acceptTask(tok, "I-1")
-	in.replyAs(tok, map[string]any{"text": "Status: impossible\nReason: file.txt is generated by a tool we do not have"})
-	got := in.waitTask("I-1", 30*time.Second, "escalated")
+	in.Submit(map[string]any{"id": "I-1", "description": "Write the fix into file.txt"})
+	in.AcceptTask(tok, "I-1")
+	in.ReplyAs(tok, map[string]any{"text": "Status: impossible\nReason: file.txt is generated by a tool we do not have"})
+	got := in.WaitTask("I-1", 30*time.Second, "escalated")
 	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "file.txt is generated by a tool we do not have") {
 		t.Fatalf("escalation:\n%s", got)
 	}
-	in.must(200, in.call("POST", "/v1/tasks/I-1/respond", adminToken, map[string]any{"action": "abort"}))
-	in.waitTask("I-1", 30*time.Second, "aborted")
+	in.Must(200, in.Call("POST", "/v1/tasks/I-1/respond", blackbox.AdminToken, map[string]any{"action": "abort"}))
+	in.WaitTask("I-1", 30*time.Second, "aborted")
 
-	in.submit(map[string]any{"id": "F-1", "description": "Write the fix into file.txt"})
-	in.acceptTask(tok, "F-1")
-	in.replyAs(tok, map[string]any{"text": "Status: failed\nError: cannot find module 'uuid'"})
-	waitFor(t, "the failure of F-1's first attempt", 30*time.Second, func() bool { return len(in.task("F-1").Failures) == 1 })
-	f := in.task("F-1").Failures[0]
+	in.Submit(map[string]any{"id": "F-1", "description": "Write the fix into file.txt"})
+	in.AcceptTask(tok, "F-1")
+	in.ReplyAs(tok, map[string]any{"text": "Status: failed\nError: cannot find module 'uuid'"})
+	waitFor(t, "the failure of F-1's first attempt", 30*time.Second, func() bool { return len(in.Task("F-1").Failures) == 1 })
+	f := in.Task("F-1").Failures[0]
 	if f.FailureType != "execution_error" || !strings.Contains(f.ExecutorOutput.Error, "cannot find module 'uuid'") {
 		t.Fatalf("failure %+v", f)
 	}
-	m := in.delegation(tok, "F-1") // the retry
+	m := in.Delegation(tok, "F-1") // the retry
 	if m.Attempt < 1 || !strings.Contains(m.Body, "cannot find module") {
 		t.Fatalf("the retry does not carry the failure:\n%s", m.Body)
 	}
@@ -261,14 +180,14 @@ func TestImpossibleAndFailedReportsInPlainText(t *testing.T) {
 // reason; its work is not verified.
 func TestExecAgentThatSaysBlockedIsBlockedNotVerified(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "stuck", "ackl_blocked.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	in.blockedReason("T-1", "the fixture server at localhost:9 refuses connections")
-	if n := in.verifyRuns("T-1"); n != 0 {
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "stuck", "ackl_blocked.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	in.BlockedReason("T-1", "the fixture server at localhost:9 refuses connections")
+	if n := in.VerifyRuns("T-1"); n != 0 {
 		t.Fatalf("%d verification runs of a blocked task", n)
 	}
-	mustContain(t, "wilco status", in.cli("status", "T-1"), "blocked")
+	blackbox.MustContain(t, "wilco status", in.Cli("status", "T-1"), "blocked")
 }
 
 // Claude Code's final answer (the "result" of its stream-json output) is
@@ -277,18 +196,18 @@ func TestExecAgentThatSaysBlockedIsBlockedNotVerified(t *testing.T) {
 func TestClaudeCodeFinalResultSaysBlocked(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "claude")
-	script, err := os.ReadFile(scriptPath(t, "ackl_claude.sh"))
+	script, err := os.ReadFile(blackbox.ScriptPath(t, "ackl_claude.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bin, script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir := newRepo(t, "agents:\n  - {name: claude, adapter: exec, preset: claude-code, command: ["+quoted(bin)+"], prompt: stdin, handshake: inline, timeout: 2m}\n"+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	in.blockedReason("T-1", "I need the production credentials")
-	if n := in.verifyRuns("T-1"); n != 0 {
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: claude, adapter: exec, preset: claude-code, command: ["+blackbox.Quoted(bin)+"], prompt: stdin, handshake: inline, timeout: 2m}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	in.BlockedReason("T-1", "I need the production credentials")
+	if n := in.VerifyRuns("T-1"); n != 0 {
 		t.Fatalf("%d verification runs of a blocked task", n)
 	}
 }
@@ -303,69 +222,48 @@ func TestUnderstandingIsJudgedOverTheClarificationConversation(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
 	criteria := []string{"Login and logout endpoints", "JWT access tokens that expire", "Refresh tokens"}
-	in.submit(map[string]any{"id": "GH-42", "description": "Implement user authentication", "acceptance_criteria": criteria})
-	m := in.delegation(tok, "GH-42")
-	got := in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-42 - CLARIFICATION_NEEDED\n" +
+	in.Submit(map[string]any{"id": "GH-42", "description": "Implement user authentication", "acceptance_criteria": criteria})
+	m := in.Delegation(tok, "GH-42")
+	got := in.ReplyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-42 - CLARIFICATION_NEEDED\n" +
 		"Understanding: Implementing JWT auth with login/logout endpoints\n" +
 		"Questions:\n1. Should JWT tokens expire after 24h or 7 days?\n2. Should we support refresh tokens?"})
 	if got["status"] != "clarification_needed" {
 		t.Fatalf("the questions were taken as %v", got)
 	}
-	in.waitTask("GH-42", 30*time.Second, "clarifying")
-	in.must(200, in.call("POST", "/v1/tasks/GH-42/clarify", adminToken, map[string]any{"answers": []string{
+	in.WaitTask("GH-42", 30*time.Second, "clarifying")
+	in.Must(200, in.Call("POST", "/v1/tasks/GH-42/clarify", blackbox.AdminToken, map[string]any{"answers": []string{
 		"24 hours with refresh token support", "Yes, implement refresh tokens"}}))
-	answers := in.delegation(tok, "GH-42")
-	mustContain(t, "the task-clarification", answers.Body, "task-clarification", "24 hours with refresh token support")
-	got = in.replyAs(tok, map[string]any{"in_reply_to": answers.ID, "type": "task-acknowledgment", "data": map[string]any{
+	answers := in.Delegation(tok, "GH-42")
+	blackbox.MustContain(t, "the task-clarification", answers.Body, "task-clarification", "24 hours with refresh token support")
+	got = in.ReplyAs(tok, map[string]any{"in_reply_to": answers.ID, "type": "task-acknowledgment", "data": map[string]any{
 		"type": "task-acknowledgment", "task_id": "GH-42", "status": "confirmed", "understanding": "JWT with 24h expiry + refresh tokens"}})
 	if got["action"] != "acknowledged: work may begin" {
 		t.Fatalf("the confirmation after the answers was answered with: %v", got["action"])
 	}
-	in.waitTask("GH-42", 30*time.Second, "running")
-	for _, ev := range in.taskEvents("GH-42", "delivery.retried") {
-		if d := eventData(t, ev); d["kind"] == "correction" {
+	in.WaitTask("GH-42", 30*time.Second, "running")
+	for _, ev := range in.TaskEvents("GH-42", "delivery.retried") {
+		if d := blackbox.EventData(t, ev); d["kind"] == "correction" {
 			t.Fatalf("a correction was sent: %v", d)
 		}
 	}
 
 	// Over the whole conversation, refresh tokens are never mentioned.
-	in.submit(map[string]any{"id": "GH-43", "description": "Implement user authentication", "acceptance_criteria": criteria})
-	in.fix("GH-42")
-	in.replyAs(tok, map[string]any{"text": "Status: complete"})
-	in.waitTask("GH-42", 30*time.Second, "success")
-	m = in.delegation(tok, "GH-43")
-	in.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-43 - CLARIFICATION_NEEDED\n" +
+	in.Submit(map[string]any{"id": "GH-43", "description": "Implement user authentication", "acceptance_criteria": criteria})
+	in.Fix("GH-42")
+	in.ReplyAs(tok, map[string]any{"text": "Status: complete"})
+	in.WaitTask("GH-42", 30*time.Second, "success")
+	m = in.Delegation(tok, "GH-43")
+	in.ReplyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "[ACK] GH-43 - CLARIFICATION_NEEDED\n" +
 		"Understanding: Implementing JWT auth with login/logout endpoints\nQuestions:\n1. How long should a JWT live?"})
-	in.waitTask("GH-43", 30*time.Second, "clarifying")
-	in.must(200, in.call("POST", "/v1/tasks/GH-43/clarify", adminToken, map[string]any{"answers": []string{"24 hours"}}))
-	answers = in.delegation(tok, "GH-43")
-	got = in.replyAs(tok, map[string]any{"in_reply_to": answers.ID, "text": "[ACK] GH-43 - CONFIRMED\nUnderstanding: JWT that expire after 24h"})
+	in.WaitTask("GH-43", 30*time.Second, "clarifying")
+	in.Must(200, in.Call("POST", "/v1/tasks/GH-43/clarify", blackbox.AdminToken, map[string]any{"answers": []string{"24 hours"}}))
+	answers = in.Delegation(tok, "GH-43")
+	got = in.ReplyAs(tok, map[string]any{"in_reply_to": answers.ID, "text": "[ACK] GH-43 - CONFIRMED\nUnderstanding: JWT that expire after 24h"})
 	if action, _ := got["action"].(string); !strings.Contains(action, "correction sent") || !strings.Contains(action, "Refresh tokens") {
 		t.Fatalf("an understanding without refresh tokens was answered with: %v", got["action"])
 	}
-	corr := in.delegation(tok, "GH-43")
-	mustContain(t, "the correction", corr.Body, "Refresh tokens", "login/logout endpoints", "24h")
-}
-
-// agentCLI runs the CLI in the repository as the agent whose token is tok.
-func (in *instance) agentCLI(tok string, args ...string) cliResult {
-	in.t.Helper()
-	cmd := exec.Command(wilcoBin, args...)
-	cmd.Dir = in.dir
-	cmd.Env = append(os.Environ(), "WILCO_ADDR="+in.url, "WILCO_AGENT_TOKEN="+tok, "WILCO_TOKEN=")
-	var out, errb lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := cliResult{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		in.t.Fatalf("wilco %s: %v", strings.Join(args, " "), err)
-	}
-	return r
+	corr := in.Delegation(tok, "GH-43")
+	blackbox.MustContain(t, "the correction", corr.Body, "Refresh tokens", "login/logout endpoints", "24h")
 }
 
 // `wilco reply` takes a form's type with the reply's text alone (a
@@ -375,26 +273,26 @@ func TestReplyCommandTakesTypeWithTextOrDataAlone(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
 
-	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
-	in.acceptTask(tok, "R-1")
-	in.fix("R-1")
-	r := in.agentCLI(tok, "reply", "--type", "task-complete", "Wrote the fix into file.txt; the check passes.")
-	if r.code != 0 || !strings.Contains(r.stdout, "complete") {
-		t.Fatalf("reply --type task-complete <text>: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	in.Submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	in.AcceptTask(tok, "R-1")
+	in.Fix("R-1")
+	r := in.AgentCLI(tok, "reply", "--type", "task-complete", "Wrote the fix into file.txt; the check passes.")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "complete") {
+		t.Fatalf("reply --type task-complete <text>: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
-	in.waitTask("R-1", 60*time.Second, "success")
+	in.WaitTask("R-1", 60*time.Second, "success")
 
-	in.submit(map[string]any{"id": "R-2", "description": "Write the fix into file.txt"})
-	in.acceptTask(tok, "R-2")
-	in.fix("R-2")
-	r = in.agentCLI(tok, "reply", "--data", `{"type": "task-complete", "task_id": "R-2", "summary": "fixed"}`)
-	if r.code != 0 || !strings.Contains(r.stdout, "complete") {
-		t.Fatalf("reply --data <json>: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	in.Submit(map[string]any{"id": "R-2", "description": "Write the fix into file.txt"})
+	in.AcceptTask(tok, "R-2")
+	in.Fix("R-2")
+	r = in.AgentCLI(tok, "reply", "--data", `{"type": "task-complete", "task_id": "R-2", "summary": "fixed"}`)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "complete") {
+		t.Fatalf("reply --data <json>: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
-	in.waitTask("R-2", 60*time.Second, "success")
+	in.WaitTask("R-2", 60*time.Second, "success")
 
-	if r = in.agentCLI(tok, "reply", "--type", "task-complete"); r.code != 2 || !strings.Contains(r.stderr, "text") {
-		t.Fatalf("reply --type without text or data: exit %d, stderr %s", r.code, r.stderr)
+	if r = in.AgentCLI(tok, "reply", "--type", "task-complete"); r.Code != 2 || !strings.Contains(r.Stderr, "text") {
+		t.Fatalf("reply --type without text or data: exit %d, stderr %s", r.Code, r.Stderr)
 	}
 }
 
@@ -405,16 +303,16 @@ func TestReplyCommandTakesTypeWithTextOrDataAlone(t *testing.T) {
 func TestALateAckOrCompletionOfAnEarlierAttemptNeverCountsForTheCurrentOne(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
-	in.submit(map[string]any{"id": "L-1", "description": "Write the fix into file.txt"})
-	first := in.acceptTask(tok, "L-1")
+	in.Submit(map[string]any{"id": "L-1", "description": "Write the fix into file.txt"})
+	first := in.AcceptTask(tok, "L-1")
 	// Attempt 1 claims completion without the fix: verification fails and
 	// attempt 2 is delegated.
-	in.replyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "done"}, "in_reply_to": first.ID})
-	second := in.delegation(tok, "L-1")
+	in.ReplyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "done"}, "in_reply_to": first.ID})
+	second := in.Delegation(tok, "L-1")
 	if second.ID == first.ID || second.Attempt < 1 {
 		t.Fatalf("attempt 2's delegation: %+v", second)
 	}
-	if got := in.task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
+	if got := in.Task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
 		t.Fatalf("after attempt 1 failed: %s attempt %d", got.State, got.Attempt)
 	}
 	// Attempt 1's answers, late: an ACK, then a completion, each in reply to
@@ -423,25 +321,25 @@ func TestALateAckOrCompletionOfAnEarlierAttemptNeverCountsForTheCurrentOne(t *te
 		{"in_reply_to": first.ID, "text": "[ACK] L-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt"},
 		{"in_reply_to": first.ID, "type": "task-complete", "data": map[string]any{"task_id": "L-1", "status": "success", "summary": "late"}},
 	} {
-		r := in.call("POST", "/v1/inbox/replies", tok, body)
-		if got := in.task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
-			t.Fatalf("a late answer of attempt 1 (%d %s) moved attempt 2: %s attempt %d", r.status, r.body, got.State, got.Attempt)
+		r := in.Call("POST", "/v1/inbox/replies", tok, body)
+		if got := in.Task("L-1"); got.State != "awaiting_ack" || got.Attempt != 2 {
+			t.Fatalf("a late answer of attempt 1 (%d %s) moved attempt 2: %s attempt %d", r.Status, r.Body, got.State, got.Attempt)
 		}
 	}
-	if m := in.message(second.ID); m.State == "acknowledged" {
+	if m := in.Message(second.ID); m.State == "acknowledged" {
 		t.Fatalf("attempt 2's delegation was acknowledged by attempt 1's ACK: %+v", m)
 	}
-	if n := in.verifyRuns("L-1"); n != 1 {
-		t.Fatalf("%d verifications ran: a late completion started one:\n%s", n, milestones(t, in, "L-1"))
+	if n := in.VerifyRuns("L-1"); n != 1 {
+		t.Fatalf("%d verifications ran: a late completion started one:\n%s", n, blackbox.Milestones(t, in, "L-1"))
 	}
 	// Attempt 2's own answers count.
-	got := in.replyAs(tok, map[string]any{"in_reply_to": second.ID, "text": "[ACK] L-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt"})
+	got := in.ReplyAs(tok, map[string]any{"in_reply_to": second.ID, "text": "[ACK] L-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt"})
 	if got["action"] != "acknowledged: work may begin" {
 		t.Fatalf("attempt 2's ACK was taken as %v", got)
 	}
-	in.fix("L-1")
-	in.replyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "wrote the fix"}, "in_reply_to": second.ID})
-	if done := in.waitTask("L-1", 30*time.Second, "success"); done.Attempt != 2 {
+	in.Fix("L-1")
+	in.ReplyAs(tok, map[string]any{"type": "task-complete", "data": map[string]any{"summary": "wrote the fix"}, "in_reply_to": second.ID})
+	if done := in.WaitTask("L-1", 30*time.Second, "success"); done.Attempt != 2 {
 		t.Fatalf("success at attempt %d", done.Attempt)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // maestroMessage is the body of POST /api/messages exactly as AI Maestro
@@ -28,13 +30,13 @@ func maestroMessage(from, to, subject, typ, message string, context map[string]a
 
 // maestroRepo serves a repository with AI Maestro's routes on and two
 // mailbox agents, and returns their tokens.
-func maestroRepo(t *testing.T) (*instance, map[string]string) {
+func maestroRepo(t *testing.T) (*blackbox.Instance, map[string]string) {
 	t.Helper()
-	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n  - {name: other, adapter: mailbox}\n"+checkStep+"compat: {aimaestro: true}\n")
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n  - {name: other, adapter: mailbox}\n"+blackbox.CheckStep+"compat: {aimaestro: true}\n")
+	in := blackbox.ServeRepo(t, dir)
 	tokens := map[string]string{}
 	for _, a := range []string{"remote", "other"} {
-		tokens[a] = strings.TrimSpace(in.cli("agents", "token", a))
+		tokens[a] = strings.TrimSpace(in.Cli("agents", "token", a))
 	}
 	return in, tokens
 }
@@ -46,30 +48,30 @@ func maestroRepo(t *testing.T) (*instance, map[string]string) {
 func TestAIMaestroRepliesAreReadFromTheMessageText(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-1", 10*time.Second, "awaiting_ack")
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-1", 10*time.Second, "awaiting_ack")
 	// The agent's inbox, as its check script lists it.
-	if r := in.call("GET", "/api/messages?agent=remote&box=inbox&status=unread", tok["remote"], nil); r.status != 200 || !strings.Contains(string(r.body), "T-1") {
-		t.Fatalf("the agent's inbox: %d %s", r.status, r.body)
+	if r := in.Call("GET", "/api/messages?agent=remote&box=inbox&status=unread", tok["remote"], nil); r.Status != 200 || !strings.Contains(string(r.Body), "T-1") {
+		t.Fatalf("the agent's inbox: %d %s", r.Status, r.Body)
 	}
 
 	// The ACK: type "response", no task id in the text, the id in the context.
-	r := in.call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-1", "response",
+	r := in.Call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-1", "response",
 		"[ACK] RECEIVED\nUnderstanding: Will write the fix into file.txt", map[string]any{"taskId": "T-1"}))
-	if r.status != 201 {
-		t.Fatalf("the ACK: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("the ACK: %d %s", r.Status, r.Body)
 	}
-	in.waitTask("T-1", 10*time.Second, "running")
+	in.WaitTask("T-1", 10*time.Second, "running")
 
 	// The work, then the completion report as text, typed "update", the
 	// task id in the context.
-	writeFile(t, in.dir, "file.txt", "fixed T-1\n")
-	r = in.call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-1", "update",
+	writeFile(t, in.Dir, "file.txt", "fixed T-1\n")
+	r = in.Call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-1", "update",
 		"Status: complete\nSummary: wrote the fix into file.txt", map[string]any{"task_id": "T-1"}))
-	if r.status != 201 {
-		t.Fatalf("the completion report: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("the completion report: %d %s", r.Status, r.Body)
 	}
-	in.waitTask("T-1", 30*time.Second, "success")
+	in.WaitTask("T-1", 30*time.Second, "success")
 }
 
 // A structured form named by the type, whose fields are in the text and
@@ -78,21 +80,21 @@ func TestAIMaestroRepliesAreReadFromTheMessageText(t *testing.T) {
 func TestAIMaestroStructuredTypeWithTheTaskIDInTheContext(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-2", 10*time.Second, "awaiting_ack")
-	r := in.call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-2", "task-acknowledgment",
+	in.Submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-2", 10*time.Second, "awaiting_ack")
+	r := in.Call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-2", "task-acknowledgment",
 		"[ACK] T-2 - RECEIVED\nUnderstanding: Will write the fix into file.txt", map[string]any{"task_id": "T-2"}))
-	if r.status != 201 {
-		t.Fatalf("the ACK typed task-acknowledgment: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("the ACK typed task-acknowledgment: %d %s", r.Status, r.Body)
 	}
-	in.waitTask("T-2", 10*time.Second, "running")
-	r = in.call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-2", "response",
+	in.WaitTask("T-2", 10*time.Second, "running")
+	r = in.Call("POST", "/api/messages", tok["remote"], maestroMessage("remote", "wilco", "Re: Task T-2", "response",
 		"BLOCKED: the repository needs a database password I do not have", map[string]any{"taskId": "T-2"}))
-	if r.status != 201 {
-		t.Fatalf("the blocked report: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("the blocked report: %d %s", r.Status, r.Body)
 	}
-	in.waitTask("T-2", 10*time.Second, "blocked")
-	mustContain(t, "wilco status T-2", in.cli("status", "T-2"), "blocked:", "database password")
+	in.WaitTask("T-2", 10*time.Second, "blocked")
+	blackbox.MustContain(t, "wilco status T-2", in.Cli("status", "T-2"), "blocked:", "database password")
 }
 
 // A forged ACK does not start a task: without a token it is 401, with
@@ -102,8 +104,8 @@ func TestAIMaestroStructuredTypeWithTheTaskIDInTheContext(t *testing.T) {
 func TestAIMaestroForgedAckIsRefused(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-3", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-3", 10*time.Second, "awaiting_ack")
+	in.Submit(map[string]any{"id": "T-3", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-3", 10*time.Second, "awaiting_ack")
 	forged := maestroMessage("remote", "wilco", "Re: Task T-3", "response", "[ACK] T-3 - RECEIVED\nUnderstanding: Will write the fix into file.txt", nil)
 	for _, c := range []struct {
 		name, token string
@@ -114,21 +116,21 @@ func TestAIMaestroForgedAckIsRefused(t *testing.T) {
 		{"no token", "", forged, 401, "missing token"},
 		{"an unknown token", "forged-token", forged, 401, "unknown token"},
 		{"another agent's token", tok["other"], forged, 403, "may not send as remote"},
-		{"the admin token", adminToken, forged, 403, "the sending agent's own token"},
+		{"the admin token", blackbox.AdminToken, forged, 403, "the sending agent's own token"},
 		{"another agent acknowledging as itself", tok["other"],
 			maestroMessage("other", "wilco", "Re: Task T-3", "response", "[ACK] T-3 - RECEIVED\nUnderstanding: Will write the fix into file.txt", nil), 403, "not delegated to other"},
 	} {
-		r := in.call("POST", "/api/messages", c.token, c.body)
-		if r.status != c.status || !strings.Contains(string(r.body), c.want) {
-			t.Errorf("%s: %d %s, want %d saying %q", c.name, r.status, r.body, c.status, c.want)
+		r := in.Call("POST", "/api/messages", c.token, c.body)
+		if r.Status != c.status || !strings.Contains(string(r.Body), c.want) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, r.Status, r.Body, c.status, c.want)
 		}
 	}
-	if got := in.task("T-3"); got.State != "awaiting_ack" {
+	if got := in.Task("T-3"); got.State != "awaiting_ack" {
 		t.Fatalf("a forged ACK moved the task to %s", got.State)
 	}
 	for _, path := range []string{"/api/messages?agent=remote", "/api/hosts/identity"} {
-		if r := in.call("GET", path, "", nil); r.status != 401 {
-			t.Errorf("GET %s without a token: %d %s", path, r.status, r.body)
+		if r := in.Call("GET", path, "", nil); r.Status != 401 {
+			t.Errorf("GET %s without a token: %d %s", path, r.Status, r.Body)
 		}
 	}
 }
@@ -147,23 +149,23 @@ func writeFile(t *testing.T, dir, name, content string) {
 func TestRemoteAgentAcknowledgesThroughMCPOverHTTP(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-9", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-9", 10*time.Second, "awaiting_ack")
+	in.Submit(map[string]any{"id": "T-9", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-9", 10*time.Second, "awaiting_ack")
 	rpc := func(token string, id int, method string, params any) map[string]any {
 		t.Helper()
-		r := in.call("POST", "/mcp", token, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", method, r.status, r.body)
+		r := in.Call("POST", "/mcp", token, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", method, r.Status, r.Body)
 		}
 		var out map[string]any
-		r.decode(t, &out)
+		r.Decode(t, &out)
 		return out
 	}
 	if v := rpc(tok["remote"], 1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}); v["result"] == nil {
 		t.Fatalf("initialize: %v", v)
 	}
-	if r := in.call("POST", "/mcp", tok["remote"], map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); r.status != 202 {
-		t.Fatalf("a notification: %d", r.status)
+	if r := in.Call("POST", "/mcp", tok["remote"], map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); r.Status != 202 {
+		t.Fatalf("a notification: %d", r.Status)
 	}
 	tools := rpc(tok["remote"], 2, "tools/list", nil)["result"].(map[string]any)["tools"].([]any)
 	if len(tools) != 4 {
@@ -174,15 +176,15 @@ func TestRemoteAgentAcknowledgesThroughMCPOverHTTP(t *testing.T) {
 	if res := other["result"].(map[string]any); res["isError"] != true {
 		t.Fatalf("another agent's tool call: %v", other)
 	}
-	if got := in.task("T-9"); got.State != "awaiting_ack" {
+	if got := in.Task("T-9"); got.State != "awaiting_ack" {
 		t.Fatalf("another agent's tool call moved the task to %s", got.State)
 	}
 	ack := rpc(tok["remote"], 4, "tools/call", map[string]any{"name": "wilco_ack", "arguments": map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}})
 	if res := ack["result"].(map[string]any); res["isError"] == true {
 		t.Fatalf("the agent's tool-call ACK: %v", ack)
 	}
-	in.waitTask("T-9", 10*time.Second, "running")
-	if r := in.call("POST", "/mcp", "", map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}); r.status != 401 {
-		t.Fatalf("/mcp without a token: %d", r.status)
+	in.WaitTask("T-9", 10*time.Second, "running")
+	if r := in.Call("POST", "/mcp", "", map[string]any{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}); r.Status != 401 {
+		t.Fatalf("/mcp without a token: %d", r.Status)
 	}
 }

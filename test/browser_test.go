@@ -19,6 +19,8 @@ import (
 
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"wilco/test/blackbox"
 )
 
 // webScreenshots is where the browser test writes its screenshots of the
@@ -103,7 +105,7 @@ func openBrowser(t testing.TB) *browser {
 		cancelTab()
 		cancelAlloc()
 		// Chromium may still be writing its profile for a moment.
-		eventually(2*time.Second, 100*time.Millisecond, func() bool { return os.RemoveAll(profile) == nil })
+		blackbox.Eventually(2*time.Second, 100*time.Millisecond, func() bool { return os.RemoveAll(profile) == nil })
 	})
 	// The viewport of the screenshots.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
@@ -192,7 +194,7 @@ func (b *browser) truth(expr string) bool {
 // waitFor polls a JavaScript condition until it holds.
 func (b *browser) waitFor(what, cond string, timeout time.Duration) {
 	b.t.Helper()
-	if !eventually(timeout, 50*time.Millisecond, func() bool { return b.truth(cond) }) {
+	if !blackbox.Eventually(timeout, 50*time.Millisecond, func() bool { return b.truth(cond) }) {
 		b.t.Fatalf("timed out after %s waiting for %s (%s)\n%s", timeout, what, cond, b.snapshot())
 	}
 }
@@ -270,22 +272,6 @@ func (b *browser) screenshot(name string) {
 	if err := os.WriteFile(filepath.Join(*webScreenshots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
-}
-
-// loginLink is the one-time login link `wilco serve` printed.
-func (in *instance) loginLink() string {
-	in.t.Helper()
-	var link string
-	in.until("wilco serve to print the page's login link", 30*time.Second, func() bool {
-		for _, f := range strings.Fields(in.stderr.String()) {
-			if strings.HasPrefix(f, "http://") && strings.Contains(f, "/#login=") {
-				link = f
-				return true
-			}
-		}
-		return false
-	})
-	return link
 }
 
 // latency is what the page measured of the event stream (live.js).

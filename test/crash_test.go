@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 var (
@@ -135,7 +137,7 @@ func TestCrashKillNineLosesNothingAcknowledged(t *testing.T) {
 	stopLoad()
 	load.Wait()
 	if _, gen, _ := x.srv.current(); x.srv.isDown() {
-		t.Fatalf("seed %d: the server is down after instance %d:\n%s", seed, gen, tail(x.srv.output(), 40))
+		t.Fatalf("seed %d: the server is down after instance %d:\n%s", seed, gen, blackbox.Tail(x.srv.output(), 40))
 	}
 	x.verify()
 	x.summary(time.Since(start))
@@ -165,7 +167,7 @@ type crashServer struct {
 	changed chan struct{} // closed when the next instance serves
 	cmd     *exec.Cmd
 	exited  chan error
-	stderr  *lockedBuffer
+	stderr  *blackbox.LockedBuffer
 	down    bool
 	// recoveries are the runtime's "recovered" log lines, one per start.
 	recoveries []string
@@ -201,10 +203,10 @@ func (s *crashServer) output() string {
 // launch starts the process without waiting for it to serve.
 func (s *crashServer) launch() error {
 	_ = os.Remove(filepath.Join(s.dir, ".wilco", "addr")) // a killed server leaves it behind
-	cmd := exec.Command(wilcoBin, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(blackbox.WilcoBin, "serve", "--addr", "127.0.0.1:0")
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "WILCO_CONFIG="+filepath.Join(s.dir, "wilco.yaml"), "WILCO_TOKEN="+s.token)
-	out := &lockedBuffer{}
+	out := &blackbox.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return err
@@ -238,11 +240,11 @@ func (s *crashServer) start() error {
 		select {
 		case err := <-exited:
 			exited <- err
-			return fmt.Errorf("wilco serve exited at start: %v\n%s", err, tail(out.String(), 40))
+			return fmt.Errorf("wilco serve exited at start: %v\n%s", err, blackbox.Tail(out.String(), 40))
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("wilco serve did not start in 30s:\n%s", tail(out.String(), 40))
+			return fmt.Errorf("wilco serve did not start in 30s:\n%s", blackbox.Tail(out.String(), 40))
 		}
 	}
 	for {
@@ -254,7 +256,7 @@ func (s *crashServer) start() error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("wilco serve at %s does not answer /healthz: %v\n%s", url, err, tail(out.String(), 40))
+			return fmt.Errorf("wilco serve at %s does not answer /healthz: %v\n%s", url, err, blackbox.Tail(out.String(), 40))
 		}
 		<-time.After(5 * time.Millisecond)
 	}
@@ -306,12 +308,12 @@ func (s *crashServer) terminate(killAfter time.Duration) (killed bool, err error
 			}
 		}
 		if werr != nil {
-			return false, fmt.Errorf("wilco serve exited with %v after SIGTERM:\n%s", werr, tail(s.output(), 40))
+			return false, fmt.Errorf("wilco serve exited with %v after SIGTERM:\n%s", werr, blackbox.Tail(s.output(), 40))
 		}
 		return false, nil
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		return false, fmt.Errorf("wilco serve did not stop in 30s after SIGTERM:\n%s", tail(s.output(), 40))
+		return false, fmt.Errorf("wilco serve did not stop in 30s after SIGTERM:\n%s", blackbox.Tail(s.output(), 40))
 	}
 }
 
@@ -893,7 +895,7 @@ func (x *crashRun) agentLoop(ctx context.Context, ag *crashAgent, rng *mrand.Ran
 		if !x.agentStatus(ctx, ag, "GET /v1/inbox", a, 200) {
 			continue
 		}
-		var out struct{ Messages []inboxMessage }
+		var out struct{ Messages []blackbox.InboxMessage }
 		if err := a.decode(&out); err != nil {
 			x.problem("GET /v1/inbox: %s", a.body)
 			continue
@@ -941,7 +943,7 @@ func (x *crashRun) agentLoop(ctx context.Context, ag *crashAgent, rng *mrand.Ran
 }
 
 // answerFor is the reply an agent would send to m.
-func (x *crashRun) answerFor(m inboxMessage, rng *mrand.Rand) (crashReply, bool) {
+func (x *crashRun) answerFor(m blackbox.InboxMessage, rng *mrand.Rand) (crashReply, bool) {
 	switch {
 	case m.InstructionID != "":
 		if i := strings.Index(m.Body, "reply with <done:"); i >= 0 {
@@ -1060,12 +1062,12 @@ var afterEnd = map[string]map[string]bool{
 }
 
 type crashEvent struct {
-	event
+	blackbox.Event
 	id string // the delivery it is about ("" for none)
 }
 
 // deliveryOf is the delivery an event is about.
-func deliveryOf(ev event) string {
+func deliveryOf(ev blackbox.Event) string {
 	if !strings.HasPrefix(ev.Type, "delivery.") {
 		return ""
 	}
@@ -1092,8 +1094,8 @@ func (x *crashRun) log() []crashEvent {
 			x.t.Fatalf("seed %d: read the event log after %d: %v %d %s", x.seed, after, err, a.status, a.body)
 		}
 		var page struct {
-			Events []event `json:"events"`
-			Next   uint64  `json:"next"`
+			Events []blackbox.Event `json:"events"`
+			Next   uint64           `json:"next"`
 		}
 		if err := a.decode(&page); err != nil {
 			x.t.Fatalf("seed %d: event page: %v", x.seed, err)
@@ -1102,7 +1104,7 @@ func (x *crashRun) log() []crashEvent {
 			return all
 		}
 		for _, ev := range page.Events {
-			all = append(all, crashEvent{event: ev, id: deliveryOf(ev)})
+			all = append(all, crashEvent{Event: ev, id: deliveryOf(ev)})
 		}
 		if page.Next <= after {
 			x.t.Fatalf("seed %d: the event page after %d gave next %d", x.seed, after, page.Next)
@@ -1335,7 +1337,7 @@ func (x *crashRun) verify() {
 		t.Errorf("seed %d: … %d problems in all", x.seed, bad)
 	}
 	if t.Failed() {
-		t.Logf("server output (last instance):\n%s", tail(x.srv.output(), 40))
+		t.Logf("server output (last instance):\n%s", blackbox.Tail(x.srv.output(), 40))
 	}
 
 	x.mu.Lock()
@@ -1388,13 +1390,4 @@ func (x *crashRun) summary(took time.Duration) {
 		x.counts["events"], x.counts["deliveries"], x.counts["delivery.acknowledged"], x.counts["delivery.failed"], x.counts["delivery.cancelled"],
 		x.counts["delivery.retried"], x.counts["delivery.reassigned"], x.counts["delivery.escalated"], x.counts["agent.token"])
 	x.t.Logf("answers by route:\n  %s", strings.Join(lines, "\n  "))
-}
-
-// tail is the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.SplitAfter(s, "\n")
-	if len(lines) > n {
-		lines = append([]string{"…\n"}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "")
 }

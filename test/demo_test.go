@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // The README's main job: `wilco demo` makes a sample repository, drives
@@ -13,7 +15,7 @@ import (
 // prompt carries the failure, and success, and exits 0.
 func TestDemoSucceedsAfterARetryThatCarriesTheFailure(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(wilcoBin, "demo")
+	cmd := exec.Command(blackbox.WilcoBin, "demo")
 	cmd.Dir = t.TempDir()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -44,7 +46,7 @@ func TestDemoSucceedsAfterARetryThatCarriesTheFailure(t *testing.T) {
 // approves the second.
 func TestDemoWithAScoutAndAReviewer(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(wilcoBin, "demo", "--scout")
+	cmd := exec.Command(blackbox.WilcoBin, "demo", "--scout")
 	cmd.Dir = t.TempDir()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

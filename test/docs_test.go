@@ -15,6 +15,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"wilco/test/blackbox"
 )
 
 // runWilco runs the built binary with args and returns its stdout, stderr
@@ -38,7 +40,7 @@ func runWilco(t *testing.T, bin string, args ...string) (string, string, int) {
 // listedVerbs are the verbs `wilco help` lists.
 func listedVerbs(t *testing.T) []string {
 	t.Helper()
-	out, _, code := runWilco(t, wilcoBin, "help")
+	out, _, code := runWilco(t, blackbox.WilcoBin, "help")
 	if code != 0 {
 		t.Fatalf("wilco help: exit %d", code)
 	}
@@ -73,12 +75,12 @@ func TestVersionIsPrintedByTheFlagAndTheVerb(t *testing.T) {
 		}
 	}
 	// Without -X: a version all the same.
-	flag, _, code1 := runWilco(t, wilcoBin, "--version")
-	verb, _, code2 := runWilco(t, wilcoBin, "version")
+	flag, _, code1 := runWilco(t, blackbox.WilcoBin, "--version")
+	verb, _, code2 := runWilco(t, blackbox.WilcoBin, "version")
 	if code1 != 0 || code2 != 0 || flag != verb || !strings.HasPrefix(flag, "wilco ") {
 		t.Errorf("--version %d %q, version %d %q", code1, flag, code2, verb)
 	}
-	if _, errb, code := runWilco(t, wilcoBin, "version", "extra"); code != 2 || !strings.Contains(errb, "too many arguments") {
+	if _, errb, code := runWilco(t, blackbox.WilcoBin, "version", "extra"); code != 2 || !strings.Contains(errb, "too many arguments") {
 		t.Errorf("version extra: exit %d %q", code, errb)
 	}
 }
@@ -91,7 +93,7 @@ func TestBashCompletionLoadsAndCompletes(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	script, _, code := runWilco(t, wilcoBin, "completion", "bash")
+	script, _, code := runWilco(t, blackbox.WilcoBin, "completion", "bash")
 	if code != 0 {
 		t.Fatalf("completion bash: exit %d", code)
 	}
@@ -143,7 +145,7 @@ func TestZshAndFishCompletionsParse(t *testing.T) {
 	verbs := listedVerbs(t)
 	for _, shell := range []string{"zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
-			script, errb, code := runWilco(t, wilcoBin, "completion", shell)
+			script, errb, code := runWilco(t, blackbox.WilcoBin, "completion", shell)
 			if code != 0 {
 				t.Fatalf("completion %s: exit %d %s", shell, code, errb)
 			}
@@ -187,7 +189,7 @@ func TestZshAndFishCompletionsParse(t *testing.T) {
 // router's 404.
 func TestEveryDocumentedRouteOfTheServerAnswersWithoutAServerError(t *testing.T) {
 	t.Parallel()
-	in := serve(t, `agents:
+	in := blackbox.Serve(t, `agents:
   - {name: alpha, adapter: mailbox, capabilities: [go]}
 compat: {aimaestro: true}
 `)
@@ -206,16 +208,16 @@ compat: {aimaestro: true}
 			} `json:"requestBody"`
 		} `json:"paths"`
 	}
-	in.must(200, in.call("GET", "/openapi.json", "", nil), &doc)
+	in.Must(200, in.Call("GET", "/openapi.json", "", nil), &doc)
 	var rotated struct{ Token string }
-	in.must(200, in.call("POST", "/v1/agents/alpha/token", adminToken, nil), &rotated)
+	in.Must(200, in.Call("POST", "/v1/agents/alpha/token", blackbox.AdminToken, nil), &rotated)
 	agentTok := rotated.Token
 	// The examples of the document name these.
-	in.must(201, in.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "body": "hello"}))
-	in.must(201, in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Report the OS"}))
-	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"alpha"}}))
-	in.must(201, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "Add a flag", "id": "T-1"}))
-	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "03-01", "tasks": []any{map[string]any{"description": "a step"}}}))
+	in.Must(201, in.Call("POST", "/v1/messages", blackbox.AdminToken, map[string]any{"to": "alpha", "body": "hello"}))
+	in.Must(201, in.Call("POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": "alpha", "content": "Report the OS"}))
+	in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "restart", "agents": []string{"alpha"}}))
+	in.Must(201, in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"description": "Add a flag", "id": "T-1"}))
+	in.Must(201, in.Call("POST", "/v1/plans", blackbox.AdminToken, map[string]any{"id": "03-01", "tasks": []any{map[string]any{"description": "a step"}}}))
 
 	var routes []string
 	for path, ops := range doc.Paths {
@@ -259,24 +261,24 @@ compat: {aimaestro: true}
 			if _, ok := op.Security[0]["agent"]; ok {
 				token = agentTok
 			} else {
-				token = adminToken
+				token = blackbox.AdminToken
 			}
 		}
-		r := in.call(method, target, token, body)
-		if path == "/v1/agents/{name}/token" && r.status == 200 {
-			r.decode(t, &rotated) // the example agent's token was rotated
+		r := in.Call(method, target, token, body)
+		if path == "/v1/agents/{name}/token" && r.Status == 200 {
+			r.Decode(t, &rotated) // the example agent's token was rotated
 			agentTok = rotated.Token
 		}
-		if method == "DELETE" && path == "/v1/agents/{name}" && r.status == 200 {
-			agentTok = in.agent("alpha") // the example agent was removed: add it back
+		if method == "DELETE" && path == "/v1/agents/{name}" && r.Status == 200 {
+			agentTok = in.Agent("alpha") // the example agent was removed: add it back
 		}
 		switch {
-		case r.status >= 500:
-			t.Errorf("%s (%s) answers %d: %s", route, target, r.status, r.body)
-		case r.status == 405, r.status == 404 && strings.Contains(string(r.body), "no route"):
-			t.Errorf("%s (%s) is not served: %d %s", route, target, r.status, r.body)
-		case r.status == 401 || r.status == 403:
-			t.Errorf("%s: the documented security is wrong: %d %s", route, r.status, r.body)
+		case r.Status >= 500:
+			t.Errorf("%s (%s) answers %d: %s", route, target, r.Status, r.Body)
+		case r.Status == 405, r.Status == 404 && strings.Contains(string(r.Body), "no route"):
+			t.Errorf("%s (%s) is not served: %d %s", route, target, r.Status, r.Body)
+		case r.Status == 401 || r.Status == 403:
+			t.Errorf("%s: the documented security is wrong: %d %s", route, r.Status, r.Body)
 		}
 	}
 }
@@ -399,7 +401,7 @@ func TestInitWritesAConfigValidUnderTheSchema(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command(wilcoBin, "init")
+			cmd := exec.Command(blackbox.WilcoBin, "init")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "PATH="+c.path)
 			if out, err := cmd.CombinedOutput(); err != nil {

@@ -11,15 +11,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // dryRun submits a dry run of propose.sh and waits for its diff.
-func dryRun(t *testing.T, in *instance, id string) string {
+func dryRun(t *testing.T, in *blackbox.Instance, id string) string {
 	t.Helper()
-	in.submit(map[string]any{"id": id, "description": "Write the fix into file.txt and add new.txt", "dry_run": true})
-	in.waitTask(id, 30*time.Second, "proposed")
-	wt := filepath.Join(in.dir, ".wilco", "worktrees", id)
-	if !exists(wt) {
+	in.Submit(map[string]any{"id": id, "description": "Write the fix into file.txt and add new.txt", "dry_run": true})
+	in.WaitTask(id, 30*time.Second, "proposed")
+	wt := filepath.Join(in.Dir, ".wilco", "worktrees", id)
+	if !blackbox.Exists(wt) {
 		t.Fatalf("no worktree %s for the proposed dry run", wt)
 	}
 	return wt
@@ -30,22 +32,22 @@ func dryRun(t *testing.T, in *instance, id string) string {
 // never a hang or a 5xx.
 func TestDryRunApplyAndDiscardRefuseWrongOrderWithAClearError(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 	dryRun(t, in, "D-1")
-	mustContain(t, "wilco apply D-1", in.cli("apply", "D-1"), "D-1")
-	in.waitTask("D-1", 30*time.Second, "success")
+	blackbox.MustContain(t, "wilco apply D-1", in.Cli("apply", "D-1"), "D-1")
+	in.WaitTask("D-1", 30*time.Second, "success")
 
 	refused := func(verb, id, want string) {
 		t.Helper()
-		r := in.call("POST", "/v1/tasks/"+id+"/"+verb, adminToken, nil)
-		if r.status != 409 || r.errorCode() != "conflict" || !strings.Contains(string(r.body), want) {
-			t.Fatalf("%s %s: %d %s, want 409 saying %q", verb, id, r.status, r.body, want)
+		r := in.Call("POST", "/v1/tasks/"+id+"/"+verb, blackbox.AdminToken, nil)
+		if r.Status != 409 || r.ErrorCode() != "conflict" || !strings.Contains(string(r.Body), want) {
+			t.Fatalf("%s %s: %d %s, want 409 saying %q", verb, id, r.Status, r.Body, want)
 		}
 		start := time.Now()
-		c := wilcoCLI(t, dir, in.url, 20*time.Second, verb, id)
-		if c.code != 1 || !strings.Contains(c.stderr, want) {
-			t.Fatalf("wilco %s %s: exit %d\nstdout:\n%s\nstderr:\n%s", verb, id, c.code, c.stdout, c.stderr)
+		c := blackbox.WilcoCLI(t, dir, in.Url, 20*time.Second, verb, id)
+		if c.Code != 1 || !strings.Contains(c.Stderr, want) {
+			t.Fatalf("wilco %s %s: exit %d\nstdout:\n%s\nstderr:\n%s", verb, id, c.Code, c.Stdout, c.Stderr)
 		}
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("wilco %s %s took %s", verb, id, time.Since(start))
@@ -55,17 +57,17 @@ func TestDryRunApplyAndDiscardRefuseWrongOrderWithAClearError(t *testing.T) {
 	refused("discard", "D-1", "already applied")
 
 	dryRun(t, in, "D-2")
-	in.cli("discard", "D-2")
-	in.waitTask("D-2", 10*time.Second, "cancelled")
+	in.Cli("discard", "D-2")
+	in.WaitTask("D-2", 10*time.Second, "cancelled")
 	refused("apply", "D-2", "discarded")
 	refused("discard", "D-2", "discarded")
 
-	in.submit(map[string]any{"id": "N-1", "description": "Write the fix into file.txt"})
-	in.waitTask("N-1", 30*time.Second, "success")
+	in.Submit(map[string]any{"id": "N-1", "description": "Write the fix into file.txt"})
+	in.WaitTask("N-1", 30*time.Second, "success")
 	refused("apply", "N-1", "not a dry run")
 
-	if r := in.call("POST", "/v1/tasks/NOPE/apply", adminToken, nil); r.status != 404 {
-		t.Fatalf("apply of an unknown task: %d %s", r.status, r.body)
+	if r := in.Call("POST", "/v1/tasks/NOPE/apply", blackbox.AdminToken, nil); r.Status != 404 {
+		t.Fatalf("apply of an unknown task: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -73,24 +75,24 @@ func TestDryRunApplyAndDiscardRefuseWrongOrderWithAClearError(t *testing.T) {
 // and an orphaned one (its task gone) is removed when the server starts.
 func TestDryRunWorktreeIsRemovedOnApplyDiscardCancelAndOrphansOnStart(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 
 	wt := dryRun(t, in, "W-1")
-	in.cli("apply", "W-1")
-	in.waitTask("W-1", 30*time.Second, "success")
-	waitFor(t, "the applied dry run's worktree to go", 10*time.Second, func() bool { return !exists(wt) })
+	in.Cli("apply", "W-1")
+	in.WaitTask("W-1", 30*time.Second, "success")
+	waitFor(t, "the applied dry run's worktree to go", 10*time.Second, func() bool { return !blackbox.Exists(wt) })
 
 	wt = dryRun(t, in, "W-2")
-	in.cli("cancel", "W-2")
-	in.waitTask("W-2", 10*time.Second, "cancelled")
-	waitFor(t, "the cancelled dry run's worktree to go", 10*time.Second, func() bool { return !exists(wt) })
+	in.Cli("cancel", "W-2")
+	in.WaitTask("W-2", 10*time.Second, "cancelled")
+	waitFor(t, "the cancelled dry run's worktree to go", 10*time.Second, func() bool { return !blackbox.Exists(wt) })
 
-	in.stop()
+	in.Stop()
 	orphan := filepath.Join(dir, ".wilco", "worktrees", "GONE-1")
 	git(t, dir, "worktree", "add", "--detach", "-q", orphan)
-	in = serveRepo(t, dir)
-	waitFor(t, "the orphaned worktree to be removed at start", 10*time.Second, func() bool { return !exists(orphan) })
+	in = blackbox.ServeRepo(t, dir)
+	waitFor(t, "the orphaned worktree to be removed at start", 10*time.Second, func() bool { return !blackbox.Exists(orphan) })
 	if out := gitOut(t, dir, "worktree", "list"); strings.Contains(out, "GONE-1") {
 		t.Fatalf("git still lists the orphaned worktree:\n%s", out)
 	}
@@ -102,26 +104,26 @@ func TestDryRunWorktreeIsRemovedOnApplyDiscardCancelAndOrphansOnStart(t *testing
 // elsewhere is kept and the diff applied.
 func TestDryRunApplyRefusesToOverwriteTheUsersEdits(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 	dryRun(t, in, "U-1")
 
 	const mine = "my own edit, not committed\n"
 	if err := os.WriteFile(filepath.Join(dir, "file.txt"), []byte(mine), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := in.call("POST", "/v1/tasks/U-1/apply", adminToken, nil)
-	if r.status != 409 || !strings.Contains(string(r.body), "file.txt") {
-		t.Fatalf("apply over an edit of file.txt: %d %s", r.status, r.body)
+	r := in.Call("POST", "/v1/tasks/U-1/apply", blackbox.AdminToken, nil)
+	if r.Status != 409 || !strings.Contains(string(r.Body), "file.txt") {
+		t.Fatalf("apply over an edit of file.txt: %d %s", r.Status, r.Body)
 	}
-	c := wilcoCLI(t, dir, in.url, 20*time.Second, "apply", "U-1")
-	if c.code != 1 || !strings.Contains(c.stderr, "file.txt") {
-		t.Fatalf("wilco apply: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	c := blackbox.WilcoCLI(t, dir, in.Url, 20*time.Second, "apply", "U-1")
+	if c.Code != 1 || !strings.Contains(c.Stderr, "file.txt") {
+		t.Fatalf("wilco apply: exit %d\n%s%s", c.Code, c.Stdout, c.Stderr)
 	}
-	if got := readFile(t, filepath.Join(dir, "file.txt")); got != mine {
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); got != mine {
 		t.Fatalf("the user's edit was destroyed: file.txt %q", got)
 	}
-	if got := in.task("U-1"); got.State != "proposed" {
+	if got := in.Task("U-1"); got.State != "proposed" {
 		t.Fatalf("the refused dry run is %s, want still proposed", got.State)
 	}
 
@@ -130,12 +132,12 @@ func TestDryRunApplyRefusesToOverwriteTheUsersEdits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte(mine), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in.cli("apply", "U-1")
-	in.waitTask("U-1", 30*time.Second, "success")
-	if got := readFile(t, filepath.Join(dir, "notes.md")); got != mine {
+	in.Cli("apply", "U-1")
+	in.WaitTask("U-1", 30*time.Second, "success")
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "notes.md")); got != mine {
 		t.Fatalf("the user's other edit was touched: %q", got)
 	}
-	if got := readFile(t, filepath.Join(dir, "file.txt")); got != "fixed U-1\n" {
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); got != "fixed U-1\n" {
 		t.Fatalf("the diff was not applied: %q", got)
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	"wilco/natsbox"
 	"wilco/store/postgres/pgtemp"
+	"wilco/test/blackbox"
 	"wilco/wire"
 )
 
@@ -86,7 +87,7 @@ type pgNode struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan error
-	out    *lockedBuffer
+	out    *blackbox.LockedBuffer
 	starts int
 }
 
@@ -102,7 +103,7 @@ func newPGNode(t *testing.T, name, store string) *pgNode {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	n := &pgNode{t: t, name: name, dir: dir, addr: addr, store: store, out: &lockedBuffer{}}
+	n := &pgNode{t: t, name: name, dir: dir, addr: addr, store: store, out: &blackbox.LockedBuffer{}}
 	t.Cleanup(n.stop)
 	return n
 }
@@ -120,9 +121,9 @@ func (n *pgNode) start() {
 	if n.transport != "" {
 		args = append(args, "--transport", n.transport)
 	}
-	cmd := exec.Command(wilcoBin, args...)
+	cmd := exec.Command(blackbox.WilcoBin, args...)
 	cmd.Dir = n.dir
-	cmd.Env = append(os.Environ(), "WILCO_TOKEN="+adminToken)
+	cmd.Env = append(os.Environ(), "WILCO_TOKEN="+blackbox.AdminToken)
 	cmd.Stdout, cmd.Stderr = n.out, n.out
 	if err := cmd.Start(); err != nil {
 		n.t.Fatal(err)
@@ -293,7 +294,7 @@ func isRefused(err error) bool {
 func (x *failoverRun) setUp(ctx context.Context) {
 	x.t.Helper()
 	for _, a := range []string{"a1", "a2", "a3"} {
-		r, err := x.call(ctx, "POST", "/v1/agents/"+a+"/token", adminToken, nil)
+		r, err := x.call(ctx, "POST", "/v1/agents/"+a+"/token", blackbox.AdminToken, nil)
 		if err != nil || r.status != 200 {
 			x.t.Fatalf("token of %s: %v %d %s", a, err, r.status, r.body)
 		}
@@ -308,7 +309,7 @@ func (x *failoverRun) caller(ctx context.Context, rng *mrand.Rand) {
 	for k := 0; ctx.Err() == nil; k++ {
 		if k%8 == 0 {
 			id := fmt.Sprintf("F-%d", k/8+1)
-			r, err := x.call(ctx, "POST", "/v1/tasks", adminToken, map[string]any{"id": id, "description": "list item " + id})
+			r, err := x.call(ctx, "POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"id": id, "description": "list item " + id})
 			if err == nil && r.status == 201 {
 				x.mu.Lock()
 				x.tasks[id] = true
@@ -318,7 +319,7 @@ func (x *failoverRun) caller(ctx context.Context, rng *mrand.Rand) {
 			}
 		} else {
 			agent := []string{"a1", "a2", "a3"}[rng.IntN(3)]
-			r, err := x.call(ctx, "POST", "/v1/instructions", adminToken, map[string]any{"agent": agent, "content": fmt.Sprintf("step %d", k)})
+			r, err := x.call(ctx, "POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": agent, "content": fmt.Sprintf("step %d", k)})
 			if err == nil && r.status == 201 {
 				var out struct{ ID string }
 				_ = json.Unmarshal(r.body, &out)
@@ -348,7 +349,7 @@ func (x *failoverRun) agent(ctx context.Context, name string) {
 			}
 			continue
 		}
-		var out struct{ Messages []inboxMessage }
+		var out struct{ Messages []blackbox.InboxMessage }
 		_ = json.Unmarshal(r.body, &out)
 		for _, m := range out.Messages {
 			switch {
@@ -472,16 +473,16 @@ func (x *failoverRun) answered(name string, body map[string]any, status int, ans
 }
 
 // log reads the whole event log from the active node.
-func (x *failoverRun) log(ctx context.Context) []event {
-	var all []event
+func (x *failoverRun) log(ctx context.Context) []blackbox.Event {
+	var all []blackbox.Event
 	after := uint64(0)
 	for {
-		r, err := x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), adminToken, nil)
+		r, err := x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), blackbox.AdminToken, nil)
 		if err != nil || r.status != 200 {
 			x.t.Fatalf("read the log: %v %d %s", err, r.status, r.body)
 		}
 		var page struct {
-			Events []event
+			Events []blackbox.Event
 			Next   uint64
 		}
 		_ = json.Unmarshal(r.body, &page)
@@ -543,7 +544,7 @@ func failover(t *testing.T, kills int, transport string) {
 	}
 	waitActive := func(what string) *pgNode {
 		var n *pgNode
-		if eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { n = x.active(); return n != nil }) {
+		if blackbox.Eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { n = x.active(); return n != nil }) {
 			return n
 		}
 		x.dump()
@@ -575,7 +576,7 @@ func failover(t *testing.T, kills int, transport string) {
 
 	var failovers []time.Duration
 	for k := range kills {
-		atRandom(t, time.Duration(500+rng.IntN(2500))*time.Millisecond) // a random moment of the load
+		blackbox.AtRandom(t, time.Duration(500+rng.IntN(2500))*time.Millisecond) // a random moment of the load
 		victim := waitActive(fmt.Sprintf("before kill %d", k+1))
 		killed := time.Now()
 		victim.kill()
@@ -586,7 +587,7 @@ func failover(t *testing.T, kills int, transport string) {
 			t.Fatalf("kill %d: the killed node is active", k+1)
 		}
 		var first time.Time
-		eventually(30*time.Second, 10*time.Millisecond, func() bool {
+		blackbox.Eventually(30*time.Second, 10*time.Millisecond, func() bool {
 			for _, ev := range x.tailEvents(ctx, 200) {
 				if ev.Time.After(killed) {
 					first = ev.Time
@@ -607,7 +608,7 @@ func failover(t *testing.T, kills int, transport string) {
 
 	// Let the agents finish every task, then check.
 	var open []string
-	if !eventually(3*time.Minute, 200*time.Millisecond, func() bool { open = x.openTasks(ctx); return len(open) == 0 }) {
+	if !blackbox.Eventually(3*time.Minute, 200*time.Millisecond, func() bool { open = x.openTasks(ctx); return len(open) == 0 }) {
 		x.dump()
 		t.Fatalf("tasks still open 3 minutes after the load: %v", open)
 	}
@@ -623,8 +624,8 @@ func failover(t *testing.T, kills int, transport string) {
 }
 
 // tailEvents reads the last n events of the log.
-func (x *failoverRun) tailEvents(ctx context.Context, n int) []event {
-	r, err := x.call(ctx, "GET", "/healthz", adminToken, nil)
+func (x *failoverRun) tailEvents(ctx context.Context, n int) []blackbox.Event {
+	r, err := x.call(ctx, "GET", "/healthz", blackbox.AdminToken, nil)
 	if err != nil || r.status != 200 {
 		return nil
 	}
@@ -636,11 +637,11 @@ func (x *failoverRun) tailEvents(ctx context.Context, n int) []event {
 	if h.Seq > uint64(n) {
 		after = h.Seq - uint64(n)
 	}
-	r, err = x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), adminToken, nil)
+	r, err = x.call(ctx, "GET", fmt.Sprintf("/v1/events?follow=false&after=%d&limit=10000", after), blackbox.AdminToken, nil)
 	if err != nil || r.status != 200 {
 		return nil
 	}
-	var page struct{ Events []event }
+	var page struct{ Events []blackbox.Event }
 	_ = json.Unmarshal(r.body, &page)
 	return page.Events
 }
@@ -655,7 +656,7 @@ func (x *failoverRun) openTasks(ctx context.Context) []string {
 	sort.Strings(ids)
 	var open []string
 	for _, id := range ids {
-		r, err := x.call(ctx, "GET", "/v1/tasks/"+id, adminToken, nil)
+		r, err := x.call(ctx, "GET", "/v1/tasks/"+id, blackbox.AdminToken, nil)
 		if err != nil || r.status != 200 {
 			open = append(open, id+"?")
 			continue
@@ -702,7 +703,7 @@ func (x *failoverRun) verify(ctx context.Context) {
 		}
 	}
 	for id := range x.instrs {
-		r, err := x.call(ctx, "GET", "/v1/instructions/"+id, adminToken, nil)
+		r, err := x.call(ctx, "GET", "/v1/instructions/"+id, blackbox.AdminToken, nil)
 		if err != nil || r.status != 200 {
 			x.problem("instruction %s, created with 201, answers %d %v", id, r.status, err)
 		}
@@ -712,7 +713,7 @@ func (x *failoverRun) verify(ctx context.Context) {
 		if strings.HasPrefix(id, "I-") || x.instrs[id] {
 			path = "/v1/instructions/" + id
 		}
-		r, err := x.call(ctx, "GET", path, adminToken, nil)
+		r, err := x.call(ctx, "GET", path, blackbox.AdminToken, nil)
 		if err != nil || r.status != 200 {
 			x.problem("%s was acknowledged (%s) but answers %d %v", id, how, r.status, err)
 			continue
@@ -732,7 +733,7 @@ func (x *failoverRun) verify(ctx context.Context) {
 
 // standbysAgree asks every standby, itself (no redirect), for each task
 // and for its last event: each answers from the store what the log says.
-func (x *failoverRun) standbysAgree(ctx context.Context, evs []event) {
+func (x *failoverRun) standbysAgree(ctx context.Context, evs []blackbox.Event) {
 	states := map[string]string{}
 	for _, ev := range evs {
 		if ev.Type == "task.state" {
@@ -751,7 +752,7 @@ func (x *failoverRun) standbysAgree(ctx context.Context, evs []event) {
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(rctx, "GET", n.url()+path, nil)
-			req.Header.Set("Authorization", "Bearer "+adminToken)
+			req.Header.Set("Authorization", "Bearer "+blackbox.AdminToken)
 			resp, err := x.hc.Do(req)
 			if err != nil {
 				return 0, nil, nil
@@ -769,7 +770,7 @@ func (x *failoverRun) standbysAgree(ctx context.Context, evs []event) {
 			}
 		}
 		status, b, _ := get(fmt.Sprintf("/v1/events?follow=false&after=%d", len(evs)-1))
-		var page struct{ Events []event }
+		var page struct{ Events []blackbox.Event }
 		_ = json.Unmarshal(b, &page)
 		if status != 200 || len(page.Events) != 1 || page.Events[0].Seq != uint64(len(evs)) {
 			x.problem("standby %s answers the last event with %d %s", n.name, status, b)
@@ -782,7 +783,7 @@ func (x *failoverRun) standbysAgree(ctx context.Context, evs []event) {
 
 func (x *failoverRun) dump() {
 	for _, n := range x.nodes {
-		x.t.Logf("--- %s (%s):\n%s", n.name, n.addr, tail(n.out.String(), 30))
+		x.t.Logf("--- %s (%s):\n%s", n.name, n.addr, blackbox.Tail(n.out.String(), 30))
 	}
 }
 
@@ -798,12 +799,12 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	x.nodes = []*pgNode{a, b}
 	a.start()
 	role := func(n *pgNode, want string) func() bool { return func() bool { return n.role(x.hc) == want } }
-	if !eventually(30*time.Second, 20*time.Millisecond, role(a, "active")) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, role(a, "active")) {
 		x.dump()
 		t.Fatal("node1 did not become active")
 	}
 	b.start()
-	if !eventually(30*time.Second, 20*time.Millisecond, role(b, "standby")) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, role(b, "standby")) {
 		x.dump()
 		t.Fatal("node2 did not stand by")
 	}
@@ -811,20 +812,20 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	x.setUp(ctx)
 	// An instruction the old leader holds open: its retries are writes
 	// it will try to make once it runs again.
-	r, err := x.call(ctx, "POST", "/v1/instructions", adminToken, map[string]any{"agent": "a1", "content": "pending"})
+	r, err := x.call(ctx, "POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": "a1", "content": "pending"})
 	if err != nil || r.status != 201 {
 		t.Fatalf("instruction: %v %d %s", err, r.status, r.body)
 	}
 
 	a.signal(syscall.SIGSTOP)
-	if !eventually(30*time.Second, 20*time.Millisecond, role(b, "active")) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, role(b, "active")) {
 		a.signal(syscall.SIGCONT)
 		x.dump()
 		t.Fatal("node2 did not take over from the paused node1")
 	}
 	// The new leader writes (the paused node would hold the request).
 	x.nodes = []*pgNode{b}
-	r, err = x.call(ctx, "POST", "/v1/tasks", adminToken, map[string]any{"id": "NEW-1", "description": "by the new leader"})
+	r, err = x.call(ctx, "POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"id": "NEW-1", "description": "by the new leader"})
 	if err != nil || r.status != 201 {
 		t.Fatalf("task on the new leader: %v %d %s", err, r.status, r.body)
 	}
@@ -833,7 +834,7 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	a.signal(syscall.SIGCONT)
 	// Straight to the old leader, not following anything.
 	req, _ := http.NewRequestWithContext(ctx, "POST", a.url()+"/v1/tasks", strings.NewReader(`{"id": "OLD-1", "description": "by the old leader"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Authorization", "Bearer "+blackbox.AdminToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := x.hc.Do(req)
 	if err == nil {
@@ -846,11 +847,11 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 		t.Logf("the resumed old leader answered %d %s", resp.StatusCode, bytes.TrimSpace(body))
 	}
 	// It stands by again, with the new leader's address.
-	if !eventually(30*time.Second, 20*time.Millisecond, role(a, "standby")) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, role(a, "standby")) {
 		x.dump()
 		t.Fatal("the old leader did not stand by again")
 	}
-	if r, _ := x.call(ctx, "GET", "/v1/tasks/OLD-1", adminToken, nil); r.status != 404 {
+	if r, _ := x.call(ctx, "GET", "/v1/tasks/OLD-1", blackbox.AdminToken, nil); r.status != 404 {
 		t.Errorf("GET the old leader's task = %d %s, want 404", r.status, r.body)
 	}
 	evs := x.log(ctx)
@@ -867,15 +868,15 @@ func TestAPausedFormerLeaderCannotWrite(t *testing.T) {
 	}
 	out := a.out.String()
 	if !strings.Contains(out, "lost the repository's lease") {
-		t.Errorf("the old leader's log does not say it lost the lease:\n%s", tail(out, 30))
+		t.Errorf("the old leader's log does not say it lost the lease:\n%s", blackbox.Tail(out, 30))
 	}
 	t.Logf("the old leader: %s", firstMatch(out, "stale", "lease was lost"))
 
 	// wilco status --cluster, asked of the standby, shows both nodes and
 	// the lease at its second token.
-	st := exec.Command(wilcoBin, "status", "--cluster")
+	st := exec.Command(blackbox.WilcoBin, "status", "--cluster")
 	st.Dir = t.TempDir()
-	st.Env = append(os.Environ(), "WILCO_ADDR="+a.url(), "WILCO_TOKEN="+adminToken)
+	st.Env = append(os.Environ(), "WILCO_ADDR="+a.url(), "WILCO_TOKEN="+blackbox.AdminToken)
 	got, err := st.CombinedOutput()
 	if err != nil {
 		t.Fatalf("wilco status --cluster: %v\n%s", err, got)
@@ -916,7 +917,7 @@ func TestWilcoRunServesOnThePostgreSQLStoreOfWilcoStore(t *testing.T) {
 	}
 	run := func() (string, int) {
 		t.Helper()
-		cmd := exec.Command(wilcoBin, "run", "Write done to out.txt")
+		cmd := exec.Command(blackbox.WilcoBin, "run", "Write done to out.txt")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "WILCO_STORE="+store, "WILCO_ADDR=http://127.0.0.1:1", "WILCO_TOKEN=")
 		out, err := cmd.CombinedOutput()
@@ -936,7 +937,7 @@ func TestWilcoRunServesOnThePostgreSQLStoreOfWilcoStore(t *testing.T) {
 
 	node := newPGNode(t, "holder", store)
 	node.start()
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return node.role(http.DefaultClient) == "active" }) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool { return node.role(http.DefaultClient) == "active" }) {
 		t.Fatalf("the node never became active:\n%s", node.out)
 	}
 	out, code := run()
@@ -970,7 +971,7 @@ func startNATS(t *testing.T) string {
 func (n *pgNode) loginLink() string {
 	n.t.Helper()
 	var link string
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool {
 		out := n.out.String()
 		out = out[strings.LastIndex(out, "=== start"):]
 		for _, f := range strings.Fields(out) {
@@ -997,11 +998,11 @@ func TestThePageShowsTheClusterInARealBrowser(t *testing.T) {
 	a, b := newPGNode(t, "node1", store), newPGNode(t, "node2", store)
 	x.nodes = []*pgNode{a, b}
 	a.start()
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return a.role(x.hc) == "active" }) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool { return a.role(x.hc) == "active" }) {
 		t.Fatalf("node1 never became active:\n%s", a.out)
 	}
 	b.start()
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return b.role(x.hc) == "standby" }) {
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool { return b.role(x.hc) == "standby" }) {
 		t.Fatalf("node2 never stood by:\n%s", b.out)
 	}
 	br := openBrowser(t)
@@ -1021,7 +1022,7 @@ func TestThePageShowsTheClusterInARealBrowser(t *testing.T) {
 	show(a, 1)
 	br.screenshot("cluster")
 	a.kill()
-	if !eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { return b.role(x.hc) == "active" }) {
+	if !blackbox.Eventually(30*time.Second+2*failoverTTL, 20*time.Millisecond, func() bool { return b.role(x.hc) == "active" }) {
 		t.Fatalf("node2 did not take over:\n%s", b.out)
 	}
 	a.start() // back, as a standby

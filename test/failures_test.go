@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // After kill -9 and a restart, a mailbox agent's running attempt stays
@@ -14,80 +16,64 @@ import (
 func TestRemoteAgentsAttemptSurvivesAServerKill(t *testing.T) {
 	t.Parallel()
 	in, tok := mailboxRepo(t)
-	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
-	m := in.acceptTask(tok, "R-1")
-	in.kill()
+	in.Submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	m := in.AcceptTask(tok, "R-1")
+	in.Kill()
 
-	in2 := serveRepo(t, in.dir)
+	in2 := blackbox.ServeRepo(t, in.Dir)
 	// Give recovery time to run: the task must still be running on
 	// attempt 1 once the server answers and has settled.
-	in2.until("recovery to settle", 30*time.Second, func() bool {
-		for _, ev := range in2.taskEvents("R-1", "task.milestone") {
-			if text, _ := eventData(t, ev)["text"].(string); strings.Contains(text, "restarted") {
+	in2.Until("recovery to settle", 30*time.Second, func() bool {
+		for _, ev := range in2.TaskEvents("R-1", "task.milestone") {
+			if text, _ := blackbox.EventData(t, ev)["text"].(string); strings.Contains(text, "restarted") {
 				return true
 			}
 		}
-		return in2.task("R-1").State != "running"
+		return in2.Task("R-1").State != "running"
 	})
-	if got := in2.task("R-1"); got.State != "running" || got.Attempt != 1 || len(got.Failures) != 0 {
+	if got := in2.Task("R-1"); got.State != "running" || got.Attempt != 1 || len(got.Failures) != 0 {
 		t.Fatalf("after the restart the remote agent's attempt is no longer running:\n%s", got)
 	}
-	in2.fix("R-1")
-	got := in2.replyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "I wrote the fix into file.txt.\n\nStatus: complete"})
+	in2.Fix("R-1")
+	got := in2.ReplyAs(tok, map[string]any{"in_reply_to": m.ID, "text": "I wrote the fix into file.txt.\n\nStatus: complete"})
 	if got["kind"] != "complete" {
 		t.Fatalf("the late report was taken as %v", got)
 	}
-	if done := in2.waitTask("R-1", 30*time.Second, "success"); done.Attempt != 1 || len(done.Failures) != 0 {
+	if done := in2.WaitTask("R-1", 30*time.Second, "success"); done.Attempt != 1 || len(done.Failures) != 0 {
 		t.Fatalf("after the late report:\n%s", done)
 	}
-}
-
-// envEscalation checks that task id escalated at its first attempt with
-// one failure of type environment, and a reason that holds every want.
-func (in *instance) envEscalation(id string, want ...string) task {
-	in.t.Helper()
-	got := in.waitTask(id, 60*time.Second, "escalated")
-	if got.Attempt != 1 || len(got.Failures) != 1 || got.Failures[0].FailureType != "environment" || got.Escalation == nil {
-		in.t.Fatalf("task %s is not escalated at once as an environment failure:\n%s", id, got)
-	}
-	for _, w := range want {
-		if !strings.Contains(got.Escalation.Reason, w) {
-			in.t.Fatalf("the escalation of %s does not say %q:\n%s", id, w, got.Escalation.Reason)
-		}
-	}
-	return got
 }
 
 // An agent whose program is not installed escalates at once, naming the
 // program and the PATH searched, and what to do; `wilco status` says so.
 func TestMissingAgentProgramEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n  - {name: ghost, adapter: exec, command: [wilco-test-no-such-agent, -p], prompt: stdin}\n"+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-1", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-1", `"wilco-test-no-such-agent"`, "PATH searched: ", "To fix: install")
-	mustContain(t, "wilco status E-1", in.cli("status", "E-1"), "escalated", "wilco-test-no-such-agent")
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: ghost, adapter: exec, command: [wilco-test-no-such-agent, -p], prompt: stdin}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-1", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-1", `"wilco-test-no-such-agent"`, "PATH searched: ", "To fix: install")
+	blackbox.MustContain(t, "wilco status E-1", in.Cli("status", "E-1"), "escalated", "wilco-test-no-such-agent")
 }
 
 // A verify step whose program is not installed escalates at once: no
 // attempt of the agent's can install it.
 func TestMissingVerifyProgramEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+
 		"verify:\n  steps:\n    - {name: lint, run: \"wilco-test-no-such-linter --all\", timeout: 10s}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-2", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-2", `"wilco-test-no-such-linter"`, "verify step lint", "PATH searched: ", "To fix: install")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-2", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-2", `"wilco-test-no-such-linter"`, "verify step lint", "PATH searched: ", "To fix: install")
 }
 
 // An agent that is not logged in (it prints an API-key error and exits 1)
 // escalates at once with the error and what to do.
 func TestAgentAuthenticationErrorEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "nokey", "env_apikey.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-3", "description": "Write the fix into file.txt"})
-	got := in.envEscalation("E-3", "Please run /login", "API key")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "nokey", "env_apikey.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-3", "description": "Write the fix into file.txt"})
+	got := in.EnvEscalation("E-3", "Please run /login", "API key")
 	if !strings.Contains(got.Escalation.Message, "Invalid API key") {
 		t.Fatalf("the escalation message does not show the agent's error:\n%s", got.Escalation.Message)
 	}
@@ -99,20 +85,20 @@ func TestAgentAuthenticationErrorEscalatesAtOnce(t *testing.T) {
 // verification's.
 func TestExecAgentExitingWithoutAckFailsAtOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "silent", "env_silent.sh", nil)+checkStep+"policy:\n  loop: {escalate_after: 2}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("S-1", 60*time.Second, "escalated")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "silent", "env_silent.sh", nil)+blackbox.CheckStep+"policy:\n  loop: {escalate_after: 2}\n")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("S-1", 60*time.Second, "escalated")
 	if got.Attempt != 2 || len(got.Failures) != 2 || got.Failures[0].FailureType != "execution_error" {
 		t.Fatalf("after two silent turns:\n%s", got)
 	}
-	fs, _ := in.taskRaw("S-1")["failures"].([]any)
+	fs, _ := in.TaskRaw("S-1")["failures"].([]any)
 	first, _ := fs[0].(map[string]any)
 	if d, _ := first["details"].(string); !strings.Contains(d, "warming up the model cache") {
 		t.Fatalf("the failure record lacks the agent's stderr:\n%v", first)
 	}
-	for _, ev := range in.taskEvents("S-1", "task.milestone", "task.state") {
-		d := eventData(t, ev)
+	for _, ev := range in.TaskEvents("S-1", "task.milestone", "task.state") {
+		d := blackbox.EventData(t, ev)
 		for _, k := range []string{"text", "milestone"} {
 			if s, _ := d[k].(string); strings.Contains(s, "Verification failed") {
 				t.Fatalf("no verification ran, yet a milestone says %q", s)
@@ -125,10 +111,10 @@ func TestExecAgentExitingWithoutAckFailsAtOnce(t *testing.T) {
 // blocked, with its reason.
 func TestExecAgentBlockedWithoutAckIsBlockedWithItsReason(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "stopped", "env_blocked.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
-	in.blockedReason("B-1", "the staging database is down")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "stopped", "env_blocked.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
+	in.BlockedReason("B-1", "the staging database is down")
 }
 
 // A task delegated to a mailbox agent that never polls its inbox says so
@@ -136,39 +122,39 @@ func TestExecAgentBlockedWithoutAckIsBlockedWithItsReason(t *testing.T) {
 // says: here, escalated, naming the agent nobody has seen.
 func TestTaskWaitingForAnAgentNeverSeenSaysSoAndEnds(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox, capabilities: [go]}\n"+blackbox.CheckStep+
 		"policy:\n  ack: {timeouts: [300ms, 300ms], backoff: {base: 100ms, max: 200ms}}\n")
-	in := serveRepo(t, dir)
-	r := wilcoCLI(t, dir, in.url, 60*time.Second, "run", "Write the fix into file.txt")
-	if r.code != 1 {
-		t.Fatalf("wilco run: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	in := blackbox.ServeRepo(t, dir)
+	r := blackbox.WilcoCLI(t, dir, in.Url, 60*time.Second, "run", "Write the fix into file.txt")
+	if r.Code != 1 {
+		t.Fatalf("wilco run: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	mustContain(t, "wilco run", r.stdout, "waiting for agent remote: never seen")
-	id := strings.Fields(r.stdout)[0]
-	got := in.waitTask(id, 30*time.Second, "escalated")
+	blackbox.MustContain(t, "wilco run", r.Stdout, "waiting for agent remote: never seen")
+	id := strings.Fields(r.Stdout)[0]
+	got := in.WaitTask(id, 30*time.Second, "escalated")
 	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "never seen") {
 		t.Fatalf("the escalation does not say the agent was never seen:\n%s", got)
 	}
 	var milestones []string
-	for _, ev := range in.taskEvents(id, "task.state", "task.milestone") {
-		d := eventData(t, ev)
+	for _, ev := range in.TaskEvents(id, "task.state", "task.milestone") {
+		d := blackbox.EventData(t, ev)
 		for _, k := range []string{"text", "milestone"} {
 			if s, _ := d[k].(string); s != "" {
 				milestones = append(milestones, s)
 			}
 		}
 	}
-	mustContain(t, "the task's milestones", strings.Join(milestones, "\n"), "Waiting for agent remote: never seen")
+	blackbox.MustContain(t, "the task's milestones", strings.Join(milestones, "\n"), "Waiting for agent remote: never seen")
 }
 
 // An agent stopped by a permission prompt nobody will answer escalates at
 // once, with the prompt and what to do.
 func TestAgentPermissionPromptEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "asker", "env_approval.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-4", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-4", "requested permissions to use Bash", "To fix: grant the permission")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "asker", "env_approval.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-4", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-4", "requested permissions to use Bash", "To fix: grant the permission")
 }
 
 // An agent refused a permission that still exits 0 (as agent CLIs in print
@@ -176,44 +162,44 @@ func TestAgentPermissionPromptEscalatesAtOnce(t *testing.T) {
 // the work, is why.
 func TestAgentRefusedPermissionExitingZeroEscalatesWhenTheCheckFails(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "refused", "env_refused_ok.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-5", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-5", "requested permissions to write to file.txt", "To fix: grant the permission")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "refused", "env_refused_ok.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-5", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-5", "requested permissions to write to file.txt", "To fix: grant the permission")
 }
 
 // An agent whose model API refuses every request as invalid escalates at
 // once with the API's own error, not after 12 processes and 3 replans.
 func TestModelAPIInvalidRequestEscalatesAtOnceWithItsError(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "claude", "api_400.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-6", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-6", "invalid_request_error", "max_tokens: 999999 > 64000", "To fix:")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "claude", "api_400.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-6", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-6", "invalid_request_error", "max_tokens: 999999 > 64000", "To fix:")
 }
 
 // An agent that fails the same way every time (a crash at start) escalates
 // after three identical failures, naming the error, not after twelve.
 func TestTheSameAgentFailureThreeTimesEscalates(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "crash_same.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-7", "description": "Write the fix into file.txt"})
-	got := in.waitTask("E-7", 60*time.Second, "escalated")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "codex", "crash_same.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-7", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("E-7", 60*time.Second, "escalated")
 	if got.Attempt != 3 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "the same way 3 times in a row") {
 		t.Fatalf("after three identical failures:\n%s", got)
 	}
-	mustContain(t, "wilco status E-7", in.cli("status", "E-7"), "out of memory allocating heap arena map")
+	blackbox.MustContain(t, "wilco status E-7", in.Cli("status", "E-7"), "out of memory allocating heap arena map")
 }
 
 // A CLI that refuses a flag of its command line escalates at once, naming
 // the fix: no attempt can do better.
 func TestARefusedFlagEscalatesAtOnceNamingTheFix(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "codex", "refused_flag.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "E-8", "description": "Write the fix into file.txt"})
-	in.envEscalation("E-8", "refuses a flag of its command line: error: unexpected argument '--full-auto' found", "remove or change the extra arguments")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "codex", "refused_flag.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "E-8", "description": "Write the fix into file.txt"})
+	in.EnvEscalation("E-8", "refuses a flag of its command line: error: unexpected argument '--full-auto' found", "remove or change the extra arguments")
 }
 
 // An agent whose model API is rate limited gets the same delegation again
@@ -221,15 +207,15 @@ func TestARefusedFlagEscalatesAtOnceNamingTheFix(t *testing.T) {
 // task succeeds at attempt 1.
 func TestRateLimitedAgentIsRetriedAfterABackoffWithoutSpendingAnAttempt(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited.sh", nil)+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited.sh", nil)+blackbox.CheckStep+
 		"policy:\n  ack: {backoff: {base: 1s, max: 2s}}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 1 || len(got.Failures) != 0 || got.TotalVerifyLoops != 0 {
 		t.Fatalf("after a rate-limited turn:\n%s", got)
 	}
-	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: trying again in 1s")
+	blackbox.MustContain(t, "the milestones", blackbox.Milestones(t, in, "R-1"), "rate limited or overloaded: trying again in 1s")
 }
 
 // An agent whose model API becomes rate limited after it acknowledged goes
@@ -237,13 +223,13 @@ func TestRateLimitedAgentIsRetriedAfterABackoffWithoutSpendingAnAttempt(t *testi
 // spent, no verify loop counted, and the task succeeds at attempt 1.
 func TestRateLimitedAfterTheAckTheWorkGoesOnAfterABackoffWithoutSpendingAnAttempt(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited_after_ack.sh", nil)+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "busy", "rate_limited_after_ack.sh", nil)+blackbox.CheckStep+
 		"policy:\n  ack: {backoff: {base: 1s, max: 2s}}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "R-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("R-1", 60*time.Second, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 1 || len(got.Failures) != 0 || got.TotalVerifyLoops != 0 {
-		t.Fatalf("after a turn rate limited after its ACK:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 20))
+		t.Fatalf("after a turn rate limited after its ACK:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 20))
 	}
-	mustContain(t, "the milestones", milestones(t, in, "R-1"), "rate limited or overloaded: going on in 1s")
+	blackbox.MustContain(t, "the milestones", blackbox.Milestones(t, in, "R-1"), "rate limited or overloaded: going on in 1s")
 }

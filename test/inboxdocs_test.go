@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // inboxTypes are the types of message a mailbox agent's inbox can hold: a
@@ -27,20 +29,20 @@ var inboxTypes = []string{
 // inboxCollector polls agents' inboxes and keeps the first message of
 // each type, as the server wrote it.
 type inboxCollector struct {
-	in   *instance
+	in   *blackbox.Instance
 	seen map[string]map[string]any
 }
 
 // poll runs one dispatch cycle of the agent with token tok (long-polled
 // for up to wait) and keeps what it brings.
 func (c *inboxCollector) poll(tok string, wait time.Duration) []map[string]any {
-	c.in.t.Helper()
+	c.in.T.Helper()
 	path := "/v1/inbox"
 	if wait > 0 {
 		path += "?wait=" + wait.String()
 	}
 	var out struct{ Messages []map[string]any }
-	c.in.must(200, c.in.call("GET", path, tok, nil), &out)
+	c.in.Must(200, c.in.Call("GET", path, tok, nil), &out)
 	for _, m := range out.Messages {
 		typ, _ := m["type"].(string)
 		if _, ok := c.seen[typ]; !ok {
@@ -53,7 +55,7 @@ func (c *inboxCollector) poll(tok string, wait time.Duration) []map[string]any {
 // await polls the agent's inbox until a message of type typ comes for it
 // (matching, when given) and returns it.
 func (c *inboxCollector) await(tok, typ string, match func(map[string]any) bool) map[string]any {
-	c.in.t.Helper()
+	c.in.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, m := range c.poll(tok, time.Second) {
@@ -62,14 +64,14 @@ func (c *inboxCollector) await(tok, typ string, match func(map[string]any) bool)
 			}
 		}
 	}
-	c.in.t.Fatalf("no message of type %s came in 30s:\n%s", typ, c.in.problems())
+	c.in.T.Fatalf("no message of type %s came in 30s:\n%s", typ, c.in.Problems())
 	return nil
 }
 
 // reply sends an agent's reply and returns how wilco interpreted it.
 func (c *inboxCollector) reply(tok, inReplyTo, text string) map[string]any {
-	c.in.t.Helper()
-	return c.in.replyAs(tok, map[string]any{"in_reply_to": inReplyTo, "text": text})
+	c.in.T.Helper()
+	return c.in.ReplyAs(tok, map[string]any{"in_reply_to": inReplyTo, "text": text})
 }
 
 func ofTask(id string) func(map[string]any) bool {
@@ -80,25 +82,25 @@ func ofTask(id string) func(map[string]any) bool {
 // server, and returns the collector that holds the first of each type, and
 // the token of the agent that takes tasks (alpha).
 func inboxSamples(t *testing.T) (*inboxCollector, string) {
-	dir := newRepo(t, `agents:
+	dir := blackbox.NewRepo(t, `agents:
   - {name: alpha, adapter: mailbox, capabilities: [go]}
   - {name: reviewer, adapter: mailbox, capabilities: [review]}
   - {name: scout, adapter: mailbox, role: scout}
 review: {agent: reviewer, timeout: 1m}
 policy:
   ack: {timeouts: [2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s], backoff: {base: 100ms, max: 200ms}, queued_followup: 500ms, max_corrections: 5}
-`+checkStep)
-	in := serveRepo(t, dir)
+`+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 	token := func(name string) string {
 		var out struct{ Token string }
-		in.must(200, in.call("POST", "/v1/agents/"+name+"/token", adminToken, nil), &out)
+		in.Must(200, in.Call("POST", "/v1/agents/"+name+"/token", blackbox.AdminToken, nil), &out)
 		return out.Token
 	}
 	alpha, reviewer, scout := token("alpha"), token("reviewer"), token("scout")
 	c := &inboxCollector{in: in, seen: map[string]map[string]any{}}
 
 	// A task's delegation, and what follows it before work begins.
-	in.submit(map[string]any{"id": "T-1", "description": "Make the parser accept empty input",
+	in.Submit(map[string]any{"id": "T-1", "description": "Make the parser accept empty input",
 		"acceptance_criteria": []string{"the parser returns an empty list for empty input"}})
 	d := c.await(alpha, "task_delegation", ofTask("T-1"))
 	id := d["id"].(string)
@@ -108,53 +110,53 @@ policy:
 	c.reply(alpha, id, "[ACK] T-1 - RECEIVED\nUnderstanding: I will rename a variable")
 	c.await(alpha, "correction", ofTask("T-1"))
 	c.reply(alpha, id, "[ACK] T-1 - CLARIFICATION_NEEDED\nUnderstanding: the parser returns an empty list for empty input\nQuestions:\n1. Is whitespace alone empty input?")
-	in.waitTask("T-1", 30*time.Second, "clarifying")
-	in.must(200, in.call("POST", "/v1/tasks/T-1/clarify", adminToken, map[string]any{"answers": []string{"yes"}}))
+	in.WaitTask("T-1", 30*time.Second, "clarifying")
+	in.Must(200, in.Call("POST", "/v1/tasks/T-1/clarify", blackbox.AdminToken, map[string]any{"answers": []string{"yes"}}))
 	c.await(alpha, "task_clarification", ofTask("T-1"))
-	in.must(200, in.call("POST", "/v1/tasks/T-1/cancel", adminToken, nil))
+	in.Must(200, in.Call("POST", "/v1/tasks/T-1/cancel", blackbox.AdminToken, nil))
 	c.await(alpha, "cancel", ofTask("T-1"))
-	in.waitTask("T-1", 30*time.Second, "cancelled")
+	in.WaitTask("T-1", 30*time.Second, "cancelled")
 
 	// A delegation sent again after the agent was busy, then queued
 	// behind its work; a scout's question; the reviewer's request.
-	in.submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt"})
+	in.Submit(map[string]any{"id": "T-2", "description": "Write the fix into file.txt"})
 	d = c.await(alpha, "task_delegation", ofTask("T-2"))
 	id = d["id"].(string)
-	in.must(202, in.call("POST", "/v1/inbox/replies", alpha, map[string]any{"in_reply_to": id, "type": "task-acknowledgment-error",
+	in.Must(202, in.Call("POST", "/v1/inbox/replies", alpha, map[string]any{"in_reply_to": id, "type": "task-acknowledgment-error",
 		"data": map[string]any{"task_id": "T-2", "error_code": "RESOURCE_UNAVAILABLE", "retry_after_minutes": 0.01}}))
 	c.await(alpha, "resend", ofTask("T-2"))
 	c.reply(alpha, id, "[ACK] T-2 - QUEUED\nUnderstanding: Will write the fix into file.txt")
 	c.await(alpha, "followup", ofTask("T-2"))
-	in.must(202, in.call("POST", "/v1/inbox/replies", alpha, map[string]any{"in_reply_to": id, "type": "checkpoint-ack",
+	in.Must(202, in.Call("POST", "/v1/inbox/replies", alpha, map[string]any{"in_reply_to": id, "type": "checkpoint-ack",
 		"data": map[string]any{"task_id": "T-2", "checkpoint": 1, "status": "in-progress", "summary": "started"}}))
-	in.waitTask("T-2", 30*time.Second, "running")
-	in.must(201, in.call("POST", "/v1/ask", alpha, map[string]any{"scout": "scout", "question": "Which test checks file.txt?"}))
+	in.WaitTask("T-2", 30*time.Second, "running")
+	in.Must(201, in.Call("POST", "/v1/ask", alpha, map[string]any{"scout": "scout", "question": "Which test checks file.txt?"}))
 	q := c.await(scout, "scout_query", ofTask("T-2"))
 	c.reply(scout, q["id"].(string), "check.sh does")
-	in.fix("T-2")
+	in.Fix("T-2")
 	c.reply(alpha, id, "Status: complete\nSummary: wrote the fix into file.txt")
 	r := c.await(reviewer, "review", ofTask("T-2"))
 	c.reply(reviewer, r["id"].(string), "APPROVED")
-	in.waitTask("T-2", 30*time.Second, "success")
+	in.WaitTask("T-2", 30*time.Second, "success")
 
 	// An instruction, and its next dispatch cycle before it is answered.
 	var instr struct{ ID string }
-	in.must(201, in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Run go fmt ./... and commit the result"}), &instr)
+	in.Must(201, in.Call("POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": "alpha", "content": "Run go fmt ./... and commit the result"}), &instr)
 	c.await(alpha, "instruction", nil)
 	c.await(alpha, "retry", nil)
 	c.reply(alpha, instr.ID, "ok, done")
 
 	// A conversation; a context probe.
-	in.must(201, in.call("POST", "/v1/messages", adminToken, map[string]any{"to": "alpha", "type": "conversation", "subject": "Branch", "body": "Which branch are you on?"}))
+	in.Must(201, in.Call("POST", "/v1/messages", blackbox.AdminToken, map[string]any{"to": "alpha", "type": "conversation", "subject": "Branch", "body": "Which branch are you on?"}))
 	c.await(alpha, "conversation", nil)
-	in.must(202, in.call("POST", "/v1/agents/alpha/probe", adminToken, nil))
+	in.Must(202, in.Call("POST", "/v1/agents/alpha/probe", blackbox.AdminToken, nil))
 	c.await(alpha, "context_probe", nil)
 
 	// An operation: its request, a reminder, the extension a "wait"
 	// gets, and its outcome once the agent said "ok"; another that times
 	// out.
 	var op struct{ ID string }
-	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "deploy", "agents": []string{"alpha"},
+	in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "deploy", "agents": []string{"alpha"},
 		"message": "deploy the new build to staging", "timeout": "10s", "reminders": []string{"300ms"}, "extension": "5s", "command": []string{"true"}}), &op)
 	p := c.await(alpha, "pre_operation", nil)
 	c.await(alpha, "reminder", nil)
@@ -162,10 +164,10 @@ policy:
 	c.await(alpha, "extension_granted", nil)
 	c.reply(alpha, p["id"].(string), "ok")
 	c.await(alpha, "operation_outcome", nil)
-	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart-db", "agents": []string{"alpha"},
+	in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "restart-db", "agents": []string{"alpha"},
 		"timeout": "1s", "reminders": []string{"500ms"}, "command": []string{"true"}}), &op)
 	c.await(alpha, "timeout_notice", nil)
-	in.watchFold("inbox")
+	in.WatchFold("inbox")
 	return c, alpha
 }
 
@@ -271,13 +273,13 @@ func TestTheInboxSamplesOfTheDocsAreTheServers(t *testing.T) {
 	}
 
 	// wilco inbox --json prints the messages as the API gives them.
-	c.in.submit(map[string]any{"id": "T-3", "description": "Write the fix into file.txt"})
-	c.in.must(201, c.in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "alpha", "content": "Run go vet ./..."}))
+	c.in.Submit(map[string]any{"id": "T-3", "description": "Write the fix into file.txt"})
+	c.in.Must(201, c.in.Call("POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": "alpha", "content": "Run go vet ./..."}))
 	printed := map[string]bool{}
 	for try := 0; try < 20 && !(printed["task_delegation"] && printed["instruction"]); try++ {
-		cmd := exec.Command(wilcoBin, "inbox", "--json", "--wait", "2s")
-		cmd.Dir = c.in.dir
-		cmd.Env = append(os.Environ(), "WILCO_ADDR="+c.in.url, "WILCO_AGENT_TOKEN="+alpha)
+		cmd := exec.Command(blackbox.WilcoBin, "inbox", "--json", "--wait", "2s")
+		cmd.Dir = c.in.Dir
+		cmd.Env = append(os.Environ(), "WILCO_ADDR="+c.in.Url, "WILCO_AGENT_TOKEN="+alpha)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("wilco inbox --json: %v\n%s", err, out)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // landCommit is the land section that commits verified changes.
@@ -77,7 +78,7 @@ func verifyTreeOf(t *testing.T, dir, commit, id string) {
 
 func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayUncommitted(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 	gitRun(t, dir, "config", "user.name", "Repo User")
 	gitRun(t, dir, "config", "user.email", "repo@example.com")
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# project\n"), 0o644); err != nil {
@@ -97,16 +98,16 @@ func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayU
 	gitRun(t, dir, "add", "staged.txt")
 	const userStatus = " M README.md\nA  staged.txt\n?? scratch.txt\n"
 
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	ids := []string{"L-1", "L-2", "L-3"}
 	for _, id := range ids {
-		if got := in.submit(map[string]any{"id": id, "description": "Write the fix for " + id + " into file.txt\n\nThe check wants it."}); got.Land != "commit" {
+		if got := in.Submit(map[string]any{"id": id, "description": "Write the fix for " + id + " into file.txt\n\nThe check wants it."}); got.Land != "commit" {
 			t.Fatalf("%s lands %q, want commit (land.how of wilco.yaml)", id, got.Land)
 		}
 	}
-	tasks := map[string]task{}
+	tasks := map[string]blackbox.Task{}
 	for _, id := range ids {
-		tasks[id] = in.waitTask(id, time.Minute, "success")
+		tasks[id] = in.WaitTask(id, time.Minute, "success")
 	}
 	after := commitsOf(t, dir)
 	if len(after) != len(before)+3 || after[3] != before[0] {
@@ -135,26 +136,26 @@ func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayU
 	if got := gitRun(t, dir, "status", "--porcelain"); got != userStatus {
 		t.Fatalf("the user's own edits after three commits:\n%s\nwant\n%s", got, userStatus)
 	}
-	if got := readFile(t, filepath.Join(dir, "README.md")); got != "# project\n\nmy notes, not done\n" {
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "README.md")); got != "# project\n\nmy notes, not done\n" {
 		t.Fatalf("README.md is %q", got)
 	}
-	mustContain(t, "wilco status L-2", in.cli("status", "L-2"), "landed commit:", after[1], "Landed as "+after[1][:7]+" on "+branch)
-	mustContain(t, "wilco stats", in.cli("stats"), "| Landed as commits | 3 |")
-	in.watchFold("land")
+	blackbox.MustContain(t, "wilco status L-2", in.Cli("status", "L-2"), "landed commit:", after[1], "Landed as "+after[1][:7]+" on "+branch)
+	blackbox.MustContain(t, "wilco stats", in.Cli("stats"), "| Landed as commits | 3 |")
+	in.WatchFold("land")
 }
 
 func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurationCommits(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 	home := t.TempDir() // git's configuration names no user
-	in := serveRepo(t, dir, "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, "none"), "EMAIL=")
+	in := blackbox.ServeRepo(t, dir, "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, "none"), "EMAIL=")
 	before := commitsOf(t, dir)
 
-	r := wilcoCLI(t, dir, in.url, time.Minute, "submit", "--land", "none", "--id", "N-1", "Write the fix into file.txt")
-	if r.code != 0 {
-		t.Fatalf("wilco submit --land none: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "submit", "--land", "none", "--id", "N-1", "Write the fix into file.txt")
+	if r.Code != 0 {
+		t.Fatalf("wilco submit --land none: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	got := in.waitTask("N-1", time.Minute, "success")
+	got := in.WaitTask("N-1", time.Minute, "success")
 	if got.Land != "none" || got.LandedCommit != "" || strings.Contains(got.Summary.Text, "Landed") {
 		t.Fatalf("land %q, landed_commit %q:\n%s", got.Land, got.LandedCommit, got.Summary.Text)
 	}
@@ -167,25 +168,25 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 
 	// The ways that need tasks worked in parallel are refused with one
 	// at a time, through the CLI and the API, with the reason.
-	r = wilcoCLI(t, dir, in.url, time.Minute, "submit", "--land", "merge", "Write the fix into file.txt")
-	if r.code == 0 || !strings.Contains(r.stderr, "merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel") {
-		t.Fatalf("wilco submit --land merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "submit", "--land", "merge", "Write the fix into file.txt")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel") {
+		t.Fatalf("wilco submit --land merge: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	rep := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "x", "land": "squash"})
-	if rep.status != 400 || !strings.Contains(string(rep.body), "squash needs each task in a worktree of its own") {
-		t.Fatalf("land squash: %d %s", rep.status, rep.body)
+	rep := in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"description": "x", "land": "squash"})
+	if rep.Status != 400 || !strings.Contains(string(rep.Body), "squash needs each task in a worktree of its own") {
+		t.Fatalf("land squash: %d %s", rep.Status, rep.Body)
 	}
-	rep = in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "p1", "tasks": []map[string]any{{"description": "a"}, {"description": "b", "land": "pr"}}})
-	if rep.status != 400 || !strings.Contains(string(rep.body), "tasks[1]: land: pr needs") {
-		t.Fatalf("a plan's task landing by pr: %d %s", rep.status, rep.body)
+	rep = in.Call("POST", "/v1/plans", blackbox.AdminToken, map[string]any{"id": "p1", "tasks": []map[string]any{{"description": "a"}, {"description": "b", "land": "pr"}}})
+	if rep.Status != 400 || !strings.Contains(string(rep.Body), "tasks[1]: land: pr needs") {
+		t.Fatalf("a plan's task landing by pr: %d %s", rep.Status, rep.Body)
 	}
 
 	// A commit with no user in git's configuration is wilco's, for that
 	// commit only; the change N-1 left is not part of it (it was there
 	// before N-2 began), and stays.
 	gitRun(t, dir, "commit", "-qam", "the user commits N-1's change", "--author", "Someone <someone@example.com>")
-	in.submit(map[string]any{"id": "N-2", "description": "Write the fix into file.txt again"})
-	got = in.waitTask("N-2", time.Minute, "success")
+	in.Submit(map[string]any{"id": "N-2", "description": "Write the fix into file.txt again"})
+	got = in.WaitTask("N-2", time.Minute, "success")
 	if got.LandedCommit == "" {
 		t.Fatalf("N-2 did not land:\n%s", got)
 	}
@@ -199,63 +200,63 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 
 func TestATaskThatLandsAsACommitIsRefusedWhileTheCheckoutIsOnAnotherBranch(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	gitRun(t, dir, "checkout", "-q", "-b", "feature")
-	rep := in.call("POST", "/v1/tasks", adminToken, map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
+	rep := in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
 	want := "the checkout is on branch feature, not on " + branch + " (land.to)"
-	if rep.status != 409 || !strings.Contains(string(rep.body), want) {
-		t.Fatalf("a commit task off the target branch: %d %s\nwant 409 saying %q", rep.status, rep.body, want)
+	if rep.Status != 409 || !strings.Contains(string(rep.Body), want) {
+		t.Fatalf("a commit task off the target branch: %d %s\nwant 409 saying %q", rep.Status, rep.Body, want)
 	}
-	r := wilcoCLI(t, dir, in.url, time.Minute, "submit", "Write the fix into file.txt")
-	if r.code == 0 || !strings.Contains(r.stderr, want) {
-		t.Fatalf("wilco submit off the target branch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "submit", "Write the fix into file.txt")
+	if r.Code == 0 || !strings.Contains(r.Stderr, want) {
+		t.Fatalf("wilco submit off the target branch: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if got := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD")); got != "feature" {
 		t.Fatalf("wilco switched the branch to %s", got)
 	}
 	// Back on the target branch, it is taken and lands there.
 	gitRun(t, dir, "checkout", "-q", branch)
-	in.submit(map[string]any{"id": "B-2", "description": "Write the fix into file.txt"})
-	if got := in.waitTask("B-2", time.Minute, "success"); got.LandedCommit == "" || commitsOf(t, dir)[0] != got.LandedCommit {
+	in.Submit(map[string]any{"id": "B-2", "description": "Write the fix into file.txt"})
+	if got := in.WaitTask("B-2", time.Minute, "success"); got.LandedCommit == "" || commitsOf(t, dir)[0] != got.LandedCommit {
 		t.Fatalf("B-2 on %s: landed %q", branch, got.LandedCommit)
 	}
 }
 
 func TestAFileTheUserHadChangedBeforeTheTaskBeganIsNotCommittedWithTheTasksChange(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 	if err := os.WriteFile(filepath.Join(dir, "file.txt"), []byte("my own attempt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := commitsOf(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "D-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("D-1", time.Minute, "success")
-	mustContain(t, "the summary", got.Summary.Text, "Nothing was committed on", "Left uncommitted: file.txt (they had uncommitted changes before the task began")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "D-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("D-1", time.Minute, "success")
+	blackbox.MustContain(t, "the summary", got.Summary.Text, "Nothing was committed on", "Left uncommitted: file.txt (they had uncommitted changes before the task began")
 	if got.LandedCommit != "" || len(commitsOf(t, dir)) != len(before) {
 		t.Fatalf("a file the user had changed was committed: %q", got.LandedCommit)
 	}
 	if len(got.Warnings) == 0 || !strings.HasPrefix(got.Warnings[len(got.Warnings)-1], "left uncommitted: file.txt") {
 		t.Fatalf("warnings %q", got.Warnings)
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" || readFile(t, filepath.Join(dir, "file.txt")) != "fixed D-1\n" {
-		t.Fatalf("git status %q, file.txt %q", st, readFile(t, filepath.Join(dir, "file.txt")))
+	if st := gitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" || blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed D-1\n" {
+		t.Fatalf("git status %q, file.txt %q", st, blackbox.ReadFile(t, filepath.Join(dir, "file.txt")))
 	}
 }
 
 func TestAPreCommitHookRefusalGoesBackToTheAgentWithItsOutputUntilItPasses(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "changelog.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "changelog.sh", nil)+blackbox.CheckStep+landCommit)
 	hook := "#!/bin/sh\ngit diff --cached --name-only | grep -qx CHANGELOG || { echo 'pre-commit: CHANGELOG is missing: add a line for your change'; exit 1; }\n"
 	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	before := commitsOf(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "H-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("H-1", time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "H-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("H-1", time.Minute, "success")
 	if got.Attempt != 2 || len(got.Failures) != 1 {
 		t.Fatalf("attempt %d, failures %+v: want the hook's refusal, then a second attempt", got.Attempt, got.Failures)
 	}
@@ -291,29 +292,29 @@ func TestWilcoKilledBetweenAVerdictAndItsCommitCommitsOnceAfterARestart(t *testi
 	}{{"LandTask", false}, {"report:Landed", true}} {
 		t.Run(strings.ReplaceAll(c.kill, ":", "_"), func(t *testing.T) {
 			t.Parallel()
-			dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+			dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 			before := commitsOf(t, dir)
-			in := serveRepo(t, dir, perform.EnvKillBefore+"="+c.kill)
-			in.submit(map[string]any{"id": "K-1", "description": "Write the fix into file.txt"})
-			in.waitKilled(2 * time.Minute)
+			in := blackbox.ServeRepo(t, dir, perform.EnvKillBefore+"="+c.kill)
+			in.Submit(map[string]any{"id": "K-1", "description": "Write the fix into file.txt"})
+			in.WaitKilled(2 * time.Minute)
 			if n := len(commitsOf(t, dir)) - len(before); n != map[bool]int{false: 0, true: 1}[c.committedYet] {
 				t.Fatalf("%d commits made before the kill", n)
 			}
 
-			again := serveRepo(t, dir)
-			got := again.waitTask("K-1", 2*time.Minute, "success")
+			again := blackbox.ServeRepo(t, dir)
+			got := again.WaitTask("K-1", 2*time.Minute, "success")
 			after := commitsOf(t, dir)
 			if len(after) != len(before)+1 || got.LandedCommit != after[0] || got.Attempt != 1 {
-				t.Fatalf("after the restart: %d commits more, landed %q, attempt %d:\n%s", len(after)-len(before), got.LandedCommit, got.Attempt, tail(again.stderr.String(), 30))
+				t.Fatalf("after the restart: %d commits more, landed %q, attempt %d:\n%s", len(after)-len(before), got.LandedCommit, got.Attempt, blackbox.Tail(again.Stderr.String(), 30))
 			}
 			if n := strings.Count(gitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: K-1-a1$"), "\n"); n != 1 {
 				t.Fatalf("%d commits of run K-1-a1", n)
 			}
-			again.stop()
+			again.Stop()
 
-			third := serveRepo(t, dir)
+			third := blackbox.ServeRepo(t, dir)
 			time.Sleep(time.Second) // what a start asks for is performed at once
-			if n := len(third.eventsOf("task.landed")); n != 1 {
+			if n := len(third.EventsOf("task.landed")); n != 1 {
 				t.Fatalf("the commit recorded %d times", n)
 			}
 			if n := len(commitsOf(t, dir)); n != len(after) {
@@ -336,8 +337,8 @@ func TestALandingThisVersionDoesNotRunIsRefusedByConfigCheckAndAtStartWithItsLin
 			t.Fatal(err)
 		}
 		r := inRepo(t, dir, "config", "check")
-		if r.code != 1 || !strings.Contains(r.stderr, c.want) {
-			t.Fatalf("wilco config check of\n%s: exit %d\n%s%s\nwant %s", yaml, r.code, r.stdout, r.stderr, c.want)
+		if r.Code != 1 || !strings.Contains(r.Stderr, c.want) {
+			t.Fatalf("wilco config check of\n%s: exit %d\n%s%s\nwant %s", yaml, r.Code, r.Stdout, r.Stderr, c.want)
 		}
 		_, out, done := serveArgs(t, dir, nil, "--addr", "127.0.0.1:0")
 		select {
@@ -354,36 +355,36 @@ func TestALandingThisVersionDoesNotRunIsRefusedByConfigCheckAndAtStartWithItsLin
 
 func TestThePageShowsTheCommitAVerifiedTaskLandedAs(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
 	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "W-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("W-1", time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "W-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("W-1", time.Minute, "success")
 	short := got.LandedCommit[:7]
 
 	b := openBrowser(t)
-	b.navigate(in.loginLink())
+	b.navigate(in.LoginLink())
 	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
 	b.goTo("#/tasks/W-1")
 	b.waitFor("W-1's summary", `document.getElementById('summary') !== null`, 10*time.Second)
-	mustContain(t, "W-1's summary", b.str(`document.getElementById('summary').textContent`), "Landed as "+short+" on "+branch+".")
+	blackbox.MustContain(t, "W-1's summary", b.str(`document.getElementById('summary').textContent`), "Landed as "+short+" on "+branch+".")
 	if shown := b.str(`(document.querySelector('#overview dd[data-key="landed"]') || {}).textContent || ''`); shown != short {
 		t.Fatalf("the overview's Landed shows %q, want %s", shown, short)
 	}
 	byType := timelineLines(t, b, "task.landed")
-	mustContain(t, "the timeline", byType["task.landing"], "Committing the verified change on "+branch+".")
-	mustContain(t, "the timeline", byType["task.landed"], "Landed as "+short+" on "+branch+".")
-	mustContain(t, "the timeline", byType["task.state"], "the verified change is being committed")
+	blackbox.MustContain(t, "the timeline", byType["task.landing"], "Committing the verified change on "+branch+".")
+	blackbox.MustContain(t, "the timeline", byType["task.landed"], "Landed as "+short+" on "+branch+".")
+	blackbox.MustContain(t, "the timeline", byType["task.state"], "the verified change is being committed")
 }
 
 func TestATaskWhoseCheckoutLeftTheTargetBranchIsEscalatedThenCommittedThereOnRetry(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "switch_branch.sh", nil)+checkStep+landCommit)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "switch_branch.sh", nil)+blackbox.CheckStep+landCommit)
 	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
 	before := commitsOf(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
-	got := in.waitTask("S-1", time.Minute, "escalated")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
+	got := in.WaitTask("S-1", time.Minute, "escalated")
 	want := "the checkout is on branch side, not on " + branch + " (land.to); wilco does not switch branches"
 	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, want) || !strings.Contains(got.Escalation.Reason, "Nothing was committed") {
 		t.Fatalf("the escalation: %+v", got.Escalation)
@@ -392,8 +393,8 @@ func TestATaskWhoseCheckoutLeftTheTargetBranchIsEscalatedThenCommittedThereOnRet
 		t.Fatalf("%d commits in all, want %d", n, len(before))
 	}
 	gitRun(t, dir, "checkout", "-q", branch)
-	mustContain(t, "wilco respond S-1 retry", in.cli("respond", "S-1", "retry"), "S-1")
-	got = in.waitTask("S-1", time.Minute, "success")
+	blackbox.MustContain(t, "wilco respond S-1 retry", in.Cli("respond", "S-1", "retry"), "S-1")
+	got = in.WaitTask("S-1", time.Minute, "success")
 	after := commitsOf(t, dir)
 	if got.Attempt != 1 || len(after) != len(before)+1 || got.LandedCommit != after[0] {
 		t.Fatalf("after the retry: attempt %d, %d commits more, landed %q", got.Attempt, len(after)-len(before), got.LandedCommit)

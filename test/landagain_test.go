@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // TestASquashLandedBeforeWilcoWasKilledLandsOnce: a task whose branch
@@ -19,17 +20,17 @@ func TestASquashLandedBeforeWilcoWasKilledLandsOnce(t *testing.T) {
 	t.Parallel()
 	agent := execAgent(t, "agent", "two_commits.sh", nil)
 	dir := parallelRepo(t, "parallel: 2\nland: {how: squash}\nagents:\n"+agent, ownFilesCheck)
-	in := serveRepo(t, dir, perform.EnvKillBefore+"=report:Landed")
+	in := blackbox.ServeRepo(t, dir, perform.EnvKillBefore+"=report:Landed")
 	body, _ := json.Marshal(map[string]any{"id": "sq-1", "description": "Write sq-1 into files/sq-1.txt"})
-	req, _ := http.NewRequest("POST", in.url+"/v1/tasks", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req, _ := http.NewRequest("POST", in.Url+"/v1/tasks", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+blackbox.AdminToken)
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 	}
-	in.waitKilled(2 * time.Minute)
-	again := serveRepo(t, dir)
-	again.waitTask("sq-1", 2*time.Minute, "success")
+	in.WaitKilled(2 * time.Minute)
+	again := blackbox.ServeRepo(t, dir)
+	again.WaitTask("sq-1", 2*time.Minute, "success")
 	if n := strings.Count(gitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Task: sq-1$", "main"), "\n"); n != 1 {
 		t.Fatalf("%d commits of sq-1 on main:\n%s", n, gitRun(t, dir, "log", "--stat", "--format=%h %s", "main"))
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"wilco/test/blackbox"
 )
 
 // mcpSession connects the MCP SDK's own client through transport.
@@ -57,9 +59,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestTheMCPClientOfTheSDKAcknowledgesOverHTTP(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-9", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-9", 10*time.Second, "awaiting_ack")
-	cs := mcpSession(t, &mcp.StreamableClientTransport{Endpoint: in.url + "/mcp", HTTPClient: &http.Client{Transport: bearer(tok["remote"])}})
+	in.Submit(map[string]any{"id": "T-9", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-9", 10*time.Second, "awaiting_ack")
+	cs := mcpSession(t, &mcp.StreamableClientTransport{Endpoint: in.Url + "/mcp", HTTPClient: &http.Client{Transport: bearer(tok["remote"])}})
 	if v := cs.InitializeResult().ProtocolVersion; v != mcp.SupportedProtocolVersions()[0] {
 		t.Fatalf("protocol version %s, want the newest: %v", v, mcp.SupportedProtocolVersions())
 	}
@@ -76,11 +78,11 @@ func TestTheMCPClientOfTheSDKAcknowledgesOverHTTP(t *testing.T) {
 	if text, isErr := callTool(t, cs, "wilco_ack", map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}); isErr || !strings.Contains(text, "Go on with the task now") {
 		t.Fatalf("wilco_ack: %q", text)
 	}
-	in.waitTask("T-9", 10*time.Second, "running")
+	in.WaitTask("T-9", 10*time.Second, "running")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: in.url + "/mcp"}, nil); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: in.Url + "/mcp"}, nil); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
 		t.Fatalf("a client without a token: %v", err)
 	}
 }
@@ -94,29 +96,29 @@ func TestTheMCPClientOfTheSDKAcknowledgesOverHTTP(t *testing.T) {
 func TestWilcoMCPTakesTheTaskACallNames(t *testing.T) {
 	t.Parallel()
 	in, tok := maestroRepo(t)
-	in.submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt", "agent": "remote"})
-	in.waitTask("T-1", 10*time.Second, "awaiting_ack")
+	in.Submit(map[string]any{"id": "T-1", "description": "Write the fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-1", 10*time.Second, "awaiting_ack")
 	var first struct {
 		Delivery string `json:"delivery"`
 	}
-	in.must(200, in.call("GET", "/v1/tasks/T-1", adminToken, nil), &first)
-	cmd := exec.Command(wilcoBin, "mcp")
-	cmd.Env = append(os.Environ(), "WILCO_URL="+in.url, "WILCO_AGENT_TOKEN="+tok["remote"], "WILCO_TASK_ID=T-1", "WILCO_MESSAGE_ID="+first.Delivery)
+	in.Must(200, in.Call("GET", "/v1/tasks/T-1", blackbox.AdminToken, nil), &first)
+	cmd := exec.Command(blackbox.WilcoBin, "mcp")
+	cmd.Env = append(os.Environ(), "WILCO_URL="+in.Url, "WILCO_AGENT_TOKEN="+tok["remote"], "WILCO_TASK_ID=T-1", "WILCO_MESSAGE_ID="+first.Delivery)
 	cs := mcpSession(t, &mcp.CommandTransport{Command: cmd})
 
 	ack := map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}
 	if text, isErr := callTool(t, cs, "wilco_ack", ack); isErr || !strings.Contains(text, "Go on with the task now") {
 		t.Fatalf("the first turn's ACK: %q", text)
 	}
-	in.waitTask("T-1", 10*time.Second, "running")
-	writeFile(t, in.dir, "file.txt", "fixed T-1\n")
+	in.WaitTask("T-1", 10*time.Second, "running")
+	writeFile(t, in.Dir, "file.txt", "fixed T-1\n")
 	if text, isErr := callTool(t, cs, "wilco_complete", map[string]any{"status": "success", "summary": "wrote the fix"}); isErr {
 		t.Fatalf("the first turn's completion: %q", text)
 	}
-	in.waitTask("T-1", 30*time.Second, "success")
+	in.WaitTask("T-1", 30*time.Second, "success")
 
-	in.submit(map[string]any{"id": "T-2", "description": "Write the next fix into file.txt", "agent": "remote"})
-	in.waitTask("T-2", 10*time.Second, "awaiting_ack")
+	in.Submit(map[string]any{"id": "T-2", "description": "Write the next fix into file.txt", "agent": "remote"})
+	in.WaitTask("T-2", 10*time.Second, "awaiting_ack")
 	if text, isErr := callTool(t, cs, "wilco_ack", ack); !isErr || !strings.Contains(text, "name it: task_id") {
 		t.Fatalf("an ACK naming no task, for the task that ended: %q", text)
 	}
@@ -124,13 +126,13 @@ func TestWilcoMCPTakesTheTaskACallNames(t *testing.T) {
 	if text, isErr := callTool(t, cs, "wilco_ack", ack); isErr || !strings.Contains(text, "Go on with the task now") {
 		t.Fatalf("an ACK naming the agent's task: %q", text)
 	}
-	in.waitTask("T-2", 10*time.Second, "running")
+	in.WaitTask("T-2", 10*time.Second, "running")
 	if text, isErr := callTool(t, cs, "wilco_checkpoint", map[string]any{"checkpoint": 1, "summary": "half", "task_id": "T-1"}); !isErr {
 		t.Fatalf("a checkpoint of the task that ended: %q", text)
 	}
-	writeFile(t, in.dir, "file.txt", "fixed T-2\n")
+	writeFile(t, in.Dir, "file.txt", "fixed T-2\n")
 	if text, isErr := callTool(t, cs, "wilco_complete", map[string]any{"status": "success", "summary": "wrote the fix", "task_id": "T-2"}); isErr {
 		t.Fatalf("the completion of T-2: %q", text)
 	}
-	in.waitTask("T-2", 30*time.Second, "success")
+	in.WaitTask("T-2", 30*time.Second, "success")
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"wilco/test/blackbox"
 )
 
 // natsAgentScript is a remote agent on the NATS mailbox, made of the CLI
@@ -84,14 +86,14 @@ func TestAnAgentProcessOnNATSAcknowledgesAndCompletesATaskAcrossANATSRestart(t *
 	url := fmt.Sprintf("nats://127.0.0.1:%d", ns.port)
 
 	t.Setenv("WILCO_TRANSPORT", url)
-	in := serve(t, `agents:
+	in := blackbox.Serve(t, `agents:
   - {name: far1, adapter: mailbox, capabilities: [go]}
 verify:
   steps:
     - {name: check, run: "true", timeout: 30s}
 `)
 	var tok struct{ Token string }
-	in.must(200, in.call("POST", "/v1/agents/far1/token", adminToken, nil), &tok)
+	in.Must(200, in.Call("POST", "/v1/agents/far1/token", blackbox.AdminToken, nil), &tok)
 
 	work := t.TempDir()
 	script := filepath.Join(work, "agent.sh")
@@ -99,11 +101,11 @@ verify:
 		t.Fatal(err)
 	}
 	gate := filepath.Join(work, "gate")
-	agentOut := &lockedBuffer{}
+	agentOut := &blackbox.LockedBuffer{}
 	agent := exec.Command("bash", script)
 	agent.Dir = work
-	agent.Env = append(os.Environ(), "WILCO="+wilcoBin, "GATE="+gate, "WILCO_AGENT=far1", "WILCO_AGENT_TOKEN="+tok.Token,
-		"WILCO_REPOSITORY="+filepath.Base(in.dir), "WILCO_ADDR=http://127.0.0.1:1")
+	agent.Env = append(os.Environ(), "WILCO="+blackbox.WilcoBin, "GATE="+gate, "WILCO_AGENT=far1", "WILCO_AGENT_TOKEN="+tok.Token,
+		"WILCO_REPOSITORY="+filepath.Base(in.Dir), "WILCO_ADDR=http://127.0.0.1:1")
 	agent.Stdout, agent.Stderr = agentOut, agentOut
 	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := agent.Start(); err != nil {
@@ -112,22 +114,22 @@ verify:
 	t.Cleanup(func() { _ = syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); _ = agent.Wait() })
 
 	var task struct{ ID string }
-	in.must(201, in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "list the files", "agent": "far1"}), &task)
+	in.Must(201, in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"description": "list the files", "agent": "far1"}), &task)
 	waitTask := func(want string) {
 		t.Helper()
 		var tk struct{ State string }
-		if !eventually(60*time.Second, 20*time.Millisecond, func() bool {
-			in.must(200, in.call("GET", "/v1/tasks/"+task.ID, adminToken, nil), &tk)
+		if !blackbox.Eventually(60*time.Second, 20*time.Millisecond, func() bool {
+			in.Must(200, in.Call("GET", "/v1/tasks/"+task.ID, blackbox.AdminToken, nil), &tk)
 			return tk.State == want
 		}) {
-			t.Fatalf("task %s is %s, want %s\nagent:\n%s\nwilco:\n%s", task.ID, tk.State, want, agentOut, tail(in.stderr.String(), 30))
+			t.Fatalf("task %s is %s, want %s\nagent:\n%s\nwilco:\n%s", task.ID, tk.State, want, agentOut, blackbox.Tail(in.Stderr.String(), 30))
 		}
 	}
 	waitTask("running") // acknowledged over NATS
 
 	ns.down()
 	// wilco saw it go: the restart is a real one, not a blip no one noticed.
-	in.until("wilco to see NATS go", 30*time.Second, func() bool { return strings.Contains(in.stderr.String(), "NATS disconnected") })
+	in.Until("wilco to see NATS go", 30*time.Second, func() bool { return strings.Contains(in.Stderr.String(), "NATS disconnected") })
 	ns.up()
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"wilco/natsbox"
+	"wilco/test/blackbox"
 	"wilco/wire"
 )
 
@@ -28,7 +29,7 @@ import (
 // names (its main package, github.com/nats-io/nats-server/v2), once: the
 // server as users run it, a process of its own that kill -9 stops.
 var natsServerBin = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "nats-server")
+	bin := filepath.Join(blackbox.BinDir, "nats-server")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -50,7 +51,7 @@ type natsProcess struct {
 	bin    string
 	dir    string
 	port   int
-	out    *lockedBuffer
+	out    *blackbox.LockedBuffer
 	cmd    *exec.Cmd
 	exited chan error
 	starts int
@@ -69,7 +70,7 @@ func startNATSProcess(t *testing.T) *natsProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &natsProcess{t: t, bin: bin, dir: t.TempDir(), port: ln.Addr().(*net.TCPAddr).Port, out: &lockedBuffer{}}
+	n := &natsProcess{t: t, bin: bin, dir: t.TempDir(), port: ln.Addr().(*net.TCPAddr).Port, out: &blackbox.LockedBuffer{}}
 	ln.Close()
 	n.start()
 	t.Cleanup(func() {
@@ -95,15 +96,15 @@ func (n *natsProcess) start() {
 	n.exited = exited
 	cmd := n.cmd
 	go func() { exited <- cmd.Wait() }()
-	if !eventually(30*time.Second, 10*time.Millisecond, func() bool {
+	if !blackbox.Eventually(30*time.Second, 10*time.Millisecond, func() bool {
 		select {
 		case err := <-exited:
-			n.t.Fatalf("nats-server start %d: exited (%v):\n%s", n.starts, err, tail(n.out.String(), 30))
+			n.t.Fatalf("nats-server start %d: exited (%v):\n%s", n.starts, err, blackbox.Tail(n.out.String(), 30))
 		default:
 		}
 		return strings.Count(n.out.String(), "Server is ready") == n.starts
 	}) {
-		n.t.Fatalf("nats-server start %d: not ready in 30 s:\n%s", n.starts, tail(n.out.String(), 30))
+		n.t.Fatalf("nats-server start %d: not ready in 30 s:\n%s", n.starts, blackbox.Tail(n.out.String(), 30))
 	}
 	n.atStart = n.blocks()
 }
@@ -162,7 +163,7 @@ func (n *natsProcess) losePower() int64 {
 // lossyRun is the record of the agents of TestALossyTransportLosesNothingWilcoAcknowledged.
 type lossyRun struct {
 	t    *testing.T
-	in   *instance
+	in   *blackbox.Instance
 	repo string
 	url  string
 
@@ -281,7 +282,7 @@ func (x *lossyRun) agent(ctx context.Context, name, token string) {
 // sends are the sends of deliveries to an agent that ask for an answer
 // (the first send, ACK REQUIRED and the other resends), as "id/attempt",
 // from wilco's event log.
-func sends(evs []event) map[string][]string {
+func sends(evs []blackbox.Event) map[string][]string {
 	out := map[string][]string{}
 	for _, ev := range evs {
 		if ev.Type != "delivery.sent" && ev.Type != "delivery.retried" {
@@ -310,21 +311,6 @@ func sends(evs []event) map[string][]string {
 	return out
 }
 
-// allEvents is wilco's whole event log.
-func (in *instance) allEvents() []event {
-	in.t.Helper()
-	var all []event
-	var after uint64
-	for {
-		evs, next := in.events(after)
-		if len(evs) == 0 {
-			return all
-		}
-		all = append(all, evs...)
-		after = next
-	}
-}
-
 // TestALossyTransportLosesNothingWilcoAcknowledged runs wilco with its
 // mailbox over a nats-server process (JetStream with its default fsync
 // policy) and three agents on NATS that acknowledge and complete the tasks
@@ -341,7 +327,7 @@ func (in *instance) allEvents() []event {
 func TestALossyTransportLosesNothingWilcoAcknowledged(t *testing.T) {
 	t.Parallel()
 	ns := startNATSProcess(t)
-	in := serve(t, `transport: `+ns.url()+`
+	in := blackbox.Serve(t, `transport: `+ns.url()+`
 agents:
   - {name: a1, adapter: mailbox, capabilities: [go]}
   - {name: a2, adapter: mailbox, capabilities: [go]}
@@ -352,12 +338,12 @@ verify:
 policy:
   ack: {timeouts: [3s, 2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s], backoff: {base: 200ms, max: 500ms}}
 `)
-	x := &lossyRun{t: t, in: in, repo: filepath.Base(in.dir), url: ns.url(),
+	x := &lossyRun{t: t, in: in, repo: filepath.Base(in.Dir), url: ns.url(),
 		got: map[string]map[string]string{}, acked: map[string]string{}, completed: map[string]bool{}}
 	tokens := map[string]string{}
 	for _, a := range []string{"a1", "a2", "a3"} {
 		var tok struct{ Token string }
-		in.must(200, in.call("POST", "/v1/agents/"+a+"/token", adminToken, nil), &tok)
+		in.Must(200, in.Call("POST", "/v1/agents/"+a+"/token", blackbox.AdminToken, nil), &tok)
 		tokens[a] = tok.Token
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -380,7 +366,7 @@ policy:
 	var tasks []string
 	var tasksMu sync.Mutex
 	submit := func(agent string) string {
-		id := in.submit(map[string]any{"description": "list the files", "agent": agent}).ID
+		id := in.Submit(map[string]any{"description": "list the files", "agent": agent}).ID
 		tasksMu.Lock()
 		tasks = append(tasks, id)
 		tasksMu.Unlock()
@@ -394,7 +380,7 @@ policy:
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				submit(agents[i%len(agents)])
-				atRandom(t, time.Duration(50+lrng.IntN(250))*time.Millisecond)
+				blackbox.AtRandom(t, time.Duration(50+lrng.IntN(250))*time.Millisecond)
 			}
 		})
 		return &wg
@@ -406,13 +392,13 @@ policy:
 	// The first is a blip; after the second NATS stays away longer than
 	// wilco's publishes and the agents' replies wait for its answers.
 	for k, down := range []time.Duration{time.Duration(rng.IntN(1000)) * time.Millisecond, time.Duration(5500+rng.IntN(1000)) * time.Millisecond} {
-		atRandom(t, time.Duration(800+rng.IntN(1500))*time.Millisecond)
+		blackbox.AtRandom(t, time.Duration(800+rng.IntN(1500))*time.Millisecond)
 		ns.kill()
 		t.Logf("kill -9 %d of nats-server, down %s", k+1, down.Round(time.Millisecond))
-		atRandom(t, down)
+		blackbox.AtRandom(t, down)
 		ns.start()
 	}
-	atRandom(t, time.Second)
+	blackbox.AtRandom(t, time.Second)
 	stopLoad()
 	loading.Wait()
 	done := func() {
@@ -421,7 +407,7 @@ policy:
 		all := slices.Clone(tasks)
 		tasksMu.Unlock()
 		for _, id := range all {
-			in.waitTask(id, 90*time.Second, "success")
+			in.WaitTask(id, 90*time.Second, "success")
 		}
 	}
 	done() // a3 holds no task when it goes
@@ -434,8 +420,8 @@ policy:
 	loading = load(lctx, 3, "a1", "a2")
 	away := submit("a3")
 	var delegation string
-	in.until("the away agent's delegation to be sent", 20*time.Second, func() bool {
-		for _, ev := range in.allEvents() {
+	in.Until("the away agent's delegation to be sent", 20*time.Second, func() bool {
+		for _, ev := range in.AllEvents() {
 			if ev.Type == "delivery.sent" && ev.TaskID == away {
 				delegation = deliveryOf(ev)
 				return true
@@ -466,15 +452,15 @@ policy:
 		var im wire.InboxMessage
 		return json.Unmarshal(m.Data, &im) == nil && im.ID == delegation && im.Attempt == 1
 	}
-	in.until("NATS to hold the away agent's delegation "+delegation, 10*time.Second, stored)
-	atRandom(t, time.Duration(rng.IntN(300))*time.Millisecond)
+	in.Until("NATS to hold the away agent's delegation "+delegation, 10*time.Second, stored)
+	blackbox.AtRandom(t, time.Duration(rng.IntN(300))*time.Millisecond)
 	ns.kill()
 	dropped := ns.losePower()
 	t.Logf("kill -9 3 of nats-server, as a power loss: %d bytes it wrote since its start dropped", dropped)
-	atRandom(t, time.Duration(rng.IntN(1000))*time.Millisecond)
+	blackbox.AtRandom(t, time.Duration(rng.IntN(1000))*time.Millisecond)
 	ns.start()
 	startAgent("a3")
-	atRandom(t, time.Second)
+	blackbox.AtRandom(t, time.Second)
 	stopLoad()
 	loading.Wait()
 
@@ -484,7 +470,7 @@ policy:
 	agents.Wait()
 
 	all := slices.Clone(tasks)
-	evs := in.allEvents()
+	evs := in.AllEvents()
 	var problems []string
 	ends := map[string][]uint64{}
 	ended := map[string]uint64{}
@@ -495,7 +481,7 @@ policy:
 		if ev.Type == "task.state" {
 			var d struct{ To string }
 			_ = json.Unmarshal(ev.Data, &d)
-			if slices.Contains(endStates, d.To) {
+			if slices.Contains(blackbox.EndStates, d.To) {
 				ends[ev.TaskID] = append(ends[ev.TaskID], ev.Seq)
 			}
 		}
@@ -516,7 +502,7 @@ policy:
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for id, how := range x.acked {
-		if m := in.message(id); m.State != "acknowledged" {
+		if m := in.Message(id); m.State != "acknowledged" {
 			problems = append(problems, fmt.Sprintf("%s was acknowledged (%s) but is %s", id, how, m.State))
 		}
 		if _, ok := ended[id]; !ok {
@@ -531,7 +517,7 @@ policy:
 
 	// What NATS lost: the sends in wilco's log that never reached their
 	// agent. Each was covered by a later send that did.
-	refused := in.stderr.String()
+	refused := in.Stderr.String()
 	var lost, lostRefused, resent int
 	for agent, ss := range sends(evs) {
 		for _, s := range ss {
@@ -581,6 +567,6 @@ policy:
 	t.Logf("%d tasks, %d events; %d sends never reached their agent (%d whose publish NATS refused while down, %d lost after NATS had them), %d of them covered by a later send; %d sends handed twice; %d replies sent again, unanswered; %s/1 lost, %s handed to a3 and acknowledged",
 		len(all), len(evs), lost, lostRefused, lost-lostRefused, resent, x.twice, x.unanswered, delegation, resentToA3)
 	if len(problems) > 0 {
-		t.Fatalf("%d problems:\n%s\nnats-server:\n%s\nwilco (warnings and errors):\n%s", len(problems), strings.Join(problems, "\n"), tail(ns.out.String(), 30), in.problems())
+		t.Fatalf("%d problems:\n%s\nnats-server:\n%s\nwilco (warnings and errors):\n%s", len(problems), strings.Join(problems, "\n"), blackbox.Tail(ns.out.String(), 30), in.Problems())
 	}
 }

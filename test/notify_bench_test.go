@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // BenchmarkEscalationReachesItsWebhook escalates a task b.N times (an
@@ -18,18 +20,18 @@ import (
 //	go test ./test -run '^$' -bench EscalationReachesItsWebhook -benchtime 30x
 func BenchmarkEscalationReachesItsWebhook(b *testing.B) {
 	hook := newHookReceiver(b, "s", 0)
-	yaml := "agents:\n" + execAgent(b, "noop", "noop.sh", nil) + checkStep +
+	yaml := "agents:\n" + execAgent(b, "noop", "noop.sh", nil) + blackbox.CheckStep +
 		"policy:\n  loop: {escalate_after: 1}\n" +
 		"notify:\n  webhooks:\n    - {name: ops, url: \"" + hook.srv.URL + "/\", secret: s, events: [escalated]}\n"
-	dir := newRepo(b, yaml)
-	in := serveRepo(b, dir)
+	dir := blackbox.NewRepo(b, yaml)
+	in := blackbox.ServeRepo(b, dir)
 	var lat []time.Duration
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("B-%d", i+1)
-		in.submit(map[string]any{"id": id, "description": "Make the check pass"})
-		in.waitTask(id, time.Minute, "escalated")
+		in.Submit(map[string]any{"id": id, "description": "Make the check pass"})
+		in.WaitTask(id, time.Minute, "escalated")
 		var r hookRequest
-		if !eventually(time.Minute, time.Millisecond, func() bool { var ok bool; r, ok = hook.find(id); return ok }) {
+		if !blackbox.Eventually(time.Minute, time.Millisecond, func() bool { var ok bool; r, ok = hook.find(id); return ok }) {
 			b.Fatalf("no notification of %s", id)
 		}
 		var body struct {
@@ -39,9 +41,9 @@ func BenchmarkEscalationReachesItsWebhook(b *testing.B) {
 			b.Fatal(err)
 		}
 		lat = append(lat, r.at.Sub(body.Time))
-		in.must(200, in.call("POST", "/v1/tasks/"+id+"/respond", adminToken, map[string]any{"action": "abort"}))
+		in.Must(200, in.Call("POST", "/v1/tasks/"+id+"/respond", blackbox.AdminToken, map[string]any{"action": "abort"}))
 	}
-	med, mx := medianMax(lat)
+	med, mx := blackbox.MedianMax(lat)
 	b.ReportMetric(float64(med.Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(mx.Microseconds())/1000, "max-ms")
 }

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // hookRequest is one request a receiver got.
@@ -173,30 +175,6 @@ type webhookBody struct {
 	Summary string `json:"summary"`
 }
 
-// notificationRecord is a notification as GET /v1/notifications lists it.
-type notificationRecord struct {
-	ID          string  `json:"id"`
-	Hook        string  `json:"hook"`
-	Event       string  `json:"event"`
-	TaskID      string  `json:"task_id"`
-	OperationID string  `json:"operation_id"`
-	State       string  `json:"state"`
-	Attempts    int     `json:"attempts"`
-	LastError   string  `json:"last_error"`
-	LastStatus  *int    `json:"last_status"`
-	CreatedAt   string  `json:"created_at"`
-	DeliveredAt *string `json:"delivered_at"`
-}
-
-func (in *instance) notifications(query string) []notificationRecord {
-	in.t.Helper()
-	var list struct {
-		Notifications []notificationRecord `json:"notifications"`
-	}
-	in.must(200, in.call("GET", "/v1/notifications"+query, adminToken, nil), &list)
-	return list.Notifications
-}
-
 // fakeNotifySend puts a notify-send on a PATH of its own that appends its
 // arguments, one per line, and a line "--end--", to a file.
 func fakeNotifySend(t *testing.T) (pathVar, record string) {
@@ -231,7 +209,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 		execAgent(t, "noop", "noop.sh", nil) +
 		"  - {name: ghost, adapter: mailbox}\n" +
 		"  - {name: opsagent, adapter: mailbox}\n" +
-		checkStep +
+		blackbox.CheckStep +
 		"policy:\n" +
 		"  ack: {timeouts: [3s], backoff: {base: 100ms, max: 100ms}, on_unresponsive: escalate}\n" +
 		"  loop: {escalate_after: 1, hard_stop: 2}\n" +
@@ -242,37 +220,37 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 		"    - {name: dead, url: \"" + dead.srv.URL + "/\", secret: dead-secret, events: [success]}\n" +
 		"  desktop: true\n" +
 		"  retry: {max_attempts: 3, backoff: {base: 100ms, max: 400ms}, timeout: 5s}\n"
-	dir := newRepo(t, yaml)
-	in := serveRepo(t, dir, pathVar)
+	dir := blackbox.NewRepo(t, yaml)
+	in := blackbox.ServeRepo(t, dir, pathVar)
 
 	// T-1 asks a question, is answered and succeeds.
-	in.submit(map[string]any{"id": "T-1", "description": "Fix file.txt", "agent": "clarifier"})
-	in.waitTask("T-1", 30*time.Second, "clarifying")
-	in.must(200, in.call("POST", "/v1/tasks/T-1/clarify", adminToken, map[string]any{"answers": []string{"the fix line"}}))
-	in.waitTask("T-1", 30*time.Second, "success")
+	in.Submit(map[string]any{"id": "T-1", "description": "Fix file.txt", "agent": "clarifier"})
+	in.WaitTask("T-1", 30*time.Second, "clarifying")
+	in.Must(200, in.Call("POST", "/v1/tasks/T-1/clarify", blackbox.AdminToken, map[string]any{"answers": []string{"the fix line"}}))
+	in.WaitTask("T-1", 30*time.Second, "success")
 	// T-2 is blocked, and aborted.
-	in.submit(map[string]any{"id": "T-2", "description": "Reach the fixture server", "agent": "blocker"})
-	in.waitTask("T-2", 30*time.Second, "blocked")
-	in.must(200, in.call("POST", "/v1/tasks/T-2/respond", adminToken, map[string]any{"action": "abort"}))
+	in.Submit(map[string]any{"id": "T-2", "description": "Reach the fixture server", "agent": "blocker"})
+	in.WaitTask("T-2", 30*time.Second, "blocked")
+	in.Must(200, in.Call("POST", "/v1/tasks/T-2/respond", blackbox.AdminToken, map[string]any{"action": "abort"}))
 	// T-3 escalates after one failure; retried, it hits the hard stop.
-	in.submit(map[string]any{"id": "T-3", "description": "Make the check pass", "agent": "noop"})
-	in.waitTask("T-3", 30*time.Second, "escalated")
-	in.must(200, in.call("POST", "/v1/tasks/T-3/respond", adminToken, map[string]any{"action": "retry"}))
-	in.waitTask("T-3", 30*time.Second, "stuck")
+	in.Submit(map[string]any{"id": "T-3", "description": "Make the check pass", "agent": "noop"})
+	in.WaitTask("T-3", 30*time.Second, "escalated")
+	in.Must(200, in.Call("POST", "/v1/tasks/T-3/respond", blackbox.AdminToken, map[string]any{"action": "retry"}))
+	in.WaitTask("T-3", 30*time.Second, "stuck")
 	// T-4's agent never answers: unresponsive, and the task escalates.
-	in.submit(map[string]any{"id": "T-4", "description": "Wait for a ghost", "agent": "ghost"})
-	in.waitTask("T-4", 30*time.Second, "escalated")
-	in.must(200, in.call("POST", "/v1/tasks/T-4/respond", adminToken, map[string]any{"action": "abort"}))
+	in.Submit(map[string]any{"id": "T-4", "description": "Wait for a ghost", "agent": "ghost"})
+	in.WaitTask("T-4", 30*time.Second, "escalated")
+	in.Must(200, in.Call("POST", "/v1/tasks/T-4/respond", blackbox.AdminToken, map[string]any{"action": "abort"}))
 	// A malformed task of a plan fails at once; an operation waits for "ok".
-	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "01-01", "tasks": []any{map[string]any{"description": " "}}}))
+	in.Must(201, in.Call("POST", "/v1/plans", blackbox.AdminToken, map[string]any{"id": "01-01", "tasks": []any{map[string]any{"description": " "}}}))
 	var op struct{ ID string }
-	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"opsagent"}, "timeout": "1h"}), &op)
+	in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "restart", "agents": []string{"opsagent"}, "timeout": "1h"}), &op)
 
 	type key struct{ event, about string }
 	want := []key{{"clarification", "T-1"}, {"success", "T-1"}, {"blocked", "T-2"}, {"escalated", "T-3"}, {"stuck", "T-3"},
 		{"unresponsive", "T-4"}, {"escalated", "T-4"}, {"failed", "01-01:task-1"}, {"operation", op.ID}}
 	waitFor(t, "every notification of the hook all delivered", 60*time.Second, func() bool {
-		return len(all.delivered()) >= len(want) && len(in.notifications("?hook=all&state=pending")) == 0
+		return len(all.delivered()) >= len(want) && len(in.Notifications("?hook=all&state=pending")) == 0
 	})
 	all.checkSignatures()
 	dead.checkSignatures()
@@ -293,8 +271,8 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 		if b.ID != id || b.Hook != "all" || r.attempt != 3 || b.Attempt != 3 || r.event != b.Event || b.Reason == "" || b.Summary == "" {
 			t.Errorf("%s: delivered on attempt %d (want the third), body %s", id, r.attempt, r.body)
 		}
-		if b.TaskID != "" && b.URL != in.url+"/#/tasks/"+b.TaskID {
-			t.Errorf("%s: url %q, want %s/#/tasks/%s", id, b.URL, in.url, b.TaskID)
+		if b.TaskID != "" && b.URL != in.Url+"/#/tasks/"+b.TaskID {
+			t.Errorf("%s: url %q, want %s/#/tasks/%s", id, b.URL, in.Url, b.TaskID)
 		}
 	}
 	for _, k := range want {
@@ -324,7 +302,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	if b := bodies[key{"unresponsive", "T-4"}]; b.State != "unresponsive" || b.Agent != "ghost" {
 		t.Errorf("unresponsive: %+v", b)
 	}
-	if b := bodies[key{"operation", op.ID}]; b.State != "waiting" || b.URL != in.url+"/#/operations/"+op.ID || !strings.Contains(b.Reason, "opsagent") {
+	if b := bodies[key{"operation", op.ID}]; b.State != "waiting" || b.URL != in.Url+"/#/operations/"+op.ID || !strings.Contains(b.Reason, "opsagent") {
 		t.Errorf("operation: %+v", b)
 	}
 	if b := bodies[key{"stuck", "T-3"}]; !strings.Contains(b.Reason, "hard stop") || b.State != "stuck" {
@@ -332,7 +310,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	}
 
 	// The store's record agrees: delivered on the third attempt, 200.
-	for _, n := range in.notifications("?hook=all") {
+	for _, n := range in.Notifications("?hook=all") {
 		if n.State != "delivered" || n.Attempts != 3 || n.LastStatus == nil || *n.LastStatus != 200 || n.LastError != "" || n.DeliveredAt == nil {
 			t.Errorf("record %+v", n)
 		}
@@ -342,7 +320,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	waitFor(t, "the Slack hook's notifications", 30*time.Second, func() bool { return len(chat.delivered()) == 3 })
 	for _, r := range chat.requests() {
 		var m map[string]string
-		if err := json.Unmarshal(r.body, &m); err != nil || len(m) != 1 || !strings.HasPrefix(m["text"], "*wilco*: T-") || !strings.Contains(m["text"], "<"+in.url+"/#/tasks/T-") {
+		if err := json.Unmarshal(r.body, &m); err != nil || len(m) != 1 || !strings.HasPrefix(m["text"], "*wilco*: T-") || !strings.Contains(m["text"], "<"+in.Url+"/#/tasks/T-") {
 			t.Errorf("slack body %s (%v)", r.body, err)
 		}
 		if r.signature != "" {
@@ -353,10 +331,10 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	// The hook that always fails: three attempts, then failed; T-1 did not
 	// wait for it.
 	waitFor(t, "the dead hook's notification failed", 30*time.Second, func() bool {
-		ns := in.notifications("?hook=dead&state=failed")
+		ns := in.Notifications("?hook=dead&state=failed")
 		return len(ns) == 1
 	})
-	d := in.notifications("?hook=dead")[0]
+	d := in.Notifications("?hook=dead")[0]
 	if d.Event != "success" || d.TaskID != "T-1" || d.Attempts != 3 || d.LastStatus == nil || *d.LastStatus != 500 || !strings.HasPrefix(d.LastError, "HTTP 500") {
 		t.Errorf("dead hook's record %+v", d)
 	}
@@ -366,13 +344,13 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 
 	// The desktop: notify-send ran for each event but success.
 	waitFor(t, "the desktop notifications", 30*time.Second, func() bool {
-		return len(in.notifications("?hook=desktop&state=delivered")) == len(want)-1
+		return len(in.Notifications("?hook=desktop&state=delivered")) == len(want)-1
 	})
-	shown := readFile(t, desktopLog)
-	mustContain(t, "notify-send's arguments", shown,
+	shown := blackbox.ReadFile(t, desktopLog)
+	blackbox.MustContain(t, "notify-send's arguments", shown,
 		"--app-name=wilco\n--urgency=critical\n--\nwilco: T-3 escalated\nMake the check pass\n",
 		"wilco: T-1 needs your answers\n", "wilco: operation "+op.ID+" waits for \"ok\"\n", "wilco: agent ghost is unresponsive\n",
-		in.url+"/#/tasks/T-2\n--end--\n")
+		in.Url+"/#/tasks/T-2\n--end--\n")
 	if strings.Contains(shown, "succeeded") {
 		t.Errorf("the desktop showed a success, which it does not hear of:\n%s", shown)
 	}
@@ -381,12 +359,12 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	}
 
 	// wilco notify log shows them.
-	out := in.cli("notify", "log", "--hook", "dead")
-	mustContain(t, "wilco notify log", out, "HOOK", "dead", "success", "T-1", "failed", "3/3", "HTTP 500")
+	out := in.Cli("notify", "log", "--hook", "dead")
+	blackbox.MustContain(t, "wilco notify log", out, "HOOK", "dead", "success", "T-1", "failed", "3/3", "HTTP 500")
 	var logged struct {
-		Notifications []notificationRecord `json:"notifications"`
+		Notifications []blackbox.NotificationRecord `json:"notifications"`
 	}
-	if err := json.Unmarshal([]byte(in.cli("notify", "log", "--json", "--state", "delivered", "--limit", "1000")), &logged); err != nil {
+	if err := json.Unmarshal([]byte(in.Cli("notify", "log", "--json", "--state", "delivered", "--limit", "1000")), &logged); err != nil {
 		t.Fatal(err)
 	}
 	// Delivered: every one of the hook all, the desktop's (all but
@@ -394,7 +372,7 @@ func TestEveryNotifyEventReachesItsHooksSignedAndRetriedUntilDelivered(t *testin
 	if n, w := len(logged.Notifications), len(want)+(len(want)-1)+3; n != w {
 		t.Errorf("wilco notify log --json --state delivered lists %d, want %d", n, w)
 	}
-	in.watchFold("notify")
+	in.WatchFold("notify")
 }
 
 // TestNotificationsPendingAtAKillNineAreSentAfterTheRestart makes
@@ -411,13 +389,13 @@ func TestNotificationsPendingAtAKillNineAreSentAfterTheRestart(t *testing.T) {
 	yaml := "agents:\n  - {name: opsagent, adapter: mailbox}\n" +
 		"notify:\n  webhooks:\n    - {name: ops, url: \"" + hook.srv.URL + "/\", secret: " + secret + ", events: [operation]}\n" +
 		"  retry: {max_attempts: 1000, backoff: {base: 50ms, max: 200ms}, timeout: 30s}\n"
-	dir := newRepo(t, yaml)
+	dir := blackbox.NewRepo(t, yaml)
 	seed := uint64(time.Now().UnixNano())
 	rng := mrand.New(mrand.NewPCG(seed, 13))
 	t.Logf("seed %d", seed)
 
 	var accepted []string // operations answered 201
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	const kills = 4
 	for k := range kills {
 		mode := []string{"down", "hang"}[k%2]
@@ -425,24 +403,24 @@ func TestNotificationsPendingAtAKillNineAreSentAfterTheRestart(t *testing.T) {
 		before := len(hook.requests())
 		for range 3 + rng.IntN(5) {
 			var op struct{ ID string }
-			in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"opsagent"}, "timeout": "1h"}), &op)
+			in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "restart", "agents": []string{"opsagent"}, "timeout": "1h"}), &op)
 			accepted = append(accepted, op.ID)
 		}
 		// Let attempts reach the hook, then kill at a random moment.
 		waitFor(t, "attempts reaching the hook", 30*time.Second, func() bool { return len(hook.requests()) > before })
-		atRandom(t, time.Duration(rng.IntN(300))*time.Millisecond)
-		in.kill()
+		blackbox.AtRandom(t, time.Duration(rng.IntN(300))*time.Millisecond)
+		in.Kill()
 		t.Logf("kill %d (%s): %d operations so far, %d requests", k+1, mode, len(accepted), len(hook.requests()))
-		in = serveRepo(t, dir)
+		in = blackbox.ServeRepo(t, dir)
 	}
 	// The webhook comes back.
 	hook.setMode("")
 	waitFor(t, "every notification delivered", 60*time.Second, func() bool {
-		return len(in.notifications("?state=pending&limit=10000")) == 0
+		return len(in.Notifications("?state=pending&limit=10000")) == 0
 	})
 	hook.checkSignatures()
-	records := in.notifications("?limit=10000")
-	byOp := map[string]notificationRecord{}
+	records := in.Notifications("?limit=10000")
+	byOp := map[string]blackbox.NotificationRecord{}
 	for _, n := range records {
 		if n.State != "delivered" {
 			t.Errorf("%s is %s: %+v", n.ID, n.State, n)

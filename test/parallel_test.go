@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"wilco/perform"
+	"wilco/test/blackbox"
 )
 
 // ownFilesCheck is the verify step of the parallel tests: the task's own
@@ -36,7 +37,7 @@ fi
 // check script given as par.sh, committed, the verify step running it.
 func parallelRepo(t *testing.T, yaml, check string) string {
 	t.Helper()
-	dir := newRepo(t, yaml+"verify:\n  steps:\n    - {name: check, run: \"sh par.sh\", timeout: 20s}\n")
+	dir := blackbox.NewRepo(t, yaml+"verify:\n  steps:\n    - {name: check, run: \"sh par.sh\", timeout: 20s}\n")
 	if err := os.WriteFile(filepath.Join(dir, "par.sh"), []byte(check), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +93,12 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 	}
 	dir := parallelRepo(t, "parallel: 4\nagents:\n"+agents, ownFilesCheck)
 	before := firstParents(t, dir)
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	var ids []string
 	for i := 1; i <= 12; i++ {
 		id := fmt.Sprintf("P-%d", i)
 		ids = append(ids, id)
-		if got := in.submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"}); got.Land != "merge" {
+		if got := in.Submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt"}); got.Land != "merge" {
 			t.Fatalf("%s lands %q, want merge (the default with parallel 4)", id, got.Land)
 		}
 	}
@@ -109,8 +110,8 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 		} `json:"working"`
 	}
 	most := 0
-	if !eventually(30*time.Second, 5*time.Millisecond, func() bool {
-		in.must(200, in.call("GET", "/v1/queue", adminToken, nil), &q)
+	if !blackbox.Eventually(30*time.Second, 5*time.Millisecond, func() bool {
+		in.Must(200, in.Call("GET", "/v1/queue", blackbox.AdminToken, nil), &q)
 		for _, w := range q.Working {
 			if w.Branch != "wilco/"+w.ID || w.Worktree != ".wilco/worktrees/"+w.ID {
 				t.Fatalf("a slot's task works in %q on %q", w.Worktree, w.Branch)
@@ -122,14 +123,14 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 		}
 		return most >= 2
 	}) {
-		t.Fatalf("tasks were not worked at once (at most %d):\n%s", most, in.problems())
+		t.Fatalf("tasks were not worked at once (at most %d):\n%s", most, in.Problems())
 	}
-	if r := wilcoCLI(t, dir, in.url, time.Minute, "queue"); r.code != 0 || !strings.Contains(r.stdout, "of 4 held") {
-		t.Fatalf("wilco queue: %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "queue"); r.Code != 0 || !strings.Contains(r.Stdout, "of 4 held") {
+		t.Fatalf("wilco queue: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	combined := 0
 	for _, id := range ids {
-		tk := in.waitTask(id, 3*time.Minute, "success")
+		tk := in.WaitTask(id, 3*time.Minute, "success")
 		if tk.Branch != "wilco/"+id || tk.Worktree != ".wilco/worktrees/"+id || tk.LandedCommit == "" {
 			t.Fatalf("%s: branch %q worktree %q landed %q", id, tk.Branch, tk.Worktree, tk.LandedCommit)
 		}
@@ -180,7 +181,7 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 			t.Fatalf("the checkout's files/%s.txt: %q %v", id, b, err)
 		}
 	}
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool {
+	if !blackbox.Eventually(10*time.Second, 20*time.Millisecond, func() bool {
 		entries, _ := os.ReadDir(filepath.Join(dir, ".wilco", "worktrees"))
 		n := 0
 		for _, e := range entries {
@@ -203,11 +204,11 @@ func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T)
 	}
 	gitRun(t, dir, "add", "shared.txt")
 	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "C-1", "description": "Write C-1 into shared.txt", "agent": "first"})
-	in.submit(map[string]any{"id": "C-2", "description": "Write C-2 into shared.txt", "agent": "second"})
-	first := in.waitTask("C-1", time.Minute, "success")
-	second := in.waitTask("C-2", 2*time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "C-1", "description": "Write C-1 into shared.txt", "agent": "first"})
+	in.Submit(map[string]any{"id": "C-2", "description": "Write C-2 into shared.txt", "agent": "second"})
+	first := in.WaitTask("C-1", time.Minute, "success")
+	second := in.WaitTask("C-2", 2*time.Minute, "success")
 	if len(second.Failures) == 0 {
 		t.Fatalf("C-2 landed with no conflict:\n%s", second)
 	}
@@ -215,12 +216,12 @@ func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T)
 	if f.FailureType != "merge_conflict" || !strings.Contains(f.Details, "shared.txt") || !strings.Contains(f.Details, first.LandedCommit[:7]) {
 		t.Fatalf("C-2's first failure does not name the conflict and C-1's commit %s:\n%+v", first.LandedCommit[:7], f)
 	}
-	r := wilcoCLI(t, dir, in.url, time.Minute, "stats", "--json")
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "stats", "--json")
 	var st struct {
 		Summary struct{ Landed, Conflicted int } `json:"summary"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Summary.Landed != 2 || st.Summary.Conflicted != 1 {
-		t.Fatalf("wilco stats: %+v %v\n%s", st, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Summary.Landed != 2 || st.Summary.Conflicted != 1 {
+		t.Fatalf("wilco stats: %+v %v\n%s", st, err, r.Stdout)
 	}
 	// C-1's commit, and C-2's resolved merge with it (run C-2-a2) on top
 	// of C-2's first commit.
@@ -249,11 +250,11 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 `
 	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2")+
 		"policy:\n  loop: {escalate_after: 1}\n", atMostOne)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "I-1", "description": "Write I-1 into files/I-1.txt", "agent": "first"})
-	in.submit(map[string]any{"id": "I-2", "description": "Write I-2 into files/I-2.txt", "agent": "second"})
-	in.waitTask("I-1", time.Minute, "success")
-	second := in.waitTask("I-2", 2*time.Minute, "escalated")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "I-1", "description": "Write I-1 into files/I-1.txt", "agent": "first"})
+	in.Submit(map[string]any{"id": "I-2", "description": "Write I-2 into files/I-2.txt", "agent": "second"})
+	in.WaitTask("I-1", time.Minute, "success")
+	second := in.WaitTask("I-2", 2*time.Minute, "escalated")
 	if len(second.Failures) == 0 {
 		t.Fatalf("I-2 has no failure:\n%s", second)
 	}
@@ -261,9 +262,9 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 	if f.FailureType != "integration_failed" || !strings.Contains(f.ExecutorOutput.Error, "sh par.sh") || !strings.Contains(f.Details, "at most 1 is allowed") {
 		t.Fatalf("I-2's failure:\n%+v", f)
 	}
-	r := wilcoCLI(t, dir, in.url, time.Minute, "stats")
-	if !strings.Contains(r.stdout, "| Integration failures (tasks) | 1 |") || !strings.Contains(r.stdout, "| Landed as commits | 1 |") {
-		t.Fatalf("wilco stats:\n%s%s", r.stdout, r.stderr)
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "stats")
+	if !strings.Contains(r.Stdout, "| Integration failures (tasks) | 1 |") || !strings.Contains(r.Stdout, "| Landed as commits | 1 |") {
+		t.Fatalf("wilco stats:\n%s%s", r.Stdout, r.Stderr)
 	}
 	for _, c := range firstParents(t, dir) {
 		if err := checkTreeOf(t, dir, c); err != nil {
@@ -290,14 +291,14 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 		}
 	}
 	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt", "keep_worktree": true})
-	var tk task
-	if !eventually(time.Minute, 20*time.Millisecond, func() bool {
-		tk = in.task("W-1")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt", "keep_worktree": true})
+	var tk blackbox.Task
+	if !blackbox.Eventually(time.Minute, 20*time.Millisecond, func() bool {
+		tk = in.Task("W-1")
 		return strings.Contains(tk.Milestone, "uncommitted changes in files/W-1.txt")
 	}) {
-		t.Fatalf("the landing does not say it waits:\n%s\n%s", tk, in.problems())
+		t.Fatalf("the landing does not say it waits:\n%s\n%s", tk, in.Problems())
 	}
 	time.Sleep(500 * time.Millisecond)
 	for name, content := range mine {
@@ -305,14 +306,14 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 			t.Fatalf("the landing overwrote the user's %s: %q", name, b)
 		}
 	}
-	if now := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main")); now != head || in.task("W-1").State != "running" {
+	if now := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main")); now != head || in.Task("W-1").State != "running" {
 		t.Fatal("main moved while the landing waited")
 	}
 	// The user puts the draft away: the landing goes on.
 	if err := os.Remove(filepath.Join(dir, "files/W-1.txt")); err != nil {
 		t.Fatal(err)
 	}
-	in.waitTask("W-1", time.Minute, "success")
+	in.WaitTask("W-1", time.Minute, "success")
 	if b, _ := os.ReadFile(filepath.Join(dir, "files/W-1.txt")); string(b) != "W-1\n" {
 		t.Fatalf("files/W-1.txt after the landing: %q", b)
 	}
@@ -334,7 +335,7 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 		t.Run(strings.ReplaceAll(kill, ":", "_"), func(t *testing.T) {
 			t.Parallel()
 			dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "agent", 3), ownFilesCheck)
-			in := serveRepo(t, dir, perform.EnvKillBefore+"="+kill)
+			in := blackbox.ServeRepo(t, dir, perform.EnvKillBefore+"="+kill)
 			// One plan of three tasks: submitted in one step, which a kill
 			// right after may leave unanswered.
 			ids := []string{"k:task-1", "k:task-2", "k:task-3"}
@@ -343,16 +344,16 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 				tasks = append(tasks, map[string]any{"description": "Write " + id + " into files/" + id + ".txt"})
 			}
 			body, _ := json.Marshal(map[string]any{"id": "k", "tasks": tasks})
-			req, _ := http.NewRequest("POST", in.url+"/v1/plans", bytes.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+adminToken)
+			req, _ := http.NewRequest("POST", in.Url+"/v1/plans", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+blackbox.AdminToken)
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
-			in.waitKilled(2 * time.Minute)
-			again := serveRepo(t, dir)
+			in.WaitKilled(2 * time.Minute)
+			again := blackbox.ServeRepo(t, dir)
 			for _, id := range ids {
-				again.waitTask(id, 2*time.Minute, "success")
+				again.WaitTask(id, 2*time.Minute, "success")
 			}
 			for _, id := range ids {
 				if n := strings.Count(gitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
@@ -367,7 +368,7 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 			if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
 				t.Fatalf("the checkout after the restart:\n%s", st)
 			}
-			if !eventually(10*time.Second, 20*time.Millisecond, func() bool {
+			if !blackbox.Eventually(10*time.Second, 20*time.Millisecond, func() bool {
 				return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
 			}) {
 				t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
@@ -379,13 +380,13 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 func TestThePageShowsATaskWorkedInParallelItsBranchWorktreeAndLanding(t *testing.T) {
 	t.Parallel()
 	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt"})
-	got := in.waitTask("B-1", time.Minute, "success")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt"})
+	got := in.WaitTask("B-1", time.Minute, "success")
 	short := got.LandedCommit[:7]
 
 	b := openBrowser(t)
-	b.navigate(in.loginLink())
+	b.navigate(in.LoginLink())
 	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
 	b.goTo("#/tasks/B-1")
 	b.waitFor("B-1's summary", `document.getElementById('summary') !== null`, 10*time.Second)
@@ -395,8 +396,8 @@ func TestThePageShowsATaskWorkedInParallelItsBranchWorktreeAndLanding(t *testing
 		}
 	}
 	byType := timelineLines(t, b, "task.landed")
-	mustContain(t, "the timeline", byType["task.worktree"], "Works in .wilco/worktrees/B-1 on branch wilco/B-1, made from main.")
-	mustContain(t, "the timeline", byType["task.prepared"], "Its worktree starts from ")
-	mustContain(t, "the timeline", byType["task.land_started"], "Its turn to land came.")
-	mustContain(t, "the timeline", byType["task.state"], "its worktree is being made")
+	blackbox.MustContain(t, "the timeline", byType["task.worktree"], "Works in .wilco/worktrees/B-1 on branch wilco/B-1, made from main.")
+	blackbox.MustContain(t, "the timeline", byType["task.prepared"], "Its worktree starts from ")
+	blackbox.MustContain(t, "the timeline", byType["task.land_started"], "Its turn to land came.")
+	blackbox.MustContain(t, "the timeline", byType["task.state"], "its worktree is being made")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 // recorder writes a stand-in for an agent CLI named name into dir: it
@@ -41,28 +43,28 @@ func TestPresetsStartTheCurrentCLIsAsTheyDemand(t *testing.T) {
 	bin := t.TempDir()
 	codex := recorder(t, bin, "codex", "codex-cli 0.169.0")
 	gemini := recorder(t, bin, "gemini", "0.61.0", "GEMINI_CLI_TRUST_WORKSPACE")
-	dir := newRepo(t, "agents:\n"+
-		"  - {name: codex, adapter: exec, preset: codex, command: ["+quoted(codex)+"], timeout: 1m}\n"+
-		"  - {name: gemini, adapter: exec, preset: gemini, command: ["+quoted(gemini)+"], timeout: 1m}\n"+checkStep)
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+
+		"  - {name: codex, adapter: exec, preset: codex, command: ["+blackbox.Quoted(codex)+"], timeout: 1m}\n"+
+		"  - {name: gemini, adapter: exec, preset: gemini, command: ["+blackbox.Quoted(gemini)+"], timeout: 1m}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
 	// One at a time: a stand-in fails every turn the same way, so its task
 	// is escalated and holds the queue until it is answered.
-	in.submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt", "agent": "codex"})
+	in.Submit(map[string]any{"id": "P-1", "description": "Write the fix into file.txt", "agent": "codex"})
 	waitFor(t, "codex to run", 30*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(bin, "codex.log"))
 		return err == nil
 	})
-	in.waitTask("P-1", 30*time.Second, "escalated")
-	in.cli("respond", "P-1", "abort")
-	in.submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt", "agent": "gemini"})
+	in.WaitTask("P-1", 30*time.Second, "escalated")
+	in.Cli("respond", "P-1", "abort")
+	in.Submit(map[string]any{"id": "P-2", "description": "Write the fix into file.txt", "agent": "gemini"})
 	waitFor(t, "gemini to run", 30*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(bin, "gemini.log"))
 		return err == nil
 	})
-	if got := readFile(t, filepath.Join(bin, "codex.log")); !strings.HasPrefix(got, "exec --sandbox workspace-write --json") || strings.Contains(got, "--full-auto") {
+	if got := blackbox.ReadFile(t, filepath.Join(bin, "codex.log")); !strings.HasPrefix(got, "exec --sandbox workspace-write --json") || strings.Contains(got, "--full-auto") {
 		t.Fatalf("codex ran as: %s", got)
 	}
-	if got := readFile(t, filepath.Join(bin, "gemini.log")); !strings.Contains(got, "GEMINI_CLI_TRUST_WORKSPACE=true") {
+	if got := blackbox.ReadFile(t, filepath.Join(bin, "gemini.log")); !strings.Contains(got, "GEMINI_CLI_TRUST_WORKSPACE=true") {
 		t.Fatalf("gemini ran without the folder trusted: %s", got)
 	}
 }
@@ -84,14 +86,14 @@ func TestInitNotesAnAgentNewerThanItsPresetKnows(t *testing.T) {
 	}
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
-	cmd := exec.Command(wilcoBin, "init")
+	cmd := exec.Command(blackbox.WilcoBin, "init")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + bin, "HOME=" + dir}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("wilco init: %v\n%s", err, out)
 	}
-	mustContain(t, "wilco init", string(out), "agent:  claude (exec, preset claude-code)", "note: claude 9.0.0 is newer than 2.1.331")
+	blackbox.MustContain(t, "wilco init", string(out), "agent:  claude (exec, preset claude-code)", "note: claude 9.0.0 is newer than 2.1.331")
 }
 
 // `wilco init` notes nothing of an agent CLI whose preset is known to work
@@ -111,14 +113,14 @@ func TestInitNotesNoVersionOfAnAgentWhosePresetKnowsNone(t *testing.T) {
 	}
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
-	cmd := exec.Command(wilcoBin, "init")
+	cmd := exec.Command(blackbox.WilcoBin, "init")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + bin, "HOME=" + dir}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("wilco init: %v\n%s", err, out)
 	}
-	mustContain(t, "wilco init", string(out), "agent:  aider (exec, preset aider)")
+	blackbox.MustContain(t, "wilco init", string(out), "agent:  aider (exec, preset aider)")
 	if strings.Contains(string(out), "note:") {
 		t.Fatalf("wilco init notes a version of aider:\n%s", out)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"wilco/test/blackbox"
 )
 
 // TestAFailedNodeAnswersAValidAgentToken503NotUnknown makes the disk
@@ -19,20 +21,20 @@ import (
 // — and the admin's reads get 503, not an empty list or a 404.
 func TestAFailedNodeAnswersAValidAgentToken503NotUnknown(t *testing.T) {
 	t.Parallel()
-	in := serve(t, "agents: []\n")
-	tok := in.agent("alpha", "go")
-	in.inbox(tok, 0)
+	in := blackbox.Serve(t, "agents: []\n")
+	tok := in.Agent("alpha", "go")
+	in.Inbox(tok, 0)
 
 	lim := unix.Rlimit{Cur: 1, Max: 1}
-	if err := unix.Prlimit(in.cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
+	if err := unix.Prlimit(in.Cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
 		t.Fatalf("limit the server's file size: %v", err)
 	}
-	defer in.kill() // its loop stopped: no clean shutdown to wait for
-	if r := in.call("POST", "/v1/tasks", adminToken, map[string]any{"description": "never stored"}); r.status != 503 {
-		t.Errorf("the commit the disk refused: %d %s, want 503", r.status, r.body)
+	defer in.Kill() // its loop stopped: no clean shutdown to wait for
+	if r := in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"description": "never stored"}); r.Status != 503 {
+		t.Errorf("the commit the disk refused: %d %s, want 503", r.Status, r.Body)
 	}
-	if r := in.call("GET", "/healthz", "", nil); r.status != 503 {
-		t.Errorf("/healthz of a node whose loop stopped: %d %s, want 503", r.status, r.body)
+	if r := in.Call("GET", "/healthz", "", nil); r.Status != 503 {
+		t.Errorf("/healthz of a node whose loop stopped: %d %s, want 503", r.Status, r.Body)
 	}
 	for _, c := range []struct {
 		what, method, path, token string
@@ -42,13 +44,13 @@ func TestAFailedNodeAnswersAValidAgentToken503NotUnknown(t *testing.T) {
 		{"the agent's inbox, long-polled", "GET", "/v1/inbox?wait=5s", tok, nil},
 		{"the agent's reply", "POST", "/v1/inbox/replies", tok, map[string]any{"in_reply_to": "M-1", "text": "ok"}},
 		{"the agent's MCP tools", "POST", "/mcp", tok, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}},
-		{"the agents", "GET", "/v1/agents", adminToken, nil},
-		{"one agent", "GET", "/v1/agents/alpha", adminToken, nil},
-		{"the tasks", "GET", "/v1/tasks", adminToken, nil},
+		{"the agents", "GET", "/v1/agents", blackbox.AdminToken, nil},
+		{"one agent", "GET", "/v1/agents/alpha", blackbox.AdminToken, nil},
+		{"the tasks", "GET", "/v1/tasks", blackbox.AdminToken, nil},
 	} {
-		r := in.call(c.method, c.path, c.token, c.body)
-		if r.status != 503 || r.errorCode() != "unavailable" || !strings.Contains(string(r.body), "loop stopped") {
-			t.Errorf("%s (%s %s): %d %s, want 503 unavailable saying the loop stopped", c.what, c.method, c.path, r.status, r.body)
+		r := in.Call(c.method, c.path, c.token, c.body)
+		if r.Status != 503 || r.ErrorCode() != "unavailable" || !strings.Contains(string(r.Body), "loop stopped") {
+			t.Errorf("%s (%s %s): %d %s, want 503 unavailable saying the loop stopped", c.what, c.method, c.path, r.Status, r.Body)
 		}
 	}
 }

@@ -9,12 +9,9 @@ package test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,373 +20,35 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
-
-// checkScript is the repositories' verify step (sh check.sh): file.txt must
-// say "fixed <task id>" (verify steps get WILCO_TASK_ID), so that one task's
-// fix does not pass another's check.
-const checkScript = `want="fixed $WILCO_TASK_ID"
-got=$(cat file.txt)
-[ "$got" = "$want" ] || { echo "check: file.txt is not fixed: want \"$want\", got \"$got\""; exit 1; }
-`
-
-// checkStep is the verify section that runs check.sh.
-const checkStep = `verify:
-  steps:
-    - {name: check, run: "sh check.sh", timeout: 10s}
-`
-
-// quoted renders s as a YAML double-quoted scalar (JSON's quoting is a
-// subset of YAML's).
-func quoted(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// scriptPath is the absolute path of a scripted agent.
-func scriptPath(t testing.TB, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "agents", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // execAgent is one wilco.yaml agent entry: `sh <script> <args>…`, the prompt
 // on stdin, handshake inline. env is KEY=VALUE pairs.
 func execAgent(t testing.TB, name, script string, args []string, env ...string) string {
 	t.Helper()
-	cmd := []string{quoted("sh"), quoted(scriptPath(t, script))}
+	cmd := []string{blackbox.Quoted("sh"), blackbox.Quoted(blackbox.ScriptPath(t, script))}
 	for _, a := range args {
-		cmd = append(cmd, quoted(a))
+		cmd = append(cmd, blackbox.Quoted(a))
 	}
 	line := fmt.Sprintf("  - {name: %s, adapter: exec, command: [%s], prompt: stdin, handshake: inline, timeout: 2m", name, strings.Join(cmd, ", "))
 	if len(env) > 0 {
 		var kv []string
 		for _, e := range env {
 			k, v, _ := strings.Cut(e, "=")
-			kv = append(kv, k+": "+quoted(v))
+			kv = append(kv, k+": "+blackbox.Quoted(v))
 		}
 		line += ", env: {" + strings.Join(kv, ", ") + "}"
 	}
 	return line + "}\n"
 }
 
-// newRepo makes a git repository with file.txt ("broken"), check.sh,
-// .gitignore (.wilco/, as a user would write it) and wilco.yaml, all
-// committed, and returns its directory.
-func newRepo(t testing.TB, yaml string) string {
-	t.Helper()
-	return newRepoIgnoring(t, yaml, ".wilco/\n")
-}
-
-// newRepoIgnoring is newRepo with the given .gitignore ("": none).
-func newRepoIgnoring(t testing.TB, yaml, gitignore string) string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{"file.txt": "broken\n", "check.sh": checkScript, "wilco.yaml": yaml}
-	if gitignore != "" {
-		files[".gitignore"] = gitignore
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "a broken file"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	return dir
-}
-
-// serveRepo starts `wilco serve` in a repository made by newRepo (again,
-// after a stop or a kill: the store is kept), with env (KEY=VALUE) added
-// to its environment.
-func serveRepo(t testing.TB, dir string, env ...string) *instance {
-	t.Helper()
-	addrFile := filepath.Join(dir, ".wilco", "addr")
-	_ = os.Remove(addrFile) // a killed server leaves its address behind
-	in := &instance{t: t, dir: dir, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
-	in.cmd = exec.Command(wilcoBin, "serve", "--addr", "127.0.0.1:0")
-	in.cmd.Dir = dir
-	in.cmd.Env = append(append(os.Environ(), "WILCO_CONFIG="+filepath.Join(dir, "wilco.yaml"), "WILCO_TOKEN="+adminToken), env...)
-	in.cmd.Stderr = in.stderr
-	in.cmd.Stdout = in.stderr
-	if err := in.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { in.exited <- in.cmd.Wait() }()
-	t.Cleanup(in.stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if data, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(data), "\n") {
-			in.url = strings.TrimSpace(string(data))
-			// The OpenAPI document every answer is checked against is
-			// read now, while the server is surely up: a test may kill it
-			// (or have it killed) before its first answer is checked.
-			in.checker()
-			return in
-		}
-		select {
-		case err := <-in.exited:
-			in.exited <- err
-			t.Fatalf("wilco serve exited at start: %v\n%s", err, in.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("wilco serve did not start in 30s:\n%s", in.stderr)
-		}
-	}
-}
-
-// kill ends the server with SIGKILL: no shutdown of any kind.
-func (in *instance) kill() {
-	in.t.Helper()
-	_ = in.cmd.Process.Kill()
-	select {
-	case err := <-in.exited:
-		in.exited <- err
-	case <-time.After(30 * time.Second):
-		in.t.Fatal("wilco serve did not die of SIGKILL in 30s")
-	}
-}
-
-// cliResult is one run of the wilco CLI.
-type cliResult struct {
-	code           int
-	stdout, stderr string
-}
-
-// wilcoCLI runs the CLI in dir against the server at addr (WILCO_ADDR),
-// with the admin token, for at most timeout.
-func wilcoCLI(t testing.TB, dir, addr string, timeout time.Duration, args ...string) cliResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, wilcoBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "WILCO_ADDR="+addr, "WILCO_TOKEN="+adminToken, "WILCO_CONFIG="+filepath.Join(dir, "wilco.yaml"))
-	var out, errb lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := cliResult{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		r.code = -1
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("wilco %s: %v", strings.Join(args, " "), err)
-	}
-	return r
-}
-
-// cli runs the CLI against this server and requires exit status 0.
-func (in *instance) cli(args ...string) string {
-	in.t.Helper()
-	r := wilcoCLI(in.t, in.dir, in.url, 60*time.Second, args...)
-	if r.code != 0 {
-		in.t.Fatalf("wilco %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-	}
-	return r.stdout
-}
-
-// taskFailure is a failure record (docs/FAILURES.md).
-type taskFailure struct {
-	Attempt        int    `json:"attempt"`
-	FailureType    string `json:"failure_type"`
-	RunID          string `json:"run_id"`
-	ExecutorOutput struct {
-		Status        string   `json:"status"`
-		FilesModified []string `json:"files_modified"`
-		Verification  *struct {
-			Command       string `json:"command"`
-			ExitCode      int    `json:"exit_code"`
-			OutputSummary string `json:"output_summary"`
-		} `json:"verification"`
-		Error string `json:"error"`
-	} `json:"executor_output"`
-	RootCauseGuess string `json:"root_cause_guess"`
-	SuggestedFix   string `json:"suggested_fix"`
-	Details        string `json:"details"`
-}
-
-// task is a Task (docs/API.md) with the extras these tests read.
-type task struct {
-	ID                  string        `json:"id"`
-	Description         string        `json:"description"`
-	Constraints         []string      `json:"constraints"`
-	State               string        `json:"state"`
-	Phase               *string       `json:"phase"`
-	DryRun              bool          `json:"dry_run"`
-	Agent               string        `json:"agent"`
-	Position            *int          `json:"position"`
-	Attempt             int           `json:"attempt"`
-	ConsecutiveFailures int           `json:"consecutive_failures"`
-	TotalVerifyLoops    int           `json:"total_verify_loops"`
-	Replans             int           `json:"replans"`
-	Milestone           string        `json:"milestone"`
-	Questions           []string      `json:"questions"`
-	Failures            []taskFailure `json:"failures"`
-	Escalation          *struct {
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	} `json:"escalation"`
-	Summary *struct {
-		Files []string `json:"files"`
-		Why   string   `json:"why"`
-		RunID string   `json:"run_id"`
-		Text  string   `json:"text"`
-	} `json:"summary"`
-	StuckReport *struct {
-		Hypotheses []string `json:"hypotheses"`
-		RunIDs     []string `json:"run_ids"`
-		Path       string   `json:"path"`
-		Markdown   string   `json:"markdown"`
-	} `json:"stuck_report"`
-	StartedAt   *time.Time `json:"started_at"`
-	FinishedAt  *time.Time `json:"finished_at"`
-	RunIDs      []string   `json:"run_ids"`
-	Warnings    []string   `json:"warnings"`
-	PlanID      string     `json:"plan_id"`
-	DependsOn   []string   `json:"depends_on"`
-	ResumedFrom string     `json:"resumed_from"`
-	// Land is how its verified change lands; LandedCommit the commit it
-	// landed as.
-	Land         string `json:"land"`
-	LandedCommit string `json:"landed_commit"`
-	// Branch and Worktree are those of a task worked in parallel.
-	Branch   string `json:"branch"`
-	Worktree string `json:"worktree"`
-}
-
-func (t task) String() string {
-	b, _ := json.MarshalIndent(t, "", "  ")
-	return string(b)
-}
-
-// submit posts a task and returns it.
-func (in *instance) submit(body map[string]any) task {
-	in.t.Helper()
-	var t task
-	in.must(201, in.call("POST", "/v1/tasks", adminToken, body), &t)
-	return t
-}
-
-func (in *instance) task(id string) task {
-	in.t.Helper()
-	var t task
-	in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &t)
-	return t
-}
-
-// endStates end a task.
-var endStates = []string{"success", "cancelled", "stuck", "skipped", "aborted", "failed"}
-
-// waitTask polls the task until it is in one of states; a task that ends
-// in another terminal state fails the test at once.
-func (in *instance) waitTask(id string, timeout time.Duration, states ...string) task {
-	in.t.Helper()
-	var t task
-	if !eventually(timeout, 10*time.Millisecond, func() bool {
-		t = in.task(id)
-		if !slices.Contains(states, t.State) && slices.Contains(endStates, t.State) {
-			in.t.Fatalf("task %s ended %s, waiting for %v:\n%s\nserver (warnings and errors):\n%s", id, t.State, states, t, in.problems())
-		}
-		return slices.Contains(states, t.State)
-	}) {
-		in.t.Fatalf("task %s is still %s after %s, waiting for %v:\n%s\nserver (warnings and errors):\n%s", id, t.State, timeout, states, t, in.problems())
-	}
-	return t
-}
-
-// problems are the server's log lines above INFO.
-func (in *instance) problems() string {
-	var out []string
-	for _, l := range strings.Split(in.stderr.String(), "\n") {
-		if l != "" && !strings.Contains(l, "level=INFO") && !strings.Contains(l, "level=DEBUG") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // waitFor polls cond until it holds, or fails after timeout.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	if !eventually(timeout, 10*time.Millisecond, cond) {
+	if !blackbox.Eventually(timeout, 10*time.Millisecond, cond) {
 		t.Fatalf("timed out after %s waiting for %s", timeout, what)
-	}
-}
-
-// readFile returns a file's content ("" if it does not exist).
-func readFile(t testing.TB, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// prompt is the prompt an attempt's agent got.
-func (in *instance) prompt(runID string) string {
-	in.t.Helper()
-	p := filepath.Join(in.dir, ".wilco", "runs", runID, "prompt.md")
-	// The prompt is written as the attempt's turn starts, which may come
-	// just after the task is seen to exist.
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { return exists(p) }) {
-		in.t.Fatalf("no prompt %s", p)
-	}
-	return readFile(in.t, p)
-}
-
-// taskEvents are the stored events of one task, of the given types (all
-// types when none).
-func (in *instance) taskEvents(id string, types ...string) []event {
-	in.t.Helper()
-	evs, _ := in.events(0)
-	var out []event
-	for _, ev := range evs {
-		if ev.TaskID == id && (len(types) == 0 || slices.Contains(types, ev.Type)) {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-func eventData(t testing.TB, ev event) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(ev.Data, &m); err != nil {
-		t.Fatalf("event %d data %s: %v", ev.Seq, ev.Data, err)
-	}
-	return m
-}
-
-// mustContain fails unless s holds every want.
-func mustContain(t *testing.T, what, s string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(s, w) {
-			t.Fatalf("%s does not contain %q:\n%s", what, w, s)
-		}
 	}
 }
 
@@ -412,7 +71,7 @@ func alive(pid int) bool {
 func agentPids(t *testing.T, path string) map[string][]int {
 	t.Helper()
 	out := map[string][]int{}
-	for _, line := range strings.Split(readFile(t, path), "\n") {
+	for _, line := range strings.Split(blackbox.ReadFile(t, path), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue
@@ -454,13 +113,13 @@ func retryLogLine(task, rest string) *regexp.Regexp {
 // the retry log's lines.
 func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{`<retry_context attempt="3"`, `check: file.txt is not fixed: want "fixed T-1", got "attempt 2"`})+checkStep)
-	in := serveRepo(t, dir)
-	sub := in.submit(map[string]any{"description": "Write the fix into file.txt", "constraints": []string{"Keep check.sh as it is"}})
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{`<retry_context attempt="3"`, `check: file.txt is not fixed: want "fixed T-1", got "attempt 2"`})+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	sub := in.Submit(map[string]any{"description": "Write the fix into file.txt", "constraints": []string{"Keep check.sh as it is"}})
 	if sub.ID != "T-1" || sub.State == "" {
 		t.Fatalf("submitted %s", sub)
 	}
-	got := in.waitTask("T-1", 30*time.Second, "success")
+	got := in.WaitTask("T-1", 30*time.Second, "success")
 	if got.Attempt != 3 || got.TotalVerifyLoops != 2 || len(got.Failures) != 2 {
 		t.Fatalf("success after %d attempts, %d loops, %d failures:\n%s", got.Attempt, got.TotalVerifyLoops, len(got.Failures), got)
 	}
@@ -474,18 +133,18 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 
 	// The prompts: the first is the task alone; each retry begins with
 	// the retry context, which quotes every failure so far.
-	p1, p2, p3 := in.prompt("T-1-a1"), in.prompt("T-1-a2"), in.prompt("T-1-a3")
+	p1, p2, p3 := in.Prompt("T-1-a1"), in.Prompt("T-1-a2"), in.Prompt("T-1-a3")
 	if strings.Contains(p1, "<retry_context") {
 		t.Fatalf("the first prompt has a retry context:\n%s", p1)
 	}
-	mustContain(t, "the first prompt", p1, "## Task: T-1", "Write the fix into file.txt", "Keep check.sh as it is", "ACKNOWLEDGMENT REQUIRED: Reply with [ACK] T-1 - RECEIVED")
+	blackbox.MustContain(t, "the first prompt", p1, "## Task: T-1", "Write the fix into file.txt", "Keep check.sh as it is", "ACKNOWLEDGMENT REQUIRED: Reply with [ACK] T-1 - RECEIVED")
 	if !strings.HasPrefix(p2, `<retry_context attempt="2" max_attempts="12">`) {
 		t.Fatalf("the second prompt does not begin with the retry context:\n%s", p2)
 	}
 	if !strings.HasPrefix(p3, `<retry_context attempt="3" max_attempts="12">`) {
 		t.Fatalf("the third prompt does not begin with the retry context:\n%s", p3)
 	}
-	mustContain(t, "the third prompt", p3, `<failure attempt="1">`, `<failure attempt="2">`, "<type>verification_failed</type>",
+	blackbox.MustContain(t, "the third prompt", p3, `<failure attempt="1">`, `<failure attempt="2">`, "<type>verification_failed</type>",
 		`check: file.txt is not fixed: want "fixed T-1", got "attempt 1"`, `check: file.txt is not fixed: want "fixed T-1", got "attempt 2"`,
 		"This is retry attempt 3 of 12.", "## Task: T-1", "Keep check.sh as it is")
 	if strings.Index(p3, "</retry_context>") > strings.Index(p3, "## Task: T-1") {
@@ -496,38 +155,38 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 	if got.Summary == nil || !slices.Equal(got.Summary.Files, []string{"file.txt"}) || got.Summary.RunID != "T-1-a3" {
 		t.Fatalf("summary:\n%s", got)
 	}
-	mustContain(t, "the summary", got.Summary.Text, "file.txt", "T-1-a3")
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
-		t.Fatalf("file.txt: %q", readFile(t, filepath.Join(dir, "file.txt")))
+	blackbox.MustContain(t, "the summary", got.Summary.Text, "file.txt", "T-1-a3")
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+		t.Fatalf("file.txt: %q", blackbox.ReadFile(t, filepath.Join(dir, "file.txt")))
 	}
 
 	// The run logs.
-	r := in.must(200, in.call("GET", "/v1/runs/T-1-a3/log", adminToken, nil))
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("run log content type %q", r.header.Get("Content-Type"))
+	r := in.Must(200, in.Call("GET", "/v1/runs/T-1-a3/log", blackbox.AdminToken, nil))
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("run log content type %q", r.Header.Get("Content-Type"))
 	}
-	mustContain(t, "run log T-1-a3", string(r.body), "sh check.sh", "passed")
-	r = in.must(200, in.call("GET", "/v1/runs/T-1-a1/log", adminToken, nil))
-	mustContain(t, "run log T-1-a1", string(r.body), `check: file.txt is not fixed: want "fixed T-1", got "attempt 1"`)
-	if r := in.call("GET", "/v1/runs/T-9-a1/log", adminToken, nil); r.status != 404 {
-		t.Fatalf("the log of a run that never was: %d %s", r.status, r.body)
+	blackbox.MustContain(t, "run log T-1-a3", string(r.Body), "sh check.sh", "passed")
+	r = in.Must(200, in.Call("GET", "/v1/runs/T-1-a1/log", blackbox.AdminToken, nil))
+	blackbox.MustContain(t, "run log T-1-a1", string(r.Body), `check: file.txt is not fixed: want "fixed T-1", got "attempt 1"`)
+	if r := in.Call("GET", "/v1/runs/T-9-a1/log", blackbox.AdminToken, nil); r.Status != 404 {
+		t.Fatalf("the log of a run that never was: %d %s", r.Status, r.Body)
 	}
 
 	// The events: a first attempt, two retries, two failures, and the
 	// "Attempt n/12..." milestones.
 	var kinds []string
-	for _, ev := range in.taskEvents("T-1", "task.attempt") {
-		kinds = append(kinds, fmt.Sprint(eventData(t, ev)["kind"]))
+	for _, ev := range in.TaskEvents("T-1", "task.attempt") {
+		kinds = append(kinds, fmt.Sprint(blackbox.EventData(t, ev)["kind"]))
 	}
 	if !slices.Equal(kinds, []string{"first", "retry", "retry"}) {
 		t.Fatalf("attempt kinds %v", kinds)
 	}
-	if n := len(in.taskEvents("T-1", "task.failure")); n != 2 {
+	if n := len(in.TaskEvents("T-1", "task.failure")); n != 2 {
 		t.Fatalf("%d task.failure events", n)
 	}
 	var milestones []string
-	for _, ev := range in.taskEvents("T-1", "task.state", "task.milestone") {
-		d := eventData(t, ev)
+	for _, ev := range in.TaskEvents("T-1", "task.state", "task.milestone") {
+		d := blackbox.EventData(t, ev)
 		for _, k := range []string{"milestone", "text"} {
 			if s, _ := d[k].(string); s != "" {
 				milestones = append(milestones, s)
@@ -550,8 +209,8 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 		retryLogLine("T-1", `injecting_feedback attempt=3( .*)?`),
 		retryLogLine("T-1", `resolved status=success`),
 	}
-	waitFor(t, "retry.log to say resolved", 10*time.Second, func() bool { return want[len(want)-1].MatchString(readFile(t, logPath)) })
-	text := readFile(t, logPath)
+	waitFor(t, "retry.log to say resolved", 10*time.Second, func() bool { return want[len(want)-1].MatchString(blackbox.ReadFile(t, logPath)) })
+	text := blackbox.ReadFile(t, logPath)
 	last := -1
 	for _, re := range want {
 		loc := re.FindStringIndex(text)
@@ -561,7 +220,7 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 		last = loc[0]
 	}
 	var records []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.jsonl"))))
+	sc := bufio.NewScanner(strings.NewReader(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.jsonl"))))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -581,14 +240,14 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 	}
 
 	// The CLI: status, logs, watch of a finished task.
-	var st task
-	if err := json.Unmarshal([]byte(in.cli("status", "T-1", "--json")), &st); err != nil || st.State != "success" || st.Attempt != 3 {
+	var st blackbox.Task
+	if err := json.Unmarshal([]byte(in.Cli("status", "T-1", "--json")), &st); err != nil || st.State != "success" || st.Attempt != 3 {
 		t.Fatalf("wilco status --json: %v %s", err, st)
 	}
-	mustContain(t, "wilco status --detail", in.cli("status", "T-1", "--detail"), "success", "verification_failed", "T-1-a3")
-	mustContain(t, "wilco logs", in.cli("logs", "--task", "T-1"), "[T-1] attempt=1 status=failed type=verification_failed", "injecting_feedback attempt=2", "resolved status=success")
-	mustContain(t, "wilco watch", in.cli("watch", "T-1"), "T-1", "success")
-	in.watchFold("retry")
+	blackbox.MustContain(t, "wilco status --detail", in.Cli("status", "T-1", "--detail"), "success", "verification_failed", "T-1-a3")
+	blackbox.MustContain(t, "wilco logs", in.Cli("logs", "--task", "T-1"), "[T-1] attempt=1 status=failed type=verification_failed", "injecting_feedback attempt=2", "resolved status=success")
+	blackbox.MustContain(t, "wilco watch", in.Cli("watch", "T-1"), "T-1", "success")
+	in.WatchFold("retry")
 }
 
 // 2. The debug loop: a task that never passes is REPLANned after every 3
@@ -598,20 +257,20 @@ func TestTaskRetryContextCarriesFailureUntilSuccessOnThirdAttempt(t *testing.T) 
 // resume makes a new task seeded with the stuck report.
 func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "noop", "noop.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Make the impossible check pass", "agent": "noop",
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "noop", "noop.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Make the impossible check pass", "agent": "noop",
 		"constraints": []string{"Keep check.sh as it is"}, "non_goals": []string{"Do not add dependencies"}})
-	second := in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "fixer"})
+	second := in.Submit(map[string]any{"description": "Write the fix into file.txt", "agent": "fixer"})
 	if second.ID != "T-2" {
 		t.Fatalf("second task %s", second)
 	}
 
-	got := in.waitTask("T-1", 60*time.Second, "stuck")
+	got := in.WaitTask("T-1", 60*time.Second, "stuck")
 	if got.TotalVerifyLoops != 12 || got.Attempt != 12 || got.Replans != 3 || len(got.Failures) != 12 {
 		t.Fatalf("stuck after %d loops, %d attempts, %d replans, %d failures:\n%s", got.TotalVerifyLoops, got.Attempt, got.Replans, len(got.Failures), got)
 	}
-	if exists(filepath.Join(dir, ".wilco", "runs", "T-1-a13")) {
+	if blackbox.Exists(filepath.Join(dir, ".wilco", "runs", "T-1-a13")) {
 		t.Fatal("a 13th attempt ran past the hard stop")
 	}
 
@@ -619,8 +278,8 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 	// failure, and the next attempt is a replan.
 	var failures, replans int
 	var replanAt []int
-	for _, ev := range in.taskEvents("T-1", "task.failure", "task.replan", "task.attempt") {
-		d := eventData(t, ev)
+	for _, ev := range in.TaskEvents("T-1", "task.failure", "task.replan", "task.attempt") {
+		d := blackbox.EventData(t, ev)
 		switch ev.Type {
 		case "task.failure":
 			failures++
@@ -648,14 +307,14 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 		t.Fatalf("replans after failures %v, want 3, 6, 9", replanAt)
 	}
 	for i, attempt := range []int{4, 7, 10} {
-		p := in.prompt(fmt.Sprintf("T-1-a%d", attempt))
-		mustContain(t, fmt.Sprintf("the REPLAN prompt of attempt %d", attempt), p,
+		p := in.Prompt(fmt.Sprintf("T-1-a%d", attempt))
+		blackbox.MustContain(t, fmt.Sprintf("the REPLAN prompt of attempt %d", attempt), p,
 			fmt.Sprintf(`<replan number="%d"`, i+1), "Make a fresh plan", "Keep check.sh as it is", "Do not add dependencies", "## Task: T-1")
 		for f := 1; f < attempt; f++ {
-			mustContain(t, fmt.Sprintf("the REPLAN prompt of attempt %d", attempt), p, fmt.Sprintf(`<failure attempt="%d">`, f))
+			blackbox.MustContain(t, fmt.Sprintf("the REPLAN prompt of attempt %d", attempt), p, fmt.Sprintf(`<failure attempt="%d">`, f))
 		}
 	}
-	if p := in.prompt("T-1-a5"); strings.Contains(p, "<replan") || !strings.HasPrefix(p, `<retry_context attempt="5"`) {
+	if p := in.Prompt("T-1-a5"); strings.Contains(p, "<replan") || !strings.HasPrefix(p, `<retry_context attempt="5"`) {
 		t.Fatalf("attempt 5 is a plain retry:\n%s", p)
 	}
 
@@ -670,41 +329,41 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 		t.Fatalf("stuck report:\n%s", got)
 	}
 	stuckFile := filepath.Join(dir, ".wilco", "stuck", "T-1.md")
-	waitFor(t, "the stuck report file", 10*time.Second, func() bool { return exists(stuckFile) })
-	md := readFile(t, stuckFile)
-	mustContain(t, "stuck/T-1.md", md, append([]string{"Hypotheses", sr.Hypotheses[0]}, runs...)...)
+	waitFor(t, "the stuck report file", 10*time.Second, func() bool { return blackbox.Exists(stuckFile) })
+	md := blackbox.ReadFile(t, stuckFile)
+	blackbox.MustContain(t, "stuck/T-1.md", md, append([]string{"Hypotheses", sr.Hypotheses[0]}, runs...)...)
 	waitFor(t, "retry.log to say stuck", 10*time.Second, func() bool {
-		return retryLogLine("T-1", `resolved status=stuck`).MatchString(readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")))
+		return retryLogLine("T-1", `resolved status=stuck`).MatchString(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")))
 	})
-	mustContain(t, "retry.log", readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] replanning number=1", "[T-1] replanning number=3")
+	blackbox.MustContain(t, "retry.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] replanning number=1", "[T-1] replanning number=3")
 
 	// The next queued task starts once T-1 is stuck.
-	next := in.waitTask("T-2", 30*time.Second, "success")
+	next := in.WaitTask("T-2", 30*time.Second, "success")
 	if next.StartedAt == nil || got.FinishedAt == nil || next.StartedAt.Before(*got.FinishedAt) {
 		t.Fatalf("T-2 started before T-1 ended:\n%s\n%s", got, next)
 	}
 
 	// Resume: a new task whose prompt carries the stuck report (not the
 	// whole history).
-	var resumed task
-	in.must(201, in.call("POST", "/v1/tasks/T-1/resume", adminToken, nil), &resumed)
+	var resumed blackbox.Task
+	in.Must(201, in.Call("POST", "/v1/tasks/T-1/resume", blackbox.AdminToken, nil), &resumed)
 	if resumed.ID == "T-1" || resumed.ResumedFrom != "T-1" || resumed.Description != got.Description || !slices.Equal(resumed.Constraints, got.Constraints) {
 		t.Fatalf("resumed:\n%s", resumed)
 	}
 	promptFile := filepath.Join(dir, ".wilco", "runs", resumed.ID+"-a1", "prompt.md")
 	waitFor(t, "the resumed task's first prompt", 30*time.Second, func() bool {
-		return strings.Contains(readFile(t, promptFile), "ACKNOWLEDGMENT REQUIRED")
+		return strings.Contains(blackbox.ReadFile(t, promptFile), "ACKNOWLEDGMENT REQUIRED")
 	})
-	p := readFile(t, promptFile)
-	mustContain(t, "the resumed prompt", p, "## Task: "+resumed.ID, "# Stuck report: T-1", sr.Hypotheses[0], "T-1-a12")
+	p := blackbox.ReadFile(t, promptFile)
+	blackbox.MustContain(t, "the resumed prompt", p, "## Task: "+resumed.ID, "# Stuck report: T-1", sr.Hypotheses[0], "T-1-a12")
 	if strings.HasPrefix(p, "<retry_context") {
 		t.Fatalf("the resumed task starts with the old history:\n%s", p)
 	}
-	if r := in.call("POST", "/v1/tasks/T-2/resume", adminToken, nil); r.status != 409 || r.errorCode() != "conflict" {
-		t.Fatalf("resuming a task that succeeded: %d %s", r.status, r.body)
+	if r := in.Call("POST", "/v1/tasks/T-2/resume", blackbox.AdminToken, nil); r.Status != 409 || r.ErrorCode() != "conflict" {
+		t.Fatalf("resuming a task that succeeded: %d %s", r.Status, r.Body)
 	}
-	in.must(200, in.call("POST", "/v1/tasks/"+resumed.ID+"/cancel", adminToken, nil))
-	in.watchFold("replan")
+	in.Must(200, in.Call("POST", "/v1/tasks/"+resumed.ID+"/cancel", blackbox.AdminToken, nil))
+	in.WatchFold("replan")
 }
 
 // 3a. escalate_after: 2 escalates with the escalation message; the user's fix
@@ -713,79 +372,79 @@ func TestTaskReplansEveryThreeFailuresAndHardStopsStuckAtTwelve(t *testing.T) {
 func TestTaskEscalatesAfterTwoFailuresAndUserFixReachesAgent(t *testing.T) {
 	t.Parallel()
 	const fix = "Write fixed and the task id into file.txt"
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{"<user_intervention>", `<instruction priority="high">`, fix})+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{"<user_intervention>", `<instruction priority="high">`, fix})+blackbox.CheckStep+
 		"policy:\n  loop: {escalate_after: 2}\n")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 30*time.Second, "escalated")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 30*time.Second, "escalated")
 	if got.Attempt != 2 || len(got.Failures) != 2 || got.Escalation == nil {
 		t.Fatalf("escalated:\n%s", got)
 	}
-	mustContain(t, "the escalation message", got.Escalation.Message, "## Task Escalation Required", "**Task:** Write the fix into file.txt",
+	blackbox.MustContain(t, "the escalation message", got.Escalation.Message, "## Task Escalation Required", "**Task:** Write the fix into file.txt",
 		"**Attempts:** 2 of 12", "### Failure Summary", "### Attempt History", "| 1 |", "| 2 |", "verification_failed",
 		"### Last Error Details", `got "attempt 2"`, "### Suggested Actions", "**Your options:**",
 		"`retry`", "`skip`", "`abort`", "`fix: <instruction>`")
-	if n := len(in.taskEvents("T-1", "task.escalated")); n != 1 {
+	if n := len(in.TaskEvents("T-1", "task.escalated")); n != 1 {
 		t.Fatalf("%d task.escalated events", n)
 	}
 	// Escalated holds the queue: a second task waits.
-	if q := in.submit(map[string]any{"description": "Wait your turn"}); q.State != "queued" || q.Position == nil || *q.Position != 1 {
+	if q := in.Submit(map[string]any{"description": "Wait your turn"}); q.State != "queued" || q.Position == nil || *q.Position != 1 {
 		t.Fatalf("a task submitted while T-1 is escalated:\n%s", q)
 	}
-	if r := wilcoCLI(t, dir, in.url, 30*time.Second, "respond", "T-1", "fix"); r.code != 2 {
-		t.Fatalf("respond fix without an instruction: exit %d %s %s", r.code, r.stdout, r.stderr)
+	if r := blackbox.WilcoCLI(t, dir, in.Url, 30*time.Second, "respond", "T-1", "fix"); r.Code != 2 {
+		t.Fatalf("respond fix without an instruction: exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
-	in.cli("respond", "T-1", "fix", fix)
-	got = in.waitTask("T-1", 30*time.Second, "success")
+	in.Cli("respond", "T-1", "fix", fix)
+	got = in.WaitTask("T-1", 30*time.Second, "success")
 	if got.Attempt != 3 {
 		t.Fatalf("success at attempt %d", got.Attempt)
 	}
-	p := in.prompt("T-1-a3")
+	p := in.Prompt("T-1-a3")
 	if !strings.HasPrefix(p, `<retry_context attempt="3"`) {
 		t.Fatalf("the fix prompt:\n%s", p)
 	}
-	mustContain(t, "the fix prompt", p, "<user_intervention>", `<instruction priority="high">`, "User provided fix: "+fix, "Treat this as authoritative guidance.")
+	blackbox.MustContain(t, "the fix prompt", p, "<user_intervention>", `<instruction priority="high">`, "User provided fix: "+fix, "Treat this as authoritative guidance.")
 	if strings.Index(p, "<user_intervention>") > strings.Index(p, "<previous_failures>") {
 		t.Fatalf("the user's fix is not first:\n%s", p)
 	}
 	logPath := filepath.Join(dir, ".wilco", "logs", "retry.log")
-	waitFor(t, "retry.log to say resolved", 10*time.Second, func() bool { return strings.Contains(readFile(t, logPath), "[T-1] resolved status=success") })
-	text := readFile(t, logPath)
+	waitFor(t, "retry.log to say resolved", 10*time.Second, func() bool { return strings.Contains(blackbox.ReadFile(t, logPath), "[T-1] resolved status=success") })
+	text := blackbox.ReadFile(t, logPath)
 	if !retryLogLine("T-1", `escalating reason=".*"`).MatchString(text) || !retryLogLine("T-1", `user_response="fix: `+regexp.QuoteMeta(fix)+`"`).MatchString(text) {
 		t.Fatalf("retry.log:\n%s", text)
 	}
-	in.waitTask("T-2", 30*time.Second, "escalated") // the waiting task ran next (and escalated: the agent waits for a fix)
-	in.watchFold("escalate")
+	in.WaitTask("T-2", 30*time.Second, "escalated") // the waiting task ran next (and escalated: the agent waits for a fix)
+	in.WatchFold("escalate")
 }
 
 // 3b. A check that says "Permission denied" escalates at once: no retry.
 func TestTaskEscalatesAtOnceWhenCheckSaysPermissionDenied(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+`verify:
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+`verify:
   steps:
-    - {name: secrets, run: `+quoted(`echo "cat: /etc/wilco-test/secret.env: Permission denied" >&2; exit 1`)+`, timeout: 10s}
+    - {name: secrets, run: `+blackbox.Quoted(`echo "cat: /etc/wilco-test/secret.env: Permission denied" >&2; exit 1`)+`, timeout: 10s}
 `)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 30*time.Second, "escalated")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 30*time.Second, "escalated")
 	if got.Attempt != 1 || len(got.Failures) != 1 || got.Escalation == nil || !strings.Contains(got.Escalation.Reason, "permission") {
 		t.Fatalf("escalated:\n%s", got)
 	}
-	mustContain(t, "the escalation message", got.Escalation.Message, "## Task Escalation Required", "Permission denied")
-	if exists(filepath.Join(dir, ".wilco", "runs", "T-1-a2")) {
+	blackbox.MustContain(t, "the escalation message", got.Escalation.Message, "## Task Escalation Required", "Permission denied")
+	if blackbox.Exists(filepath.Join(dir, ".wilco", "runs", "T-1-a2")) {
 		t.Fatal("a permission denied was retried")
 	}
 	// abort: the task stops, the working tree keeps the partial state.
-	var ab task
-	in.must(200, in.call("POST", "/v1/tasks/T-1/respond", adminToken, map[string]any{"action": "abort"}), &ab)
-	if got := in.waitTask("T-1", 10*time.Second, "aborted"); got.Attempt != 1 {
+	var ab blackbox.Task
+	in.Must(200, in.Call("POST", "/v1/tasks/T-1/respond", blackbox.AdminToken, map[string]any{"action": "abort"}), &ab)
+	if got := in.WaitTask("T-1", 10*time.Second, "aborted"); got.Attempt != 1 {
 		t.Fatalf("aborted:\n%s", got)
 	}
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("abort did not keep the partial state")
 	}
-	if r := in.call("POST", "/v1/tasks/T-1/respond", adminToken, map[string]any{"action": "retry"}); r.status != 409 {
-		t.Fatalf("respond to an aborted task: %d %s", r.status, r.body)
+	if r := in.Call("POST", "/v1/tasks/T-1/respond", blackbox.AdminToken, map[string]any{"action": "retry"}); r.Status != 409 {
+		t.Fatalf("respond to an aborted task: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -793,67 +452,67 @@ func TestTaskEscalatesAtOnceWhenCheckSaysPermissionDenied(t *testing.T) {
 // depend on it, which run all the same.
 func TestPlanSkipOfEscalatedTaskWarnsItsDependant(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "noop", "noop.sh", nil)+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "noop", "noop.sh", nil)+blackbox.CheckStep+
 		"policy:\n  loop: {escalate_after: 2}\n")
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	var p struct {
 		ID    string
 		State string
-		Tasks []task
+		Tasks []blackbox.Task
 	}
-	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "05-01", "tasks": []map[string]any{
+	in.Must(201, in.Call("POST", "/v1/plans", blackbox.AdminToken, map[string]any{"id": "05-01", "tasks": []map[string]any{
 		{"description": "Make the impossible check pass", "agent": "noop"},
 		{"description": "Write the fix into file.txt", "agent": "fixer", "depends_on": []int{1}},
 	}}), &p)
 	if len(p.Tasks) != 2 || p.Tasks[0].ID != "05-01:task-1" || p.Tasks[1].ID != "05-01:task-2" || !slices.Equal(p.Tasks[1].DependsOn, []string{"05-01:task-1"}) {
 		t.Fatalf("plan %+v", p)
 	}
-	in.waitTask("05-01:task-1", 30*time.Second, "escalated")
-	if st := in.task("05-01:task-2"); st.State != "queued" {
+	in.WaitTask("05-01:task-1", 30*time.Second, "escalated")
+	if st := in.Task("05-01:task-2"); st.State != "queued" {
 		t.Fatalf("the dependant is %s while its dependency is escalated", st.State)
 	}
-	in.cli("respond", "05-01:task-1", "skip")
-	in.waitTask("05-01:task-1", 10*time.Second, "skipped")
-	dep := in.waitTask("05-01:task-2", 30*time.Second, "success")
+	in.Cli("respond", "05-01:task-1", "skip")
+	in.WaitTask("05-01:task-1", 10*time.Second, "skipped")
+	dep := in.WaitTask("05-01:task-2", 30*time.Second, "success")
 	if !slices.ContainsFunc(dep.Warnings, func(w string) bool { return strings.Contains(w, "05-01:task-1") && strings.Contains(w, "skipped") }) {
 		t.Fatalf("the dependant has no warning about the skipped task:\n%s", dep)
 	}
-	if len(in.taskEvents("05-01:task-2", "task.warning")) == 0 {
+	if len(in.TaskEvents("05-01:task-2", "task.warning")) == 0 {
 		t.Fatal("no task.warning event")
 	}
 	waitFor(t, "retry.log to say skipped", 10*time.Second, func() bool {
-		return retryLogLine("05-01:task-1", `resolved status=skipped`).MatchString(readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")))
+		return retryLogLine("05-01:task-1", `resolved status=skipped`).MatchString(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")))
 	})
-	mustContain(t, "retry.log", readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), `[05-01:task-1] user_response="skip"`)
-	in.watchFold("plan")
+	blackbox.MustContain(t, "retry.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), `[05-01:task-1] user_response="skip"`)
+	in.WatchFold("plan")
 }
 
 // 3d. In a plan, abort stops the escalated task (partial state kept) and
 // aborts the plan's queued tasks; the plan ends aborted.
 func TestPlanAbortOfEscalatedTaskAbortsQueuedTasks(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "guesser", "fix_when.sh", []string{"never in any prompt"})+checkStep+
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "guesser", "fix_when.sh", []string{"never in any prompt"})+blackbox.CheckStep+
 		"policy:\n  loop: {escalate_after: 2}\n")
-	in := serveRepo(t, dir)
-	in.must(201, in.call("POST", "/v1/plans", adminToken, map[string]any{"id": "06-01", "tasks": []map[string]any{
+	in := blackbox.ServeRepo(t, dir)
+	in.Must(201, in.Call("POST", "/v1/plans", blackbox.AdminToken, map[string]any{"id": "06-01", "tasks": []map[string]any{
 		{"description": "Guess what goes into file.txt", "agent": "guesser"},
 		{"description": "Write the fix into file.txt", "agent": "fixer"},
 		{"description": "Write the fix into file.txt again", "agent": "fixer", "depends_on": []int{2}},
 	}}))
-	in.waitTask("06-01:task-1", 30*time.Second, "escalated")
-	in.cli("respond", "06-01:task-1", "abort")
-	in.waitTask("06-01:task-1", 10*time.Second, "aborted")
+	in.WaitTask("06-01:task-1", 30*time.Second, "escalated")
+	in.Cli("respond", "06-01:task-1", "abort")
+	in.WaitTask("06-01:task-1", 10*time.Second, "aborted")
 	for _, id := range []string{"06-01:task-2", "06-01:task-3"} {
-		if got := in.waitTask(id, 10*time.Second, "aborted"); got.Attempt != 0 {
+		if got := in.WaitTask(id, 10*time.Second, "aborted"); got.Attempt != 0 {
 			t.Fatalf("%s ran:\n%s", id, got)
 		}
 	}
-	if s := readFile(t, filepath.Join(dir, "file.txt")); s != "attempt 2\n" {
+	if s := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); s != "attempt 2\n" {
 		t.Fatalf("abort did not keep the partial state: file.txt %q", s)
 	}
 	var p struct{ State string }
 	waitFor(t, "the plan to end aborted", 10*time.Second, func() bool {
-		in.must(200, in.call("GET", "/v1/plans/06-01", adminToken, nil), &p)
+		in.Must(200, in.Call("GET", "/v1/plans/06-01", blackbox.AdminToken, nil), &p)
 		return p.State == "aborted"
 	})
 }
@@ -863,28 +522,28 @@ func TestPlanAbortOfEscalatedTaskAbortsQueuedTasks(t *testing.T) {
 // task-clarification; its ACK RECEIVED lets the work begin.
 func TestTaskClarificationQuestionsThenAnswersInNextPromptThenSuccess(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "asker", "clarify.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 30*time.Second, "clarifying")
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "asker", "clarify.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 30*time.Second, "clarifying")
 	if !slices.Equal(got.Questions, []string{"Which line goes into file.txt?"}) {
 		t.Fatalf("questions %q:\n%s", got.Questions, got)
 	}
-	mustContain(t, "wilco status", in.cli("status", "T-1"), "clarifying", "Which line goes into file.txt?")
-	if r := in.call("POST", "/v1/tasks/T-1/respond", adminToken, map[string]any{"action": "retry"}); r.status != 409 {
-		t.Fatalf("respond to a clarifying task: %d %s", r.status, r.body)
+	blackbox.MustContain(t, "wilco status", in.Cli("status", "T-1"), "clarifying", "Which line goes into file.txt?")
+	if r := in.Call("POST", "/v1/tasks/T-1/respond", blackbox.AdminToken, map[string]any{"action": "retry"}); r.Status != 409 {
+		t.Fatalf("respond to a clarifying task: %d %s", r.Status, r.Body)
 	}
 	const answer = "The line is: fixed, a space, the task id"
-	var after task
-	in.must(200, in.call("POST", "/v1/tasks/T-1/clarify", adminToken, map[string]any{"answers": []string{answer}}), &after)
-	got = in.waitTask("T-1", 30*time.Second, "success")
+	var after blackbox.Task
+	in.Must(200, in.Call("POST", "/v1/tasks/T-1/clarify", blackbox.AdminToken, map[string]any{"answers": []string{answer}}), &after)
+	got = in.WaitTask("T-1", 30*time.Second, "success")
 	if got.Attempt != 1 || len(got.Failures) != 0 {
 		t.Fatalf("success:\n%s", got)
 	}
-	p := in.prompt("T-1-a1")
-	mustContain(t, "the prompt after the answers", p, "task-clarification", answer, "## Task: T-1")
-	if r := in.call("POST", "/v1/tasks/T-1/clarify", adminToken, map[string]any{"answers": []string{"again"}}); r.status != 409 {
-		t.Fatalf("clarify a finished task: %d %s", r.status, r.body)
+	p := in.Prompt("T-1-a1")
+	blackbox.MustContain(t, "the prompt after the answers", p, "task-clarification", answer, "## Task: T-1")
+	if r := in.Call("POST", "/v1/tasks/T-1/clarify", blackbox.AdminToken, map[string]any{"answers": []string{"again"}}); r.Status != 409 {
+		t.Fatalf("clarify a finished task: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -896,18 +555,18 @@ func TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup(t 
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	killGroups(t, pidFile)
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "sleeper", "sleeper.sh", nil, "PID_FILE="+pidFile)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write a partial change and sleep", "agent": "sleeper"})
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "sleeper", "sleeper.sh", nil, "PID_FILE="+pidFile)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write a partial change and sleep", "agent": "sleeper"})
 	for i := 2; i <= 4; i++ {
-		var q task
-		if err := json.Unmarshal([]byte(in.cli("submit", fmt.Sprintf("Write the fix into file.txt (%d)", i), "--agent", "fixer", "--json")), &q); err != nil ||
+		var q blackbox.Task
+		if err := json.Unmarshal([]byte(in.Cli("submit", fmt.Sprintf("Write the fix into file.txt (%d)", i), "--agent", "fixer", "--json")), &q); err != nil ||
 			q.ID != fmt.Sprintf("T-%d", i) || q.State != "queued" || q.Position == nil || *q.Position != i-1 {
 			t.Fatalf("wilco submit: %v\n%s", err, q)
 		}
 	}
 	waitFor(t, "the sleeper to start", 30*time.Second, func() bool { return len(agentPids(t, pidFile)["T-1"]) == 2 })
-	if got := in.task("T-1"); got.State != "running" {
+	if got := in.Task("T-1"); got.State != "running" {
 		t.Fatalf("T-1 is %s", got.State)
 	}
 
@@ -917,9 +576,9 @@ func TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup(t 
 	}
 	queue := func() []entry {
 		var q struct{ Tasks []entry }
-		in.must(200, in.call("GET", "/v1/queue", adminToken, nil), &q)
+		in.Must(200, in.Call("GET", "/v1/queue", blackbox.AdminToken, nil), &q)
 		var cq struct{ Tasks []entry }
-		if err := json.Unmarshal([]byte(in.cli("queue", "--json")), &cq); err != nil || !slices.Equal(q.Tasks, cq.Tasks) {
+		if err := json.Unmarshal([]byte(in.Cli("queue", "--json")), &cq); err != nil || !slices.Equal(q.Tasks, cq.Tasks) {
 			t.Fatalf("wilco queue --json %+v (%v), the API %+v", cq, err, q)
 		}
 		return q.Tasks
@@ -927,25 +586,25 @@ func TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup(t 
 	if q := queue(); !slices.Equal(q, []entry{{"T-2", 1}, {"T-3", 2}, {"T-4", 3}}) {
 		t.Fatalf("queue %+v", q)
 	}
-	mustContain(t, "wilco queue", in.cli("queue"), "T-2", "T-3", "T-4")
+	blackbox.MustContain(t, "wilco queue", in.Cli("queue"), "T-2", "T-3", "T-4")
 
 	// Cancel a queued task: 204, then 404; the rest shift up.
-	r := in.must(204, in.call("POST", "/v1/tasks/T-3/cancel", adminToken, nil))
-	if len(r.body) != 0 {
-		t.Fatalf("204 with a body: %s", r.body)
+	r := in.Must(204, in.Call("POST", "/v1/tasks/T-3/cancel", blackbox.AdminToken, nil))
+	if len(r.Body) != 0 {
+		t.Fatalf("204 with a body: %s", r.Body)
 	}
-	if r := in.call("GET", "/v1/tasks/T-3", adminToken, nil); r.status != 404 || r.errorCode() != "not_found" {
-		t.Fatalf("GET a cancelled queued task: %d %s", r.status, r.body)
+	if r := in.Call("GET", "/v1/tasks/T-3", blackbox.AdminToken, nil); r.Status != 404 || r.ErrorCode() != "not_found" {
+		t.Fatalf("GET a cancelled queued task: %d %s", r.Status, r.Body)
 	}
 	if q := queue(); !slices.Equal(q, []entry{{"T-2", 1}, {"T-4", 2}}) {
 		t.Fatalf("queue after the cancel %+v", q)
 	}
-	if p := in.task("T-4").Position; p == nil || *p != 2 {
+	if p := in.Task("T-4").Position; p == nil || *p != 2 {
 		t.Fatalf("T-4's position %v", p)
 	}
-	var list struct{ Tasks []task }
-	in.must(200, in.call("GET", "/v1/tasks", adminToken, nil), &list)
-	if slices.ContainsFunc(list.Tasks, func(x task) bool { return x.ID == "T-3" }) {
+	var list struct{ Tasks []blackbox.Task }
+	in.Must(200, in.Call("GET", "/v1/tasks", blackbox.AdminToken, nil), &list)
+	if slices.ContainsFunc(list.Tasks, func(x blackbox.Task) bool { return x.ID == "T-3" }) {
 		t.Fatal("the cancelled queued task is still listed")
 	}
 
@@ -956,54 +615,54 @@ func TestTaskQueueFIFOCancelQueuedLeavesNoTraceCancelRunningStopsProcessGroup(t 
 			t.Fatalf("the sleeper's process %d is not running before the cancel", pid)
 		}
 	}
-	mustContain(t, "wilco cancel", in.cli("cancel", "T-1"), "T-1", "cancelled")
-	got := in.task("T-1")
+	blackbox.MustContain(t, "wilco cancel", in.Cli("cancel", "T-1"), "T-1", "cancelled")
+	got := in.Task("T-1")
 	if got.State != "cancelled" {
 		t.Fatalf("cancelled:\n%s", got)
 	}
 	waitFor(t, "the agent's process group to stop", 15*time.Second, func() bool { return !alive(pids[0]) && !alive(pids[1]) })
-	if s := readFile(t, filepath.Join(dir, "partial.txt")); s != "partial T-1\n" {
+	if s := blackbox.ReadFile(t, filepath.Join(dir, "partial.txt")); s != "partial T-1\n" {
 		t.Fatalf("the working tree lost the partial change: partial.txt %q", s)
 	}
-	if got.Summary != nil || got.StuckReport != nil || exists(filepath.Join(dir, ".wilco", "stuck", "T-1.md")) || exists(filepath.Join(dir, ".wilco", "runs", "T-1-a1", "result.json")) {
+	if got.Summary != nil || got.StuckReport != nil || blackbox.Exists(filepath.Join(dir, ".wilco", "stuck", "T-1.md")) || blackbox.Exists(filepath.Join(dir, ".wilco", "runs", "T-1-a1", "result.json")) {
 		t.Fatalf("a cancelled task left an artifact:\n%s", got)
 	}
 
 	// The next tasks run, in order; T-2's summary does not claim the
 	// partial change T-1 left.
-	t2 := in.waitTask("T-2", 30*time.Second, "success")
-	t4 := in.waitTask("T-4", 30*time.Second, "success")
+	t2 := in.WaitTask("T-2", 30*time.Second, "success")
+	t4 := in.WaitTask("T-4", 30*time.Second, "success")
 	if t2.StartedAt == nil || t4.StartedAt == nil || got.FinishedAt == nil || !t2.StartedAt.Before(*t4.StartedAt) || t2.StartedAt.Before(*got.FinishedAt) {
 		t.Fatalf("order:\n%s\n%s", t2, t4)
 	}
 	if t2.Summary == nil || !slices.Equal(t2.Summary.Files, []string{"file.txt"}) {
 		t.Fatalf("T-2's summary:\n%s", t2)
 	}
-	if r := in.call("POST", "/v1/tasks/T-1/cancel", adminToken, nil); r.status != 409 {
-		t.Fatalf("cancel a cancelled task: %d %s", r.status, r.body)
+	if r := in.Call("POST", "/v1/tasks/T-1/cancel", blackbox.AdminToken, nil); r.Status != 409 {
+		t.Fatalf("cancel a cancelled task: %d %s", r.Status, r.Body)
 	}
-	in.watchFold("queue")
+	in.WatchFold("queue")
 }
 
 // 6. A verify step that outlives its timeout fails with type timeout, and
 // the task is retried.
 func TestTaskVerifyStepTimeoutIsTimeoutFailureAndRetried(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{`<retry_context attempt="2"`, "<type>timeout</type>"})+`verify:
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", []string{`<retry_context attempt="2"`, "<type>timeout</type>"})+`verify:
   steps:
-    - {name: slow, run: `+quoted(`grep -qx "fixed $WILCO_TASK_ID" file.txt || sleep 30`)+`, timeout: 500ms}
+    - {name: slow, run: `+blackbox.Quoted(`grep -qx "fixed $WILCO_TASK_ID" file.txt || sleep 30`)+`, timeout: 500ms}
 `)
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	start := time.Now()
-	in.submit(map[string]any{"description": "Write the fix into file.txt"})
-	got := in.waitTask("T-1", 30*time.Second, "success")
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	got := in.WaitTask("T-1", 30*time.Second, "success")
 	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("the 500ms timeout took %s", took)
 	}
 	if got.Attempt != 2 || len(got.Failures) != 1 || got.Failures[0].FailureType != "timeout" || got.Failures[0].RunID != "T-1-a1" {
 		t.Fatalf("success:\n%s", got)
 	}
-	mustContain(t, "retry.log", readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] attempt=1 status=failed type=timeout")
+	blackbox.MustContain(t, "retry.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] attempt=1 status=failed type=timeout")
 }
 
 // 7. A dry run works in a throw-away worktree: proposed, the working tree
@@ -1014,83 +673,83 @@ func TestTaskVerifyStepTimeoutIsTimeoutFailureAndRetried(t *testing.T) {
 // test for one that does.)
 func TestTaskDryRunProposesDiffThenApplyVerifiesOrDiscardCancels(t *testing.T) {
 	t.Parallel()
-	dir := newRepoIgnoring(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+checkStep, "")
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "dry_run": true})
-	got := in.waitTask("T-1", 30*time.Second, "proposed")
+	dir := blackbox.NewRepoIgnoring(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+blackbox.CheckStep, "")
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "dry_run": true})
+	got := in.WaitTask("T-1", 30*time.Second, "proposed")
 	if !got.DryRun {
 		t.Fatalf("proposed:\n%s", got)
 	}
-	if s := readFile(t, filepath.Join(dir, "file.txt")); s != "broken\n" || exists(filepath.Join(dir, "new.txt")) {
+	if s := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); s != "broken\n" || blackbox.Exists(filepath.Join(dir, "new.txt")) {
 		t.Fatalf("the dry run changed the working tree: file.txt %q", s)
 	}
-	if exists(filepath.Join(dir, ".wilco", "runs", "T-1-a1", "result.json")) {
+	if blackbox.Exists(filepath.Join(dir, ".wilco", "runs", "T-1-a1", "result.json")) {
 		t.Fatal("a dry run was verified")
 	}
-	r := in.must(200, in.call("GET", "/v1/tasks/T-1/diff", adminToken, nil))
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/x-diff") {
-		t.Fatalf("diff content type %q", r.header.Get("Content-Type"))
+	r := in.Must(200, in.Call("GET", "/v1/tasks/T-1/diff", blackbox.AdminToken, nil))
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/x-diff") {
+		t.Fatalf("diff content type %q", r.Header.Get("Content-Type"))
 	}
-	diff := string(r.body)
-	mustContain(t, "the diff", diff, "--- a/file.txt", "+++ b/file.txt", "-broken", "+fixed T-1", "+++ b/new.txt", "+a new file")
-	if cd := in.cli("diff", "T-1"); cd != diff {
+	diff := string(r.Body)
+	blackbox.MustContain(t, "the diff", diff, "--- a/file.txt", "+++ b/file.txt", "-broken", "+fixed T-1", "+++ b/new.txt", "+a new file")
+	if cd := in.Cli("diff", "T-1"); cd != diff {
 		t.Fatalf("wilco diff differs from the API's:\n%s\n---\n%s", cd, diff)
 	}
 	// A proposed dry run does not hold the queue.
-	if r := in.call("POST", "/v1/tasks/T-1/respond", adminToken, map[string]any{"action": "retry"}); r.status != 409 {
-		t.Fatalf("respond to a proposed task: %d", r.status)
+	if r := in.Call("POST", "/v1/tasks/T-1/respond", blackbox.AdminToken, map[string]any{"action": "retry"}); r.Status != 409 {
+		t.Fatalf("respond to a proposed task: %d", r.Status)
 	}
 
-	in.cli("apply", "T-1")
-	got = in.waitTask("T-1", 30*time.Second, "success")
+	in.Cli("apply", "T-1")
+	got = in.WaitTask("T-1", 30*time.Second, "success")
 	var states []string
-	for _, ev := range in.taskEvents("T-1", "task.state") {
-		states = append(states, fmt.Sprint(eventData(t, ev)["to"]))
+	for _, ev := range in.TaskEvents("T-1", "task.state") {
+		states = append(states, fmt.Sprint(blackbox.EventData(t, ev)["to"]))
 	}
 	if i := slices.Index(states, "proposed"); i < 0 || i+1 >= len(states) || states[i+1] != "queued" {
 		t.Fatalf("apply did not go through queued: %v", states)
 	}
-	if s := readFile(t, filepath.Join(dir, "file.txt")); s != "fixed T-1\n" || readFile(t, filepath.Join(dir, "new.txt")) != "a new file\n" {
+	if s := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); s != "fixed T-1\n" || blackbox.ReadFile(t, filepath.Join(dir, "new.txt")) != "a new file\n" {
 		t.Fatalf("apply did not write the diff: file.txt %q", s)
 	}
 	if got.Summary == nil || !slices.Contains(got.Summary.Files, "file.txt") || !slices.Contains(got.Summary.Files, "new.txt") {
 		t.Fatalf("summary:\n%s", got)
 	}
-	if r := in.call("GET", "/v1/tasks/T-1/diff", adminToken, nil); r.status != 409 {
-		t.Fatalf("the diff of an applied task: %d", r.status)
+	if r := in.Call("GET", "/v1/tasks/T-1/diff", blackbox.AdminToken, nil); r.Status != 409 {
+		t.Fatalf("the diff of an applied task: %d", r.Status)
 	}
 
-	mustContain(t, "wilco submit --dry-run", in.cli("submit", "Propose another change", "--dry-run"), "T-2")
-	in.waitTask("T-2", 30*time.Second, "proposed")
+	blackbox.MustContain(t, "wilco submit --dry-run", in.Cli("submit", "Propose another change", "--dry-run"), "T-2")
+	in.WaitTask("T-2", 30*time.Second, "proposed")
 	wt := filepath.Join(dir, ".wilco", "worktrees", "T-2")
-	if !exists(wt) {
+	if !blackbox.Exists(wt) {
 		t.Fatalf("no worktree %s", wt)
 	}
-	mustContain(t, "T-2's diff", in.cli("diff", "T-2"), "+++ b/file.txt", "+fixed T-2")
-	in.cli("discard", "T-2")
-	in.waitTask("T-2", 10*time.Second, "cancelled")
-	waitFor(t, "the discarded worktree to go", 10*time.Second, func() bool { return !exists(wt) })
-	if s := readFile(t, filepath.Join(dir, "file.txt")); s != "fixed T-1\n" {
+	blackbox.MustContain(t, "T-2's diff", in.Cli("diff", "T-2"), "+++ b/file.txt", "+fixed T-2")
+	in.Cli("discard", "T-2")
+	in.WaitTask("T-2", 10*time.Second, "cancelled")
+	waitFor(t, "the discarded worktree to go", 10*time.Second, func() bool { return !blackbox.Exists(wt) })
+	if s := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); s != "fixed T-1\n" {
 		t.Fatalf("discard changed the working tree: file.txt %q", s)
 	}
-	if r := in.call("POST", "/v1/tasks/T-2/apply", adminToken, nil); r.status != 409 {
-		t.Fatalf("apply a discarded dry run: %d", r.status)
+	if r := in.Call("POST", "/v1/tasks/T-2/apply", blackbox.AdminToken, nil); r.Status != 409 {
+		t.Fatalf("apply a discarded dry run: %d", r.Status)
 	}
-	in.watchFold("dryrun")
+	in.WatchFold("dryrun")
 }
 
 // 7b. A dry run in a repository whose .gitignore lists .wilco/ (as the
 // demo's does, and as users write it) proposes its diff too.
 func TestTaskDryRunWorksWhenGitignoreListsStateDir(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "dry_run": true})
-	in.waitTask("T-1", 30*time.Second, "proposed")
-	if p := in.problems(); strings.Contains(p, "ignored by one of your .gitignore files") {
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "proposer", "propose.sh", nil)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "dry_run": true})
+	in.WaitTask("T-1", 30*time.Second, "proposed")
+	if p := in.Problems(); strings.Contains(p, "ignored by one of your .gitignore files") {
 		t.Fatalf("the dry-run snapshot tripped over .gitignore:\n%s", p)
 	}
-	mustContain(t, "the diff", in.cli("diff", "T-1"), "+++ b/file.txt", "+++ b/new.txt")
+	blackbox.MustContain(t, "the diff", in.Cli("diff", "T-1"), "+++ b/file.txt", "+++ b/new.txt")
 }
 
 // 8. The server dies (SIGKILL) while the agent works: after a restart the
@@ -1100,34 +759,34 @@ func TestTaskServerKilledMidTurnCountsExecutionErrorAndRetries(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	killGroups(t, pidFile)
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "sleeper", "sleeper.sh", nil, "PID_FILE="+pidFile)+checkStep)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"description": "Sleep on the first attempt, fix on the next", "agent": "sleeper"})
-	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "fixer"})
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "sleeper", "sleeper.sh", nil, "PID_FILE="+pidFile)+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"description": "Sleep on the first attempt, fix on the next", "agent": "sleeper"})
+	in.Submit(map[string]any{"description": "Write the fix into file.txt", "agent": "fixer"})
 	waitFor(t, "the sleeper to start", 30*time.Second, func() bool { return len(agentPids(t, pidFile)["T-1"]) == 2 })
-	if got := in.task("T-1"); got.State != "running" || got.Attempt != 1 {
+	if got := in.Task("T-1"); got.State != "running" || got.Attempt != 1 {
 		t.Fatalf("before the kill:\n%s", got)
 	}
 
-	if q := in.task("T-2"); q.State != "queued" || q.Position == nil || *q.Position != 1 {
+	if q := in.Task("T-2"); q.State != "queued" || q.Position == nil || *q.Position != 1 {
 		t.Fatalf("T-2 before the kill:\n%s", q)
 	}
 	lost := agentPids(t, pidFile)["T-1"]
-	in.kill()
+	in.Kill()
 
-	in2 := serveRepo(t, dir)
-	got := in2.waitTask("T-1", 30*time.Second, "success")
+	in2 := blackbox.ServeRepo(t, dir)
+	got := in2.WaitTask("T-1", 30*time.Second, "success")
 	if got.Attempt != 2 || len(got.Failures) != 1 || got.Failures[0].FailureType != "execution_error" || got.Failures[0].Attempt != 1 {
 		t.Fatalf("after the restart:\n%s", got)
 	}
-	if !strings.HasPrefix(in2.prompt("T-1-a2"), `<retry_context attempt="2"`) {
-		t.Fatalf("the retry after the restart has no retry context:\n%s", in2.prompt("T-1-a2"))
+	if !strings.HasPrefix(in2.Prompt("T-1-a2"), `<retry_context attempt="2"`) {
+		t.Fatalf("the retry after the restart has no retry context:\n%s", in2.Prompt("T-1-a2"))
 	}
-	second := in2.waitTask("T-2", 30*time.Second, "success")
+	second := in2.WaitTask("T-2", 30*time.Second, "success")
 	if second.Attempt != 1 || second.StartedAt == nil || got.FinishedAt == nil || second.StartedAt.Before(*got.FinishedAt) {
 		t.Fatalf("T-2:\n%s", second)
 	}
-	mustContain(t, "retry.log", readFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] attempt=1 status=failed type=execution_error")
+	blackbox.MustContain(t, "retry.log", blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "logs", "retry.log")), "[T-1] attempt=1 status=failed type=execution_error")
 
 	// The lost turn's agent must not outlive it: by the time its retry
 	// has run and passed, nothing of attempt 1 may still be working in
@@ -1154,21 +813,21 @@ func TestTaskRunWithoutServerExitsZeroOnSuccessOneOnStuckOrEscalated(t *testing.
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			yaml := "listen: 127.0.0.1:0\nagents:\n" + execAgent(t, c.agent, c.script, nil) + checkStep
+			yaml := "listen: 127.0.0.1:0\nagents:\n" + execAgent(t, c.agent, c.script, nil) + blackbox.CheckStep
 			if c.policy != "" {
 				yaml += "policy:\n" + c.policy
 			}
-			dir := newRepo(t, yaml)
+			dir := blackbox.NewRepo(t, yaml)
 			timeout := 30 * time.Second
 			if c.name == "escalated" {
 				timeout = 8 * time.Second // it escalates within a second
 			}
-			r := wilcoCLI(t, dir, nobody, timeout, "run", "Write the fix into file.txt")
-			if r.code != c.code {
-				t.Fatalf("wilco run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.stdout, r.stderr)
+			r := blackbox.WilcoCLI(t, dir, nobody, timeout, "run", "Write the fix into file.txt")
+			if r.Code != c.code {
+				t.Fatalf("wilco run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, c.code, r.Stdout, r.Stderr)
 			}
-			mustContain(t, "wilco run's output", r.stdout+r.stderr, "T-1", c.say)
-			if c.name == "success" && readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+			blackbox.MustContain(t, "wilco run's output", r.Stdout+r.Stderr, "T-1", c.say)
+			if c.name == "success" && blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 				t.Fatal("the task did not run in the repository")
 			}
 		})
@@ -1181,9 +840,9 @@ func TestTaskRunWithoutServerExitsZeroOnSuccessOneOnStuckOrEscalated(t *testing.
 // retries, retry successes, escalations, skips and failure patterns.
 func TestPlanFromFileRetrySummaryAndStats(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "retrier", "fix_when.sh", []string{`<retry_context attempt="2"`})+
-		execAgent(t, "noop", "noop.sh", nil)+checkStep+"policy:\n  loop: {escalate_after: 2}\n")
-	in := serveRepo(t, dir)
+	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+execAgent(t, "retrier", "fix_when.sh", []string{`<retry_context attempt="2"`})+
+		execAgent(t, "noop", "noop.sh", nil)+blackbox.CheckStep+"policy:\n  loop: {escalate_after: 2}\n")
+	in := blackbox.ServeRepo(t, dir)
 	planFile := filepath.Join(t.TempDir(), "plan.yaml")
 	if err := os.WriteFile(planFile, []byte(`id: "03-01"
 tasks:
@@ -1196,17 +855,17 @@ tasks:
 	}
 	var sub struct {
 		ID    string
-		Tasks []task
+		Tasks []blackbox.Task
 	}
-	if err := json.Unmarshal([]byte(in.cli("plan", "submit", planFile, "--json")), &sub); err != nil || sub.ID != "03-01" || len(sub.Tasks) != 4 {
+	if err := json.Unmarshal([]byte(in.Cli("plan", "submit", planFile, "--json")), &sub); err != nil || sub.ID != "03-01" || len(sub.Tasks) != 4 {
 		t.Fatalf("plan submit: %v %+v", err, sub)
 	}
 	if !slices.Equal(sub.Tasks[3].DependsOn, []string{"03-01:task-3"}) || !slices.Equal(sub.Tasks[1].DependsOn, []string{"03-01:task-1"}) {
 		t.Fatalf("dependencies %v %v", sub.Tasks[1].DependsOn, sub.Tasks[3].DependsOn)
 	}
-	in.waitTask("03-01:task-3", 30*time.Second, "escalated")
-	in.cli("respond", "03-01:task-3", "skip")
-	last := in.waitTask("03-01:task-4", 30*time.Second, "success")
+	in.WaitTask("03-01:task-3", 30*time.Second, "escalated")
+	in.Cli("respond", "03-01:task-3", "skip")
+	last := in.WaitTask("03-01:task-4", 30*time.Second, "success")
 	if len(last.Warnings) == 0 || !strings.Contains(strings.Join(last.Warnings, "\n"), "03-01:task-3") {
 		t.Fatalf("no warning about the skipped dependency:\n%s", last)
 	}
@@ -1243,13 +902,13 @@ tasks:
 		return 0
 	}
 	var plan struct {
-		ID      string   `json:"id"`
-		State   string   `json:"state"`
-		Tasks   []task   `json:"tasks"`
-		Summary *summary `json:"summary"`
+		ID      string          `json:"id"`
+		State   string          `json:"state"`
+		Tasks   []blackbox.Task `json:"tasks"`
+		Summary *summary        `json:"summary"`
 	}
 	waitFor(t, "the plan to end", 10*time.Second, func() bool {
-		in.must(200, in.call("GET", "/v1/plans/03-01", adminToken, nil), &plan)
+		in.Must(200, in.Call("GET", "/v1/plans/03-01", blackbox.AdminToken, nil), &plan)
 		return plan.State == "done" && plan.Summary != nil
 	})
 	if got := counts(*plan.Summary); got != want || verificationFailed(*plan.Summary) != 3 || len(plan.Summary.Details) != 4 {
@@ -1264,8 +923,8 @@ tasks:
 			t.Fatalf("summary row %d %+v, want %+v", i+1, d, wantRes)
 		}
 	}
-	show := in.cli("plan", "show", "03-01")
-	mustContain(t, "wilco plan show", show, "03-01", "done", "03-01:task-1", "03-01:task-2", "03-01:task-3", "03-01:task-4", "skipped", "retry summary")
+	show := in.Cli("plan", "show", "03-01")
+	blackbox.MustContain(t, "wilco plan show", show, "03-01", "done", "03-01:task-1", "03-01:task-2", "03-01:task-3", "03-01:task-4", "skipped", "retry summary")
 	if strings.Index(show, "retry summary") < strings.Index(show, "03-01:task-4") {
 		t.Fatalf("the retry summary is not at the end:\n%s", show)
 	}
@@ -1273,7 +932,7 @@ tasks:
 	var api struct {
 		Summary summary `json:"summary"`
 	}
-	in.must(200, in.call("GET", "/v1/stats", adminToken, nil), &api)
+	in.Must(200, in.Call("GET", "/v1/stats", blackbox.AdminToken, nil), &api)
 	if got := counts(api.Summary); got != want || verificationFailed(api.Summary) != 3 {
 		t.Fatalf("GET /v1/stats %+v, want %+v and 3 verification_failed", api.Summary, want)
 	}
@@ -1281,11 +940,11 @@ tasks:
 	var cli struct {
 		Summary summary `json:"summary"`
 	}
-	if err := json.Unmarshal([]byte(in.cli("stats", "--json")), &cli); err != nil {
+	if err := json.Unmarshal([]byte(in.Cli("stats", "--json")), &cli); err != nil {
 		t.Fatal(err)
 	}
 	if got := counts(cli.Summary); got != want || verificationFailed(cli.Summary) != 3 {
 		t.Fatalf("wilco stats --json %+v, want %+v", cli.Summary, want)
 	}
-	mustContain(t, "wilco stats", in.cli("stats"), "First-attempt success", "Retry success", "Escalations", "Skipped")
+	blackbox.MustContain(t, "wilco stats", in.Cli("stats"), "First-attempt success", "Retry success", "Escalations", "Skipped")
 }

@@ -15,23 +15,24 @@ import (
 	"time"
 
 	tmuxadapter "wilco/adapter/tmux"
+	"wilco/test/blackbox"
 )
 
 // stopWilco stops an instance as a user would (SIGTERM) or kills it
 // (kill -9), by name.
-func stopWilco(in *instance, how string) {
+func stopWilco(in *blackbox.Instance, how string) {
 	if how == "killed" {
-		in.kill()
+		in.Kill()
 		return
 	}
-	in.stop()
+	in.Stop()
 }
 
 // sessionEnds are the agent.session_ended events of an agent, with the
 // error each says.
-func sessionEnds(in *instance, agent string) []string {
+func sessionEnds(in *blackbox.Instance, agent string) []string {
 	var out []string
-	for _, e := range in.eventsOf("agent.session_ended") {
+	for _, e := range in.EventsOf("agent.session_ended") {
 		if e.Agent != agent {
 			continue
 		}
@@ -62,39 +63,39 @@ func TestATmuxAgentRemovedFromWilcoYAMLWhileWilcoIsDownHasItsSessionEnded(t *tes
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			dir, in := serveTUI(t)
-			in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
-			if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-				t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+			in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
+			if got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+				t.Fatalf("the task:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 40))
 			}
 			b, err := os.ReadFile(filepath.Join(dir, ".wilco", "tmux", "tui.token"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			token := strings.TrimSpace(string(b))
-			if r := in.call("GET", "/v1/inbox", token, nil); r.status != 200 {
-				t.Fatalf("the agent's token: %d %s", r.status, r.body)
+			if r := in.Call("GET", "/v1/inbox", token, nil); r.Status != 200 {
+				t.Fatalf("the agent's token: %d %s", r.Status, r.Body)
 			}
 			stopWilco(in, how)
 			if !tuiSessionRuns(t, dir) {
 				t.Fatal("the agent's session did not outlive wilco")
 			}
-			writeConfig(t, dir, "agents: []\n"+checkStep)
+			writeConfig(t, dir, "agents: []\n"+blackbox.CheckStep)
 
-			again := serveRepo(t, dir)
-			if !eventually(time.Minute, 100*time.Millisecond, func() bool {
+			again := blackbox.ServeRepo(t, dir)
+			if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool {
 				return !tuiSessionRuns(t, dir) && len(sessionEnds(again, "tui")) > 0
 			}) {
 				t.Fatalf("the removed agent's session runs: %v, its end recorded: %q\nserver:\n%s",
-					tuiSessionRuns(t, dir), sessionEnds(again, "tui"), tail(again.stderr.String(), 30))
+					tuiSessionRuns(t, dir), sessionEnds(again, "tui"), blackbox.Tail(again.Stderr.String(), 30))
 			}
 			if ends := sessionEnds(again, "tui"); len(ends) != 1 || ends[0] != "" {
 				t.Fatalf("the session's end recorded as %q, want once with no error", ends)
 			}
-			mustContain(t, "the server's log", again.stderr.String(), "wilco-tui")
+			blackbox.MustContain(t, "the server's log", again.Stderr.String(), "wilco-tui")
 			// Out of service, it stays so: the token its program was given
 			// is refused.
-			if r := again.call("GET", "/v1/inbox", token, nil); r.status != 401 {
-				t.Fatalf("the removed agent's token: %d %s, want 401", r.status, r.body)
+			if r := again.Call("GET", "/v1/inbox", token, nil); r.Status != 401 {
+				t.Fatalf("the removed agent's token: %d %s, want 401", r.Status, r.Body)
 			}
 		})
 	}
@@ -109,7 +110,7 @@ func TestATmuxAgentInTheUsersSessionRemovedFromWilcoYAMLLeavesTheSession(t *test
 	for _, how := range []string{"stopped", "killed"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			needTmux(t)
+			blackbox.NeedTmux(t)
 			// The user's own tmux server and session, running the agent.
 			sockDir, err := os.MkdirTemp("", "wilco-user-tmux-")
 			if err != nil {
@@ -117,33 +118,33 @@ func TestATmuxAgentInTheUsersSessionRemovedFromWilcoYAMLLeavesTheSession(t *test
 			}
 			t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
 			user := tmuxadapter.Server{Socket: filepath.Join(sockDir, "sock")}
-			t.Cleanup(func() { endPanes(user) })
+			t.Cleanup(func() { blackbox.EndPanes(user) })
 			userRuns := func() bool {
 				out, err := exec.Command("tmux", user.Args("display-message", "-p", "-t", "=wilco-tui:", "#{pane_dead}")...).Output()
 				return err == nil && strings.TrimSpace(string(out)) == "0"
 			}
 
-			dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", ", session: wilco-tui, socket: "+quoted(user.Socket))+checkStep)
-			endTmux(t, dir)
+			dir := blackbox.NewRepo(t, "agents:\n"+tuiAgentYAML(t, "", ", session: wilco-tui, socket: "+blackbox.Quoted(user.Socket))+blackbox.CheckStep)
+			blackbox.EndTmux(t, dir)
 			// The user's program works in the repository.
 			if out, err := exec.Command("tmux", user.Args("new-session", "-d", "-s", "wilco-tui", "-x", "200", "-y", "50", "-c", dir, "--", tuiAgent(t))...).CombinedOutput(); err != nil {
 				t.Fatalf("the user's session: %v\n%s", err, out)
 			}
-			in := serveRepo(t, dir)
-			in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
-			if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-				t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+			in := blackbox.ServeRepo(t, dir)
+			in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
+			if got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+				t.Fatalf("the task:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 40))
 			}
 			stopWilco(in, how)
-			writeConfig(t, dir, "agents: []\n"+checkStep)
+			writeConfig(t, dir, "agents: []\n"+blackbox.CheckStep)
 
-			again := serveRepo(t, dir)
-			if !eventually(time.Minute, 100*time.Millisecond, func() bool { return len(sessionEnds(again, "tui")) > 0 }) {
-				t.Fatalf("the removed agent's session end is not recorded:\n%s", tail(again.stderr.String(), 30))
+			again := blackbox.ServeRepo(t, dir)
+			if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return len(sessionEnds(again, "tui")) > 0 }) {
+				t.Fatalf("the removed agent's session end is not recorded:\n%s", blackbox.Tail(again.Stderr.String(), 30))
 			}
 			time.Sleep(time.Second) // what a start asks for is performed at once
 			if !userRuns() {
-				t.Fatalf("the user's session, or the program in it, was ended:\n%s", tail(again.stderr.String(), 30))
+				t.Fatalf("the user's session, or the program in it, was ended:\n%s", blackbox.Tail(again.Stderr.String(), 30))
 			}
 		})
 	}
@@ -156,10 +157,10 @@ func TestATmuxAgentInTheUsersSessionRemovedFromWilcoYAMLLeavesTheSession(t *test
 // otherwise.
 func TestSessionsOnWilcosTmuxServerOfNoAgentAreEndedAtTheStart(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
-	endTmux(t, dir)
-	srv := tmuxServer(t, dir)
+	blackbox.NeedTmux(t)
+	dir := blackbox.NewRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	srv := blackbox.TmuxServer(t, dir)
 	for _, s := range []string{"wilco-tui", "wilco-ghost", "notes"} {
 		if out, err := exec.Command("tmux", srv.Args("new-session", "-d", "-s", s, "-x", "200", "-y", "50", "-c", dir, "--", tuiAgent(t))...).CombinedOutput(); err != nil {
 			t.Fatalf("session %s: %v\n%s", s, err, out)
@@ -168,17 +169,17 @@ func TestSessionsOnWilcosTmuxServerOfNoAgentAreEndedAtTheStart(t *testing.T) {
 	runs := func(s string) bool {
 		return exec.Command("tmux", srv.Args("has-session", "-t", "="+s)...).Run() == nil
 	}
-	in := serveRepo(t, dir)
-	if !eventually(30*time.Second, 100*time.Millisecond, func() bool { return !runs("wilco-ghost") }) {
-		t.Fatalf("the session of no agent runs on:\n%s", tail(in.stderr.String(), 30))
+	in := blackbox.ServeRepo(t, dir)
+	if !blackbox.Eventually(30*time.Second, 100*time.Millisecond, func() bool { return !runs("wilco-ghost") }) {
+		t.Fatalf("the session of no agent runs on:\n%s", blackbox.Tail(in.Stderr.String(), 30))
 	}
 	if !runs("wilco-tui") || !runs("notes") {
 		t.Fatalf("a session was ended that was not a stray one: wilco-tui %v, notes %v", runs("wilco-tui"), runs("notes"))
 	}
-	mustContain(t, "the server's log", in.stderr.String(), "wilco-ghost")
+	blackbox.MustContain(t, "the server's log", in.Stderr.String(), "wilco-ghost")
 	// The configured agent works in the session it found.
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
-	if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-		t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
+	if got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("the task:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 40))
 	}
 }

@@ -11,14 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	tmuxadapter "wilco/adapter/tmux"
+	"wilco/test/blackbox"
 )
 
 var (
@@ -50,95 +48,25 @@ func tuiAgent(t testing.TB) string {
 	return tuiPath
 }
 
-// needTmux skips a test when tmux cannot be run, saying why.
-func needTmux(t testing.TB) string {
-	t.Helper()
-	path, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skipf("tmux is not installed (apt-get install tmux): %v", err)
-	}
-	return path
-}
-
-// endTmux ends the tmux server wilco started for the repository's agents
-// once the test is over (wilco leaves its agents' sessions running), and
-// waits for the programs in its panes, and their children, to be gone.
-func endTmux(t testing.TB, dir string) {
-	t.Cleanup(func() {
-		// wilco's server for the repository: its socket in .wilco, or, for
-		// a path too long for a socket, a name made from it.
-		srv, err := tmuxadapter.PrivateServer("", filepath.Join(dir, ".wilco"), nil)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		out, _ := exec.Command("tmux", srv.Args("list-panes", "-a", "-F", "#{pane_pid}")...).Output()
-		_ = exec.Command("tmux", srv.Args("kill-server")...).Run()
-		for _, f := range strings.Fields(string(out)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				continue
-			}
-			// The pane's program leads a process group of its own (the
-			// shell around the agent's program, the program, its
-			// children): wait until none of it is left.
-			eventually(15*time.Second, 50*time.Millisecond, func() bool {
-				return syscall.Kill(-pid, 0) != nil && syscall.Kill(pid, 0) != nil
-			})
-		}
-	})
-}
-
-// endPanes ends a tmux server the test started itself and the programs in
-// its panes: Gemini CLI goes on running once its terminal hung up, so what
-// is left of a pane's process group a moment later is terminated.
-func endPanes(srv tmuxadapter.Server) {
-	out, _ := exec.Command("tmux", srv.Args("list-panes", "-a", "-F", "#{pane_pid}")...).Output()
-	_ = srv.KillServer(context.Background())
-	for _, f := range strings.Fields(string(out)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			continue
-		}
-		gone := func() bool { return syscall.Kill(-pid, 0) != nil }
-		if !eventually(2*time.Second, 50*time.Millisecond, gone) {
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
-			if !eventually(5*time.Second, 50*time.Millisecond, gone) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	}
-}
-
 // serveTUI serves a repository whose one agent is the scripted TUI, "tui",
 // on a tmux server ended with the test.
-func serveTUI(t *testing.T) (string, *instance) {
+func serveTUI(t *testing.T) (string, *blackbox.Instance) {
 	t.Helper()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep)
-	endTmux(t, dir)
-	return dir, serveRepo(t, dir)
+	blackbox.NeedTmux(t)
+	dir := blackbox.NewRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	return dir, blackbox.ServeRepo(t, dir)
 }
 
 // tuiSessionRuns reports whether the session wilco made for "tui" runs.
 func tuiSessionRuns(t *testing.T, dir string) bool {
-	return exec.Command("tmux", tmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil
-}
-
-// tmuxServer is wilco's tmux server for the repository at dir.
-func tmuxServer(t testing.TB, dir string) tmuxadapter.Server {
-	t.Helper()
-	srv, err := tmuxadapter.PrivateServer("", filepath.Join(dir, ".wilco"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return exec.Command("tmux", blackbox.TmuxServer(t, dir).Args("has-session", "-t", "=wilco-tui")...).Run() == nil
 }
 
 // tuiAgentYAML is the wilco.yaml agent of the scripted interactive agent.
 func tuiAgentYAML(t testing.TB, env string, tmux string) string {
 	return fmt.Sprintf("  - name: tui\n    adapter: tmux\n    command: [%s]\n    env: {%s}\n    tmux: {ready: '^> ?$', busy: 'working…|thinking', permission: 'Allow .*\\? \\(y/n\\)', settle: 500ms%s}\n",
-		quoted(tuiAgent(t)), env, tmux)
+		blackbox.Quoted(tuiAgent(t)), env, tmux)
 }
 
 // A task delegated to a tmux agent — whose first submit key is lost — is
@@ -146,30 +74,30 @@ func tuiAgentYAML(t testing.TB, env string, tmux string) string {
 // written), verified, failed, retried with the failure and verified.
 func TestATmuxAgentIsDeliveredAcknowledgedRetriedAndVerified(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "TUIAGENT_SWALLOW: \"1\"", "")+checkStep)
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt"})
-	got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	blackbox.NeedTmux(t)
+	dir := blackbox.NewRepo(t, "agents:\n"+tuiAgentYAML(t, "TUIAGENT_SWALLOW: \"1\"", "")+blackbox.CheckStep)
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt"})
+	got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 2 {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
-	if readFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
+	if blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed T-1\n" {
 		t.Fatal("the agent's fix is not in the repository")
 	}
 	// Each attempt's prompt was submitted twice: the first key was lost.
-	logs := readFile(t, filepath.Join(dir, ".wilco", "runs", "T-1-a1", "agent.log"))
-	mustContain(t, "T-1-a1/agent.log", logs, "prompt submitted (submit key sent 2 time(s))", "[ACK] T-1 - RECEIVED", "Status: complete")
-	mustContain(t, "the server's log", in.stderr.String(), "the submit key was lost; sending it again")
+	logs := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "T-1-a1", "agent.log"))
+	blackbox.MustContain(t, "T-1-a1/agent.log", logs, "prompt submitted (submit key sent 2 time(s))", "[ACK] T-1 - RECEIVED", "Status: complete")
+	blackbox.MustContain(t, "the server's log", in.Stderr.String(), "the submit key was lost; sending it again")
 	// The retry's prompt, as the agent received it, carried the failure.
-	tr := in.cli("transcript", "T-1", "--attempt", "2", "--full")
-	mustContain(t, "wilco transcript T-1 --attempt 2", tr, `<retry_context attempt="2"`, "file.txt is not fixed")
+	tr := in.Cli("transcript", "T-1", "--attempt", "2", "--full")
+	blackbox.MustContain(t, "wilco transcript T-1 --attempt 2", tr, `<retry_context attempt="2"`, "file.txt is not fixed")
 	// wilco agents shows the pane's state; wilco attach opens its session.
-	mustContain(t, "wilco agents", in.cli("agents"), "tui", "tmux", "pane ready")
-	srv := tmuxServer(t, dir)
+	blackbox.MustContain(t, "wilco agents", in.Cli("agents"), "tui", "tmux", "pane ready")
+	srv := blackbox.TmuxServer(t, dir)
 	srv.Conf = "" // a running server needs no configuration file
-	mustContain(t, "wilco attach --print", in.cli("attach", "tui", "--print"), append(srv.Args("attach-session"), "=wilco-tui")...)
+	blackbox.MustContain(t, "wilco attach --print", in.Cli("attach", "tui", "--print"), append(srv.Args("attach-session"), "=wilco-tui")...)
 }
 
 // A tmux agent whose program crashes in the middle of a turn: the attempt
@@ -177,12 +105,12 @@ func TestATmuxAgentIsDeliveredAcknowledgedRetriedAndVerified(t *testing.T) {
 // runs the program again.
 func TestATmuxAgentThatCrashesIsAnExecutionErrorWithThePanesLastLines(t *testing.T) {
 	t.Parallel()
-	needTmux(t)
-	dir := newRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+checkStep+"policy:\n  loop: {escalate_after: 1}\n")
-	endTmux(t, dir)
-	in := serveRepo(t, dir)
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. CRASH"})
-	got := in.waitTask("T-1", 2*time.Minute, "escalated", "success", "stuck")
+	blackbox.NeedTmux(t)
+	dir := blackbox.NewRepo(t, "agents:\n"+tuiAgentYAML(t, "", "")+blackbox.CheckStep+"policy:\n  loop: {escalate_after: 1}\n")
+	blackbox.EndTmux(t, dir)
+	in := blackbox.ServeRepo(t, dir)
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. CRASH"})
+	got := in.WaitTask("T-1", 2*time.Minute, "escalated", "success", "stuck")
 	if got.State != "escalated" || len(got.Failures) != 1 || got.Failures[0].FailureType != "execution_error" ||
 		!strings.Contains(got.Failures[0].ExecutorOutput.Error, "panic: scripted crash") || !strings.Contains(got.Failures[0].ExecutorOutput.Error, "exited (status 3)") {
 		t.Fatalf("the task:\n%s", got)
@@ -200,50 +128,50 @@ func TestOperationsOnATmuxAgentAskForOkThenRestartHibernateAndWakeIt(t *testing.
 
 	// Busy on a task: the request waits for the pane (never typed into a
 	// busy agent), the timeout comes, the restart proceeds anyway.
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
 	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
-	r := wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "restart", "--agent", "tui", "--timeout", "2s", "--reminders", "1s")
-	if r.code != 0 || !strings.Contains(r.stdout, "OP-") || !strings.Contains(r.stdout, "restarted") {
-		t.Fatalf("wilco op restart: exit %d\n%s%s\nserver:\n%s", r.code, r.stdout, r.stderr, tail(in.stderr.String(), 30))
+	r := blackbox.WilcoCLI(t, dir, in.Url, 2*time.Minute, "op", "restart", "--agent", "tui", "--timeout", "2s", "--reminders", "1s")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "OP-") || !strings.Contains(r.Stdout, "restarted") {
+		t.Fatalf("wilco op restart: exit %d\n%s%s\nserver:\n%s", r.Code, r.Stdout, r.Stderr, blackbox.Tail(in.Stderr.String(), 30))
 	}
-	got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
 	if got.State != "success" {
-		t.Fatalf("the task after the restart:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+		t.Fatalf("the task after the restart:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 40))
 	}
 
 	// Ready: the agent answers "ok" in its pane, then is hibernated.
-	r = wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "hibernate", "--agent", "tui")
-	if r.code != 0 || !strings.Contains(r.stdout, "tui: ok") || !strings.Contains(r.stdout, "hibernated") {
-		t.Fatalf("wilco op hibernate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = blackbox.WilcoCLI(t, dir, in.Url, 2*time.Minute, "op", "hibernate", "--agent", "tui")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "tui: ok") || !strings.Contains(r.Stdout, "hibernated") {
+		t.Fatalf("wilco op hibernate: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	mustContain(t, "wilco agents", in.cli("agents"), "hibernating, pane hibernating")
+	blackbox.MustContain(t, "wilco agents", in.Cli("agents"), "hibernating, pane hibernating")
 	if tuiSessionRuns(t, dir) {
 		t.Fatal("the hibernated agent's session still runs")
 	}
 	// Hibernated, it cannot answer: the wake proceeds at its timeout.
-	r = wilcoCLI(t, dir, in.url, 2*time.Minute, "op", "wake", "--agent", "tui", "--timeout", "1s", "--reminders", "500ms")
-	if r.code != 0 || !strings.Contains(r.stdout, "woken") {
-		t.Fatalf("wilco op wake: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = blackbox.WilcoCLI(t, dir, in.Url, 2*time.Minute, "op", "wake", "--agent", "tui", "--timeout", "1s", "--reminders", "500ms")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "woken") {
+		t.Fatalf("wilco op wake: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	mustContain(t, "wilco agents", in.cli("agents"), "available, pane ready")
+	blackbox.MustContain(t, "wilco agents", in.Cli("agents"), "available, pane ready")
 
 	// The operation log: every operation, and one's round step by step.
-	log := in.cli("op", "log")
-	mustContain(t, "wilco op log", log, "OP-1", "restart", "OP-2", "hibernate", "OP-3", "wake", "tui=ok")
-	round := in.cli("op", "log", "OP-2")
-	mustContain(t, "wilco op log OP-2", round, "hibernate asks tui", "request sent", "answered ok", "waiting → proceeding", "done: hibernated", "status available → hibernating")
-	first := in.cli("op", "log", "OP-1")
-	mustContain(t, "wilco op log OP-1", first, "reminder 1", "no answer: timeout", "proceeding anyway", "done: restarted")
+	log := in.Cli("op", "log")
+	blackbox.MustContain(t, "wilco op log", log, "OP-1", "restart", "OP-2", "hibernate", "OP-3", "wake", "tui=ok")
+	round := in.Cli("op", "log", "OP-2")
+	blackbox.MustContain(t, "wilco op log OP-2", round, "hibernate asks tui", "request sent", "answered ok", "waiting → proceeding", "done: hibernated", "status available → hibernating")
+	first := in.Cli("op", "log", "OP-1")
+	blackbox.MustContain(t, "wilco op log OP-1", first, "reminder 1", "no answer: timeout", "proceeding anyway", "done: restarted")
 }
 
 // waitMilestone waits until the task's milestone contains want.
-func waitMilestone(t *testing.T, in *instance, id, want string, timeout time.Duration) {
+func waitMilestone(t *testing.T, in *blackbox.Instance, id, want string, timeout time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
 		var v struct{ Milestone string }
-		in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &v)
+		in.Must(200, in.Call("GET", "/v1/tasks/"+id, blackbox.AdminToken, nil), &v)
 		if strings.Contains(v.Milestone, want) {
 			return
 		}
@@ -261,18 +189,18 @@ func waitMilestone(t *testing.T, in *instance, id, want string, timeout time.Dur
 func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 	t.Parallel()
 	dir, in := serveTUI(t)
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt. BUSY=6s"})
 	waitMilestone(t, in, "T-1", "Implementing", time.Minute)
-	in.kill()
+	in.Kill()
 	if !tuiSessionRuns(t, dir) {
 		t.Fatal("the agent's session died with wilco")
 	}
-	again := serveRepo(t, dir)
-	got := again.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
+	again := blackbox.ServeRepo(t, dir)
+	got := again.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck")
 	if got.State != "success" || got.Attempt != 2 {
-		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, agentLogs(t, dir))
+		t.Fatalf("the task ended %s at attempt %d:\n%s\nthe agent's logs:\n%s", got.State, got.Attempt, got, blackbox.AgentLogs(t, dir))
 	}
-	mustContain(t, "the server's log", again.stderr.String(), "the agent's session runs already: used as it is", "following again the turn of a tmux agent")
+	blackbox.MustContain(t, "the server's log", again.Stderr.String(), "the agent's session runs already: used as it is", "following again the turn of a tmux agent")
 	// The first attempt's turn, followed by the second wilco, was verified.
 	if len(got.Failures) != 1 || got.Failures[0].FailureType != "verification_failed" {
 		t.Fatalf("the first attempt: %+v", got.Failures)
@@ -284,16 +212,16 @@ func TestATmuxAgentsTurnIsFollowedAgainAfterWilcoIsKilled(t *testing.T) {
 func TestRemovingATmuxAgentEndsItsSession(t *testing.T) {
 	t.Parallel()
 	dir, in := serveTUI(t)
-	in.submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
-	if got := in.waitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
-		t.Fatalf("the task:\n%s\nserver:\n%s", got, tail(in.stderr.String(), 40))
+	in.Submit(map[string]any{"id": "T-1", "description": "Please write the fix into file.txt."})
+	if got := in.WaitTask("T-1", 2*time.Minute, "success", "escalated", "stuck"); got.State != "success" {
+		t.Fatalf("the task:\n%s\nserver:\n%s", got, blackbox.Tail(in.Stderr.String(), 40))
 	}
 	if !tuiSessionRuns(t, dir) {
 		t.Fatal("the agent's session does not run after its task")
 	}
-	r := wilcoCLI(t, dir, in.url, time.Minute, "agents", "remove", "tui")
-	if r.code != 0 {
-		t.Fatalf("wilco agents remove: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "agents", "remove", "tui")
+	if r.Code != 0 {
+		t.Fatalf("wilco agents remove: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if tuiSessionRuns(t, dir) {
 		t.Fatal("the removed agent's session still runs")

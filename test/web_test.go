@@ -21,6 +21,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"wilco/test/blackbox"
 )
 
 const webFix = "Write fixed and the task id into file.txt"
@@ -35,22 +37,22 @@ const detailState = `((document.querySelector('#overview dd[data-key="state"]') 
 
 func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+
+	dir := blackbox.NewRepo(t, "agents:\n"+
 		execAgent(t, "fixer", "web.sh", []string{"retry"}, "WEB_AGENT_DELAY=1")+
 		execAgent(t, "escalator", "web.sh", []string{"fix"})+
 		execAgent(t, "proposer", "propose.sh", []string{"names"})+
 		execAgent(t, "scripter", "web.sh", []string{"markup"})+
 		execAgent(t, "asker", "clarify.sh", nil)+
 		"  - {name: remote, adapter: mailbox}\n"+
-		checkStep+"policy:\n  loop: {escalate_after: 2}\n")
+		blackbox.CheckStep+"policy:\n  loop: {escalate_after: 2}\n")
 	// A file whose name git leaves as it is in a diff, spaces and all.
 	if err := os.WriteFile(filepath.Join(dir, "notes with spaces.md"), []byte("the notes\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "notes")
-	in := serveRepo(t, dir)
-	link := in.loginLink()
+	in := blackbox.ServeRepo(t, dir)
+	link := in.LoginLink()
 	b := openBrowser(t)
 
 	// Log in with the printed link: the code leaves the address bar.
@@ -86,7 +88,7 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	if first < 0 || second <= first || done <= second {
 		t.Fatalf("the row of T-1 did not show attempt 1, then attempt 2, then success: %q", seen)
 	}
-	if got := in.task("T-1"); got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 {
+	if got := in.Task("T-1"); got.State != "success" || got.Attempt != 2 || len(got.Failures) != 1 {
 		t.Fatalf("the server's T-1: %s", got)
 	}
 
@@ -97,11 +99,11 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	if got := b.str(`document.querySelector('details[data-attempt="1"] .outcome').textContent`); got != "verification_failed" {
 		t.Fatalf("attempt 1 is shown as %q", got)
 	}
-	mustContain(t, "attempt 1's failure record", b.str(`document.querySelector('details[data-attempt="1"] .failure').textContent`),
+	blackbox.MustContain(t, "attempt 1's failure record", b.str(`document.querySelector('details[data-attempt="1"] .failure').textContent`),
 		"verification_failed", "sh check.sh", "file.txt is not fixed")
 	b.click(`details[data-attempt="1"] > summary`)
 	b.waitFor("attempt 1's transcript", `document.querySelector('details[data-attempt="1"] .transcript') !== null`, 10*time.Second)
-	mustContain(t, "attempt 1's transcript", b.str(`document.querySelector('details[data-attempt="1"] .transcript').textContent`),
+	blackbox.MustContain(t, "attempt 1's transcript", b.str(`document.querySelector('details[data-attempt="1"] .transcript').textContent`),
 		"[ACK] T-1 - RECEIVED", "Guessed: wrote attempt 1 into file.txt.")
 	b.click(`details[data-attempt="1"] button[data-log="T-1-a1"]`)
 	b.waitFor("attempt 1's verify log", `(document.querySelector('details[data-attempt="1"] pre.log') || {}).textContent?.includes('file.txt is not fixed')`, 10*time.Second)
@@ -110,12 +112,12 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	webTimeline(t, b)
 	b.eval(`document.getElementById('timeline').closest('section').scrollIntoView()`, nil)
 	b.screenshot("timeline")
-	mustContain(t, "T-1's summary", b.str(`document.getElementById('summary').textContent`), "Wrote the fix into file.txt.", "T-1-a2")
+	blackbox.MustContain(t, "T-1's summary", b.str(`document.getElementById('summary').textContent`), "Wrote the fix into file.txt.", "T-1-a2")
 	b.eval(`document.querySelector('details[data-attempt="2"]').open = false; window.scrollTo(0, 0)`, nil)
 	b.screenshot("task")
 
 	// An escalation answered with a fix from the page.
-	in.submit(map[string]any{"description": "Write the fix into file.txt, as the user says", "agent": "escalator"})
+	in.Submit(map[string]any{"description": "Write the fix into file.txt, as the user says", "agent": "escalator"})
 	b.goTo("#/tasks/T-2")
 	b.waitFor("T-2's escalation on its page", `(document.getElementById('needs-you') || {}).textContent?.includes('Escalated')`, 60*time.Second)
 	webEscalation(t, b)
@@ -124,13 +126,13 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.typeIn("#fix-instruction", webFix)
 	b.click("#respond-fix")
 	b.waitFor("T-2 to succeed on its page", detailState+` === 'success'`, 60*time.Second)
-	if got := in.task("T-2"); got.State != "success" || got.Attempt != 3 {
+	if got := in.Task("T-2"); got.State != "success" || got.Attempt != 3 {
 		t.Fatalf("the server's T-2: %s %d\n%s", got.State, got.Attempt, b.snapshot())
 	}
-	mustContain(t, "the prompt after the fix", in.prompt("T-2-a3"), "<user_intervention>", "User provided fix: "+webFix)
+	blackbox.MustContain(t, "the prompt after the fix", in.Prompt("T-2-a3"), "<user_intervention>", "User provided fix: "+webFix)
 	byType := timelineLines(t, b, "task.success")
-	mustContain(t, "the escalation on the timeline", byType["task.escalated"], "Escalated to you after 2 failed attempts.")
-	mustContain(t, "the answer on the timeline", byType["task.response"], "You sent a fix.", webFix)
+	blackbox.MustContain(t, "the escalation on the timeline", byType["task.escalated"], "Escalated to you after 2 failed attempts.")
+	blackbox.MustContain(t, "the answer on the timeline", byType["task.response"], "You sent a fix.", webFix)
 
 	// A dry run submitted from the page, applied from its diff.
 	b.goTo("#/tasks")
@@ -143,15 +145,15 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.waitFor("T-3 proposed on the list", rowState("T-3")+` === 'proposed'`, 60*time.Second)
 	b.click(`tr[data-task="T-3"] a`)
 	b.waitFor("T-3's diff", `document.querySelector('.diff-file[data-path="new.txt"]') !== null`, 20*time.Second)
-	mustContain(t, "the side-by-side diff", b.str(`document.getElementById('diff').textContent`), "file.txt", "new file", "fixed T-3", "a new file")
+	blackbox.MustContain(t, "the side-by-side diff", b.str(`document.getElementById('diff').textContent`), "file.txt", "new file", "fixed T-3", "a new file")
 	// The files' names as they are, not as git quotes them.
 	var heads []string
 	b.eval(`[...document.querySelectorAll('#diff .diff-file-head .mono')].map((e) => e.textContent).sort()`, &heads)
 	if want := []string{"file.txt", "new.txt", "notes with spaces.md", "résumé.txt"}; !slices.Equal(heads, want) {
 		t.Fatalf("the diff's files are shown as %q, want %q", heads, want)
 	}
-	mustContain(t, "the diff of the file with spaces", b.str(`document.querySelector('.diff-file[data-path="notes with spaces.md"]').textContent`), "a note of T-3")
-	mustContain(t, "the diff of résumé.txt", b.str(`document.querySelector('.diff-file[data-path="résumé.txt"]').textContent`), "a résumé of T-3", "new file")
+	blackbox.MustContain(t, "the diff of the file with spaces", b.str(`document.querySelector('.diff-file[data-path="notes with spaces.md"]').textContent`), "a note of T-3")
+	blackbox.MustContain(t, "the diff of résumé.txt", b.str(`document.querySelector('.diff-file[data-path="résumé.txt"]').textContent`), "a résumé of T-3", "new file")
 	if !b.truth(`document.querySelector('.diff.split td.code.add') !== null && document.querySelector('.diff.split td.code.del') !== null`) {
 		t.Fatalf("the side-by-side diff has no added or removed line:\n%s", b.snapshot())
 	}
@@ -160,26 +162,26 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.waitFor("the unified diff", `document.querySelector('.diff.unified tr.add') !== null`, 5*time.Second)
 	b.click("#apply")
 	b.waitFor("T-3 to succeed after the apply", detailState+` === 'success'`, 60*time.Second)
-	if got := readFile(t, filepath.Join(dir, "file.txt")); got != "fixed T-3\n" {
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); got != "fixed T-3\n" {
 		t.Fatalf("the applied diff: file.txt is %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
 		t.Fatalf("the applied diff: %v", err)
 	}
-	if got := readFile(t, filepath.Join(dir, "résumé.txt")) + readFile(t, filepath.Join(dir, "notes with spaces.md")); got != "a résumé of T-3\nthe notes\na note of T-3\n" {
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "résumé.txt")) + blackbox.ReadFile(t, filepath.Join(dir, "notes with spaces.md")); got != "a résumé of T-3\nthe notes\na note of T-3\n" {
 		t.Fatalf("the applied diff: résumé.txt and notes with spaces.md are %q", got)
 	}
 
 	// An agent that writes markup and scripts: the page shows them as
 	// text, and nothing of it runs or becomes an element.
-	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "scripter"})
+	in.Submit(map[string]any{"description": "Write the fix into file.txt", "agent": "scripter"})
 	b.goTo("#/tasks/T-4")
 	b.waitFor("T-4 to succeed on its page", detailState+` === 'success'`, 60*time.Second)
 	b.click(`details[data-attempt="1"] > summary`)
 	b.waitFor("T-4's transcript", `document.querySelector('details[data-attempt="1"] .transcript') !== null`, 10*time.Second)
-	mustContain(t, "the agent's markup, as text", b.str(`document.getElementById('attempts').textContent`),
+	blackbox.MustContain(t, "the agent's markup, as text", b.str(`document.getElementById('attempts').textContent`),
 		`<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b id="pwned">bold</b>`)
-	mustContain(t, "the summary's markup, as text", b.str(`document.getElementById('summary').textContent`), `<b id="pwned-summary">and this</b>`)
+	blackbox.MustContain(t, "the summary's markup, as text", b.str(`document.getElementById('summary').textContent`), `<b id="pwned-summary">and this</b>`)
 	for _, cond := range []string{
 		`window.__pwned === undefined`, `document.getElementById('pwned') === null`, `document.getElementById('pwned-summary') === null`,
 		`document.querySelectorAll('#main script, #main img').length === 0`,
@@ -190,38 +192,38 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	}
 
 	// The agent's questions, answered from the page.
-	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "asker"})
+	in.Submit(map[string]any{"description": "Write the fix into file.txt", "agent": "asker"})
 	b.goTo("#/tasks/T-5")
 	b.waitFor("T-5's question on its page", `document.getElementById('answer-0') !== null`, 60*time.Second)
-	mustContain(t, "the question", b.str(`document.getElementById('needs-you').textContent`), "Which line goes into file.txt?")
+	blackbox.MustContain(t, "the question", b.str(`document.getElementById('needs-you').textContent`), "Which line goes into file.txt?")
 	b.typeIn("#answer-0", "fixed and the task id")
 	b.click("#clarify-send")
 	b.waitFor("T-5 to succeed after the answer", detailState+` === 'success'`, 60*time.Second)
 
 	// The other views, for the record (and the README).
-	in.must(201, in.call("POST", "/v1/instructions", adminToken, map[string]any{"agent": "remote", "content": "Report the OS and the Go version"}))
-	in.must(201, in.call("POST", "/v1/operations", adminToken, map[string]any{"operation": "restart", "agents": []string{"remote"}, "message": "wilco restarts your session"}))
+	in.Must(201, in.Call("POST", "/v1/instructions", blackbox.AdminToken, map[string]any{"agent": "remote", "content": "Report the OS and the Go version"}))
+	in.Must(201, in.Call("POST", "/v1/operations", blackbox.AdminToken, map[string]any{"operation": "restart", "agents": []string{"remote"}, "message": "wilco restarts your session"}))
 	b.goTo("#/agents")
 	b.waitFor("the agents", `document.querySelector('tr[data-agent="fixer"]') !== null`, 10*time.Second)
-	mustContain(t, "the agents view", b.str(`document.querySelector('tr[data-agent="fixer"]').textContent`), "exec", "0% (0 of 1)")
+	blackbox.MustContain(t, "the agents view", b.str(`document.querySelector('tr[data-agent="fixer"]').textContent`), "exec", "0% (0 of 1)")
 	b.screenshot("agents")
 	// A new token from the page (two clicks: it cannot be undone), shown
 	// once; the old one stops working at once.
-	oldTok := in.rotate("remote")
+	oldTok := in.Rotate("remote")
 	b.click(`button[data-rotate="remote"]`)
 	b.click(`button[data-rotate="remote"]`)
 	b.waitFor("the new token", `(document.getElementById('new-token') || {}).value?.length > 20`, 10*time.Second)
 	agentTok := b.str(`document.getElementById('new-token').value`)
-	in.must(200, in.call("GET", "/v1/inbox", agentTok, nil))
-	if r := in.call("GET", "/v1/inbox", oldTok, nil); r.status != http.StatusUnauthorized {
-		t.Fatalf("the old token after a new one from the page: %d", r.status)
+	in.Must(200, in.Call("GET", "/v1/inbox", agentTok, nil))
+	if r := in.Call("GET", "/v1/inbox", oldTok, nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("the old token after a new one from the page: %d", r.Status)
 	}
 	// Removing an agent from the page.
 	b.click(`button[data-remove="asker"]`)
 	b.click(`button[data-remove="asker"]`)
 	b.waitFor("asker removed", `document.querySelector('tr[data-agent="asker"].removed') !== null`, 10*time.Second)
 	var asker struct{ Removed bool }
-	in.must(200, in.call("GET", "/v1/agents/asker", adminToken, nil), &asker)
+	in.Must(200, in.Call("GET", "/v1/agents/asker", blackbox.AdminToken, nil), &asker)
 	if !asker.Removed {
 		t.Fatal("the agent removed from the page is not removed")
 	}
@@ -230,14 +232,14 @@ func TestThePageFollowsAndAnswersTasksLiveInARealBrowser(t *testing.T) {
 	b.screenshot("operations")
 	b.goTo("#/numbers")
 	b.waitFor("the charts", `document.querySelectorAll('svg.chart').length >= 4`, 10*time.Second)
-	mustContain(t, "the numbers", b.str(`document.getElementById('numbers').textContent`), "tasks ended", "first-attempt success", "verification_failed")
+	blackbox.MustContain(t, "the numbers", b.str(`document.getElementById('numbers').textContent`), "tasks ended", "first-attempt success", "verification_failed")
 	b.screenshot("numbers")
 	b.goTo("#/notifications")
 	b.waitFor("the notifications view", `document.getElementById('no-notifications') !== null || document.querySelector('table.notifications') !== null || document.querySelector('#notifications .empty') !== null`, 10*time.Second)
 	// Two tasks for an agent that never answers: one waits for its ACK,
 	// one is queued behind it.
-	in.submit(map[string]any{"description": "Add --json to the export command", "agent": "remote", "acceptance_criteria": []string{"the output is valid JSON"}})
-	in.submit(map[string]any{"description": "Document the export command's flags", "agent": "remote"})
+	in.Submit(map[string]any{"description": "Add --json to the export command", "agent": "remote", "acceptance_criteria": []string{"the output is valid JSON"}})
+	in.Submit(map[string]any{"description": "Document the export command's flags", "agent": "remote"})
 	b.goTo("#/tasks")
 	b.waitFor("the list", rowState("T-7")+` === 'queued' && `+rowState("T-6")+` === 'awaiting_ack'`, 10*time.Second)
 	b.screenshot("tasks")
@@ -276,14 +278,14 @@ func timelineLines(t *testing.T, b *browser, last string) map[string]string {
 func webTimeline(t *testing.T, b *browser) {
 	t.Helper()
 	byType := timelineLines(t, b, "task.success")
-	mustContain(t, "the turns' ends on the timeline", byType["task.turn_ended"],
+	blackbox.MustContain(t, "the turns' ends on the timeline", byType["task.turn_ended"],
 		"fixer's turn of attempt 1 ended after ", "exit code 0: the agent reports success.", "Guessed: wrote attempt 1 into file.txt.",
 		"fixer's turn of attempt 2 ended after ", "Wrote the fix into file.txt.")
-	mustContain(t, "the failure on the timeline", byType["task.failure"], "Attempt 1 failed: verification failed (sh check.sh exited 1).")
-	mustContain(t, "the success on the timeline", byType["task.success"], "Verified in run T-1-a2")
-	mustContain(t, "the states on the timeline", byType["task.state"], "Waiting for the agent to acknowledge the task.", "Running: verifying the change.",
+	blackbox.MustContain(t, "the failure on the timeline", byType["task.failure"], "Attempt 1 failed: verification failed (sh check.sh exited 1).")
+	blackbox.MustContain(t, "the success on the timeline", byType["task.success"], "Verified in run T-1-a2")
+	blackbox.MustContain(t, "the states on the timeline", byType["task.state"], "Waiting for the agent to acknowledge the task.", "Running: verifying the change.",
 		"The task succeeded — verification passed in run T-1-a2.")
-	mustContain(t, "the attempts on the timeline", byType["task.attempt"], "Attempt 1 of 12: sent to fixer.", "Attempt 2 of 12, a retry: sent to fixer.")
+	blackbox.MustContain(t, "the attempts on the timeline", byType["task.attempt"], "Attempt 1 of 12: sent to fixer.", "Attempt 2 of 12, a retry: sent to fixer.")
 }
 
 // webEscalation checks T-2's escalation: a heading in words, the message's
@@ -297,7 +299,7 @@ func webEscalation(t *testing.T, b *browser) {
 		t.Fatalf("the escalation's heading is %q", got)
 	}
 	text := b.str(`document.getElementById('escalation').textContent`)
-	mustContain(t, "the escalation", text, "Task:", "Write the fix into file.txt, as the user says", "Failure Summary",
+	blackbox.MustContain(t, "the escalation", text, "Task:", "Write the fix into file.txt, as the user says", "Failure Summary",
 		"This task has failed 2 times.", "Attempt History", "verification_failed", "Suggested Actions", "Skip task")
 	for _, raw := range []string{"##", "**", "|--", "| Attempt", "Your options", "fix: <instruction>", "`"} {
 		if strings.Contains(text, raw) {
@@ -330,10 +332,10 @@ func webEscalation(t *testing.T, b *browser) {
 // webCancelled cancels T-6, which waits for its agent to acknowledge it,
 // from the list: then its row, its page and wilco status say how it
 // ended, not what it waited for.
-func webCancelled(t *testing.T, in *instance, b *browser) {
+func webCancelled(t *testing.T, in *blackbox.Instance, b *browser) {
 	t.Helper()
 	const milestone = `(document.querySelector('tr[data-task="T-6"] td.milestone') || {}).textContent`
-	mustContain(t, "T-6's milestone before the cancel", b.str(milestone), "Waiting for")
+	blackbox.MustContain(t, "T-6's milestone before the cancel", b.str(milestone), "Waiting for")
 	b.click(`button[data-cancel="T-6"]`)
 	b.click(`button[data-cancel="T-6"]`)
 	b.waitFor("T-6 cancelled on the list", rowState("T-6")+` === 'cancelled'`, 30*time.Second)
@@ -346,8 +348,8 @@ func webCancelled(t *testing.T, in *instance, b *browser) {
 		b.truth(`document.querySelector('#overview dd[data-key="milestone"]')`) {
 		t.Fatalf("the cancelled task's page says it ended %q\n%s", got, b.snapshot())
 	}
-	out := in.cli("status", "T-6")
-	mustContain(t, "wilco status T-6", out, "Cancelled by the user")
+	out := in.Cli("status", "T-6")
+	blackbox.MustContain(t, "wilco status T-6", out, "Cancelled by the user")
 	if strings.Contains(out, "Waiting for") {
 		t.Fatalf("wilco status of the cancelled task:\n%s", out)
 	}
@@ -358,10 +360,10 @@ func webCancelled(t *testing.T, in *instance, b *browser) {
 // HttpOnly and SameSite=Strict, the API refuses a request without it or
 // with a wrong CSRF token, an agent's token does not log in, and a used
 // login link does not either.
-func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) {
+func webSecurity(t *testing.T, in *blackbox.Instance, b *browser, link, agentTok string) {
 	t.Helper()
 	ctx := b.ctx
-	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{in.url}})
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{in.Url}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,15 +385,15 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 	// Without the cookie nothing is readable; with it, reads work and a
 	// change needs the CSRF token.
 	for _, path := range []string{"/v1/tasks", "/v1/tasks/T-1", "/v1/agents", "/v1/events?follow=false"} {
-		if r := in.call("GET", path, "", nil); r.status != http.StatusUnauthorized {
-			t.Errorf("GET %s without the cookie: %d", path, r.status)
+		if r := in.Call("GET", path, "", nil); r.Status != http.StatusUnauthorized {
+			t.Errorf("GET %s without the cookie: %d", path, r.Status)
 		}
 	}
-	in.must(200, in.call("GET", "/v1/tasks/T-1", "", nil, cookie...))
+	in.Must(200, in.Call("GET", "/v1/tasks/T-1", "", nil, cookie...))
 	for _, header := range [][]string{cookie, append(slices.Clone(cookie), "X-CSRF-Token", "forged-token")} {
-		r := in.call("POST", "/v1/tasks", "", forged, header...)
-		if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "X-CSRF-Token") {
-			t.Errorf("a submit with the cookie and %v: %d %s", header[2:], r.status, r.body)
+		r := in.Call("POST", "/v1/tasks", "", forged, header...)
+		if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "X-CSRF-Token") {
+			t.Errorf("a submit with the cookie and %v: %d %s", header[2:], r.Status, r.Body)
 		}
 	}
 	// The same from inside the page (the browser sends the cookie itself).
@@ -403,8 +405,8 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 	if !slices.Equal(statuses, []int{403, 403}) {
 		t.Fatalf("requests from the page without the CSRF token or with a wrong one: %v", statuses)
 	}
-	var all struct{ Tasks []task }
-	in.must(200, in.call("GET", "/v1/tasks", adminToken, nil), &all)
+	var all struct{ Tasks []blackbox.Task }
+	in.Must(200, in.Call("GET", "/v1/tasks", blackbox.AdminToken, nil), &all)
 	for _, tk := range all.Tasks {
 		if tk.Description == "forged" {
 			t.Fatalf("a refused request made %s", tk.ID)
@@ -415,8 +417,8 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 	// in; the used link does not either; the admin token does.
 	b.click("#logout")
 	b.waitFor("the login form", `document.getElementById('login-token') !== null`, 10*time.Second)
-	if r := in.call("GET", "/v1/tasks", "", nil, cookie...); r.status != http.StatusUnauthorized {
-		t.Fatalf("the cookie after the logout: %d", r.status)
+	if r := in.Call("GET", "/v1/tasks", "", nil, cookie...); r.Status != http.StatusUnauthorized {
+		t.Fatalf("the cookie after the logout: %d", r.Status)
 	}
 	b.screenshot("login")
 	b.typeIn("#login-token", agentTok)
@@ -424,7 +426,7 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 	b.waitFor("the agent token's refusal", `document.getElementById('login-error').textContent.includes("agent's token cannot log in")`, 10*time.Second)
 	b.navigate(link)
 	b.waitFor("the used link's refusal", `(document.getElementById('login-error') || {}).textContent?.includes('used already')`, 10*time.Second)
-	b.typeIn("#login-token", adminToken)
+	b.typeIn("#login-token", blackbox.AdminToken)
 	b.click("#login button[type=submit]")
 	b.waitFor("the list after a login with the admin token", rowState("T-1")+` === 'success'`, 10*time.Second)
 }
@@ -433,21 +435,21 @@ func webSecurity(t *testing.T, in *instance, b *browser, link, agentTok string) 
 // as the one wilco serve printed did.
 func TestWilcoWebPrintsANewLoginLinkThatWorksOnce(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+checkStep)
-	in := serveRepo(t, dir)
-	printed := in.loginLink()
-	out := strings.TrimSpace(in.cli("web"))
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	printed := in.LoginLink()
+	out := strings.TrimSpace(in.Cli("web"))
 	base, code, ok := strings.Cut(out, "/#login=")
-	if !ok || base != in.url || strings.Contains(printed, code) {
-		t.Fatalf("wilco web printed %q (server %s, first link %s)", out, in.url, printed)
+	if !ok || base != in.Url || strings.Contains(printed, code) {
+		t.Fatalf("wilco web printed %q (server %s, first link %s)", out, in.Url, printed)
 	}
 	for _, want := range []int{201, 401} {
-		if r := in.call("POST", "/v1/session", "", map[string]any{"code": code}); r.status != want {
-			t.Fatalf("login with the link: %d %s, want %d", r.status, r.body, want)
+		if r := in.Call("POST", "/v1/session", "", map[string]any{"code": code}); r.Status != want {
+			t.Fatalf("login with the link: %d %s, want %d", r.Status, r.Body, want)
 		}
 	}
 	_, printedCode, _ := strings.Cut(printed, "/#login=")
-	in.must(201, in.call("POST", "/v1/session", "", map[string]any{"code": printedCode}))
+	in.Must(201, in.Call("POST", "/v1/session", "", map[string]any{"code": printedCode}))
 }
 
 // From the page: a stuck task resumed from its report (a new task that
@@ -455,45 +457,45 @@ func TestWilcoWebPrintsANewLoginLinkThatWorksOnce(t *testing.T) {
 // queued task cancelled from the list (two clicks).
 func TestThePageResumesAStuckTaskDiscardsADryRunAndCancels(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, "agents:\n"+
+	dir := blackbox.NewRepo(t, "agents:\n"+
 		execAgent(t, "guesser", "web.sh", []string{"fix"})+
 		execAgent(t, "proposer", "propose.sh", nil)+
 		"  - {name: remote, adapter: mailbox}\n"+
-		checkStep+"policy:\n  loop: {hard_stop: 1}\n")
-	in := serveRepo(t, dir)
+		blackbox.CheckStep+"policy:\n  loop: {hard_stop: 1}\n")
+	in := blackbox.ServeRepo(t, dir)
 	b := openBrowser(t)
-	b.navigate(in.loginLink())
+	b.navigate(in.LoginLink())
 	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
 
-	in.submit(map[string]any{"description": "Write the fix into file.txt", "agent": "guesser"})
+	in.Submit(map[string]any{"description": "Write the fix into file.txt", "agent": "guesser"})
 	b.goTo("#/tasks/T-1")
 	b.waitFor("T-1 stuck on its page", `document.getElementById('resume') !== null`, 60*time.Second)
-	mustContain(t, "the stuck panel", b.str(`document.getElementById('needs-you').textContent`), "Stuck after 1 verify loops", "Resume from the report")
+	blackbox.MustContain(t, "the stuck panel", b.str(`document.getElementById('needs-you').textContent`), "Stuck after 1 verify loops", "Resume from the report")
 	b.click("#resume")
 	b.waitFor("the resumed task's page", `location.hash === '#/tasks/T-2' && (document.querySelector('#overview dd[data-key="resumed from"]') || {}).textContent === 'T-1'`, 30*time.Second)
-	mustContain(t, "the resumed prompt", in.prompt("T-2-a1"), "# Stuck report: T-1")
+	blackbox.MustContain(t, "the resumed prompt", in.Prompt("T-2-a1"), "# Stuck report: T-1")
 	b.waitFor("T-2 stuck too", `document.getElementById('resume') !== null`, 60*time.Second)
 
-	before := readFile(t, filepath.Join(dir, "file.txt")) // what the stuck tasks left
-	in.submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "agent": "proposer", "dry_run": true})
+	before := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) // what the stuck tasks left
+	in.Submit(map[string]any{"description": "Write the fix into file.txt and add new.txt", "agent": "proposer", "dry_run": true})
 	b.goTo("#/tasks/T-3")
 	b.waitFor("T-3's diff", `document.querySelector('.diff-file[data-path="new.txt"]') !== null`, 60*time.Second)
 	b.click("#discard")
 	b.click("#discard")
 	b.waitFor("T-3 discarded", detailState+` === 'cancelled'`, 30*time.Second)
-	if got := readFile(t, filepath.Join(dir, "file.txt")); got != before || exists(filepath.Join(dir, "new.txt")) {
-		t.Fatalf("a discarded dry run changed the working tree: file.txt %q (was %q), new.txt there: %v", got, before, exists(filepath.Join(dir, "new.txt")))
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); got != before || blackbox.Exists(filepath.Join(dir, "new.txt")) {
+		t.Fatalf("a discarded dry run changed the working tree: file.txt %q (was %q), new.txt there: %v", got, before, blackbox.Exists(filepath.Join(dir, "new.txt")))
 	}
 
-	in.submit(map[string]any{"description": "Wait for the remote agent", "agent": "remote"})
-	in.submit(map[string]any{"description": "Queued behind it", "agent": "remote"})
+	in.Submit(map[string]any{"description": "Wait for the remote agent", "agent": "remote"})
+	in.Submit(map[string]any{"description": "Queued behind it", "agent": "remote"})
 	b.goTo("#/tasks?state=queued")
 	b.waitFor("T-5 queued", rowState("T-5")+` === 'queued'`, 30*time.Second)
 	b.click(`button[data-cancel="T-5"]`)
 	b.click(`button[data-cancel="T-5"]`)
 	b.waitFor("T-5 gone from the list", `document.querySelector('tr[data-task="T-5"]') === null`, 30*time.Second)
-	if r := in.call("GET", "/v1/tasks/T-5", adminToken, nil); r.status != http.StatusNotFound {
-		t.Fatalf("the cancelled queued task: %d %s", r.status, r.body)
+	if r := in.Call("GET", "/v1/tasks/T-5", blackbox.AdminToken, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the cancelled queued task: %d %s", r.Status, r.Body)
 	}
 	b.noExceptions()
 }

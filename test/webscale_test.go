@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 var (
@@ -39,9 +41,9 @@ type resource struct {
 func TestThePageStaysUsableWithManyTasks(t *testing.T) {
 	t.Parallel()
 	n := *webTasks
-	dir := newRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+checkStep)
-	in := serveRepo(t, dir)
-	link := in.loginLink()
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+blackbox.CheckStep)
+	in := blackbox.ServeRepo(t, dir)
+	link := in.LoginLink()
 
 	// N tasks, submitted as users would (8 at a time). The agent never
 	// polls: the first waits for its ACK, the rest queue behind it.
@@ -51,7 +53,7 @@ func TestThePageStaysUsableWithManyTasks(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range ids {
-				in.must(201, in.call("POST", "/v1/tasks", adminToken, map[string]any{
+				in.Must(201, in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{
 					"id": fmt.Sprintf("S-%05d", i), "description": fmt.Sprintf("Task %d of the scale test: make the export command take --json", i),
 					"acceptance_criteria": []string{"the flag is documented", "the output is valid JSON"},
 				}))
@@ -74,13 +76,13 @@ func TestThePageStaysUsableWithManyTasks(t *testing.T) {
 	var order struct {
 		Tasks []struct{ ID string } `json:"tasks"`
 	}
-	in.must(200, in.call("GET", "/v1/tasks?view=brief&order=newest&limit=51", adminToken, nil), &order)
+	in.Must(200, in.Call("GET", "/v1/tasks?view=brief&order=newest&limit=51", blackbox.AdminToken, nil), &order)
 	newest, second := order.Tasks[0].ID, order.Tasks[50].ID
 	if got := b.str(`document.querySelector('#task-rows tr[data-task]').dataset.task`); got != newest {
 		t.Fatalf("the list starts with %s, want the newest, %s", got, newest)
 	}
-	mustContain(t, "the total", b.str(`document.getElementById('task-total').textContent`), fmt.Sprintf("%d tasks", n))
-	mustContain(t, "the queued tab", b.str(`document.querySelector('[data-filter="queued"]').textContent`), fmt.Sprintf("Queued %d", n-1))
+	blackbox.MustContain(t, "the total", b.str(`document.getElementById('task-total').textContent`), fmt.Sprintf("%d tasks", n))
+	blackbox.MustContain(t, "the queued tab", b.str(`document.querySelector('[data-filter="queued"]').textContent`), fmt.Sprintf("Queued %d", n-1))
 	var loaded []resource
 	b.eval(`[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
 		.filter((e) => !e.name.includes('/v1/events')).map((e) => ({name: e.name.replace(location.origin, ''), transfer: e.transferSize, body: e.decodedBodySize}))`, &loaded)
@@ -113,7 +115,7 @@ func TestThePageStaysUsableWithManyTasks(t *testing.T) {
 	b.eval("window.wilco.resetLatency()", nil)
 	for i := 1; i <= *webEvents; i++ {
 		id := fmt.Sprintf("N-%04d", i)
-		in.must(201, in.call("POST", "/v1/tasks", adminToken, map[string]any{"id": id, "description": "A new task, live"}))
+		in.Must(201, in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"id": id, "description": "A new task, live"}))
 		b.waitFor(id+" on the list", `(document.querySelector('#task-rows tr[data-task]') || {dataset: {}}).dataset.task === `+js(id), 30*time.Second)
 	}
 	l := b.latency()

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wilco/test/blackbox"
 )
 
 var webTextStart = flag.Uint64("web.text.start", 0, "where the random choices of the page's text tests (the file names and the Markdown they make up) start (default: from the clock)")
@@ -36,9 +38,9 @@ func textRandom(t *testing.T) (*mrand.Rand, uint64) {
 // imports (they are served without a login: they hold no data).
 func pageModules(t *testing.T) *browser {
 	t.Helper()
-	in := serveRepo(t, newRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+checkStep))
+	in := blackbox.ServeRepo(t, blackbox.NewRepo(t, "agents:\n  - {name: remote, adapter: mailbox}\n"+blackbox.CheckStep))
 	b := openBrowser(t)
-	b.navigate(in.url + "/")
+	b.navigate(in.Url + "/")
 	b.waitFor("the login form", `document.getElementById('login-token') !== null`, 30*time.Second)
 	return b
 }

@@ -36,6 +36,17 @@ type Pane struct {
 	Queued       int       `json:"queued"`
 	Working      string    `json:"working,omitempty"`
 	Conversation string    `json:"conversation,omitempty"`
+	Instances    []PaneOf  `json:"instances,omitempty" doc:"The sessions of the tasks worked in parallel the agent works on, one per task, each in the task's worktree."`
+}
+
+// PaneOf is the pane of the session a tmux agent works a task worked in
+// parallel in.
+type PaneOf struct {
+	Task    string    `json:"task"`
+	State   PaneState `json:"state"`
+	Session string    `json:"session"`
+	Attach  []string  `json:"attach"`
+	Working string    `json:"working,omitempty"`
 }
 
 // AgentContext is what a context probe learned of an agent's side: its

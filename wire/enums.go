@@ -65,11 +65,14 @@ const (
 	// PhasePreparing: the worktree of a task worked in parallel is being
 	// made.
 	PhasePreparing Phase = "preparing"
+	// PhasePullRequest: the verified change is in a pull request, waiting
+	// for its checks and its review (land pr).
+	PhasePullRequest Phase = "pull_request"
 )
 
 // Values are the phases.
 func (Phase) Values() []string {
-	return values(PhasePreparing, PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing, PhaseLanding)
+	return values(PhasePreparing, PhaseExecuting, PhaseVerifying, PhaseRetrying, PhaseReplanning, PhaseReviewing, PhaseLanding, PhasePullRequest)
 }
 
 // LandHow is how a task's verified change lands on the target branch.
@@ -122,11 +125,17 @@ const (
 	// FailureIntegration: a verified task combined with what landed on
 	// the target since it started fails a check.
 	FailureIntegration FailureType = "integration_failed"
+	// FailureCI: a check of the task's pull request failed (its log's
+	// tail is in the record).
+	FailureCI FailureType = "ci_failed"
+	// FailureChangesRequested: a review of the task's pull request asked
+	// for changes or commented on lines of its diff.
+	FailureChangesRequested FailureType = "changes_requested"
 )
 
 // Values are the failure types.
 func (FailureType) Values() []string {
-	return values(FailureExecution, FailureVerification, FailureTimeout, FailureRejected, FailureEnvironment, FailureMergeConflict, FailureIntegration)
+	return values(FailureExecution, FailureVerification, FailureTimeout, FailureRejected, FailureEnvironment, FailureMergeConflict, FailureIntegration, FailureCI, FailureChangesRequested)
 }
 
 // Action is the user's answer to an escalated or blocked task.
@@ -431,12 +440,18 @@ const (
 	NotifyPermission    NotifyEvent = "permission"
 	NotifySuccess       NotifyEvent = "success"
 	NotifyFailed        NotifyEvent = "failed"
+	// NotifyAcknowledged: an agent acknowledged a task, with its
+	// understanding (not by default).
+	NotifyAcknowledged NotifyEvent = "acknowledged"
+	// NotifyPullRequest: a task's verified change was pushed to a new
+	// pull request (not by default).
+	NotifyPullRequest NotifyEvent = "pull_request"
 )
 
 // Values are the notification events.
 func (NotifyEvent) Values() []string {
 	return values(NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation,
-		NotifyPermission, NotifySuccess, NotifyFailed)
+		NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest)
 }
 
 // NotificationState is where a notification's delivery stands.

@@ -78,7 +78,7 @@ func TestASchemaFollowsItsTypesJSONTags(t *testing.T) {
 		"seen":    `{"format":"date-time","type":["string","null"]}`,
 		"count":   `{"type":"integer"}`,
 		"state":   `{"enum":["queued","awaiting_ack","clarifying","running","escalated","blocked","proposed","success","unverified","cancelled","stuck","skipped","aborted","failed"],"type":"string"}`,
-		"phase":   `{"enum":["preparing","executing","verifying","retrying","replanning","reviewing","landing",null],"type":["string","null"]}`,
+		"phase":   `{"enum":["preparing","executing","verifying","retrying","replanning","reviewing","landing","pull_request",null],"type":["string","null"]}`,
 		"only":    `{"enum":["pending","sent"],"type":"string"}`,
 		"wait":    `{"description":"Go duration, such as \"30s\"","type":"string"}`,
 		"tags":    `{"items":{"type":"string"},"type":"array"}`,

@@ -94,6 +94,19 @@ type Task struct {
 	Worktree            string          `json:"worktree,omitempty" doc:"The worktree of a task worked in parallel, relative to the repository's root (.wilco/worktrees/<id>)."`
 	KeepWorktree        bool            `json:"keep_worktree,omitempty" doc:"Its worktree and branch are kept when it ends."`
 	LandPosition        int             `json:"land_position,omitempty" doc:"Its place in the landing queue (1: landing now), while a verified task worked in parallel waits to land."`
+	PullRequest         *PullRequest    `json:"pull_request,omitempty" doc:"The pull request its verified change is in (land pr)."`
+}
+
+// PullRequest is the pull request a task's verified change is in.
+type PullRequest struct {
+	Number     int        `json:"number"`
+	URL        string     `json:"url,omitempty"`
+	Head       string     `json:"head" doc:"The commit pushed last: what its checks and reviews are of."`
+	Checks     int        `json:"checks" doc:"How many checks the head has."`
+	ChecksDone int        `json:"checks_done" doc:"How many of them ended."`
+	CIDeadline *time.Time `json:"ci_deadline,omitempty" doc:"When its checks must have ended (land.ci_timeout after the push), while they run."`
+	Ready      bool       `json:"ready,omitempty" doc:"Its checks passed and a review approved it (land.merge manual: a human merges)."`
+	Merging    bool       `json:"merging,omitempty" doc:"wilco asked the forge to merge it (land.merge auto)."`
 }
 
 // Escalation is what the user of an escalated task is asked to decide.
@@ -313,7 +326,8 @@ type RetrySummary struct {
 	Escalations         int              `json:"escalations"`
 	Skipped             int              `json:"skipped"`
 	Unverified          int              `json:"unverified" doc:"Tasks that ended with no check run: never a success."`
-	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit."`
+	Landed              int              `json:"landed" doc:"Tasks whose verified change landed as a commit on the target."`
+	LeftOnBranch        int              `json:"left_on_branch,omitempty" doc:"Tasks worked in parallel that land as none: their verified change is committed on their own branch, not on the target."`
 	Conflicted          int              `json:"conflicted,omitempty" doc:"Tasks worked in parallel that had a merge_conflict failure."`
 	IntegrationFailed   int              `json:"integration_failed,omitempty" doc:"Tasks worked in parallel that had an integration_failed failure."`
 	Details             []SummaryRow     `json:"details"`

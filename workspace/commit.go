@@ -131,12 +131,22 @@ func (w *Workspace) unstage(ctx context.Context, spec []byte, err error) error {
 }
 
 // identity is the -c options that name wilco as the author and committer
-// when git's configuration names no user.
+// when git's configuration names no user (read in one git command: a
+// landing runs one at a time, and every command it saves is time the
+// landings behind it do not wait).
 func (w *Workspace) identity(ctx context.Context) []string {
+	// The last value of a key is the one git uses, as config --get says.
+	set := map[string]string{}
+	if b, err := git(ctx, w.root, nil, nil, "config", "--null", "--get-regexp", `^user\.(name|email)$`); err == nil {
+		for _, e := range splitZ(b) {
+			key, val, _ := strings.Cut(e, "\n")
+			set[strings.ToLower(key)] = val
+		}
+	}
 	var out []string
-	for key, val := range map[string]string{"user.name": IdentityName, "user.email": IdentityEmail} {
-		if b, err := git(ctx, w.root, nil, nil, "config", "--get", key); err != nil || strings.TrimSpace(string(b)) == "" {
-			out = append(out, "-c", key+"="+val)
+	for _, kv := range [][2]string{{"user.name", IdentityName}, {"user.email", IdentityEmail}} {
+		if strings.TrimSpace(set[kv[0]]) == "" {
+			out = append(out, "-c", kv[0]+"="+kv[1])
 		}
 	}
 	return out

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"wilco/core"
+	"wilco/prompt"
 )
 
 // Ways a task's branch lands on the target (land.how).
@@ -24,9 +29,10 @@ const (
 // as, and the target does not move; Conflict the files in conflict (no
 // Commit), with the commits that landed in between.
 type Combination struct {
-	Commit, Onto      string
-	Moved, Landed     bool
-	Conflict, Between []string
+	Commit, Onto  string
+	Moved, Landed bool
+	Conflict      []string
+	Between       []core.TargetCommit
 }
 
 // ErrTargetMoved is returned (wrapped) by Advance when the target is no
@@ -35,17 +41,33 @@ var ErrTargetMoved = errors.New("the target moved")
 
 // Combine makes what a task's branch (checked out in wt, a worktree of
 // this repository) lands as on target, by how, from base (the commit its
-// branch started from): when the target has not moved past what the
-// branch holds, the branch's head (merge, rebase) or one commit of its
-// change on the target's head (squash); else its combination with the
-// target's head — a merge commit, its commit replayed, or one commit —
-// which the worktree's branch is moved to, for it to be verified there.
-// Conflicts change nothing. No hook runs.
+// branch started from). When the target has not moved past what the
+// branch holds: the branch's head (merge, and rebase of a branch with no
+// merge), or its commits replayed on the target's head one by one
+// (rebase of a branch that holds a merge: the target stays linear), or one
+// commit of its change on the target's head (squash) — each of the
+// branch head's tree. Else its combination with the target's head: a
+// merge commit, each of its commits replayed (rebase), or one commit
+// (squash), which the worktree's branch is moved to, for it to be
+// verified there. Conflicts change nothing, and name the commits that
+// landed on target since base. No hook runs.
 func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how string) (Combination, error) {
+	return w.CombineOn(ctx, wt, branch, target, "", base, how)
+}
+
+// CombineOn is Combine on the commit on instead of the target's head
+// ("" for the head): the combination of a task landing ahead, not landed
+// yet. Such a combination is always made (Moved), and the worktree holds
+// it detached: its branch stays at the task's own change, which is
+// combined again should the one ahead not land.
+func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base, how string) (Combination, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var c Combination
-	onto, err := revParse(ctx, w.root, "refs/heads/"+target)
+	onto, err := on, error(nil)
+	if onto == "" {
+		onto, err = revParse(ctx, w.root, "refs/heads/"+target)
+	}
 	if err != nil {
 		return c, fmt.Errorf("workspace: land on %s: %w", target, err)
 	}
@@ -54,33 +76,36 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
-	if landed, err := w.landedAs(ctx, head, onto, base, how); err != nil {
-		return c, err
-	} else if landed != "" {
-		// The branch landed before wilco stopped, and the target may
-		// have moved on since: landing it again would add an empty
-		// commit.
-		c.Commit, c.Landed = landed, true
-		return c, nil
-	}
-	if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
-		// The worktree holds the combination made when this landing was
-		// asked before wilco stopped, not yet verified: it is reported
-		// again while the target is still where it was made — never
-		// taken for the task's own change, which would land it
-		// unverified. A target that moved since combines it again.
-		if parent, err := revParse(ctx, w.root, head+"^1"); err == nil && parent == onto {
-			between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
-			if err != nil {
-				return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
-			}
-			c.Commit, c.Moved, c.Between = head, true, lines(string(between))
+	if on == "" {
+		if landed, err := w.landedAs(ctx, head, onto, base, how); err != nil {
+			return c, err
+		} else if landed != "" {
+			// The branch landed before wilco stopped, and the target may
+			// have moved on since: landing it again would add an empty
+			// commit.
+			c.Commit, c.Landed = landed, true
 			return c, nil
 		}
+		if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
+			// The worktree holds the combination made when this landing
+			// was asked before wilco stopped, not yet verified: it is
+			// reported again while the target is still where it was
+			// made — never taken for the task's own change, which would
+			// land it unverified. A target that moved since combines it
+			// again.
+			if parent, err := revParse(ctx, w.root, head+"^1"); err == nil && parent == onto {
+				if c.Between, err = commitsSince(ctx, w.root, onto, base, head); err != nil {
+					return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+				}
+				c.Commit, c.Moved = head, true
+				return c, nil
+			}
+		}
 	}
-	if isAncestor(ctx, w.root, onto, head) {
+	if on == "" && isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
-		if how == HowSquash && !isParent(ctx, w.root, onto, head) {
+		switch {
+		case how == HowSquash && !isParent(ctx, w.root, onto, head):
 			msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
 			if err != nil {
 				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
@@ -88,50 +113,184 @@ func (w *Workspace) Combine(ctx context.Context, wt, branch, target, base, how s
 			if c.Commit, err = commitTree(ctx, w.root, head+"^{tree}", string(msg), nil, onto); err != nil {
 				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
 			}
+		case how == HowRebase && hasMerges(ctx, w.root, onto, head):
+			if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
+				return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
+			}
 		}
 		return c, nil
 	}
 	c.Moved = true
-	between, err := git(ctx, w.root, nil, nil, "log", "--format=%h %s", base+".."+onto, "--")
-	if err != nil {
-		return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
-	}
-	c.Between = lines(string(between))
 	tree, conflict, err := mergeTree(ctx, w.root, onto, head)
 	if err != nil {
 		return c, fmt.Errorf("workspace: combine %s with %s: %w", branch, target, err)
 	}
 	if len(conflict) > 0 {
 		c.Conflict = conflict
+		if c.Between, err = commitsSince(ctx, w.root, onto, base, head); err != nil {
+			return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+		}
 		return c, nil
 	}
-	msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
-	if err != nil {
-		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
-	}
-	var author []string
-	parents := []string{onto}
 	switch how {
-	case HowMerge:
-		msg = []byte(fmt.Sprintf("Merge branch '%s' into %s\n", branch, target))
-		parents = append(parents, head)
 	case HowRebase:
-		if author, err = authorOf(ctx, w.root, head); err != nil {
-			return c, err
+		if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
+			return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
+		}
+	case HowMerge:
+		msg := fmt.Sprintf("Merge branch '%s' into %s\n", branch, target)
+		if c.Commit, err = commitTree(ctx, w.root, tree, msg, nil, onto, head); err != nil {
+			return c, fmt.Errorf("workspace: merge %s into %s: %w", branch, target, err)
+		}
+	default:
+		msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
+		if err != nil {
+			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
+		}
+		if c.Commit, err = commitTree(ctx, w.root, tree, string(msg), nil, onto); err != nil {
+			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
 		}
 	}
-	if c.Commit, err = commitTree(ctx, w.root, tree, string(msg), author, parents...); err != nil {
-		return c, fmt.Errorf("workspace: combine %s: %w", branch, err)
-	}
 	// The worktree holds the combination, to be verified there (reset
-	// runs no hook); it is noted as such until the branch moves past it.
-	if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), c.Commit); err != nil {
+	// runs no hook); detached when it is on a combination not landed.
+	reset := []string{"reset", "--hard", "--quiet", c.Commit}
+	if on != "" {
+		reset = []string{"checkout", "--quiet", "--force", "--detach", c.Commit}
+	} else if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), c.Commit); err != nil {
+		// On the branch, it is noted as a combination until the branch
+		// moves past it.
 		return c, fmt.Errorf("workspace: note the combination of %s: %w", branch, err)
 	}
-	if _, err := git(ctx, wt, nil, nil, "reset", "--hard", "--quiet", c.Commit); err != nil {
+	if _, err := git(ctx, wt, nil, nil, reset...); err != nil {
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
 	return c, nil
+}
+
+// Landing finds the commit of target that a landing of a task's branch
+// (at head, started from base) cut short after the target moved already
+// made: the first commit of target's first-parent line that holds head
+// (a merge, or head itself), else the newest one since base whose
+// Wilco-Run trailer is run (a squash, or a rebase's last commit). "" when
+// the branch has not landed.
+func (w *Workspace) Landing(ctx context.Context, target, base, head, run string) (string, error) {
+	onto, err := revParse(ctx, w.root, "refs/heads/"+target)
+	if err != nil {
+		return "", fmt.Errorf("workspace: land on %s: %w", target, err)
+	}
+	if onto == head {
+		return head, nil
+	}
+	if isAncestor(ctx, w.root, head, onto) {
+		out, err := git(ctx, w.root, nil, nil, "rev-list", "--first-parent", "--reverse", onto, "^"+head, "--")
+		if err != nil {
+			return "", fmt.Errorf("workspace: the commits of %s: %w", target, err)
+		}
+		for _, c := range lines(string(out)) {
+			if isAncestor(ctx, w.root, head, c) {
+				return c, nil
+			}
+		}
+		return onto, nil
+	}
+	format := "--format=%H%x1f%(trailers:key=" + prompt.TrailerRun + ",valueonly,separator=%x2C)%x1e"
+	out, err := git(ctx, w.root, nil, nil, "log", "--first-parent", format, onto, "^"+base, "--")
+	if err != nil {
+		return "", fmt.Errorf("workspace: the commits of %s since %s: %w", target, base, err)
+	}
+	for rec := range strings.SplitSeq(string(out), "\x1e") {
+		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x1f")
+		if len(f) == 2 && slices.Contains(strings.Split(strings.TrimSpace(f[1]), ","), run) {
+			return f[0], nil
+		}
+	}
+	return "", nil
+}
+
+// hasMerges reports whether the first-parent line of head since onto
+// holds a merge commit.
+func hasMerges(ctx context.Context, dir, onto, head string) bool {
+	out, err := git(ctx, dir, nil, nil, "rev-list", "--first-parent", "--merges", "-n", "1", head, "^"+onto, "--")
+	return err == nil && strings.TrimSpace(string(out)) != ""
+}
+
+// replay makes the commits of head's first-parent line that onto does
+// not hold again on onto, oldest first, each with its message and author:
+// a linear history, whose last commit has the tree of head merged with
+// onto. Each replayed commit holds onto and the branch up to that commit;
+// a merge commit (the agent merged the target to resolve a conflict)
+// holds what it resolved. A commit that conflicts with onto on its own
+// is folded into the next one (the merge that resolved it); one that
+// changes nothing is left out, as git rebase does. It touches no work
+// tree.
+func replay(ctx context.Context, dir, onto, head string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-list", "--first-parent", "--reverse", head, "^"+onto, "--")
+	if err != nil {
+		return "", err
+	}
+	chain := lines(string(out))
+	cur := onto
+	curTree, err := treeOf(ctx, dir, onto)
+	if err != nil {
+		return "", err
+	}
+	for i, c := range chain {
+		tree, conflict, err := mergeTree(ctx, dir, onto, c)
+		if err != nil {
+			return "", err
+		}
+		if len(conflict) > 0 {
+			if i == len(chain)-1 {
+				return "", fmt.Errorf("%s conflicts with %s in %s", c, onto, strings.Join(conflict, ", "))
+			}
+			continue // folded into the next
+		}
+		if tree == curTree {
+			continue // nothing of its own
+		}
+		msg, err := git(ctx, dir, nil, nil, "log", "-1", "--format=%B", c)
+		if err != nil {
+			return "", err
+		}
+		author, err := authorOf(ctx, dir, c)
+		if err != nil {
+			return "", err
+		}
+		if cur, err = commitTree(ctx, dir, tree, string(msg), author, cur); err != nil {
+			return "", err
+		}
+		curTree = tree
+	}
+	return cur, nil
+}
+
+// treeOf is a commit's tree.
+func treeOf(ctx context.Context, dir, commit string) (string, error) {
+	out, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "--quiet", commit+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("the tree of %s: %w", commit, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Steps of a landing that OnLandStep is told of, just before each.
+const (
+	// StepUpdateRef: the checkouts of the target hold the landing, the
+	// target is about to move.
+	StepUpdateRef = "land:update-ref"
+	// StepAfterUpdateRef: the target moved; the landing ends.
+	StepAfterUpdateRef = "land:after-update-ref"
+)
+
+// OnLandStep has fn told of each step of a landing (StepUpdateRef,
+// StepAfterUpdateRef) just before it: tests of recovery stop wilco there.
+// Set it before any landing.
+func (w *Workspace) OnLandStep(fn func(step string)) { w.step = fn }
+
+func (w *Workspace) landStep(step string) {
+	if w.step != nil {
+		w.step(step)
+	}
 }
 
 // landedAs is the commit a branch at head already landed as on the
@@ -170,8 +329,10 @@ func combinationRef(branch string) string { return "refs/wilco/combination/" + b
 // would: only the files that differ, and only while none of them has an
 // uncommitted change there — until then it calls wait with those files
 // (once for each new set) and looks again every poll. It returns the
-// files the landing changed. A target already at commit (an Advance cut
-// short after it moved) is left as it is. A target elsewhere is
+// files the landing changed. A landing cut short is finished: a checkout
+// whose files already hold commit's (cut short before the target moved)
+// is not changed again, and a target already at commit has its checkouts
+// still at onto's files brought to commit. A target elsewhere is
 // ErrTargetMoved, with nothing changed.
 func (w *Workspace) Advance(ctx context.Context, target, onto, commit string, poll time.Duration, wait func(files []string)) ([]string, error) {
 	ref := "refs/heads/" + target
@@ -207,21 +368,34 @@ func (w *Workspace) advance(ctx context.Context, ref, onto, commit string, files
 	if err != nil {
 		return false, nil, err
 	}
+	checkouts, err := w.checkoutsOf(ctx, ref)
+	if err != nil {
+		return false, nil, err
+	}
 	if cur == commit {
+		// Moved already: a checkout left at onto's files (a landing cut
+		// short between the target's move and its checkouts') follows.
+		for _, dir := range checkouts {
+			if len(files) > 0 && holds(ctx, dir, onto, files) && !holds(ctx, dir, commit, files) {
+				if _, err := git(ctx, dir, nil, nil, "read-tree", "-m", "-u", onto, commit); err != nil {
+					return false, nil, fmt.Errorf("workspace: update the checkout %s: %w", dir, err)
+				}
+			}
+		}
 		return true, nil, nil
 	}
 	if cur != onto {
 		return false, nil, fmt.Errorf("workspace: %s is at %s, not %s: %w", ref, cur, onto, ErrTargetMoved)
 	}
-	checkouts, err := w.checkoutsOf(ctx, ref)
-	if err != nil {
-		return false, nil, err
-	}
-	var dirty []string
+	var dirty, stale []string
 	for _, dir := range checkouts {
 		if len(files) == 0 {
 			break
 		}
+		if holds(ctx, dir, commit, files) {
+			continue // updated by a landing cut short before the target moved
+		}
+		stale = append(stale, dir)
 		// --no-optional-locks: looking every poll must not hold the
 		// user's index lock (their own git commands would fail).
 		args := append([]string{"--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--"}, literal(files)...)
@@ -239,23 +413,42 @@ func (w *Workspace) advance(ctx context.Context, ref, onto, commit string, files
 		slices.Sort(dirty)
 		return false, slices.Compact(dirty), nil
 	}
-	for i, dir := range checkouts {
+	for i, dir := range stale {
 		// A two-tree read-tree is a fast-forward of the index and the
 		// files: what differs between onto and commit, nothing else.
 		if _, err := git(ctx, dir, nil, nil, "read-tree", "-m", "-u", onto, commit); err != nil {
-			for _, back := range checkouts[:i] {
+			for _, back := range stale[:i] {
 				_, _ = git(ctx, back, nil, nil, "read-tree", "-m", "-u", commit, onto)
 			}
 			return false, nil, fmt.Errorf("workspace: update the checkout %s: %w", dir, err)
 		}
 	}
+	w.landStep(StepUpdateRef)
 	if _, err := git(ctx, w.root, nil, nil, "update-ref", "-m", "wilco: land", ref, commit, onto); err != nil {
-		for _, back := range checkouts {
+		for _, back := range stale {
 			_, _ = git(ctx, back, nil, nil, "read-tree", "-m", "-u", commit, onto)
 		}
 		return false, nil, fmt.Errorf("workspace: move %s: %w", ref, err)
 	}
+	w.landStep(StepAfterUpdateRef)
 	return true, nil, nil
+}
+
+// holds reports whether the index and the files of the work tree dir hold
+// rev's version of each of files (none of them changed from it, staged or
+// not).
+func holds(ctx context.Context, dir, rev string, files []string) bool {
+	for _, cached := range []bool{true, false} {
+		args := []string{"--no-optional-locks", "diff", "--quiet", "--no-renames"}
+		if cached {
+			args = append(args, "--cached")
+		}
+		args = append(append(args, rev, "--"), literal(files)...)
+		if _, err := git(ctx, dir, nil, nil, args...); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // checkoutsOf are the work trees where ref is checked out.
@@ -277,20 +470,60 @@ func (w *Workspace) checkoutsOf(ctx context.Context, ref string) ([]string, erro
 	return dirs, nil
 }
 
+// Attach checks a worktree's branch out again when the worktree holds a
+// combination detached (CombineOn): its branch holds the task's own
+// change. A worktree on its branch is left as it is (read from its files,
+// no git command).
+func Attach(ctx context.Context, wt, branch string) error {
+	if !detached(wt) {
+		return nil
+	}
+	if _, err := git(ctx, wt, nil, nil, "checkout", "--quiet", "--force", branch); err != nil {
+		return fmt.Errorf("workspace: check %s out again in %s: %w", branch, wt, err)
+	}
+	return nil
+}
+
+// detached reports whether a worktree's HEAD names a commit rather than
+// a branch, read from its git directory ("gitdir: DIR" in its .git file);
+// a HEAD it cannot read is taken as detached (checking the branch out
+// again is then harmless).
+func detached(wt string) bool {
+	dotgit, err := os.ReadFile(filepath.Join(wt, ".git"))
+	if err != nil {
+		return true
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(dotgit)), "gitdir: ")
+	if !ok {
+		return true
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(wt, dir)
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	return err != nil || !strings.HasPrefix(string(head), "ref: ")
+}
+
 // CommitAll commits every change of the work tree (the worktree of a task
 // worked in parallel holds only the task's) on its branch with message,
 // and returns the branch's head: the commit made, or the head as it was
 // when there is nothing to commit (committed before a restart). Hooks run
 // as for Commit.
 func (w *Workspace) CommitAll(ctx context.Context, message string) (string, error) {
+	files, err := w.ChangedPaths(ctx)
+	if err != nil {
+		return "", err
+	}
+	return w.CommitListed(ctx, message, files)
+}
+
+// CommitListed is CommitAll of the changes ChangedPaths listed (files),
+// which it does not list again.
+func (w *Workspace) CommitListed(ctx context.Context, message string, files []core.FileState) (string, error) {
 	if _, err := git(ctx, w.root, nil, nil, "rev-parse", "--verify", "--quiet", "MERGE_HEAD"); err == nil {
 		// A merge the agent resolved and did not commit (a commit of
 		// some paths only is refused during a merge): the whole of it.
 		return w.commitMerge(ctx, message)
-	}
-	files, err := w.ChangedPaths(ctx)
-	if err != nil {
-		return "", err
 	}
 	if len(files) == 0 {
 		return w.Head(ctx)
@@ -319,15 +552,6 @@ func (w *Workspace) commitMerge(ctx context.Context, message string) (string, er
 		return "", &CommitError{ExitCode: code, Output: out, Hook: w.hasRefusingHook(ctx)}
 	}
 	return head(ctx, w.root)
-}
-
-// treeOf is the tree of commit c.
-func treeOf(ctx context.Context, dir, c string) (string, error) {
-	out, err := git(ctx, dir, nil, nil, "rev-parse", "--verify", "--quiet", c+"^{tree}")
-	if err != nil {
-		return "", fmt.Errorf("%s names no tree: %w", c, err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 func revParse(ctx context.Context, dir, rev string) (string, error) {
@@ -399,6 +623,33 @@ func commitTree(ctx context.Context, dir, tree, message string, env []string, pa
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// commitsSince are the commits of onto that landed since base and that
+// head does not hold (those a resolved merge took in are not what it
+// conflicts with), newest first: each one's short hash, subject and the
+// task its Wilco-Task trailer names.
+func commitsSince(ctx context.Context, dir, onto, base, head string) ([]core.TargetCommit, error) {
+	format := "--format=%h%x1f%s%x1f%(trailers:key=" + prompt.TrailerTask + ",valueonly,separator=%x2C)%x1e"
+	out, err := git(ctx, dir, nil, nil, "log", format, onto, "^"+base, "^"+head, "--")
+	if err != nil {
+		return nil, err
+	}
+	return parseTargetCommits(string(out)), nil
+}
+
+// parseTargetCommits reads git log's records of commitsSince's format:
+// each "<hash>\x1f<subject>\x1f<tasks>\x1e", a newline between them.
+func parseTargetCommits(out string) []core.TargetCommit {
+	var cs []core.TargetCommit
+	for rec := range strings.SplitSeq(out, "\x1e") {
+		f := strings.Split(strings.TrimLeft(rec, "\n"), "\x1f")
+		if len(f) != 3 || f[0] == "" {
+			continue
+		}
+		cs = append(cs, core.TargetCommit{Hash: f[0], Subject: f[1], Task: strings.TrimSpace(f[2])})
+	}
+	return cs
 }
 
 func lines(s string) []string {

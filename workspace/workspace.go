@@ -26,6 +26,9 @@ var excludeState = []string{"--", ".", ":(exclude)" + StateDir}
 type Workspace struct {
 	root string
 	mu   sync.Mutex // Worktree, Apply, Discard and Commit
+	// step is told each step of a landing as it is about to happen
+	// (OnLandStep).
+	step func(string)
 }
 
 // Open returns the work tree that contains root (any directory inside it;
@@ -53,6 +56,29 @@ func Open(root string) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace: %s is not a git work tree", abs)
 	}
 	return &Workspace{root: filepath.Clean(lines[1])}, nil
+}
+
+// OpenWorktree opens a linked worktree of a repository (a task's): dir is
+// its top level when it holds a .git file naming a git directory that has
+// a HEAD — read without running git, for a task's worktree is opened for
+// each of its checks and for its landing. Anything else is opened as Open
+// does.
+func OpenWorktree(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %s: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(abs, ".git")); err == nil {
+		if gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			if !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(abs, gitdir)
+			}
+			if fi, err := os.Stat(filepath.Join(gitdir, "HEAD")); err == nil && fi.Mode().IsRegular() {
+				return &Workspace{root: filepath.Clean(abs)}, nil
+			}
+		}
+	}
+	return Open(abs)
 }
 
 // Root is the top level of the work tree.

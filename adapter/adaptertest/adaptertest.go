@@ -80,6 +80,7 @@ func Run(t *testing.T, h Harness) {
 		{"StopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt", testStopTurnEndsARunningTurnAndNothingMoreIsReportedOfIt},
 		{"AnOperationIsPerformedOrRefusedWithAReason", testAnOperationIsPerformedOrRefusedWithAReason},
 		{"ADeadProgramIsAnExecutionFailureWithItsLastOutput", testADeadProgramIsAnExecutionFailureWithItsLastOutput},
+		{"TasksInWorktreesAreWorkedAtOnceEachInItsWorktree", testTasksInWorktreesAreWorkedAtOnceEachInItsWorktree},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
@@ -166,6 +167,45 @@ func testADeadProgramIsAnExecutionFailureWithItsLastOutput(t *testing.T, c suite
 		t.Fatalf("the turn of a program that died: %+v", tr)
 	}
 	r.Once(t, map[string]int{"M-1": 1})
+}
+
+func testTasksInWorktreesAreWorkedAtOnceEachInItsWorktree(t *testing.T, c suiteRun) {
+	r, s := c.start(t)
+	worktree := func(task string) string {
+		rel := core.TaskWorktree(task)
+		if err := os.MkdirAll(filepath.Join(s.Dir, filepath.FromSlash(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return rel
+	}
+	// Two turns that never end on their own: both acknowledged while the
+	// other runs, they run at once.
+	for _, task := range []string{"T-1", "T-2"} {
+		d := Delegation("M-"+task, task, 1, "Please think about it for the user. IDLE")
+		d.Worktree = worktree(task)
+		s.Adapter.Deliver(s.Agent, d)
+	}
+	r.WaitAck(t, c.guard, s.Agent, "M-T-1", 1)
+	r.WaitAck(t, c.guard, s.Agent, "M-T-2", 1)
+	s.Adapter.StopTurn("T-1", "cancelled")
+	s.Adapter.StopTurn("T-2", "cancelled")
+	// Each task's files are written in its own worktree.
+	for _, task := range []string{"T-3", "T-4"} {
+		d := Delegation("M-"+task, task, 1, "Please write file.txt for the user.")
+		d.Worktree = worktree(task)
+		s.Adapter.Deliver(s.Agent, d)
+	}
+	for _, task := range []string{"T-3", "T-4"} {
+		succeeded(t, r.WaitTurn(t, c.guard, "M-"+task, 1), task, 1, "M-"+task)
+		file(t, filepath.Join(s.Dir, filepath.FromSlash(core.TaskWorktree(task))), "file.txt", "attempt 1")
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "file.txt")); err == nil {
+		t.Fatal("a task worked in its worktree wrote file.txt in the repository")
+	}
+	r.Once(t, map[string]int{"M-T-1": 1, "M-T-2": 1, "M-T-3": 1, "M-T-4": 1})
+	if n := r.Turns("M-T-1") + r.Turns("M-T-2"); n != 0 {
+		t.Fatalf("stopped turns were reported as ended (%d times)", n)
+	}
 }
 
 // runPull checks an adapter whose agents fetch their own messages: what

@@ -44,5 +44,8 @@
 //   - a program that dies is reported as the turn's end with its exit
 //     status, an error, and its last output;
 //   - nothing is reported twice: each send of a delegation is
-//     acknowledged once and its turn ended once.
+//     acknowledged once and its turn ended once;
+//   - the turns of tasks worked in parallel (a delegation naming the
+//     task's worktree, core.TaskWorktree under Started.Dir) are worked at
+//     once, each in its own worktree, where the agent writes its files.
 package adaptertest

@@ -217,15 +217,10 @@ func (a *Adapter) Add(c AgentConfig) error {
 	if err != nil {
 		return err
 	}
-	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{})}
-	if p != nil {
-		if f := chatlog.For(p.Name); f != nil {
-			ag.rec = &record{format: f}
-		}
-	}
-	if b, err := os.ReadFile(ag.convFile()); err == nil {
-		ag.conv = strings.TrimSpace(string(b))
-	}
+	ag := &agent{a: a, cfg: c, preset: p, style: style, wake: make(chan struct{}, 1), gone: make(chan struct{}),
+		dir: a.opts.Dir, files: pathSafe(c.Name)}
+	ag.rec = newRecord(p)
+	ag.conv = ag.savedConversation()
 	for i, s := range c.Allow {
 		r, err := regexp.Compile(s)
 		if err != nil {
@@ -238,17 +233,26 @@ func (a *Adapter) Add(c AgentConfig) error {
 		return err
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if old, ok := a.agents[c.Name]; ok {
-		// Keep what runs; take the new configuration for what comes.
-		old.opMu.Lock()
-		old.cfg, old.preset, old.style, old.allow, old.keys = c, p, style, ag.allow, ag.keys
-		if (old.rec == nil) != (ag.rec == nil) || old.rec != nil && old.rec.format.Name() != ag.rec.format.Name() {
-			old.rec = ag.rec
+		// Keep what runs; take the new configuration for what comes. The
+		// adapter's lock is not held meanwhile: a loop may hold its opMu
+		// while it reports, and a report may wait for the executor, which
+		// hands messages over through Deliver (a.mu).
+		every := append([]*agent{old}, slices.Collect(maps.Values(old.inst))...)
+		a.mu.Unlock()
+		for _, x := range every {
+			x.opMu.Lock()
+			x.mu.Lock() // instanceFor reads the agent's configuration under it
+			x.cfg, x.preset, x.style, x.allow, x.keys = c, p, style, ag.allow, ag.keys
+			if (x.rec == nil) != (ag.rec == nil) || x.rec != nil && x.rec.format.Name() != ag.rec.format.Name() {
+				x.rec = newRecord(p)
+			}
+			x.mu.Unlock()
+			x.opMu.Unlock()
 		}
-		old.opMu.Unlock()
 		return nil
 	}
+	defer a.mu.Unlock()
 	a.agents[c.Name] = ag
 	if a.closed {
 		return nil
@@ -303,6 +307,18 @@ func styleOf(c AgentConfig, p *Preset) (Style, error) {
 	return style, nil
 }
 
+// newRecord follows the record the preset's program keeps of its
+// conversation (nil: none wilco reads).
+func newRecord(p *Preset) *record {
+	if p == nil {
+		return nil
+	}
+	if f := chatlog.For(p.Name); f != nil {
+		return &record{format: f}
+	}
+	return nil
+}
+
 // placeSession says where the agent's program runs: the session the config
 // names (the user's, never killed), or a session of wilco's own, on the
 // socket the config names or wilco's private tmux server.
@@ -314,17 +330,25 @@ func (a *Adapter) placeSession(ag *agent) error {
 		return nil
 	}
 	ag.session = SessionName(c.Name)
-	if c.Socket != "" {
-		ag.srv = Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}
-	} else {
-		srv, err := a.privateServer()
-		if err != nil {
-			return fmt.Errorf("tmux: agent %s: %w", c.Name, err)
-		}
-		ag.srv, ag.private = srv, true
+	srv, private, err := a.ownServer(c)
+	if err != nil {
+		return err
 	}
-	ag.own = true
+	ag.srv, ag.private, ag.own = srv, private, true
 	return nil
+}
+
+// ownServer is the tmux server of the sessions wilco makes for an agent:
+// the one of the socket the config names, else wilco's own (private).
+func (a *Adapter) ownServer(c AgentConfig) (srv Server, private bool, err error) {
+	if c.Socket != "" {
+		return Server{Program: a.opts.Program, Socket: c.Socket, Env: serverEnv()}, false, nil
+	}
+	srv, err = a.privateServer()
+	if err != nil {
+		return Server{}, false, fmt.Errorf("tmux: agent %s: %w", c.Name, err)
+	}
+	return srv, true, nil
 }
 
 // sessionPrefix begins the name of every session wilco makes for an agent.
@@ -335,6 +359,25 @@ const sessionPrefix = "wilco-"
 // as tmux writes them ('_').
 func SessionName(agent string) string {
 	return sessionPrefix + strings.NewReplacer(".", "_", ":", "_").Replace(agent)
+}
+
+// instanceMark separates an agent's session name from the task an
+// instance of it works on: no agent name holds it, so an instance's
+// session is never another agent's.
+const instanceMark = "@"
+
+// InstanceSessionName is the session wilco makes for an instance of an
+// agent working on a task worked in parallel, in the task's worktree:
+// wilco-<agent>@<task>, the task's id as its worktree is named (every
+// byte but letters, digits, '_' and '-' as %XX, '.' too: tmux takes it
+// out of a session's name).
+func InstanceSessionName(agent, taskID string) string {
+	return SessionName(agent) + instanceMark + instanceKey(taskID)
+}
+
+// instanceKey names a task in an instance's session and files.
+func instanceKey(taskID string) string {
+	return strings.ReplaceAll(core.WorktreeName(taskID), ".", "%2E")
 }
 
 // privateServer is wilco's own tmux server for the repository.
@@ -381,6 +424,8 @@ func (a *Adapter) Has(agent string) bool {
 	return ok
 }
 
+// agent is the agent named (its home session's), an error when the
+// adapter has none.
 func (a *Adapter) agent(name string) (*agent, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -403,16 +448,178 @@ func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
 		log.Warn("message not delivered: no such tmux agent, or wilco is stopping")
 		return
 	}
+	if forInstance(msg) {
+		inst := a.instanceFor(ag, msg.TaskID, msg.Worktree, msg.Type != string(core.SendCancel))
+		if inst == nil {
+			log.Info("not delivered: no session works on the task (a cancel of a task not started here), or wilco is stopping")
+			return
+		}
+		ag = inst
+	}
 	ag.deliver(msg, log)
+}
+
+// forInstance reports whether a message is a task's own turn (or a later
+// send of it) of a task worked in parallel: it goes to the session that
+// works on the task, in its worktree. A scout's question and a review
+// asked from such a task are answered in the agent's own session.
+func forInstance(msg core.InboxMessage) bool {
+	return msg.Worktree != "" && msg.TaskID != "" && msg.Type != string(core.TypeScoutQuery) && msg.Type != string(core.TypeReview)
+}
+
+// instanceFor is the instance of home that works on a task worked in
+// parallel, in its worktree (relative to the repository): made, and its
+// loop started, when there is none yet and create is set (nil otherwise,
+// or when wilco is stopping). Its session is made on demand, as an
+// agent's is: one that runs already (it outlived a wilco) is used as it
+// is, its conversation resumed from what was kept.
+func (a *Adapter) instanceFor(home *agent, taskID, worktree string, create bool) *agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ag := home.inst[taskID]; ag != nil || !create || a.closed || a.agents[home.cfg.Name] != home {
+		return ag
+	}
+	srv, private, err := a.ownServer(home.cfg)
+	if err != nil {
+		home.logger().Error("no tmux server for the task's session", "task", taskID, "err", err)
+		return nil
+	}
+	// The agent's configuration changes only in Add, under its mu too:
+	// read here without its opMu, which its loop may hold while it
+	// reports (a report may wait for the runtime, whose executor hands
+	// messages over through Deliver).
+	home.mu.Lock()
+	c, p, style, allow, keys, hibernated := home.cfg, home.preset, home.style, home.allow, home.keys, home.hibernated
+	home.mu.Unlock()
+	ag := &agent{a: a, cfg: c, preset: p, style: style, allow: allow, keys: keys, srv: srv, private: private, own: true,
+		session: InstanceSessionName(c.Name, taskID), task: taskID,
+		dir:   filepath.Join(a.opts.Dir, filepath.FromSlash(worktree)),
+		files: pathSafe(c.Name) + instanceMark + instanceKey(taskID),
+		wake:  make(chan struct{}, 1), gone: make(chan struct{}), rec: newRecord(p)}
+	ag.conv = ag.savedConversation()
+	// A task that comes while the agent hibernates waits for its wake,
+	// as the agent's own prompts do.
+	ag.hibernated = hibernated
+	if home.inst == nil {
+		home.inst = map[string]*agent{}
+	}
+	home.inst[taskID] = ag
+	ag.logger().Info("an instance of the agent works on the task, in its worktree", "dir", ag.dir)
+	a.wg.Add(1)
+	go ag.loop()
+	return ag
+}
+
+// Adopt makes a task worked in parallel that was under way when wilco
+// last stopped the task of its instance again: its session (which
+// outlived wilco) is not a stray, and is used as it is when the task's
+// next turn comes.
+func (a *Adapter) Adopt(agent, taskID, worktree string) {
+	if home, err := a.agent(agent); err == nil {
+		a.instanceFor(home, taskID, worktree, true)
+	}
+}
+
+// EndTask ends the instances that worked on a task worked in parallel,
+// which ended: nothing more is typed, their sessions are ended (before
+// the task's worktree, their folder, goes) and what was kept of their
+// conversations is forgotten. A session wilco would have made for the
+// task that runs with no instance (one a previous wilco left) is ended
+// too. It returns an error only when a session that runs could not be
+// ended.
+func (a *Adapter) EndTask(ctx context.Context, taskID string) error {
+	a.mu.Lock()
+	var ended []*agent
+	var homes []*agent
+	for _, home := range a.agents {
+		homes = append(homes, home)
+		if ag := home.inst[taskID]; ag != nil {
+			delete(home.inst, taskID)
+			ended = append(ended, ag)
+		}
+	}
+	a.mu.Unlock()
+	var errs []error
+	for _, ag := range ended {
+		errs = append(errs, ag.end(ctx))
+	}
+	for _, home := range homes {
+		srv, _, err := a.ownServer(home.cfg)
+		if err != nil {
+			continue
+		}
+		if _, err := srv.EndSession(ctx, InstanceSessionName(home.cfg.Name, taskID)); err != nil {
+			errs = append(errs, fmt.Errorf("tmux: end the session of task %s: %w", taskID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// end takes an agent out of service: nothing more is typed into its pane,
+// what it worked on and what waited for it are dropped (the core has
+// ended them), its loop stops, and a session wilco made is ended; an
+// instance's kept conversation and exit status are removed. It returns an
+// error only when a session that runs could not be ended.
+func (ag *agent) end(ctx context.Context) error {
+	close(ag.gone)
+	ag.opMu.Lock()
+	defer ag.opMu.Unlock()
+	ag.mu.Lock()
+	if ag.cur != nil {
+		ag.cur.close()
+		ag.cur = nil
+	}
+	for _, j := range ag.queue {
+		j.close()
+	}
+	ag.queue, ag.hibernated = nil, true
+	ag.mu.Unlock()
+	if ag.task != "" {
+		_ = os.Remove(ag.convFile())
+		_ = os.Remove(ag.exitFile())
+	}
+	if !ag.own {
+		return nil
+	}
+	ended, err := ag.srv.EndSession(ctx, ag.session)
+	if err != nil {
+		return fmt.Errorf("tmux: end the session %s of %s: %w", ag.session, ag.cfg.Name, err)
+	}
+	if ended {
+		ag.logger().Info("ended the agent's session", "session", ag.session)
+	}
+	return nil
+}
+
+// every is the agent and its instances.
+func (a *Adapter) every(home *agent) []*agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []*agent{home}
+	for _, k := range slices.Sorted(maps.Keys(home.inst)) {
+		out = append(out, home.inst[k])
+	}
+	return out
+}
+
+// all is every agent of the adapter and every instance of them.
+func (a *Adapter) all() []*agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*agent
+	for _, home := range a.agents {
+		out = append(out, home)
+		for _, ag := range home.inst {
+			out = append(out, ag)
+		}
+	}
+	return out
 }
 
 // StopTurn stops the agent working on a task: the prompt waiting is
 // dropped, the turn running is interrupted. Nothing more is reported of it.
 func (a *Adapter) StopTurn(taskID, reason string) {
-	a.mu.Lock()
-	agents := slices.Collect(maps.Values(a.agents))
-	a.mu.Unlock()
-	for _, ag := range agents {
+	for _, ag := range a.all() {
 		ag.stopTask(taskID, reason)
 	}
 }
@@ -442,64 +649,61 @@ func (a *Adapter) Remove(ctx context.Context, name string) error {
 	a.mu.Lock()
 	ag, ok := a.agents[name]
 	delete(a.agents, name)
+	var inst []*agent
+	if ok {
+		inst = slices.Collect(maps.Values(ag.inst))
+		ag.inst = nil
+	}
 	a.mu.Unlock()
 	if !ok {
 		return a.endUnknown(ctx, name)
 	}
-	close(ag.gone)
-	ag.opMu.Lock()
-	defer ag.opMu.Unlock()
-	ag.mu.Lock()
-	if ag.cur != nil {
-		ag.cur.close()
-		ag.cur = nil
+	var errs []error
+	for _, x := range append([]*agent{ag}, inst...) {
+		errs = append(errs, x.end(ctx))
 	}
-	for _, j := range ag.queue {
-		j.close()
-	}
-	ag.queue, ag.hibernated = nil, true
-	ag.mu.Unlock()
-	if !ag.own {
-		return nil
-	}
-	ended, err := ag.srv.EndSession(ctx, ag.session)
-	if err != nil {
-		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
-	}
-	if ended {
-		a.log.Info("ended the removed agent's session", "agent", name, "session", ag.session)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// endUnknown ends the session wilco made on its own tmux server for an
-// agent it no longer has (see Remove).
+// endUnknown ends the sessions wilco made on its own tmux server for an
+// agent it no longer has (see Remove): its own, and those of its
+// instances.
 func (a *Adapter) endUnknown(ctx context.Context, name string) error {
 	session := SessionName(name)
-	if a.inUse()[session] {
-		return nil
-	}
+	used := a.inUse()
 	srv, err := a.privateServer()
 	if err != nil {
 		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
 	}
-	ended, err := srv.EndSession(ctx, session)
-	if err != nil {
-		return fmt.Errorf("tmux: end the session of %s: %w", name, err)
+	sessions := []string{session}
+	if all, err := srv.ListSessions(ctx); err == nil {
+		for _, s := range all {
+			if strings.HasPrefix(s, session+instanceMark) {
+				sessions = append(sessions, s)
+			}
+		}
 	}
-	if ended {
-		a.log.Info("ended the session of an agent no longer configured", "agent", name, "session", session)
+	var errs []error
+	for _, s := range sessions {
+		if used[s] {
+			continue
+		}
+		ended, err := srv.EndSession(ctx, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tmux: end the session %s of %s: %w", s, name, err))
+		}
+		if ended {
+			a.log.Info("ended the session of an agent no longer configured", "agent", name, "session", s)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // inUse names the sessions of wilco's own tmux server that the adapter's
 // agents work in.
 func (a *Adapter) inUse() map[string]bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	used := map[string]bool{}
-	for _, ag := range a.agents {
+	for _, ag := range a.all() {
 		if ag.own && ag.private {
 			used[ag.session] = true
 		}
@@ -508,10 +712,12 @@ func (a *Adapter) inUse() map[string]bool {
 }
 
 // EndStrays ends the sessions on wilco's own tmux server that are named
-// as wilco names its agents' (wilco-<agent>) and in which none of the
-// adapter's agents works: those of agents that left the configuration
-// (while wilco was down, or whose end a previous wilco recorded without
-// it), whose programs would otherwise run on unsupervised. Sessions named
+// as wilco names its agents' (wilco-<agent>, and wilco-<agent>@<task> of
+// their instances) and in which none of the adapter's agents works: those
+// of agents that left the configuration (while wilco was down, or whose
+// end a previous wilco recorded without it), and those of tasks that
+// ended while wilco was down (Adopt the tasks under way first), whose
+// programs would otherwise run on unsupervised. Sessions named
 // otherwise, and every session on another server (a user's), are left.
 // Call it once every agent wilco runs is added. It returns the sessions
 // it ended, and what kept others from being ended.
@@ -548,10 +754,7 @@ func (a *Adapter) EndStrays(ctx context.Context) ([]string, error) {
 // KillSessions ends the sessions wilco made (tests; an agent taken out of
 // service).
 func (a *Adapter) KillSessions(ctx context.Context) {
-	a.mu.Lock()
-	agents := slices.Collect(maps.Values(a.agents))
-	a.mu.Unlock()
-	for _, ag := range agents {
+	for _, ag := range a.all() {
 		if ag.own {
 			_ = ag.srv.KillSession(ctx, ag.session)
 		}
@@ -572,15 +775,28 @@ type AgentState struct {
 	Working string `json:"working,omitempty"`
 	// Conversation is the agent program's conversation id, when known.
 	Conversation string `json:"conversation,omitempty"`
+	// Task is the task an instance works on, in its worktree (Dir).
+	Task string `json:"task,omitempty"`
+	Dir  string `json:"dir,omitempty"`
+	// Instances are the agent's instances working on tasks worked in
+	// parallel, each in a session of its own, by task.
+	Instances []AgentState `json:"instances,omitempty"`
 }
 
-// State says what a tmux agent's pane shows.
+// State says what a tmux agent's pane shows, and those of its instances.
 func (a *Adapter) State(agent string) (AgentState, bool) {
 	ag, err := a.agent(agent)
 	if err != nil {
 		return AgentState{}, false
 	}
-	return ag.snapshot(), true
+	every := a.every(ag)
+	s := ag.snapshot()
+	for _, x := range every[1:] {
+		st := x.snapshot()
+		st.Task, st.Dir = x.task, x.dir
+		s.Instances = append(s.Instances, st)
+	}
+	return s, true
 }
 
 // RunDir returns the run directory of a task's attempt (the core's run

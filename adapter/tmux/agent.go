@@ -61,7 +61,15 @@ type agent struct {
 	// the user's, and wilco only runs the program in it. private: the
 	// session is on wilco's own tmux server.
 	own, private bool
-	wake         chan struct{}
+	// dir is the folder the program runs in: the repository, or the
+	// worktree of the task an instance works on (task). files names the
+	// files wilco keeps of it (its conversation id, its exit status).
+	dir, task, files string
+	// inst are the instances of the agent working on tasks worked in
+	// parallel, by task (the agent's own, not an instance's; guarded by
+	// the adapter's mu).
+	inst map[string]*agent
+	wake chan struct{}
 	// gone is closed when the agent is removed: its loop ends.
 	gone chan struct{}
 
@@ -265,7 +273,8 @@ func (ag *agent) snapshot() AgentState {
 	switch {
 	case ag.hibernated:
 		s.State = "hibernating"
-	case !ag.started:
+	case !ag.started || ag.state == "":
+		// Not started, or started and its pane not read yet.
 		s.State = "not started"
 	}
 	if ag.cur != nil {
@@ -302,7 +311,12 @@ func (ag *agent) loop() {
 	}
 }
 
-func (ag *agent) logger() *slog.Logger { return ag.a.log.With("agent", ag.cfg.Name) }
+func (ag *agent) logger() *slog.Logger {
+	if ag.task != "" {
+		return ag.a.log.With("agent", ag.cfg.Name, "instance", ag.task)
+	}
+	return ag.a.log.With("agent", ag.cfg.Name)
+}
 
 // step reads the pane once and does what comes next. Called with opMu
 // held.
@@ -491,7 +505,7 @@ func (ag *agent) env() []string {
 		"WILCO_URL":         ag.a.opts.URL,
 		"WILCO_ADDR":        ag.a.opts.URL,
 		"WILCO_AGENT_TOKEN": ag.cfg.Token,
-		"PWD":               ag.a.opts.Dir,
+		"PWD":               ag.dir,
 	}
 	if ag.preset != nil {
 		for k, v := range ag.preset.Env {
@@ -578,6 +592,9 @@ func (ag *agent) start(ctx context.Context) error {
 	if len(argv) == 0 {
 		return errors.New("no command to run")
 	}
+	if fi, err := os.Stat(ag.dir); ag.task != "" && (err != nil || !fi.IsDir()) {
+		return fmt.Errorf("the task's worktree %s is missing", ag.dir)
+	}
 	w, h := ag.cfg.Width, ag.cfg.Height
 	if w <= 0 {
 		w = DefaultWidth
@@ -599,14 +616,14 @@ func (ag *agent) start(ctx context.Context) error {
 	}
 	var err error
 	if ag.srv.HasSession(ctx, ag.session) {
-		err = ag.srv.Respawn(ctx, ag.session, ag.a.opts.Dir, env, wrapped, true)
+		err = ag.srv.Respawn(ctx, ag.session, ag.dir, env, wrapped, true)
 	} else {
-		err = ag.srv.NewSession(ctx, ag.session, ag.a.opts.Dir, env, wrapped, w, h)
+		err = ag.srv.NewSession(ctx, ag.session, ag.dir, env, wrapped, w, h)
 	}
 	if err != nil {
 		return err
 	}
-	ag.logger().Info("the agent's program started in tmux", "session", ag.session, "command", argv, "resumed", resume)
+	ag.logger().Info("the agent's program started in tmux", "session", ag.session, "dir", ag.dir, "command", argv, "resumed", resume)
 	ag.startedAt, ag.tookPrompt = time.Now(), false
 	ag.mu.Lock()
 	ag.started, ag.resume = true, false
@@ -622,7 +639,7 @@ func (ag *agent) start(ctx context.Context) error {
 // exitFile is where the shell around the agent's program writes its exit
 // status.
 func (ag *agent) exitFile() string {
-	return filepath.Join(ag.a.opts.StateDir, "tmux", pathSafe(ag.cfg.Name)+".exit")
+	return filepath.Join(ag.a.opts.StateDir, "tmux", ag.files+".exit")
 }
 
 // exitStatus is the program's exit status as its shell wrote it down (-1:
@@ -642,7 +659,17 @@ func (ag *agent) exitStatus() int {
 // convFile keeps the agent program's conversation id, for a wilco started
 // again while the session runs (a hibernation then keeps it).
 func (ag *agent) convFile() string {
-	return filepath.Join(ag.a.opts.StateDir, "tmux", pathSafe(ag.cfg.Name)+".conversation")
+	return filepath.Join(ag.a.opts.StateDir, "tmux", ag.files+".conversation")
+}
+
+// savedConversation is the conversation id kept in convFile ("" for
+// none).
+func (ag *agent) savedConversation() string {
+	b, err := os.ReadFile(ag.convFile())
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func (ag *agent) saveConversation(conv string) {
@@ -794,7 +821,7 @@ func (ag *agent) paste(ctx context.Context, j *job, pane Pane, state State, now 
 		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
 	}
 	j.pasteScreen = pane.Screen.Text()
-	if err := ag.srv.Paste(ctx, ag.session, "wilco-"+pathSafe(ag.cfg.Name), j.prompt); err != nil {
+	if err := ag.srv.Paste(ctx, ag.session, "wilco-"+ag.files, j.prompt); err != nil {
 		j.log.Warn("pasting the prompt failed", "err", err)
 		return
 	}

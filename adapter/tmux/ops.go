@@ -36,12 +36,29 @@ func (a *Adapter) Config(agent string) (AgentConfig, bool) {
 // conversation id (when its program has one). A prompt not typed yet
 // waits for the wake; the turn the agent works on is suspended and goes
 // on after the wake. A session wilco made is ended; in a user's session
-// only the program is stopped.
+// only the program is stopped. Its instances (tasks worked in parallel)
+// are hibernated too, each keeping its own conversation.
 func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action string, err error) {
-	ag, err := a.agent(agent)
+	home, err := a.agent(agent)
 	if err != nil {
 		return "", "", err
 	}
+	every := a.every(home)
+	for _, ag := range every[1:] {
+		if _, _, err := ag.hibernate(ctx); err != nil {
+			return "", "", fmt.Errorf("the session %s of task %s: %w", ag.session, ag.task, err)
+		}
+	}
+	conv, action, err = home.hibernate(ctx)
+	if err == nil && len(every) > 1 {
+		action += fmt.Sprintf("; the sessions of %d task(s) worked in parallel ended, their conversations kept", len(every)-1)
+	}
+	return conv, action, err
+}
+
+// hibernate stops the program of one agent or instance (see Hibernate).
+func (ag *agent) hibernate(ctx context.Context) (conv, action string, err error) {
+	agent := ag.cfg.Name
 	ag.opMu.Lock()
 	defer ag.opMu.Unlock()
 	ag.mu.Lock()
@@ -78,7 +95,7 @@ func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action str
 		action = "session " + ag.session + " ended"
 	} else {
 		// The user's session stays: only the agent's program stops.
-		if err := ag.srv.Respawn(ctx, ag.session, a.opts.Dir, nil, []string{"sh", "-c", "echo 'wilco: " + agent + " is hibernating'; exec sh"}, true); err != nil {
+		if err := ag.srv.Respawn(ctx, ag.session, ag.dir, nil, []string{"sh", "-c", "echo 'wilco: " + agent + " is hibernating'; exec sh"}, true); err != nil {
 			return conv, "", err
 		}
 		action = "program stopped in session " + ag.session
@@ -97,12 +114,37 @@ func (a *Adapter) Hibernate(ctx context.Context, agent string) (conv, action str
 // conv (the one Hibernate kept; "" for the program's most recent one) when
 // its program can, and waits until it is ready for input. A turn it was
 // suspended in goes on: the agent is told to continue (or, when its
-// conversation could not be resumed, given the task again).
+// conversation could not be resumed, given the task again). Its
+// hibernated instances are woken too, each resuming its own
+// conversation in its task's worktree.
 func (a *Adapter) Wake(ctx context.Context, agent, conv string) (string, error) {
-	ag, err := a.agent(agent)
+	home, err := a.agent(agent)
 	if err != nil {
 		return "", err
 	}
+	every := a.every(home)
+	woken := 0
+	for _, ag := range every[1:] {
+		ag.mu.Lock()
+		asleep := ag.hibernated
+		ag.mu.Unlock()
+		if !asleep {
+			continue
+		}
+		if _, err := ag.wakeUp(ctx, ""); err != nil {
+			return "", fmt.Errorf("the session %s of task %s: %w", ag.session, ag.task, err)
+		}
+		woken++
+	}
+	action, err := home.wakeUp(ctx, conv)
+	if err == nil && woken > 0 {
+		action += fmt.Sprintf("; the sessions of %d task(s) worked in parallel started again", woken)
+	}
+	return action, err
+}
+
+// wakeUp starts the program of one agent or instance again (see Wake).
+func (ag *agent) wakeUp(ctx context.Context, conv string) (string, error) {
 	ag.opMu.Lock()
 	ag.mu.Lock()
 	if !ag.hibernated && ag.started {
@@ -124,7 +166,7 @@ func (a *Adapter) Wake(ctx context.Context, agent, conv string) (string, error) 
 	}
 	ag.started = false
 	ag.mu.Unlock()
-	err = ag.start(ctx)
+	err := ag.start(ctx)
 	ag.opMu.Unlock()
 	if err != nil {
 		return "", err
@@ -206,11 +248,18 @@ func continuation(j *job, resumed bool, full string) string {
 
 // Resume makes a turn that was running when wilco last stopped followed
 // again: the agent's session outlived wilco, so its turn goes on, and is
-// reported when its pane shows it ready again.
+// reported when its pane shows it ready again. A turn of a task worked in
+// parallel (msg.Worktree) is followed in the task's session.
 func (a *Adapter) Resume(agent string, msg core.InboxMessage) {
 	ag, err := a.agent(agent)
 	if err != nil {
 		return
+	}
+	if forInstance(msg) {
+		// A task worked in parallel: its turn runs in its own session.
+		if ag = a.instanceFor(ag, msg.TaskID, msg.Worktree, true); ag == nil {
+			return
+		}
 	}
 	ag.mu.Lock()
 	defer ag.mu.Unlock()

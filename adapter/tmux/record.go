@@ -87,7 +87,11 @@ func (ag *agent) recordEntries(now time.Time) []chatlog.Entry {
 			}
 			maps.Copy(env, ag.cfg.Env)
 		}
-		w := chatlog.Where{Env: env, Dir: ag.a.opts.Dir, Conversation: conv, Since: ag.startedAt.Add(-2 * time.Second)}
+		// The folder the program runs in: an instance's is its task's
+		// worktree, where the program keeps its record (Claude Code's
+		// projects/<folder>, Gemini CLI's by the folder's hash, the
+		// conversations Codex and opencode started there, Aider's file).
+		w := chatlog.Where{Env: env, Dir: ag.dir, Conversation: conv, Since: ag.startedAt.Add(-2 * time.Second)}
 		l, ok, err := r.format.Open(w)
 		if err != nil && !r.errLogged {
 			r.errLogged = true

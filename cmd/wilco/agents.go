@@ -54,6 +54,9 @@ func cmdAgents(ctx context.Context, c *cli, v *verb, args []string) int {
 		}
 		if a.Pane != nil {
 			status += ", pane " + string(a.Pane.State)
+			for _, i := range a.Pane.Instances {
+				status += ", " + i.Task + "'s pane " + string(i.State)
+			}
 		}
 		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d", a.Name, a.Adapter, status, orDash(strings.Join(a.Capabilities, ",")), a.Waiting, a.Unacknowledged)
 	})

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+
+	"wilco/wire"
 )
 
 // cmdAttach opens a tmux agent's session in this terminal: the user sees
@@ -14,6 +17,7 @@ import (
 func cmdAttach(ctx context.Context, c *cli, v *verb, args []string) int {
 	fs := c.flags(v)
 	printOnly := fs.Bool("print", false, "print the tmux command that attaches instead of running it")
+	task := fs.String("task", "", "the session the agent works this task worked in parallel in")
 	pos, _, code, ok := c.parse(v, fs, args, 1, 1)
 	if !ok {
 		return code
@@ -28,6 +32,14 @@ func cmdAttach(ctx context.Context, c *cli, v *verb, args []string) int {
 	}
 	if a.Pane == nil || len(a.Pane.Attach) == 0 {
 		return c.fail(fmt.Errorf("%s is a %s agent: only a tmux agent has a session to attach to", a.Name, a.Adapter))
+	}
+	if *task != "" {
+		i := slices.IndexFunc(a.Pane.Instances, func(p wire.PaneOf) bool { return p.Task == *task })
+		if i < 0 {
+			return c.fail(fmt.Errorf("%s works on task %s in no session of its own: wilco makes it with the task's first prompt (a task worked in parallel), and ends it with the task", a.Name, *task))
+		}
+		p := a.Pane.Instances[i]
+		a.Pane = &wire.Pane{State: p.State, Session: p.Session, Attach: p.Attach, Working: p.Working}
 	}
 	if *printOnly {
 		fmt.Fprintln(c.stdout, shellJoin(a.Pane.Attach))

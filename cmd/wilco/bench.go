@@ -35,9 +35,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	recoverDir := fs.String("recover-dir", "", "internal: measure a restart from this directory")
 	tasks := fs.Int("tasks", 0, "measure the orchestration overhead per attempt over this many no-op tasks (and wilco status)")
 	statusRuns := fs.Int("status-runs", 50, "with --tasks: how many times to time `wilco status`")
+	par := loadgen.ParallelDefaults()
+	fs.IntVar(&par.Parallel, "parallel", 0, "with --tasks: work the tasks this many at once, each by a scripted exec agent, and measure against the ideal")
+	fs.DurationVar(&par.Work, "work", par.Work, "with --parallel: how long each task's agent works")
+	fs.DurationVar(&par.Verify, "verify", 0, "with --parallel: how long the verify step takes beyond its check (a project's tests)")
+	fs.Float64Var(&par.Conflicting, "conflicting", 0, "with --parallel: the fraction of tasks that edit the same line as another (0..0.5)")
+	fs.StringVar(&par.How, "land", par.How, "with --parallel: land.how (merge, rebase or squash)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: wilco bench [--deliveries N] [--agents M] [--ack-prob P] [--json] | --open N | --tasks N")
+			fmt.Fprintln(stdout, "usage: wilco bench [--deliveries N] [--agents M] [--ack-prob P] [--json] | --open N | --tasks N | --tasks N --parallel P [--work D] [--conflicting F]")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -51,6 +57,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if bad := benchFlagsWrong(o, *open, *tasks, *statusRuns); bad != "" {
 		fmt.Fprintf(stderr, "wilco bench: %s\n", bad)
 		return exitUsage
+	}
+	if par.Parallel > 0 || setFlag(fs, "work") || setFlag(fs, "verify") || setFlag(fs, "conflicting") || setFlag(fs, "land") {
+		par.Tasks, par.Dir = *tasks, o.Dir
+		return runBenchParallel(ctx, par, *asJSON, stdout, stderr)
 	}
 	if *tasks > 0 {
 		return runBenchTasks(ctx, *tasks, *statusRuns, *asJSON, stdout, stderr)
@@ -128,4 +138,36 @@ func runBenchTasks(ctx context.Context, tasks, statusRuns int, asJSON bool, stdo
 	}
 	fmt.Fprintf(stderr, "wilco bench: %v\n", err)
 	return exitFailure
+}
+
+// setFlag reports whether the flag name was given.
+func setFlag(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// runBenchParallel is `wilco bench --tasks N --parallel P --work D
+// [--conflicting F]`: N tasks worked P at once, against the ideal.
+func runBenchParallel(ctx context.Context, o loadgen.ParallelOptions, asJSON bool, stdout, stderr io.Writer) int {
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(stderr, "wilco bench: %v\n", err)
+		return exitUsage
+	}
+	res, err := loadgen.RunParallel(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "wilco bench: %v\n", err)
+		if res.Tasks == 0 {
+			return exitFailure
+		}
+	}
+	_ = json.NewEncoder(stdout).Encode(res)
+	if err != nil {
+		return exitFailure
+	}
+	if !asJSON {
+		fmt.Fprintf(stderr, "%d tasks, %d at once, %s of work: %.2f s against an ideal of %.2f s (ratio %.2f); a landing p50 %.0f ms, p99 %.0f ms; landings %.0f ms apart (p50, p99 %.0f ms); %d merge conflicts\n",
+			res.Tasks, res.Parallel, o.Work, res.WallMS/1000, res.IdealMS/1000, res.Ratio, res.LandP50MS, res.LandP99MS, res.LandGapP50MS, res.LandGapP99MS, res.Conflicts)
+	}
+	return exitOK
 }

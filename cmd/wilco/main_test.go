@@ -70,6 +70,11 @@ func TestRunUsage(t *testing.T) {
 		{"bench negative tasks", []string{"bench", "--tasks", "-1"}, exitUsage, "", "--tasks must not be negative, got -1"},
 		{"bench no status runs", []string{"bench", "--tasks", "3", "--status-runs", "0"}, exitUsage, "", "--status-runs must be positive, got 0"},
 		{"bench open and tasks", []string{"bench", "--open", "5", "--tasks", "5"}, exitUsage, "", "--open and --tasks are two different measurements"},
+		{"bench parallel without tasks", []string{"bench", "--parallel", "8"}, exitUsage, "", "--tasks must be positive, got 0"},
+		{"bench parallel of one", []string{"bench", "--tasks", "4", "--parallel", "1"}, exitUsage, "", "--parallel must be at least 2, got 1"},
+		{"bench too many conflicting", []string{"bench", "--tasks", "4", "--parallel", "2", "--conflicting", "0.7"}, exitUsage, "", "--conflicting must be within 0..0.5"},
+		{"bench negative verify", []string{"bench", "--tasks", "4", "--parallel", "2", "--verify", "-1s"}, exitUsage, "", "--verify must not be negative"},
+		{"bench work without parallel", []string{"bench", "--tasks", "4", "--work", "1s"}, exitUsage, "", "--parallel must be at least 2, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -258,6 +258,12 @@ func (c *cli) printTask(t *wire.Task, detail bool) {
 		kv("land", "commit: once verified, its own changes are committed")
 	case wire.LandMerge, wire.LandRebase, wire.LandSquash:
 		kv("land", string(t.Land)+": once verified, committed on its branch, then landed on the target")
+	case wire.LandPR:
+		kv("land", "pr: once verified, committed on its branch, pushed, and a pull request opened")
+	}
+	if pr := t.PullRequest; pr != nil {
+		kv("pull request", strings.TrimSpace(fmt.Sprintf("#%d %s", pr.Number, pr.URL)))
+		kv("checks", fmt.Sprintf("%d of %d ended", pr.ChecksDone, pr.Checks))
 	}
 	kv("branch", t.Branch)
 	kv("worktree", t.Worktree)

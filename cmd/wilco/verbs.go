@@ -62,7 +62,7 @@ func init() {
 		{name: "instruct", args: `AGENT "<text>" [--max-retries N] [--ack-contains S] [--ack-regex R] [--wait D] [--json]`, group: "agents and messages", summary: "queue an instruction, resent each dispatch cycle until acknowledged", run: cmdInstruct},
 		{name: "ack", args: "ID [--json]", group: "agents and messages", summary: "acknowledge an instruction", run: cmdAck},
 		{name: "instructions", args: "[--state S] [--agent A] [--json]", group: "agents and messages", summary: "list the instructions", run: cmdInstructions},
-		{name: "attach", args: "AGENT [--print]", group: "agents and messages", summary: "open a tmux agent's session in this terminal (detach with C-b d)", run: cmdAttach},
+		{name: "attach", args: "AGENT [--task ID] [--print]", group: "agents and messages", summary: "open a tmux agent's session in this terminal (detach with C-b d)", run: cmdAttach},
 		{name: "op", args: "OPERATION [PATH] --agent A [--agent B]… [--message M] [--timeout D] [--reminders D,D…] [--extension D] [--quorum Q] [--abort-on-timeout] [--detach] [--json] [-- COMMAND…] | log [ID] [--state S] [--agent A] [--limit N] [--json]", group: "agents and messages", summary: `ask the agents for their "ok", then perform it (hibernate, wake, restart, install-skill PATH, install-plugin PATH, maintenance -- COMMAND, or run the command); op log: the operation log`, run: cmdOp},
 
 		{name: "inbox", args: "[--wait D] [--follow] [--transport nats://…] [--agent NAME] [--repository NAME] [--json]", group: "the agent's side", summary: "fetch the agent's messages (one dispatch cycle; WILCO_AGENT_TOKEN)", run: cmdInbox},

@@ -90,6 +90,12 @@ export function taskView(root, r) {
       meta.push(['Landed', t.landed_commit ? h('span', { class: 'mono', title: t.landed_commit }, t.landed_commit.slice(0, 7))
         : ENDED.has(t.state) ? 'not landed' : 'by ' + t.land + ', once verified']);
     }
+    // A task that lands as a pull request: which, and its checks.
+    const pr = t.pull_request;
+    if (pr) {
+      meta.push(['Pull request', pr.url ? h('a', { href: pr.url, rel: 'noreferrer' }, '#' + pr.number) : '#' + pr.number],
+        ['Checks', pr.checks_done + ' of ' + pr.checks + ' ended' + (pr.merging ? ' · merging' : pr.ready ? ' · ready to merge' : '')]);
+    }
     if (t.review) meta.push(['Review', t.review.reviewer + (t.review.verdict ? ': ' + t.review.verdict : ': waiting')]);
     if (t.plan_id) meta.push(['Plan', t.plan_id]);
     if (t.resumed_from) meta.push(['Resumed from', taskLink(t.resumed_from)]);
@@ -598,9 +604,10 @@ function eventText(ev) {
     }
     case 'task.worktree': return ['Works in ' + d.worktree + ' on branch ' + d.branch + (d.from ? ', made from ' + d.from : '') + '.'];
     case 'task.prepared': return ['Its worktree starts from ' + (d.base || '').slice(0, 7) + '.'];
-    case 'task.land_started': return ['Its turn to land came.'];
+    case 'task.land_started': return [d.on ? 'Combined behind the task landing ahead of it (on ' + d.on.slice(0, 7) + '), verified while that one lands.' : 'Its turn to land came.'];
     case 'task.integrating': {
       const i = d.integration;
+      if (i && i.void) return ['Its combination behind the task ahead of it does not pass: it is combined again once it is first to land.'];
       return [i ? 'Combined with what landed since it started (' + (i.onto || '').slice(0, 7) + ') as ' + (i.combined || '').slice(0, 7) + ': verifying it in run ' + i.run_id + '.' : 'The target moved again: combining again.'];
     }
     case 'task.integrated': return ['The combination passed its checks (run ' + d.run_id + ').'];

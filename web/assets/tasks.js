@@ -1,5 +1,7 @@
 // tasks.js — the queue and the tasks: a page of tasks at a time, filtered
-// by state on the server, live; cancel; submit a task.
+// by state on the server, live; cancel; submit a task. With tasks worked in
+// parallel, the slots (who holds each, on which branch) and the landing
+// queue (each verified task's position) above them.
 
 import { h, replace, badge, elapsed, money, lines, taskLink, coalesce } from './dom.js';
 import * as api from './api.js';
@@ -32,6 +34,7 @@ export function tasksView(root, r) {
   const body = h('tbody', { id: 'task-rows' });
   const pager = h('div', { class: 'pager' });
   const summary = h('span', { class: 'muted', id: 'task-total' });
+  const parallel = h('div', { class: 'card parallel', id: 'parallel', hidden: true });
   // cursors[i] is the cursor of page i (page 0 has none).
   const cursors = [''];
   let pageIndex = 0;
@@ -43,7 +46,7 @@ export function tasksView(root, r) {
   replace(root,
     h('div', { class: 'head' }, h('h1', null, 'Tasks'), summary),
     submitForm(msg),
-    msg, tabs,
+    msg, parallel, tabs,
     h('table', { class: 'tasks' },
       h('thead', null, h('tr', null,
         h('th', { class: 'num' }, '#'), h('th', null, 'Task'), h('th', null, 'State'), h('th', { class: 'num' }, 'Attempt'),
@@ -52,14 +55,18 @@ export function tasksView(root, r) {
     pager);
 
   const load = coalesce(async () => {
-    const page = await api.get('/v1/tasks' + api.q({
-      view: 'brief', order: 'newest', limit: PAGE, cursor: cursors[pageIndex], state: filter.states.join(','),
-    }));
+    const [page, queue] = await Promise.all([
+      api.get('/v1/tasks' + api.q({
+        view: 'brief', order: 'newest', limit: PAGE, cursor: cursors[pageIndex], state: filter.states.join(','),
+      })),
+      api.get('/v1/queue'),
+    ]);
     if (gone) return;
     // Drawn again only when something changed.
-    const key = JSON.stringify(page) + '|' + pageIndex;
+    const key = JSON.stringify(page) + '|' + JSON.stringify(queue) + '|' + pageIndex;
     if (key === drawn) return;
     drawn = key;
+    renderParallel(queue);
     rows = page.tasks;
     next = page.next;
     renderTabs(page.counts);
@@ -67,6 +74,30 @@ export function tasksView(root, r) {
     renderRows();
     renderPager();
   });
+
+  // renderParallel shows the slots and the landing queue, when tasks are
+  // worked in parallel (more than one slot).
+  function renderParallel(q) {
+    parallel.hidden = !(q.slots > 1);
+    if (parallel.hidden) { replace(parallel); return; }
+    const working = q.working || [];
+    const landing = q.landing || [];
+    const slots = working.map((w, i) => h('li', { dataset: { task: w.id, slot: String(i + 1) } },
+      taskLink(w.id), ' ', badge(w.state, w.phase || ''), w.agent ? h('span', { class: 'muted' }, ' ' + w.agent) : null,
+      w.branch ? h('span', { class: 'mono branch' }, ' ' + w.branch) : null));
+    for (let i = working.length; i < q.slots; i++) slots.push(h('li', { class: 'muted free', dataset: { slot: String(i + 1) } }, 'free'));
+    replace(parallel, h('div', { class: 'grid2' },
+      h('div', { id: 'slots' },
+        h('h3', null, 'Slots ', h('span', { class: 'muted', id: 'slots-held' }, working.length + ' of ' + q.slots + ' held')),
+        h('ol', { class: 'slots' }, slots)),
+      h('div', { id: 'land-queue' },
+        h('h3', null, 'Landing queue ', h('span', { class: 'muted' }, landing.length ? landing.length + ' waiting' : '')),
+        landing.length
+          ? h('ol', { class: 'land-queue' }, landing.map((e) => h('li', { dataset: { task: e.id, position: String(e.position) } },
+            h('span', { class: 'position' }, '#' + e.position), ' ', taskLink(e.id), ' ', h('span', { class: 'desc-text' }, e.description),
+            h('span', { class: 'tag' }, e.position === 1 ? 'landing now' : 'waits its turn'))))
+          : h('p', { class: 'muted empty' }, 'No verified task waits to land.'))));
+  }
 
   function renderTabs(counts) {
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -127,7 +158,7 @@ export function tasksView(root, r) {
   const unsub = live.subscribe((ev) => {
     if (!ev.type.startsWith('task.')) return undefined;
     const shown = rows.some((t) => t.id === ev.task_id);
-    if (shown || ev.type === 'task.queued' || ev.type === 'task.state' || ev.type === 'task.removed') return load();
+    if (shown || ev.type === 'task.queued' || ev.type === 'task.state' || ev.type === 'task.removed' || ev.type === 'task.land_started' || ev.type === 'task.landed') return load();
     return undefined;
   });
 

@@ -1,0 +1,93 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAnIssueIsOneTask(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeManual)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	if tk.Issue != 5 {
+		t.Fatalf("issue %d", tk.Issue)
+	}
+	_, err := b.c.SubmitTask(b.now, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	b.refused(err, Conflict)
+	if !strings.Contains(err.Error(), "issue #5 is task "+tk.ID) {
+		t.Fatalf("refusal: %v", err)
+	}
+	_, err = b.c.SubmitTask(b.now, TaskSpec{Description: "x", Issue: -1})
+	b.refused(err, Invalid)
+}
+
+// issueNotices are the notices asked for the thread of an issue, by event.
+func (b *testBundle) issueNotices() []NotifyEvent {
+	var out []NotifyEvent
+	for _, n := range b.notifies() {
+		if n.Notification.Hook == IssueHook {
+			out = append(out, n.Notification.Event)
+		}
+	}
+	return out
+}
+
+func TestTheThreadOfATasksIssueHearsItsUnderstandingItsPullRequestOnceAndItsEnd(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeManual)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	other := submit(b, TaskSpec{Description: "No issue"})
+	prepared(b, tk.ID, "base")
+	prepared(b, other.ID, "base")
+	ackTask(b, other.ID)
+	toPR(b, tk.ID, prHead1)
+	ns := b.notifies()
+	if got := b.issueNotices(); len(got) != 2 || got[0] != NotifyAcknowledged || got[1] != NotifyPullRequest {
+		t.Fatalf("the issue's thread heard %v", got)
+	}
+	for _, n := range ns {
+		if n.Notification.TaskID == other.ID {
+			t.Fatalf("a task of no issue notified its thread: %+v", n)
+		}
+	}
+	if n := ns[0].Notification; n.TaskID != tk.ID || n.Reason != "Fix the login timeout" {
+		t.Fatalf("the acknowledgment's notice: %+v", n)
+	}
+	if n := ns[1].Notification; !strings.Contains(n.Reason, "pull request #7: https://forge.example/o/r/pull/7") {
+		t.Fatalf("the pull request's notice: %+v", n)
+	}
+	// A failed check: the next attempt's acknowledgment is told, its push
+	// to the same pull request is not.
+	observe(b, PRObserved{TaskID: tk.ID, Number: 7, Head: prHead1, Checks: []PRCheck{{Name: "test", Status: "completed", Conclusion: "failure"}}})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	verify(b, tk.ID, true)
+	const head2 = "2222222222222222222222222222222222222222"
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: last[LandTask](b).RunID, Commit: head2, PR: &PROpened{Number: 7}})
+	b.ok(err)
+	observe(b, PRObserved{TaskID: tk.ID, Number: 7, Head: head2, State: PRMerged, MergeCommit: head2})
+	if got := b.issueNotices(); len(got) != 4 || got[2] != NotifyAcknowledged || got[3] != NotifySuccess {
+		t.Fatalf("the issue's thread heard %v", got)
+	}
+}
+
+func TestTheThreadOfATasksIssueHearsItsEscalation(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeManual)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	prepared(b, tk.ID, "base")
+	toPR(b, tk.ID, prHead1)
+	b.advance(DefaultCITimeout)
+	if got := b.issueNotices(); len(got) != 3 || got[2] != NotifyEscalated {
+		t.Fatalf("the issue's thread heard %v", got)
+	}
+}
+
+func TestNoHookIsNamedAsTheThreadsOfIssues(t *testing.T) {
+	t.Parallel()
+	p := DefaultPolicies()
+	p.Notify.Hooks = []NotifyHook{{Name: IssueHook, Events: DefaultNotifyEvents()}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "notify.hooks[0].name") {
+		t.Fatalf("a hook named issue: %v", err)
+	}
+}

@@ -1,0 +1,59 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wilco/test/blackbox"
+)
+
+// The forge, intake and pull-request landing keys are checked with their
+// lines by `wilco config check` and at start; a token written in the file
+// is refused without being shown; landing by pull request is refused (this
+// version does not run it).
+func TestTheForgeSectionIsCheckedAndLandingByPullRequestIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ keys, want string }{
+		{"forge:\n  kind: github\n  token: ghp_0123456789abcdef\n", "wilco.yaml:5: forge.token: must name an environment variable, such as ${GITHUB_TOKEN}"},
+		{"parallel: 2\nforge: {kind: github}\nland: {how: pr, merge: auto}\n", "wilco.yaml:5: land.how: pr is not run by this version of wilco"},
+		{"intake: {label: wilco}\n", "wilco.yaml:3: intake: needs a forge section"},
+		{"forge: {kind: gitea}\n", "wilco.yaml:3: forge.api: required for gitea"},
+	} {
+		dir := t.TempDir()
+		yaml := "agents:\n  - {name: a, adapter: mailbox}\n" + c.keys
+		if err := os.WriteFile(filepath.Join(dir, "wilco.yaml"), []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := inRepo(t, dir, "config", "check")
+		if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "0123456789abcdef") {
+			t.Fatalf("wilco config check of\n%s: exit %d\n%s%s\nwant %s", yaml, r.Code, r.Stdout, r.Stderr, c.want)
+		}
+		_, out, done := serveArgs(t, dir, nil, "--addr", "127.0.0.1:0")
+		select {
+		case err := <-done:
+			done <- err
+			if err == nil || !strings.Contains(out.String(), c.want) || strings.Contains(out.String(), "0123456789abcdef") {
+				t.Fatalf("wilco serve with\n%s: %v\n%s", yaml, err, out)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("wilco serve started with\n%s", yaml)
+		}
+	}
+}
+
+// An intake section is read and checked, and wilco says, at start and in
+// `wilco config check`, that it takes no issue.
+func TestAnIntakeSectionIsSaidNotToRun(t *testing.T) {
+	t.Parallel()
+	dir := blackbox.NewRepo(t, "agents:\n  - {name: a, adapter: mailbox}\nforge: {kind: github, repo: acme/widget}\nintake: {label: todo, poll: 2m}\n")
+	in := blackbox.ServeRepo(t, dir)
+	const said = "intake: issues are not taken as tasks by this version of wilco"
+	waitFor(t, "the warning", 10*time.Second, func() bool { return strings.Contains(in.Stderr.String(), said) })
+	r := blackbox.WilcoCLI(t, dir, in.Url, 20*time.Second, "config", "check")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "warning: "+said) || !strings.Contains(r.Stdout, "label: todo") || !strings.Contains(r.Stdout, "token: ${GITHUB_TOKEN}") {
+		t.Fatalf("wilco config check: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -1,6 +1,0 @@
-//go:build !race
-
-package test
-
-// buildFlags are go build's flags for the wilco binary (see race_test.go).
-var buildFlags []string

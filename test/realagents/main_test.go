@@ -1,0 +1,9 @@
+package realagents
+
+import (
+	"testing"
+
+	"wilco/test/blackbox"
+)
+
+func TestMain(m *testing.M) { blackbox.Main(m) }

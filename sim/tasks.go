@@ -473,12 +473,6 @@ func (w *world) landTask(e core.LandTask) {
 		w.reportOutcome(0, e.TaskID, "land", out)
 		return
 	}
-	if tw.chance(0.02) {
-		out.Error = "fatal: cannot lock ref 'refs/heads/main'"
-		w.hit("tasks.land.error")
-		w.reportOutcome(0, e.TaskID, "land", out)
-		return
-	}
 	if tw.chance(0.02) && len(changed(g.tree(g.branches[wt.branch]), wt.files)) > 0 {
 		out.Refused, out.ExitCode, out.Output = true, 1, "pre-commit: trailing whitespace in "+strings.Join(changed(g.tree(g.branches[wt.branch]), wt.files), ", ")
 		w.hit("tasks.land.hook_refused")
@@ -587,6 +581,14 @@ func (w *world) advanceTarget(e core.LandTask, onto, c string, out core.Landed) 
 		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
 		return
 	default:
+		if tw.chance(0.03) {
+			// The move itself fails (git's lock on the branch): nothing
+			// moved.
+			out.Error = "fatal: cannot lock ref 'refs/heads/main'"
+			w.hit("tasks.land.error")
+			w.reportOutcome(0, e.TaskID, "land", out)
+			return
+		}
 		if tw.chance(0.1) {
 			// The user has uncommitted changes in a file it changes: the
 			// landing waits, and goes on once they are committed.

@@ -15,7 +15,7 @@ import (
 // step.
 func TestParallelTasksLandOnceAndOnlyVerified(t *testing.T) {
 	t.Parallel()
-	got := runSeeds(t, 1000, 2, Config{Parallel: 1, Steps: 300, RestartRate: 0.03, FaultRate: 0.03})
+	got := runSeeds(t, 1003, 3, Config{Parallel: 1, Steps: 300, RestartRate: 0.03, FaultRate: 0.03})
 	wantPaths(t, got, TaskPaths...)
 }
 

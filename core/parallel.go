@@ -398,6 +398,7 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 		kind = "retry"
 	}
 	s.startAttempt(now, t, kind)
+	s.schedule(now) // another agent than the one it was made for may have taken it
 	return nil
 }
 
@@ -437,6 +438,8 @@ func (s *State) LandQueue() []Task {
 	q := s.Tasks(func(t *Task) bool { return t.State == Running && t.Phase == Landing && t.Worktree != "" })
 	if s.policies.Land.Order != "submission" {
 		slices.SortStableFunc(q, func(a, b Task) int { return cmpSeq(a.LandSeq, b.LandSeq) })
+	} else {
+		slices.SortStableFunc(q, func(a, b Task) int { return boolRank(submittedBefore(&b, &a)) - boolRank(submittedBefore(&a, &b)) })
 	}
 	slices.SortStableFunc(q, func(a, b Task) int {
 		// The one landing is first.
@@ -454,6 +457,14 @@ func (s *State) LandPosition(id string) int {
 		}
 	}
 	return 0
+}
+
+// submittedBefore reports whether task a was submitted before task b:
+// by the time, and at one time by the order of the events that queued
+// them (a task worked in parallel is queued once) — not by their ids,
+// which a plan names otherwise.
+func submittedBefore(a, b *Task) bool {
+	return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.QueuedSeq < b.QueuedSeq
 }
 
 func cmpSeq(a, b uint64) int {
@@ -507,7 +518,7 @@ func (s *State) landNext(now time.Time) {
 		}
 		if s.policies.Land.Order == "submission" {
 			for _, h := range s.Holding() {
-				if h.Worktree != "" && h.ID != next.ID && (h.CreatedAt.Before(next.CreatedAt) || h.CreatedAt.Equal(next.CreatedAt) && idLess(h.ID, next.ID)) {
+				if h.Worktree != "" && h.ID != next.ID && submittedBefore(&h, next) {
 					return // an earlier task lands first
 				}
 			}

@@ -31,6 +31,9 @@ var taskHeading = regexp.MustCompile(`## Task: (\S+)`)
 // directory: …").
 var workingDir = regexp.MustCompile(`[Ww]orking directory: (\S+)`)
 
+// personalRule is the line of the user's CLAUDE.local.md.
+const personalRule = "Personal rule: end every answer with the word Done."
+
 // barrier holds each of n conversations at one point until all n reached
 // it, or until a deadline: it says whether they were there at once.
 type barrier struct {
@@ -195,6 +198,12 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 					cwds[id] = wd
 					mu.Unlock()
 				}
+				// The conversation's first prompt (a resumed session has
+				// them already) carries the user's own instructions.
+				first := turn.Step == 0 && (handshake == "inline" || strings.Contains(turn.Prompt, "for the acknowledgment only"))
+				if first && !strings.Contains(turn.Prompt+turn.System, personalRule) {
+					note("%s: the user's CLAUDE.local.md did not reach its Claude Code", id)
+				}
 				switch {
 				case handshake == "session" && strings.Contains(turn.Prompt, "for the acknowledgment only"):
 					return modelserver.Reply{Text: ack}
@@ -225,6 +234,14 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			}
 			gitRun(t, dir, "add", "files/README")
 			gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "files")
+			// The user's own instructions to Claude Code, in the checkout
+			// and in no commit: each instance reads them in its worktree.
+			if err := os.WriteFile(filepath.Join(dir, "CLAUDE.local.md"), []byte(personalRule+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("CLAUDE.local.md\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			before := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
 			in := serveRepo(t, dir)
 			for _, id := range ids {
@@ -294,6 +311,29 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			if len(slices.Compact(slices.Sorted(slices.Values(sessions)))) != len(ids) {
 				t.Fatalf("the three tasks' Claude Code sessions collide: %v", sessions)
 			}
+			if handshake == "session" {
+				// Each work resumed its own acknowledgment's conversation,
+				// and no other.
+				resumed := map[string]bool{}
+				for _, r := range model.AgentRequests() {
+					m := taskHeading.FindStringSubmatch(r.Turn.Prompt)
+					if m == nil || !strings.Contains(r.Turn.Prompt, "was accepted") {
+						continue
+					}
+					history := fmt.Sprint(r.Body["messages"])
+					for _, other := range ids {
+						if other != m[1] && strings.Contains(history, "## Task: "+other) {
+							t.Fatalf("%s's work resumed a conversation that holds %s", m[1], other)
+						}
+					}
+					if strings.Contains(history, "for the acknowledgment only") {
+						resumed[m[1]] = true
+					}
+				}
+				if len(resumed) != len(ids) {
+					t.Fatalf("the works that resumed their acknowledgment's conversation: %v", resumed)
+				}
+			}
 			records := claudeRecords(t, filepath.Join(home, ".claude"))
 			folders := map[string]bool{}
 			for i, id := range ids {
@@ -316,6 +356,32 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			}
 			if cfg := readFile(t, filepath.Join(home, ".claude.json")); cfg != "" && !json.Valid([]byte(cfg)) {
 				t.Fatalf("the three Claude Codes left their shared ~/.claude.json invalid:\n%s", tail(cfg, 20))
+			}
+
+			// Each task's record is its own conversation: its prompt, its
+			// ACK, its Write of its own file; its tool call was its
+			// milestone, and its usage is on record.
+			for _, id := range ids {
+				tr := in.cli("transcript", id)
+				mustContain(t, "wilco transcript "+id, tr, "## Task: "+id, "[ACK] "+id+" - RECEIVED", "tool Write",
+					filepath.Join(seen[id], "files", id+".txt"))
+				for _, other := range ids {
+					if other != id && strings.Contains(tr, "files/"+other+".txt") {
+						t.Fatalf("%s's transcript holds %s's file:\n%s", id, other, tr)
+					}
+				}
+				if ms := milestones(t, in, id); !strings.Contains(ms, "Writing "+id+".txt") {
+					t.Fatalf("%s's milestones do not say what its Claude Code did:\n%s", id, ms)
+				}
+				var u struct {
+					Usage struct {
+						InputTokens int64 `json:"input_tokens"`
+					} `json:"usage"`
+				}
+				in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &u)
+				if u.Usage.InputTokens <= 0 {
+					t.Fatalf("%s's usage is not on record: %+v", id, u)
+				}
 			}
 
 			// Each verified, then landed on main as a commit of its own file

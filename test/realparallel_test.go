@@ -346,6 +346,10 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 				if len(found) != 1 || found[0].cwd != seen[id] {
 					t.Fatalf("%s's session %s: records %+v, want one whose cwd is %s (all records: %+v)", id, sessions[i], found, seen[id], records)
 				}
+				// The folder is named after the worktree's path.
+				if !strings.HasSuffix(found[0].folder, "-wilco-worktrees-"+id) {
+					t.Fatalf("%s's session record is in the folder %s, not the worktree's", id, found[0].folder)
+				}
 				folders[found[0].folder] = true
 			}
 			if len(folders) != len(ids) {

@@ -4,7 +4,6 @@ package test
 // at once: each in a worktree of its own, each verified and landed.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
 )
@@ -68,45 +68,27 @@ func (b *barrier) wait(id string, timeout time.Duration) bool {
 	}
 }
 
-// claudeRecord is what a Claude Code session record (a JSONL file of
-// projects/<folder>/ in its config directory) says of where it ran.
-type claudeRecord struct {
-	folder, session, cwd string
-}
-
-// claudeRecords reads the session records under a Claude Code config
-// directory: each file's folder, and the session id and cwd its lines give.
-func claudeRecords(t *testing.T, configDir string) []claudeRecord {
+// claudeRecords are the session records under a Claude Code config
+// directory (projects/<folder>/<session id>.jsonl), by file, each with the
+// working directory its lines give.
+func claudeRecords(t *testing.T, configDir string) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(configDir, "projects", "*", "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []claudeRecord
+	out := map[string]string{}
 	for _, f := range files {
-		rec := claudeRecord{folder: filepath.Base(filepath.Dir(f))}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(strings.NewReader(string(data)))
-		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-		for sc.Scan() {
+		out[f] = ""
+		for _, l := range strings.Split(readFile(t, f), "\n") {
 			var line struct {
-				SessionID string `json:"sessionId"`
-				Cwd       string `json:"cwd"`
+				Cwd string `json:"cwd"`
 			}
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			if rec.session == "" {
-				rec.session = line.SessionID
-			}
-			if rec.cwd == "" {
-				rec.cwd = line.Cwd
+			if json.Unmarshal([]byte(l), &line) == nil && line.Cwd != "" {
+				out[f] = line.Cwd
+				break
 			}
 		}
-		out = append(out, rec)
 	}
 	return out
 }
@@ -335,26 +317,20 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 					t.Fatalf("the works the model was asked for: %v", works)
 				}
 			}
+			// Each session's record is the one file of its id, in the folder
+			// Claude Code keeps for its worktree, and says it ran there.
 			records := claudeRecords(t, filepath.Join(home, ".claude"))
-			folders := map[string]bool{}
 			for i, id := range ids {
-				var found []claudeRecord
-				for _, r := range records {
-					if r.session == sessions[i] {
-						found = append(found, r)
+				want := filepath.Join(chatlog.ClaudeProjectDir(chatlog.Where{Env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": ""}, Dir: seen[id]}), sessions[i]+".jsonl")
+				var found []string
+				for f := range records {
+					if filepath.Base(f) == sessions[i]+".jsonl" {
+						found = append(found, f)
 					}
 				}
-				if len(found) != 1 || found[0].cwd != seen[id] {
-					t.Fatalf("%s's session %s: records %+v, want one whose cwd is %s (all records: %+v)", id, sessions[i], found, seen[id], records)
+				if len(found) != 1 || found[0] != want || records[want] != seen[id] {
+					t.Fatalf("%s's session %s: records %v, want %s, of cwd %s (all records: %v)", id, sessions[i], found, want, seen[id], records)
 				}
-				// The folder is named after the worktree's path.
-				if !strings.HasSuffix(found[0].folder, "-wilco-worktrees-"+id) {
-					t.Fatalf("%s's session record is in the folder %s, not the worktree's", id, found[0].folder)
-				}
-				folders[found[0].folder] = true
-			}
-			if len(folders) != len(ids) {
-				t.Fatalf("the three sessions' records share folders: %+v", records)
 			}
 			if corrupted, _ := filepath.Glob(filepath.Join(home, ".claude", "backups", ".claude.json.corrupted.*")); len(corrupted) > 0 {
 				t.Fatalf("the three Claude Codes corrupted their shared ~/.claude.json: %v", corrupted)

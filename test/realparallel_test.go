@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -410,4 +411,105 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			}
 		})
 	}
+}
+
+// The real Claude Code, in a task worked in parallel, starts a shell in the
+// background that never ends (as a dev server does) and writes its result:
+// Claude Code then waits for that shell. The turn ends at the result, not
+// at the agent's timeout: the background shell is stopped with it, the
+// task is verified and lands, and its worktree is removed.
+func TestClaudeCodeLeavingAShellInTheBackgroundEndsItsTurnAtItsResult(t *testing.T) {
+	t.Parallel()
+	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	const loop = "sh -c 'while :; do date > server.tick; sleep 0.2; done'"
+	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
+		if !strings.Contains(turn.Prompt, "## Task: S-1") {
+			return modelserver.Reply{Text: "I do not know this task."}
+		}
+		wd := ""
+		if w := workingDir.FindStringSubmatch(turn.System); w != nil {
+			wd = w[1]
+		}
+		switch turn.Step {
+		case 0:
+			return modelserver.Reply{Text: "[ACK] S-1 - RECEIVED\nUnderstanding: Will write S-1 into files/S-1.txt and start the server\n\n",
+				Tool: writeTool(filepath.Join(wd, "files", "S-1.txt"), "S-1\n")}
+		case 1:
+			return modelserver.Reply{Text: "Starting the server.", Tool: &modelserver.ToolUse{Name: "Bash",
+				Input: map[string]any{"command": loop, "description": "Start the server", "run_in_background": true}}}
+		}
+		return modelserver.Reply{Text: "Done: wrote files/S-1.txt; the server runs."}
+	})
+	home := t.TempDir()
+	agent := fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, command: [%s], timeout: 5m, instances: 2, "+
+		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
+		quoted(claude), quoted(model.URL()), quoted(home))
+	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownFilesCheck)
+	// The project lets Claude Code run sh.
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{"permissions":{"allow":["Bash(sh:*)"]}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What the server writes is not the task's change.
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".wilco/\nserver.tick\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, dir, "add", ".claude/settings.json", ".gitignore")
+	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "claude settings")
+	// The user trusted the repository in Claude Code (its folder dialog),
+	// else Claude Code ignores the project's permissions.
+	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{dir: map[string]any{"hasTrustDialogAccepted": true}}})
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), trust, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := serveRepo(t, dir)
+	start := time.Now()
+	in.submit(map[string]any{"id": "S-1", "description": "Write S-1 into files/S-1.txt, then start the server"})
+	tick := filepath.Join(dir, ".wilco", "worktrees", "S-1", "server.tick")
+	if !eventually(2*time.Minute, 20*time.Millisecond, func() bool {
+		st := in.task("S-1").State
+		return exists(tick) || slices.Contains(endStates, st) || st == "escalated"
+	}) || !exists(tick) {
+		t.Fatalf("the background shell did not run:\n%s", tail(readFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")), 12))
+	}
+	got := in.waitTask("S-1", 2*time.Minute, "success")
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Fatalf("the task took %s", took)
+	}
+	if got.LandedCommit == "" || got.Attempt != 1 {
+		t.Fatalf("S-1:\n%s", got)
+	}
+	if log := readFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")); !strings.Contains(log, "wrote its result but kept running") {
+		t.Fatalf("agent.log does not say the agent was stopped after its result:\n%s", tail(log, 20))
+	}
+	// The shell is stopped with the turn.
+	if pids := processesRunning(t, "server.tick"); len(pids) > 0 {
+		t.Fatalf("the background shell still runs after the turn: processes %v", pids)
+	}
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
+		return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1
+	}) {
+		t.Fatalf("worktrees left:\n%s", gitRun(t, dir, "worktree", "list"))
+	}
+}
+
+// processesRunning are the processes whose command line holds marker
+// (read from /proc; none where there is no /proc).
+func processesRunning(t *testing.T, marker string) []int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

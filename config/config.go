@@ -106,6 +106,8 @@ type Land struct {
 	To, How, Order string
 	Merge          string
 	CITimeout      time.Duration
+	// Poll is how often the pull requests are looked at on the forge.
+	Poll time.Duration
 }
 
 // Default land section values.
@@ -281,7 +283,7 @@ func Default() *Config {
 			Operation:   core.DefaultOperationPolicy(),
 		},
 		Done:     core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
-		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder, Merge: DefaultLandMerge, CITimeout: DefaultLandCITimeout},
+		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder, Merge: DefaultLandMerge, CITimeout: DefaultLandCITimeout, Poll: DefaultLandPoll},
 		Parallel: 1,
 		Logs:     Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 		Notify: Notify{Retry: NotifyRetry{

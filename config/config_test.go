@@ -33,7 +33,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
 	want.Package = "services/api"
 	want.Transport = "nats://127.0.0.1:4222"
-	want.Land = Land{To: "main", How: "commit", Order: "verified", Merge: "manual", CITimeout: time.Hour}
+	want.Land = Land{To: "main", How: "commit", Order: "verified", Merge: "manual", CITimeout: time.Hour, Poll: 30 * time.Second}
 	want.Forge = &Forge{Kind: "github", API: "https://api.github.com", Repo: "acme/widget", Remote: "origin", Token: "${GITHUB_TOKEN}", WebhookSecret: "${WILCO_WEBHOOK_SECRET}"}
 	want.Intake = &Intake{Label: "wilco", Poll: time.Minute}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
@@ -416,14 +416,15 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{agent + "land:\n  how: merge\n", "wilco.yaml:3: land.how: merge needs each task in a worktree of its own (parallel > 1): use commit or none, or set parallel"},
 		{agent + "parallel: 3\nland:\n  how: commit\n", "wilco.yaml:4: land.how: commit lands in the checkout itself, where tasks worked in parallel (parallel 3) do not work: use merge, rebase or squash"},
-		{agent + "land: {how: pr}\nparallel: 2\n", "wilco.yaml:2: land.how: pr is not run by this version of wilco"},
+		{agent + "land: {how: pr}\nparallel: 2\n", "wilco.yaml:2: land.how: pr needs a forge section"},
+		{agent + "parallel: 2\nforge: {kind: github}\nland: {how: pr, poll: 10ms}\n", "wilco.yaml:4: land.poll: must be at least 1s"},
 		{agent + "parallel: 0\n", "wilco.yaml:2: parallel: must be at least 1 (tasks worked at once), got 0"},
 		{"agents: [{name: a, adapter: exec, command: [x], instances: 0}]\n", "wilco.yaml:1: agents[0].instances: must be at least 1 (tasks the agent works at once), got 0"},
 		{agent + "land: {how: pr}\n", "wilco.yaml:2: land.how: pr needs each task in a worktree of its own (parallel > 1)"},
 		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
 		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
 		{agent + "land:\n  to: \"my branch\"\n", `wilco.yaml:3: land.to: "my branch" is not a branch name`},
-		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: ci_timeout, how, merge, order, to)"},
+		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: ci_timeout, how, merge, order, poll, to)"},
 	} {
 		_, err := Parse("wilco.yaml", []byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -461,10 +461,8 @@ func (d *decoder) checkLand(c *Config) {
 		d.fail(d.landHow, "land.how", "%v", err)
 		return
 	}
-	if c.Land.How == core.LandPR {
-		// The core decides a pull request's life; this version does not
-		// push, open, follow or merge one on a forge.
-		d.fail(d.landHow, "land.how", "pr is not run by this version of wilco: use merge, rebase or squash")
+	if c.Land.How == core.LandPR && c.Forge == nil {
+		d.fail(d.landHow, "land.how", "pr needs a forge section: the forge the pull requests are opened on (forge: {kind: github})")
 	}
 }
 
@@ -491,6 +489,12 @@ func (d *decoder) land(n *yaml.Node, k string, c *Config) {
 		"order":      func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
 		"merge":      func(n *yaml.Node, k string) { oneOf(d, n, k, LandMerges, &c.Land.Merge) },
 		"ci_timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Land.CITimeout, true) },
+		"poll": func(n *yaml.Node, k string) {
+			d.duration(n, k, &c.Land.Poll, true)
+			if n.Kind == yaml.ScalarNode && c.Land.Poll > 0 && c.Land.Poll < MinLandPoll {
+				d.fail(n, k, "must be at least %s (each poll asks the forge about every open pull request), got %s", MinLandPoll, c.Land.Poll)
+			}
+		},
 	})
 }
 

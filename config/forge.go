@@ -41,8 +41,12 @@ const (
 	DefaultForgeRemote   = "origin"
 	DefaultLandMerge     = core.MergeManual
 	DefaultLandCITimeout = core.DefaultCITimeout
-	DefaultIntakeLabel   = "wilco"
-	DefaultIntakePoll    = 60 * time.Second
+	DefaultLandPoll      = 30 * time.Second
+	// MinLandPoll bounds land.poll from below: each poll asks the forge
+	// about every open pull request, counted against its rate limit.
+	MinLandPoll        = time.Second
+	DefaultIntakeLabel = "wilco"
+	DefaultIntakePoll  = 60 * time.Second
 	// MinIntakePoll bounds intake.poll from below: each poll is a
 	// request to the forge, counted against its rate limit.
 	MinIntakePoll = 10 * time.Second

@@ -90,10 +90,17 @@ func TestIntakeIsReadButSaidNotToRun(t *testing.T) {
 	}
 }
 
-func TestLandingByPullRequestIsRefusedWithItsLine(t *testing.T) {
+func TestLandingByPullRequestNeedsAForgeAndPassesItToThePolicy(t *testing.T) {
 	t.Parallel()
-	_, err := Parse("wilco.yaml", []byte(oneAgent+"parallel: 2\nforge: {kind: github}\nland:\n  how: pr\n  merge: auto\n"))
-	if err == nil || !strings.Contains(err.Error(), "wilco.yaml:5: land.how: pr is not run by this version of wilco") {
+	c, err := Parse("wilco.yaml", []byte(oneAgent+"parallel: 2\nforge: {kind: github}\nland:\n  how: pr\n  merge: auto\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Policies().Land; p.How != "pr" || !p.Forge || c.Land.Poll != DefaultLandPoll {
+		t.Fatalf("land policy %+v, poll %s", p, c.Land.Poll)
+	}
+	_, err = Parse("wilco.yaml", []byte(oneAgent+"parallel: 2\nland:\n  how: pr\n"))
+	if err == nil || !strings.Contains(err.Error(), "wilco.yaml:4: land.how: pr needs a forge section") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -24,9 +24,11 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/forge"
 	"wilco/natsbox"
 	"wilco/notify"
 	"wilco/perform"
+	"wilco/prwatch"
 	"wilco/retrylog"
 	"wilco/runtime"
 	"wilco/server"
@@ -132,6 +134,12 @@ type Daemon struct {
 	// steps, the workspace), the notifier and the operation runner.
 	exec *perform.Executor
 	disp *dispatch.Dispatcher
+	// forge is the forge's client (nil: none configured); forgeHook what
+	// its webhooks are checked with; prwatch follows the tasks' pull
+	// requests on it.
+	forge     forge.Forge
+	forgeHook *server.ForgeHook
+	prwatch   *prwatch.Watcher
 	// desktop: desktop notifications are on (notify-send was found).
 	desktop bool
 
@@ -404,8 +412,11 @@ func (d *Daemon) openRuntime(ctx context.Context, metrics *server.Metrics) error
 // tokens.
 func (d *Daemon) openExecutor(base, serverURL string) (map[string]string, error) {
 	cfg, log := d.Config, d.log
-	var err error
-	if d.disp, err = dispatch.New(dispatch.Options{Dir: base, RunsDir: filepath.Join(d.dir, "runs"), Steps: verifySteps(cfg), URL: serverURL, MCP: mcpCommand(),
+	lander, err := d.openForge(base)
+	if err != nil {
+		return nil, err
+	}
+	if d.disp, err = dispatch.New(dispatch.Options{PR: lander, Dir: base, RunsDir: filepath.Join(d.dir, "runs"), Steps: verifySteps(cfg), URL: serverURL, MCP: mcpCommand(),
 		StateDir: d.dir, RateLimitWait: cfg.Policies().Ack.Wait, Logger: log.With("component", "dispatch"), Runtime: d.Runtime}); err != nil {
 		return nil, err
 	}
@@ -447,7 +458,7 @@ func (d *Daemon) newServer(opts Options, reg *prometheus.Registry, metrics *serv
 		Runtime: d.Runtime, Store: d.st, Config: d.Config, AdminToken: d.Token, Logger: d.log.With("component", "http"),
 		Registry: reg, Metrics: metrics, AIMaestro: aimaestro, MailboxFile: filepath.Join(dir, "aimaestro.json"),
 		Routes: opts.Routes, RunsDir: filepath.Join(dir, "runs"), LogsDir: filepath.Join(dir, "logs"), EditedSince: d.disp.EditedSince,
-		Checkout: d.disp.Branch, Root: d.root,
+		Checkout: d.disp.Branch, Root: d.root, Forge: d.forgeHook,
 		AgentAdded: func(a config.Agent, token string) {
 			var err error
 			switch a.Adapter {
@@ -505,6 +516,7 @@ func (d *Daemon) begin(ctx context.Context, tokens map[string]string) error {
 	// the probes) wait in the runtime's outbox until every agent is in its
 	// adapter: none is dropped for an agent not yet back.
 	d.exec.Start()
+	d.startForge()
 	return d.disp.Recover(ctx)
 }
 
@@ -674,6 +686,9 @@ func (d *Daemon) Close() error {
 		<-d.served
 		if d.bridge != nil {
 			d.bridge.Close()
+		}
+		if d.prwatch != nil {
+			d.prwatch.Close()
 		}
 		errs = append(errs, d.exec.Close())
 		errs = append(errs, d.Runtime.Close())

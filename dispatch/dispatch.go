@@ -25,6 +25,7 @@ import (
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/atomicfile"
 	"wilco/core"
+	"wilco/prland"
 	"wilco/runtime"
 	"wilco/untested"
 	"wilco/verify"
@@ -50,6 +51,9 @@ type Dispatcher struct {
 	mailbox  Adapter
 	runsDir  string
 	rt       *runtime.Runtime
+	// pr pushes and opens the pull requests of tasks landing as ones
+	// (nil: no forge is configured).
+	pr *prland.Lander
 }
 
 // Options configure a dispatcher.
@@ -74,6 +78,9 @@ type Options struct {
 	// Runtime is where the adapters' reports go (Report) and what Recover
 	// settles.
 	Runtime *runtime.Runtime
+	// PR, when a forge is configured, pushes the branches of tasks
+	// landing as pull requests, opens and merges them.
+	PR *prland.Lander
 }
 
 // New makes a dispatcher for the repository at opts.Dir. The exec adapter
@@ -91,7 +98,7 @@ func New(opts Options) (*Dispatcher, error) {
 	if runs == "" {
 		runs = filepath.Join(dir, ".wilco", "runs")
 	}
-	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, rt: opts.Runtime}
+	d := &Dispatcher{log: log, runsDir: runs, verify: &verify.Runner{Steps: opts.Steps, Dir: dir, RunsDir: runs}, rt: opts.Runtime, pr: opts.PR}
 	if ws, err := workspace.Open(dir); err == nil {
 		d.ws = ws
 	} else {

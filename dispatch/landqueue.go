@@ -71,6 +71,10 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		r.Commit, r.Branch, r.Files = head, e.TaskBranch, workspace.Paths(changed)
 		d.log.Info("the verified change is committed on its branch", "task", e.TaskID, "commit", head, "branch", e.TaskBranch)
 		return r, ok
+	case e.How == core.LandPR:
+		d.landPR(ctx, e, ws.Root(), &r)
+		r.Files = workspace.Paths(changed)
+		return r, ok
 	}
 	// A landing cut short after the target moved (wilco killed) is not
 	// made again.

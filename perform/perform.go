@@ -114,6 +114,8 @@ func (x *Executor) perform(e core.Effect) {
 		x.spawn("diff "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.MakeProposal(ctx, e) })
 	case core.LandTask:
 		x.spawn("land "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.LandTask(ctx, e) })
+	case core.MergePR:
+		x.spawn("merge "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.MergePR(ctx, e) })
 	case core.ApplyProposal:
 		x.spawn("apply "+e.TaskID, func(ctx context.Context) (core.Outcome, bool) { return x.disp.ApplyProposal(ctx, e) })
 	case core.DiscardProposal:

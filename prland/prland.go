@@ -154,3 +154,9 @@ func authEnv(token string) []string {
 		fmt.Sprintf("GIT_CONFIG_VALUE_%d=Authorization: Basic %s", n, cred),
 	}
 }
+
+// Rev is the commit a revision names in dir.
+func (l *Lander) Rev(ctx context.Context, dir, rev string) (string, error) {
+	out, err := l.git(ctx, dir, "rev-parse", "--verify", rev+"^{commit}")
+	return strings.TrimSpace(out), err
+}

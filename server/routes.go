@@ -27,6 +27,7 @@ func (s *Server) ownRoutes() []Route {
 	routes = append(routes, s.taskRoutes()...)
 	routes = append(routes, s.sessionRoutes()...)
 	routes = append(routes, s.pageRoutes()...)
+	routes = append(routes, s.forgeRoutes()...)
 	if s.mailbox != nil {
 		routes = append(routes, s.maestroRoutes()...)
 	}

@@ -94,6 +94,9 @@ type Options struct {
 	// Routes are routes of other packages (tasks, plans, runs): they get the
 	// same authentication, body limit, logging, metrics and documentation.
 	Routes []Route
+	// Forge, when set, is the forge whose webhooks POST /v1/forge/webhook
+	// takes.
+	Forge *ForgeHook
 	// Standby, when set, answers a request whose handler met
 	// runtime.ErrStandby before writing anything: a server on a standby
 	// runtime (one node of several) sends it to the active node. Without

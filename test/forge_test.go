@@ -12,13 +12,12 @@ import (
 
 // The forge, intake and pull-request landing keys are checked with their
 // lines by `wilco config check` and at start; a token written in the file
-// is refused without being shown; landing by pull request is refused (this
-// version does not run it).
-func TestTheForgeSectionIsCheckedAndLandingByPullRequestIsRefusedAtStart(t *testing.T) {
+// is refused without being shown; landing by pull request needs a forge.
+func TestTheForgeSectionIsCheckedAndLandingByPullRequestNeedsAForgeAtStart(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ keys, want string }{
 		{"forge:\n  kind: github\n  token: ghp_0123456789abcdef\n", "wilco.yaml:5: forge.token: must name an environment variable, such as ${GITHUB_TOKEN}"},
-		{"parallel: 2\nforge: {kind: github}\nland: {how: pr, merge: auto}\n", "wilco.yaml:5: land.how: pr is not run by this version of wilco"},
+		{"parallel: 2\nland: {how: pr, merge: auto}\n", "wilco.yaml:4: land.how: pr needs a forge section"},
 		{"intake: {label: wilco}\n", "wilco.yaml:3: intake: needs a forge section"},
 		{"forge: {kind: gitea}\n", "wilco.yaml:3: forge.api: required for gitea"},
 	} {

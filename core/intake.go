@@ -9,8 +9,11 @@ import "time"
 // what a comment did, so a restart neither acts on a comment twice nor
 // skips one.
 
-// TypeTaskIssueSeen is the event of the comments of a task's issue read.
-const TypeTaskIssueSeen = "task.issue_seen"
+// Issue event types.
+const (
+	// TypeTaskIssueSeen: the comments of a task's issue were read.
+	TypeTaskIssueSeen = "task.issue_seen"
+)
 
 // TaskIssueSeen records that the comments of a task's issue up to
 // Comment (the forge's comment id) were read and acted on.

@@ -15,8 +15,9 @@ import (
 	"wilco/wire"
 )
 
-// spec is what core makes a task of.
-func spec(r wire.SubmitTask) core.TaskSpec {
+// Spec is what core makes a task of: the one reading of a submitted task,
+// the API's and intake's.
+func Spec(r wire.SubmitTask) core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
 		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package, Land: string(r.Land), KeepWorktree: r.KeepWorktree}
 }
@@ -119,7 +120,7 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	sp := spec(req)
+	sp := Spec(req)
 	sp.Checkout = s.checkout(r, req)
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
 		return c.SubmitTask(now, sp)
@@ -470,7 +471,7 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	branch := s.checkout(r, reqs...)
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
-		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}
+		specs[i] = core.PlanTaskSpec{TaskSpec: Spec(t.SubmitTask), DependsOn: t.DependsOn}
 		specs[i].Checkout = branch
 	}
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Plan, error) {

@@ -124,6 +124,11 @@ func (s *State) RegisterAgent(now time.Time, spec AgentSpec) error {
 	if a := s.agents[spec.Name]; s.policies.Probe.OnRegister && a.Context == nil {
 		s.probe(now, a)
 	}
+	if s.parallel() {
+		// A new agent, or more instances: a queued task waiting for an
+		// instance free starts.
+		s.schedule(now)
+	}
 	return nil
 }
 
@@ -220,7 +225,8 @@ func (s *State) seen(now time.Time, a *Agent, how string) {
 
 // pickAgent chooses who takes over a delegation: the first agent by name,
 // other than its current and earlier assignees, that is available and has
-// every capability the delegation needs. "" when there is none.
+// every capability the delegation needs — for a task worked in parallel,
+// one with an instance free. "" when there is none.
 func (s *State) pickAgent(d *Delivery) string {
 	names := make([]string, 0, len(s.agents))
 	for n := range s.agents {
@@ -231,6 +237,11 @@ func (s *State) pickAgent(d *Delivery) string {
 		a := s.agents[n]
 		if n == d.To || a.Removed || slices.Contains(d.Tried(), n) || a.Status != Available || !a.Capable(d.Capabilities()) ||
 			d.Type == TypeDelegation && !s.takesTasks(a) {
+			continue
+		}
+		if t := s.tasks[d.TaskID]; d.Type == TypeDelegation && t != nil && t.Worktree != "" && !s.freeInstance(a, t.ID) {
+			// A task worked in parallel goes only to an agent with an
+			// instance free.
 			continue
 		}
 		return n

@@ -484,6 +484,9 @@ func (s *State) applyTaskRun(ev Event) bool {
 		}
 		t.State, t.Phase = e.To, e.Phase
 		t.LandStarted, t.LandOn, t.Integration = false, "", nil
+		if t.Worktree != "" && e.To == Running && (e.Phase == Landing || e.Phase == InPullRequest) {
+			t.Released = true
+		}
 		if e.To == Queued {
 			t.QueuedSeq = seq
 		}
@@ -518,6 +521,12 @@ func (s *State) applyTaskRun(ev Event) bool {
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Attempt, t.Agent, t.Delivery = e.Attempt, e.Agent, e.Delivery
 			t.TurnBlocker = ""
+			t.Released, t.Resume = false, ""
+		}
+
+	case TaskWaitingForSlot:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Resume = e.Kind
 		}
 
 	default:

@@ -296,6 +296,7 @@ func (s *State) succeed(now time.Time, t *Task, runID, command string, files []s
 		}
 		s.emit(now, t.ID, t.Agent, TaskLandRequested{Change: v})
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Landing, Milestone: MilestoneLandQueued})
+		s.released(now, t)
 		s.landNext(now)
 		return
 	}
@@ -431,10 +432,13 @@ func (s *State) landed(now time.Time, o Landed) error {
 
 // landingEscalated reports whether a task was escalated because its
 // verified change could not be committed (not for a failure of its
-// attempt).
+// attempt): the change verified is its current attempt's, and that
+// attempt has no failure — neither of its own run nor of its
+// combination with the target (an integration failure, a conflict),
+// after which the worktree holds what was not verified.
 func landingEscalated(t *Task) bool {
-	return t.State == Escalated && t.Verified != nil && t.Verified.RunID == t.RunID &&
-		!slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.RunID == t.RunID })
+	return t.State == Escalated && t.Verified != nil && t.Verified.RunID == t.RunID && t.RunID == runID(t.ID, t.Attempt) &&
+		!slices.ContainsFunc(t.Failures, func(f FailureRecord) bool { return f.RunID == t.RunID || f.Attempt == t.Attempt })
 }
 
 // sameRefusalRepeated reports whether the last two failures are the git

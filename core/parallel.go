@@ -135,6 +135,54 @@ func init() {
 	register[TaskLandStarted]()
 }
 
+// TaskWaitingForSlot records that a verified task worked in parallel,
+// which let go of its slot, waits for one (and its agent's instance) to
+// be worked on again: its attempt of this kind starts then.
+type TaskWaitingForSlot struct {
+	Kind string `json:"kind"`
+}
+
+// Slot event types.
+const (
+	TypeTaskWaitingForSlot = "task.waiting_for_slot"
+)
+
+func (TaskWaitingForSlot) EventType() string { return TypeTaskWaitingForSlot }
+
+func init() { register[TaskWaitingForSlot]() }
+
+// MilestoneWaitingForSlot is the milestone of a verified task that waits
+// for a slot to be worked on again.
+const MilestoneWaitingForSlot = "Waiting for a free slot to work on it again..."
+
+// slotFor reports whether a task that let go of its slot can take one
+// now: fewer than parallel hold one, and an agent has an instance free.
+func (s *State) slotFor(t *Task) bool {
+	held := 0
+	for _, h := range s.tasks {
+		if h.HoldsSlot() {
+			held++
+		}
+	}
+	return held < s.Slots() && s.pickFreeAgent(t) != ""
+}
+
+// waitForSlot makes a task that let go of its slot wait for one to start
+// its next attempt (of kind).
+func (s *State) waitForSlot(now time.Time, t *Task, kind string) {
+	s.emit(now, t.ID, t.Agent, TaskWaitingForSlot{Kind: kind})
+	s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: MilestoneWaitingForSlot})
+}
+
+// released hands out the slot a verified task let go of, and says its
+// agent is available when it works on nothing else.
+func (s *State) released(now time.Time, t *Task) {
+	if a := s.agents[t.Agent]; a != nil && a.Status == Busy && s.holdingWith(a.Name, "") == 0 {
+		s.setStatus(now, a, Available, "task "+t.ID+" was verified")
+	}
+	s.schedule(now)
+}
+
 // parallel reports whether tasks are worked in parallel, each in a
 // worktree of its own.
 func (s *State) parallel() bool { return s.policies.Parallel > 1 }
@@ -144,7 +192,7 @@ func (s *State) Slots() int { return max(s.policies.Parallel, 1) }
 
 // Holding lists the tasks that hold a slot, oldest first.
 func (s *State) Holding() []Task {
-	return s.Tasks(func(t *Task) bool { return t.State.Holds() })
+	return s.Tasks(func(t *Task) bool { return t.HoldsSlot() })
 }
 
 // activeOf is the oldest task that holds a slot with the agent, nil for
@@ -152,7 +200,7 @@ func (s *State) Holding() []Task {
 func (s *State) activeOf(agent string) *Task {
 	var out *Task
 	for _, t := range s.tasks {
-		if t.State.Holds() && t.Agent == agent && (out == nil || t.QueuedSeq < out.QueuedSeq) {
+		if t.HoldsSlot() && t.Agent == agent && (out == nil || t.QueuedSeq < out.QueuedSeq) {
 			out = t
 		}
 	}
@@ -163,7 +211,7 @@ func (s *State) activeOf(agent string) *Task {
 func (s *State) holdingWith(agent, skip string) int {
 	n := 0
 	for _, t := range s.tasks {
-		if t.State.Holds() && t.Agent == agent && t.ID != skip {
+		if t.HoldsSlot() && t.Agent == agent && t.ID != skip {
 			n++
 		}
 	}
@@ -251,12 +299,23 @@ func inCheckout(t *Task) bool { return t.Worktree == "" && (!t.DryRun || t.Propo
 func (s *State) scheduleParallel(now time.Time) {
 	held := 0
 	for _, t := range s.tasks {
-		if t.State.Holds() {
+		if t.HoldsSlot() {
 			if inCheckout(t) {
 				return
 			}
 			held++
 		}
+	}
+	// A verified task that must be worked on again goes first.
+	for _, r := range s.Tasks(func(t *Task) bool { return t.Released && t.Resume != "" && t.State == Running }) {
+		if held >= s.Slots() {
+			return
+		}
+		if s.pickFreeAgent(s.tasks[r.ID]) == "" {
+			continue
+		}
+		held++
+		s.startAttempt(now, s.tasks[r.ID], r.Resume)
 	}
 	for _, q := range s.Queue() {
 		if held >= s.Slots() {
@@ -339,6 +398,7 @@ func (s *State) worktreePrepared(now time.Time, o WorktreePrepared) error {
 		kind = "retry"
 	}
 	s.startAttempt(now, t, kind)
+	s.schedule(now) // another agent than the one it was made for may have taken it
 	return nil
 }
 
@@ -378,6 +438,8 @@ func (s *State) LandQueue() []Task {
 	q := s.Tasks(func(t *Task) bool { return t.State == Running && t.Phase == Landing && t.Worktree != "" })
 	if s.policies.Land.Order != "submission" {
 		slices.SortStableFunc(q, func(a, b Task) int { return cmpSeq(a.LandSeq, b.LandSeq) })
+	} else {
+		slices.SortStableFunc(q, func(a, b Task) int { return boolRank(submittedBefore(&b, &a)) - boolRank(submittedBefore(&a, &b)) })
 	}
 	slices.SortStableFunc(q, func(a, b Task) int {
 		// The one landing is first.
@@ -395,6 +457,14 @@ func (s *State) LandPosition(id string) int {
 		}
 	}
 	return 0
+}
+
+// submittedBefore reports whether task a was submitted before task b:
+// by the time, and at one time by the order of the events that queued
+// them (a task worked in parallel is queued once) — not by their ids,
+// which a plan names otherwise.
+func submittedBefore(a, b *Task) bool {
+	return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.QueuedSeq < b.QueuedSeq
 }
 
 func cmpSeq(a, b uint64) int {
@@ -448,7 +518,7 @@ func (s *State) landNext(now time.Time) {
 		}
 		if s.policies.Land.Order == "submission" {
 			for _, h := range s.Holding() {
-				if h.Worktree != "" && h.ID != next.ID && (h.CreatedAt.Before(next.CreatedAt) || h.CreatedAt.Equal(next.CreatedAt) && idLess(h.ID, next.ID)) {
+				if h.Worktree != "" && h.ID != next.ID && submittedBefore(&h, next) {
 					return // an earlier task lands first
 				}
 			}

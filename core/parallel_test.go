@@ -648,3 +648,286 @@ func TestAMergeConflictNamesTheCommitsThatLandedTheirTasksAndTheFilesInItsMessag
 		}
 	}
 }
+
+func TestAVerifiedTaskLetsGoOfItsSlotAndInstanceWhileItLands(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	var ids []string
+	for _, d := range []string{"a", "b", "c"} {
+		ids = append(ids, submit(b, TaskSpec{Description: d}).ID)
+	}
+	prepared(b, ids[0], "base")
+	prepared(b, ids[1], "base")
+	if n := len(b.prepares()); n != 2 {
+		t.Fatalf("%d worktrees asked for with two slots", n)
+	}
+	toLanding(b, ids[0])
+	if got := b.task(ids[0]); got.HoldsSlot() || !got.Released || got.Phase != Landing {
+		t.Fatalf("the verified task: released %v, phase %s", got.Released, got.Phase)
+	}
+	if p := b.prepares(); len(p) != 3 || p[2].TaskID != ids[2] {
+		t.Fatalf("the third task did not start while the first lands: %#v", p)
+	}
+	if h := b.c.Holding(); len(h) != 2 || h[0].ID != ids[1] || h[1].ID != ids[2] {
+		t.Fatalf("holding: %v", h)
+	}
+}
+
+func TestAVerifiedTaskToBeWorkedOnAgainWaitsForAFreeSlotAndGoesFirst(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	var ids []string
+	for _, d := range []string{"a", "b", "c", "d"} {
+		ids = append(ids, submit(b, TaskSpec{Description: d}).ID)
+	}
+	prepared(b, ids[0], "base")
+	prepared(b, ids[1], "base")
+	toLanding(b, ids[0])
+	prepared(b, ids[2], "base")
+	sent := len(b.delivered("claude"))
+	_, err := b.c.Report(b.now, Landed{TaskID: ids[0], RunID: RunID(ids[0], 1), Branch: "main", Conflict: []string{"x.go"}})
+	b.ok(err)
+	got := b.task(ids[0])
+	if got.State != Running || got.Phase != Retrying || got.Milestone != MilestoneWaitingForSlot || got.Resume != "retry" || got.Attempt != 1 {
+		t.Fatalf("the conflicted task with no slot free: %s/%s %q resume %q attempt %d", got.State, got.Phase, got.Milestone, got.Resume, got.Attempt)
+	}
+	if len(b.delivered("claude")) != sent {
+		t.Fatal("the conflicted task was sent to its agent with no instance free")
+	}
+	// The second lands; the conflicted one takes its slot before the
+	// queued fourth.
+	toLanding(b, ids[1])
+	got = b.task(ids[0])
+	if got.Attempt != 2 || got.Released || got.Resume != "" || got.State != AwaitingAck {
+		t.Fatalf("the conflicted task once a slot is free: attempt %d released %v %s", got.Attempt, got.Released, got.State)
+	}
+	if m := lastDelivered(b, "claude"); !strings.Contains(m.Body, "merge_conflict") {
+		t.Fatalf("its retry:\n%s", m.Body)
+	}
+	if q := b.task(ids[3]); q.State != Queued {
+		t.Fatalf("the fourth went before it: %s", q.State)
+	}
+}
+
+func TestADelegationOfATaskWorkedInParallelIsReassignedOnlyToAnAgentWithAnInstanceFree(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	one := submit(b, TaskSpec{Description: "one", Agent: "claude"})
+	two := submit(b, TaskSpec{Description: "two", Agent: "codex"})
+	prepared(b, one.ID, "base")
+	prepared(b, two.ID, "base")
+	// claude refuses it: codex works on another task with its one
+	// instance.
+	reply(b, "claude", b.task(one.ID).Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(one.ID); got.Agent == "codex" {
+		t.Fatalf("the refused task went to codex (%s), which has no instance free", got.State)
+	}
+	if got := len(b.c.Tasks(func(t *Task) bool { return t.State.Holds() && t.Agent == "codex" })); got != 1 {
+		t.Fatalf("codex holds %d tasks with one instance", got)
+	}
+	// An agent with an instance free takes the next refusal.
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "gemini", Adapter: "exec", Capabilities: []string{"go"}}))
+	reply(b, "codex", b.task(two.ID).Delivery, "[ACK] "+two.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(two.ID); got.Agent != "gemini" || got.State != AwaitingAck {
+		t.Fatalf("the second refused task is %s with %q, want awaiting gemini's ack", got.State, got.Agent)
+	}
+}
+
+func TestAnInstanceFreedByAReassignmentTakesTheQueuedTaskThatAsksForItsAgent(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	one := submit(b, TaskSpec{Description: "one", Agent: "claude"})
+	prepared(b, one.ID, "base")
+	waiting := submit(b, TaskSpec{Description: "two", Agent: "claude"})
+	if got := b.task(waiting.ID); got.State != Queued {
+		t.Fatalf("the task for claude's one busy instance is %s", got.State)
+	}
+	// claude refuses the first: it goes to codex, and claude's instance
+	// is free for the task waiting for it.
+	reply(b, "claude", b.task(one.ID).Delivery, "[ACK] "+one.ID+" - REJECTED\nNote: not my area")
+	if got := b.task(one.ID); got.Agent != "codex" {
+		t.Fatalf("the refused task is %s with %q, want codex", got.State, got.Agent)
+	}
+	if got := b.task(waiting.ID); got.State != Running || got.Phase != Preparing || got.Agent != "claude" {
+		t.Fatalf("with claude's instance free, the task waiting for it is %s/%s with %q", got.State, got.Phase, got.Agent)
+	}
+}
+
+func TestTheNextVerifiedTaskLandsWhenTheLandingBeforeItFails(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"merge_conflict", "integration_failed", "error"} {
+		b := parallelBundle(t, 3, map[string]int{"claude": 3})
+		first := submit(b, TaskSpec{Description: "first"})
+		second := submit(b, TaskSpec{Description: "second"})
+		prepared(b, first.ID, "base")
+		prepared(b, second.ID, "base")
+		toLanding(b, first.ID)
+		toLanding(b, second.ID)
+		if asked := b.landsAsked(); len(asked) != 1 || asked[0].TaskID != first.ID {
+			t.Fatalf("%s: landings asked %#v", how, asked)
+		}
+		run := RunID(first.ID, 1)
+		switch how {
+		case "merge_conflict":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main", Conflict: []string{"calc.go"}})
+			b.ok(err)
+		case "integration_failed":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main",
+				Combined: "cccccccccccccccccccccccccccccccccccccccc", Onto: "dddddddddddddddddddddddddddddddddddddddd"})
+			b.ok(err)
+			rv := last[RunVerify](b)
+			_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: first.ID, RunID: rv.RunID, Steps: []StepRun{{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: failingGoTest}}})
+			b.ok(err)
+		case "error":
+			_, err := b.c.Report(b.now, Landed{TaskID: first.ID, RunID: run, Branch: "main", Error: "cannot lock ref 'refs/heads/main'"})
+			b.ok(err)
+		}
+		if got := b.task(first.ID); got.Phase == Landing && got.State == Running {
+			t.Fatalf("%s: the first task still lands: %s/%s", how, got.State, got.Phase)
+		}
+		asked := b.landsAsked()
+		if got := b.task(second.ID); !got.LandStarted || len(asked) != 2 || asked[1].TaskID != second.ID {
+			t.Fatalf("%s: the landing before it ended, yet the second waits (landing started %v): %#v", how, got.LandStarted, asked)
+		}
+	}
+}
+
+func TestALandingEscalatedThenRetriedTakesItsTurnToLandAgain(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	run := RunID(tk.ID, 1)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: run, Branch: "main", Error: "cannot lock ref 'refs/heads/main'"})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State != Escalated {
+		t.Fatalf("after the error: %s", got.State)
+	}
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	got := b.task(tk.ID)
+	if got.State != Running || got.Phase != Landing || !got.LandStarted {
+		t.Fatalf("after retry: %s/%s, landing started %v", got.State, got.Phase, got.LandStarted)
+	}
+	asked := b.landsAsked()
+	if l := asked[len(asked)-1]; len(asked) != 2 || l.TaskID != tk.ID || l.Worktree == "" {
+		t.Fatalf("landings asked: %#v", asked)
+	}
+	// Its landing's end is taken, and it succeeds.
+	const c1 = "1111111111111111111111111111111111111111"
+	_, err = b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: run, Commit: c1, Branch: "main"})
+	b.ok(err)
+	if got := b.task(tk.ID); got.State != Success || got.LandedCommit != c1 {
+		t.Fatalf("after its landing: %s %q", got.State, got.LandedCommit)
+	}
+}
+
+func TestAQueuedTaskStartsAsSoonAsANewAgentOrInstanceIsThere(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 1})
+	one := submit(b, TaskSpec{Description: "one"})
+	two := submit(b, TaskSpec{Description: "two"})
+	three := submit(b, TaskSpec{Description: "three"})
+	if b.task(one.ID).Phase != Preparing || b.task(two.ID).State != Queued {
+		t.Fatalf("one instance: %s %s", b.task(one.ID).State, b.task(two.ID).State)
+	}
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "codex", Adapter: "exec", Capabilities: []string{"go"}}))
+	if got := b.task(two.ID); got.Phase != Preparing || got.Agent != "codex" {
+		t.Fatalf("a new agent with an instance free: the oldest queued task is %s with %q", got.State, got.Agent)
+	}
+	b.ok(b.c.RegisterAgent(b.now, AgentSpec{Name: "claude", Adapter: "exec", Capabilities: []string{"go"}, Instances: 2}))
+	if got := b.task(three.ID); got.Phase != Preparing || got.Agent != "claude" {
+		t.Fatalf("a second instance of claude: the queued task is %s with %q", got.State, got.Agent)
+	}
+}
+
+func TestLandOrderSubmissionWaitsOnlyForTheTasksSubmittedBefore(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 3})
+	p := b.c.Policies()
+	p.Land.Order = "submission"
+	b.ok(b.c.Configure(b.now, p))
+	// A plan, then a task at the same instant, whose id sorts first.
+	_, err := b.c.SubmitPlan(b.now, "P-plan1", []PlanTaskSpec{{TaskSpec: TaskSpec{Description: "the plan's step"}}})
+	b.ok(err)
+	later := submit(b, TaskSpec{ID: "P-2", Description: "submitted after the plan"})
+	step := "P-plan1:task-1"
+	prepared(b, step, "base")
+	prepared(b, later.ID, "base")
+	toLanding(b, step)
+	if asked := b.landsAsked(); len(asked) != 1 || asked[0].TaskID != step {
+		t.Fatalf("the plan's step, submitted first, waits for %s submitted after it: landings asked %#v", later.ID, asked)
+	}
+}
+
+func TestAPlanTaskWhoseDependencyIsCancelledWhileQueuedStarts(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 4, map[string]int{"claude": 4})
+	_, err := b.c.SubmitPlan(b.now, "p1", []PlanTaskSpec{
+		{TaskSpec: TaskSpec{Description: "base"}},
+		{TaskSpec: TaskSpec{Description: "on base"}, DependsOn: []int{1}},
+		{TaskSpec: TaskSpec{Description: "on the second"}, DependsOn: []int{2}},
+	})
+	b.ok(err)
+	if b.task("p1:task-2").State != Queued || b.task("p1:task-3").State != Queued {
+		t.Fatalf("plan: %s %s", b.task("p1:task-2").State, b.task("p1:task-3").State)
+	}
+	// The second is cancelled while queued: nothing is left for the
+	// third to wait for.
+	_, removed, err := b.c.CancelTask(b.now, "p1:task-2")
+	b.ok(err)
+	if !removed {
+		t.Fatal("the queued task was not removed")
+	}
+	if got := b.task("p1:task-3"); got.State != Running || got.Phase != Preparing {
+		t.Fatalf("the task that depended on the removed one is %s", got.State)
+	}
+}
+
+func TestAnInstanceFreedWhenARetryGoesToAnotherAgentTakesTheQueuedTaskWaitingForIt(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 3, map[string]int{"claude": 1, "codex": 1})
+	one := submit(b, TaskSpec{Description: "one"})
+	prepared(b, one.ID, "base")
+	if b.task(one.ID).Agent != "claude" {
+		t.Fatalf("the first task went to %s", b.task(one.ID).Agent)
+	}
+	waiting := submit(b, TaskSpec{Description: "two", Agent: "claude"})
+	ackTask(b, one.ID)
+	// claude stops answering; its attempt fails, and the retry goes to
+	// codex: claude's instance is free for the task that asks for it.
+	b.ok(b.c.SetAgentStatus(b.now, "claude", Unresponsive, "operator"))
+	endTurn(b, one.ID, 1)
+	if got := b.task(one.ID); got.Agent != "codex" {
+		t.Fatalf("the retry went to %q", got.Agent)
+	}
+	if got := b.task(waiting.ID); got.State != Running || got.Phase != Preparing {
+		t.Fatalf("with claude's instance free, the task waiting for it is %s", got.State)
+	}
+}
+
+func TestATaskEscalatedAfterItsCombinationFailedIsRetriedNotLanded(t *testing.T) {
+	t.Parallel()
+	b := parallelBundle(t, 2, map[string]int{"claude": 2})
+	tk := submit(b, TaskSpec{Description: "x"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: RunID(tk.ID, 1), Branch: "main",
+		Combined: "cccccccccccccccccccccccccccccccccccccccc", Onto: "dddddddddddddddddddddddddddddddddddddddd"})
+	b.ok(err)
+	rv := last[RunVerify](b)
+	_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: rv.RunID, Steps: []StepRun{{Name: "unit", Command: "go test ./...", ExitCode: 1, Output: failingGoTest}}})
+	b.ok(err)
+	// The retry's delegation is refused, and no other agent can take it.
+	reply(b, "claude", b.task(tk.ID).Delivery, "[ACK] "+tk.ID+" - REJECTED\nNote: not now")
+	if got := b.task(tk.ID); got.State != Escalated || got.Attempt != 2 {
+		t.Fatalf("after the refusal: %s, attempt %d", got.State, got.Attempt)
+	}
+	lands := len(b.landsAsked())
+	_, err = b.c.Respond(b.now, tk.ID, RespondRetry, "")
+	b.ok(err)
+	if got := b.task(tk.ID); len(b.landsAsked()) != lands || got.Phase == Landing || got.Attempt != 3 {
+		t.Fatalf("the combination that failed was landed on retry: %s/%s, attempt %d, %d landings asked", got.State, got.Phase, got.Attempt, len(b.landsAsked())-lands)
+	}
+}

@@ -38,6 +38,11 @@ func (s TaskState) Holds() bool {
 	return false
 }
 
+// HoldsSlot reports whether a task holds one of the slots of tasks worked
+// at once, and its agent's instance: it holds the queue (Holds), and,
+// worked in parallel, it did not let go of them once verified.
+func (t *Task) HoldsSlot() bool { return t.State.Holds() && !t.Released }
+
 // Terminal reports whether the task has ended.
 func (s TaskState) Terminal() bool {
 	switch s {
@@ -266,6 +271,13 @@ type Task struct {
 	// of it in the landing queue land: the combination of the one just
 	// ahead, not yet landed ("" once first: on the target's head).
 	LandOn string `json:"land_on,omitempty"`
+	// Released: verified, it let go of its slot and its agent's instance
+	// while it lands (or waits on its pull request): the agent is done
+	// with it, and the next task starts. It takes them again to be worked
+	// on once more (a conflict, a failed combination or check, a
+	// review); Resume is the kind of attempt that waits for them.
+	Released bool   `json:"released,omitempty"`
+	Resume   string `json:"resume,omitempty"`
 	// Integration is its combination with the target being verified,
 	// while it lands.
 	Integration *Integration `json:"integration,omitempty"`

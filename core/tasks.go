@@ -346,6 +346,10 @@ func (s *State) startAttempt(now time.Time, t *Task, kind string) {
 		s.escalateTask(now, t, "budget: "+why+budgetAdvice)
 		return
 	}
+	if t.Released && !s.slotFor(t) && s.pickTaskAgent(t) != "" {
+		s.waitForSlot(now, t, kind)
+		return
+	}
 	agent := s.agentFor(t)
 	if agent == "" {
 		s.escalateTask(now, t, s.noAgentFor(t))
@@ -452,6 +456,9 @@ func (s *State) syncTask(now time.Time, taskID string) {
 			if nd.Type == TypeDelegation && !nd.State.Terminal() {
 				s.emit(now, t.ID, nd.To, TaskStateChanged{From: t.State, To: AwaitingAck, Phase: Executing, Agent: nd.To, Delivery: nd.ID,
 					Reason: fmt.Sprintf("reassigned from %s", d.To) + s.neverSeenNote(nd.To), Milestone: s.waitMilestone(nd.To, MilestoneWaitingAck)})
+				// The instance it held with the agent it leaves is free: a
+				// task queued for that agent starts.
+				s.schedule(now)
 				return
 			}
 		}
@@ -800,6 +807,9 @@ func (s *State) failure(now time.Time, t *Task, f FailureRecord) {
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Milestone: retryMilestone(f.FailureType)})
 		s.startAttempt(now, t, "retry")
 	}
+	// The next attempt may have gone to another agent, whose instance it
+	// now holds, freeing one of the agent it leaves.
+	s.schedule(now)
 }
 
 // identicalFailures is how many identical failures of the agent's turn in
@@ -926,6 +936,8 @@ func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 	switch {
 	case t.State == Queued:
 		s.emit(now, t.ID, "", TaskRemoved{})
+		// A task that waited for it (it depended on it) may start now.
+		s.schedule(now)
 		return Task{}, true, nil
 	case t.State.Holds():
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
@@ -1017,6 +1029,7 @@ func (s *State) Respond(now time.Time, id, action, instruction string) (Task, er
 		}
 		s.emit(now, t.ID, t.Agent, TaskStateChanged{From: t.State, To: Running, Phase: Retrying, Reason: "the user answered " + action, Milestone: MilestoneUserRetry})
 		s.startAttempt(now, t, action)
+		s.schedule(now) // another agent may have taken it, freeing an instance
 	case RespondSkip:
 		for _, d := range s.Tasks(func(o *Task) bool { return slices.Contains(o.DependsOn, t.ID) }) {
 			s.emit(now, d.ID, "", TaskWarning{Text: fmt.Sprintf("%s was skipped; this task depends on it and may fail", t.ID)})

@@ -89,6 +89,9 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 	case len(comb.Conflict) > 0:
 		r.Conflict, r.Between = comb.Conflict, comb.Between
 		d.log.Info("the verified change conflicts with the target", "task", e.TaskID, "files", comb.Conflict)
+	case comb.Landed:
+		r.Commit = comb.Commit
+		d.log.Info("the verified change had landed already", "task", e.TaskID, "commit", comb.Commit)
 	case comb.Moved:
 		r.Combined, r.Onto = comb.Commit, comb.Onto
 		d.log.Info("the verified change is combined with the target, to be verified", "task", e.TaskID, "combined", comb.Commit)

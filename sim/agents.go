@@ -64,6 +64,7 @@ const (
 	actCycle
 	actFinish
 	actNotified
+	actTask
 )
 
 // action is something an agent (or an operation's command) does at a
@@ -79,6 +80,10 @@ type action struct {
 	tag   string // the habit that produced it, for the path counts
 	// note is how a notification's attempt went (actNotified).
 	note core.NotificationResult
+	// fn is what a task agent or the executor does (actTask); proc:
+	// it is done by wilco's own processes, and dies with wilco.
+	fn   func()
+	proc bool
 }
 
 func (w *world) schedule(a action) {
@@ -142,6 +147,8 @@ func (w *world) perform(a action) {
 		})
 	case actNotified:
 		w.endNotification(a)
+	case actTask:
+		a.fn()
 	}
 }
 

@@ -63,6 +63,7 @@ func (w *world) operationPolicy() core.OperationPolicy {
 }
 
 func (w *world) configure(p core.Policies) {
+	w.tw.overlay(&p)
 	if w.cfg.Notify {
 		p.Notify = w.notifyPolicy()
 	}
@@ -122,6 +123,10 @@ func (w *world) oneStep() {
 	}
 	if w.chance(w.cfg.RestartRate) {
 		w.restart(oneOf(w, []string{"crash", "crash", "clean"}))
+		return
+	}
+	if w.tw.on && w.tw.chance(0.2) {
+		w.taskStep()
 		return
 	}
 	switch w.pick(40, 9, 6, 3, 4, 3, 3, 4, 1, 1, 1, 1, 4) {

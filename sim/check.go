@@ -20,6 +20,9 @@ func (w *world) observe(evs []store.Event) {
 		}
 		ev := core.Event{Seq: se.Seq, Time: se.Time, Type: se.Type, TaskID: se.TaskID, Agent: se.Agent, Data: data}
 		w.recent = append(w.recent, fmt.Sprintf("%d +%s %s agent=%s task=%s %s", se.Seq, se.Time.Sub(Epoch), se.Type, se.Agent, se.TaskID, se.Data))
+		if w.cfg.Trace != nil {
+			w.cfg.Trace(w.recent[len(w.recent)-1])
+		}
 		if len(w.recent) > 40 {
 			w.recent = w.recent[len(w.recent)-40:]
 		}
@@ -114,6 +117,9 @@ func (w *world) checkEvent(ev core.Event) {
 	}
 
 	w.checkPolicy(ev, before, pol)
+	if w.tw.on && ev.TaskID != "" {
+		w.checkTaskEvent(ev)
+	}
 
 	if err := w.shadow.Replay(ev); err != nil {
 		w.failf("replay event %d: %v", ev.Seq, err)
@@ -161,11 +167,13 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 			w.failf("event %d: %s reassigned to %s, which is %s with %v (needs %v)", ev.Seq, d.ID, e.To, a.Status, a.Capabilities, d.Capabilities())
 		case e.To == d.To || slices.Contains(d.Tried(), e.To):
 			w.failf("event %d: %s reassigned to %s, who had it already (%s, tried %v)", ev.Seq, d.ID, e.To, d.To, d.Tried())
+		case !w.mayTakeOver(d, a):
+			w.failf("event %d: %s of %s, a task worked in parallel, reassigned to %s, which has no instance free", ev.Seq, d.ID, d.TaskID, e.To)
 		}
 	case core.DeliveryEscalated:
 		if strings.Contains(e.Reason, "no other capable agent") {
 			for _, a := range w.shadow.Agents() {
-				if a.Name != d.To && !slices.Contains(d.Tried(), a.Name) && a.Status == core.Available && a.Capable(d.Capabilities()) {
+				if a.Name != d.To && !slices.Contains(d.Tried(), a.Name) && a.Status == core.Available && a.Capable(d.Capabilities()) && w.mayTakeOver(d, a) {
 					w.failf("event %d: %s escalated for want of an agent, yet %s is available and capable", ev.Seq, d.ID, a.Name)
 				}
 			}
@@ -181,6 +189,16 @@ func (w *world) checkPolicy(ev core.Event, d core.Delivery, pol core.Policies) {
 			}
 		}
 	}
+}
+
+// mayTakeOver reports whether an agent may take over a delegation: for a
+// task worked in parallel, only one with an instance free.
+func (w *world) mayTakeOver(d core.Delivery, a core.Agent) bool {
+	t, ok := w.shadow.Task(d.TaskID)
+	if !ok || t.Worktree == "" {
+		return true
+	}
+	return len(holding(w.shadow)[a.Name]) < max(a.Instances, 1)
 }
 
 // checkDeliverySent checks a DeliverySent event.

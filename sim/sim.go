@@ -56,9 +56,19 @@ type Config struct {
 	// made again after the crashes. Its choices come from a random stream
 	// of their own: with Notify off, a seed runs as it always did.
 	Notify bool
+	// Parallel: 0 lets the seed decide whether tasks are worked in
+	// parallel (parallel > 1, exec agents with several instances, a
+	// simulated repository where they land); 1 always, -1 never. Its
+	// choices come from a random stream of their own: a seed without it
+	// runs as it always did.
+	Parallel int
 
 	// failAt makes the run fail at that step (tests of the report).
 	failAt int
+	// breakWorld makes the simulated world misbehave (tests of the
+	// rules): "land_unverified" lands a combination without asking for
+	// its verification; "lose_landing" loses the end of every landing.
+	breakWorld string
 }
 
 func (c *Config) defaults() {
@@ -99,11 +109,13 @@ type Report struct {
 
 // Failure is a broken invariant, with what is needed to reproduce it.
 type Failure struct {
-	Seed  uint64
-	Step  int
-	Msg   string
-	Last  []string // the last events of the log, oldest first
-	Trace []string // the last steps of the driver
+	Seed uint64
+	Step int
+	Msg  string
+	// Parallel is the run's Config.Parallel.
+	Parallel int
+	Last     []string // the last events of the log, oldest first
+	Trace    []string // the last steps of the driver
 }
 
 func (f *Failure) Error() string {
@@ -119,7 +131,11 @@ func (f *Failure) Error() string {
 	for _, l := range f.Last {
 		b.WriteString("  " + l + "\n")
 	}
-	fmt.Fprintf(&b, "reproduce: go test ./sim -run 'TestSimulation$' -sim.seed=%d -sim.steps=%d -v", f.Seed, f.Step)
+	fmt.Fprintf(&b, "reproduce: go test ./sim -run 'TestSimulation$' -sim.seed=%d -sim.steps=%d", f.Seed, f.Step)
+	if f.Parallel != 0 {
+		fmt.Fprintf(&b, " -sim.parallel=%d", f.Parallel)
+	}
+	b.WriteString(" -v")
 	return b.String()
 }
 
@@ -140,6 +156,7 @@ func Run(cfg Config) (rep Report, err error) {
 	}()
 	w.open()
 	w.setup()
+	w.setupTasks()
 	for w.step = 1; w.step <= cfg.Steps; w.step++ {
 		if w.step == cfg.failAt {
 			w.failf("deliberate failure (failAt)")
@@ -205,6 +222,9 @@ type world struct {
 	// attempts handed to it and not yet reported, by "id#attempt".
 	nrng     *rand.Rand
 	inflight map[string]int
+
+	// tw is the part of the run that works tasks in parallel.
+	tw *taskWorld
 }
 
 func newWorld(cfg Config) *world {
@@ -224,6 +244,7 @@ func newWorld(cfg Config) *world {
 		digest:   fnv.New64a(),
 		nrng:     rand.New(rand.NewPCG(cfg.Seed^0x6e6f74696679, cfg.Seed)),
 		inflight: map[string]int{},
+		tw:       newTaskWorld(cfg),
 	}
 }
 
@@ -267,7 +288,7 @@ func oneOf[T any](w *world, xs []T) T { return xs[w.rng.IntN(len(xs))] }
 // --- failure reports ---------------------------------------------------------
 
 func (w *world) failure(msg string) *Failure {
-	return &Failure{Seed: w.cfg.Seed, Step: w.step, Msg: msg, Last: slices.Clone(w.recent), Trace: slices.Clone(w.trace)}
+	return &Failure{Seed: w.cfg.Seed, Step: w.step, Msg: msg, Parallel: w.cfg.Parallel, Last: slices.Clone(w.recent), Trace: slices.Clone(w.trace)}
 }
 
 // failf stops the run: the invariant is broken.
@@ -577,6 +598,7 @@ func (w *world) restart(how string) {
 	// A timer that fired in a batch that never became durable is due again,
 	// now: the clock has not moved since, so it fires at its exact time.
 	w.drainTimers()
+	w.restartTasks()
 	if w.cfg.Notify {
 		// The resends are made with the first turn, as a started runtime
 		// makes it at once: the notifications' attempts under way are made
@@ -640,6 +662,7 @@ func (w *world) replayAll() {
 func (w *world) checkStep() {
 	w.checkTimers()
 	w.checkNotifications()
+	w.checkTasks()
 	if w.step%w.cfg.CheckEvery == 0 {
 		if diff := stateDiff(w.live, w.shadow); diff != "" {
 			w.failf("the live state differs from the replayed log: %s", diff)
@@ -686,6 +709,8 @@ func (w *world) drain() {
 			w.runOperation(x.ID, x.Command)
 		case core.Notify:
 			w.notified(x)
+		case core.PrepareWorktree, core.RemoveWorktree, core.RunVerify, core.LandTask, core.StopTurn:
+			w.taskEffect(x)
 		}
 	}
 }
@@ -698,7 +723,17 @@ func (w *world) deliver(name string, m core.InboxMessage) {
 	if w.st.last != w.live.Seq() {
 		w.failf("message %s handed to %s with seq %d durable, the core is at %d", m.ID, name, w.st.last, w.live.Seq())
 	}
+	if ta := w.tw.byName[name]; ta != nil {
+		w.taskMessage(ta, m)
+		return
+	}
 	a := w.byName[name]
+	if a != nil && w.tw.on && strings.HasPrefix(m.TaskID, "P-") && !a.pull && a.adapter != "tmux" {
+		// An exec agent works a task worked in parallel as the task
+		// agents do: its turn starts in the task's worktree.
+		w.taskMessage(w.tw.guest(name), m)
+		return
+	}
 	if a == nil {
 		w.failf("message %s handed to unknown agent %s", m.ID, name)
 	}

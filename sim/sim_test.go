@@ -18,6 +18,7 @@ var (
 	flagSteps   = flag.Int("sim.steps", defaultSteps, "steps per seed")
 	flagFor     = flag.Duration("sim.for", 0, "stop starting new seeds after this long (0: run them all)")
 	flagWorkers = flag.Int("sim.workers", defaultWorkers, "seeds run side by side")
+	flagPar     = flag.Int("sim.parallel", 0, "tasks worked in parallel: 0 as the seed decides, 1 in every seed, -1 in none")
 )
 
 // paths sums the path counts of several runs.
@@ -80,7 +81,7 @@ func TestSimulation(t *testing.T) {
 					if *flagFor > 0 && time.Since(start) > *flagFor {
 						t.Skip("out of time (-sim.for)")
 					}
-					rep, err := Run(Config{Seed: seed, Steps: steps, Dir: t.TempDir()})
+					rep, err := Run(Config{Seed: seed, Steps: steps, Dir: t.TempDir(), Parallel: *flagPar})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -24,13 +24,15 @@ const (
 // Combination is what landing a task's branch onto the target came to:
 // the commit the target is to move to (Commit) from its head (Onto);
 // Moved when the target moved since the task's base (Commit is then a
-// combination, not yet verified); Conflict the files in conflict (no
+// combination, not yet verified); Landed when the target already holds
+// the branch (it landed before wilco stopped): Commit is what it landed
+// as, and the target does not move; Conflict the files in conflict (no
 // Commit), with the commits that landed in between.
 type Combination struct {
-	Commit, Onto string
-	Moved        bool
-	Conflict     []string
-	Between      []core.TargetCommit
+	Commit, Onto  string
+	Moved, Landed bool
+	Conflict      []string
+	Between       []core.TargetCommit
 }
 
 // ErrTargetMoved is returned (wrapped) by Advance when the target is no
@@ -74,6 +76,32 @@ func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base,
 		return c, fmt.Errorf("workspace: land %s: %w", branch, err)
 	}
 	c.Onto = onto
+	if on == "" {
+		if landed, err := w.landedAs(ctx, head, onto, base, how); err != nil {
+			return c, err
+		} else if landed != "" {
+			// The branch landed before wilco stopped, and the target may
+			// have moved on since: landing it again would add an empty
+			// commit.
+			c.Commit, c.Landed = landed, true
+			return c, nil
+		}
+		if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
+			// The worktree holds the combination made when this landing
+			// was asked before wilco stopped, not yet verified: it is
+			// reported again while the target is still where it was
+			// made — never taken for the task's own change, which would
+			// land it unverified. A target that moved since combines it
+			// again.
+			if parent, err := revParse(ctx, w.root, head+"^1"); err == nil && parent == onto {
+				if c.Between, err = commitsSince(ctx, w.root, onto, base, head); err != nil {
+					return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+				}
+				c.Commit, c.Moved = head, true
+				return c, nil
+			}
+		}
+	}
 	if on == "" && isAncestor(ctx, w.root, onto, head) {
 		c.Commit = head
 		switch {
@@ -128,6 +156,10 @@ func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base,
 	reset := []string{"reset", "--hard", "--quiet", c.Commit}
 	if on != "" {
 		reset = []string{"checkout", "--quiet", "--force", "--detach", c.Commit}
+	} else if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), c.Commit); err != nil {
+		// On the branch, it is noted as a combination until the branch
+		// moves past it.
+		return c, fmt.Errorf("workspace: note the combination of %s: %w", branch, err)
 	}
 	if _, err := git(ctx, wt, nil, nil, reset...); err != nil {
 		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
@@ -260,6 +292,37 @@ func (w *Workspace) landStep(step string) {
 		w.step(step)
 	}
 }
+
+// landedAs is the commit a branch at head already landed as on the
+// target at onto, "" when it did not: head itself (or a combination the
+// worktree held) when the target holds it; for squash, the commit on the
+// target since base whose files are exactly the branch's.
+func (w *Workspace) landedAs(ctx context.Context, head, onto, base, how string) (string, error) {
+	if isAncestor(ctx, w.root, head, onto) {
+		return head, nil
+	}
+	if how != HowSquash {
+		return "", nil
+	}
+	tree, err := treeOf(ctx, w.root, head)
+	if err != nil {
+		return "", err
+	}
+	out, err := git(ctx, w.root, nil, nil, "log", "--first-parent", "--format=%H %T", base+".."+onto, "--")
+	if err != nil {
+		return "", fmt.Errorf("workspace: the commits on the target since %s: %w", base, err)
+	}
+	for _, l := range lines(string(out)) {
+		if c, t, ok := strings.Cut(l, " "); ok && t == tree {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// combinationRef is where Combine notes the combination it checked out
+// on a task's branch, to be verified before it lands.
+func combinationRef(branch string) string { return "refs/wilco/combination/" + branch }
 
 // Advance moves target from onto to commit, when it is still at onto, and
 // updates every checkout where target is checked out as a fast-forward

@@ -396,3 +396,92 @@ func FuzzParseTargetCommits(f *testing.F) {
 		}
 	})
 }
+
+func TestACombinationMadeBeforeWilcoStoppedIsReportedAgainNeverLandedUnverified(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	runGit(t, b.dir, "branch", "-M", "main")
+	w1, d1, base1 := taskTree(t, b, "T-1")
+	w2, d2, base2 := taskTree(t, b, "T-2")
+	write(t, d1, "one.txt", "by T-1\n")
+	write(t, d2, "two.txt", "by T-2\n")
+	if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+		t.Fatal(err)
+	}
+	comb, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base1, HowMerge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{HowMerge, HowRebase, HowSquash} {
+		if _, err := w2.CommitAll(b.ctx, "T-2\n"); err != nil {
+			t.Fatal(err)
+		}
+		first, err := b.ws.Combine(b.ctx, d2, core.TaskBranch("T-2"), "main", base2, how)
+		if err != nil || !first.Moved {
+			t.Fatalf("%s: combined %+v %v", how, first, err)
+		}
+		// wilco stopped before the combination was reported: the landing
+		// is asked again, with the worktree holding it.
+		head, err := w2.CommitAll(b.ctx, "T-2\n")
+		if err != nil || head != first.Commit {
+			t.Fatalf("%s: the worktree's head %s %v, the combination %s", how, head, err, first.Commit)
+		}
+		again, err := b.ws.Combine(b.ctx, d2, core.TaskBranch("T-2"), "main", base2, how)
+		if err != nil || !again.Moved || again.Commit != first.Commit || again.Onto != first.Onto {
+			t.Fatalf("%s: asked again, the combination is %+v (%v), want it reported again to be verified, as %+v", how, again, err, first)
+		}
+		// Back to the task's own commit for the next way.
+		runGit(t, d2, "reset", "--hard", "--quiet", base2)
+		write(t, d2, "two.txt", "by T-2 ("+how+")\n")
+	}
+	if err := b.ws.RemoveTaskWorktree(b.ctx, "T-2", core.TaskBranch("T-2"), false); err != nil {
+		t.Fatal(err)
+	}
+	if out := runGit(t, b.dir, "for-each-ref", "refs/wilco/"); out != "" {
+		t.Fatalf("the combination's note outlives the worktree: %s", out)
+	}
+}
+
+func TestABranchLandedBeforeWilcoStoppedIsNotLandedAgain(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{HowMerge, HowRebase, HowSquash} {
+		for _, commits := range []int{1, 2} {
+			b := setup(t)
+			runGit(t, b.dir, "branch", "-M", "main")
+			w1, d1, base := taskTree(t, b, "T-1")
+			for i := range commits {
+				write(t, d1, "one.txt", strings.Repeat("by T-1\n", i+1))
+				if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			comb, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base, how)
+			if err != nil || comb.Moved {
+				t.Fatalf("%s: %+v %v", how, comb, err)
+			}
+			if _, err := b.ws.Advance(b.ctx, "main", comb.Onto, comb.Commit, time.Millisecond, nil); err != nil {
+				t.Fatal(err)
+			}
+			// wilco stopped before the landing was recorded: it is asked
+			// again, and finds it done.
+			if _, err := w1.CommitAll(b.ctx, "T-1\n"); err != nil {
+				t.Fatal(err)
+			}
+			again, err := b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base, how)
+			if err != nil || again.Moved || !again.Landed || again.Commit != comb.Commit {
+				t.Fatalf("%s of %d commits, asked again: %+v (%v), want the commit it landed as, %s", how, commits, again, err, comb.Commit)
+			}
+			// The user commits on main before it is asked once more.
+			write(t, b.dir, "user.txt", "the user's\n")
+			runGit(t, b.dir, "add", "user.txt")
+			runGit(t, b.dir, "commit", "-q", "-m", "the user's")
+			again, err = b.ws.Combine(b.ctx, d1, core.TaskBranch("T-1"), "main", base, how)
+			if err != nil || again.Moved || !again.Landed || again.Commit != comb.Commit {
+				t.Fatalf("%s of %d commits, asked again after the target moved on: %+v (%v), want the commit it landed as, %s", how, commits, again, err, comb.Commit)
+			}
+		}
+	}
+}

@@ -66,7 +66,11 @@ func TestACombinationRunsOnlyTheGitCommandsItNeeds(t *testing.T) {
 	if err != nil || !comb.Moved || comb.Commit == "" {
 		t.Fatalf("T-2 combined: %+v %v", comb, err)
 	}
-	want := []string{"rev-parse", "rev-parse", "merge-base", "merge-tree", "config", "commit-tree", "reset"}
+	// Beside the combination itself: whether the branch landed already
+	// (merge-base), whether the worktree holds a combination not yet
+	// verified (rev-parse of its note), and the note of the new one
+	// (update-ref) — what a landing asked again after a restart needs.
+	want := []string{"rev-parse", "rev-parse", "merge-base", "rev-parse", "merge-base", "merge-tree", "config", "commit-tree", "update-ref", "reset"}
 	if got := ran(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("the combination ran git %v, want %v", got, want)
 	}

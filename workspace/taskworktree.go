@@ -67,6 +67,11 @@ func (w *Workspace) RemoveTaskWorktree(ctx context.Context, taskID, branch strin
 	if err := w.remove(ctx, taskID); err != nil {
 		return fmt.Errorf("workspace: remove the worktree of %s: %w", taskID, err)
 	}
+	if branch != "" {
+		if _, err := git(ctx, w.root, nil, nil, "update-ref", "-d", combinationRef(branch)); err != nil {
+			return fmt.Errorf("workspace: forget the combination of %s: %w", taskID, err)
+		}
+	}
 	if deleteBranch && branch != "" {
 		if _, err := git(ctx, w.root, nil, nil, "show-ref", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 			if _, err := git(ctx, w.root, nil, nil, "branch", "-D", branch); err != nil {

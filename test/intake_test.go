@@ -165,3 +165,43 @@ func TestARateLimitedIssueListIsTriedAgainAfterItsReset(t *testing.T) {
 		t.Fatal("the task was made before the rate limit's reset")
 	}
 }
+
+// A command written while wilco is down is taken once it is back, and a
+// thread's comments read before a kill are not acted on again after it:
+// which were read is recorded with what they did.
+func TestACommandWrittenWhileWilcoIsDownIsTakenOnceAfterARestart(t *testing.T) {
+	t.Parallel()
+	const fix = "Write fixed and the task id into file.txt"
+	fs := forgetest.New(t, forgetest.Options{})
+	fs.AddCollaborator("alice")
+	n := fs.AddIssue("alice", "Write the fix into file.txt", "", "wilco")
+	agents := execAgent(t, "fixer", "fix_when.sh", []string{"<user_intervention>", fix})
+	yaml := "agents:\n" + agents + blackbox.CheckStep +
+		"forge: {kind: github, api: " + blackbox.Quoted(fs.API(forge.GitHub)) + ", repo: acme/widget, token: \"${WILCO_TEST_FORGE_TOKEN}\"}\n" +
+		"intake: {label: wilco, poll: 10s}\npolicy:\n  loop: {escalate_after: 1}\n"
+	dir := blackbox.NewRepo(t, yaml)
+	env := "WILCO_TEST_FORGE_TOKEN=" + fs.Token
+	in := blackbox.ServeRepo(t, dir, env)
+	waitIssueTask(t, in, "T-1", 30*time.Second, "escalated")
+	waitComment(t, fs, n, 30*time.Second, "T-1 needs you")
+	// A plain remark is read (and is no answer: nothing asks) before the
+	// kill.
+	fs.AddComment(n, "alice", "Looking into it.")
+	waitFor(t, "the remark read", 30*time.Second, func() bool {
+		return strings.Contains(in.Stderr.String(), "a reply while the task asks nothing is read as conversation")
+	})
+	in.Kill()
+
+	fs.AddComment(n, "alice", "/wilco fix "+fix)
+	in = blackbox.ServeRepo(t, dir, env)
+	got := in.WaitTask("T-1", 40*time.Second, "success")
+	if got.Attempt != 2 {
+		t.Fatalf("success at attempt %d", got.Attempt)
+	}
+	blackbox.MustContain(t, "the prompt after the fix", in.Prompt("T-1-a2"), "User provided fix: "+fix)
+	waitComment(t, fs, n, 30*time.Second, "T-1 succeeded")
+	log := in.Stderr.String()
+	if strings.Count(log, "a command from the issue was taken") != 1 || strings.Contains(log, "read as conversation") {
+		t.Fatalf("after the restart, the thread was read again from the start:\n%s", log)
+	}
+}

@@ -48,7 +48,7 @@ func (d *Daemon) startIntake(f forge.Forge, in *config.Intake) {
 		return
 	}
 	d.intake = intake.New(intake.Options{Forge: f, Runtime: d.Runtime, Label: in.Label, Poll: in.Poll,
-		Logger: d.log.With("component", "intake")})
+		LandHow: d.Config.Land.How, Checkout: d.disp.Branch, Logger: d.log.With("component", "intake")})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	d.stopIntake = func() {

@@ -29,7 +29,12 @@ type Options struct {
 	// CollaboratorTTL bounds how long a user's being a collaborator is
 	// remembered (default DefaultCollaboratorTTL).
 	CollaboratorTTL time.Duration
-	Logger          *slog.Logger
+	// LandHow is land.how; Checkout, if set, says the branch the checkout
+	// has (false: it cannot be told), which a task that lands as a commit
+	// is submitted with, as through the API.
+	LandHow  string
+	Checkout func(context.Context) (string, bool)
+	Logger   *slog.Logger
 }
 
 // Intake polls the forge's issues. Run runs it; Nudge asks for a poll now.
@@ -166,9 +171,18 @@ func (in *Intake) submit(ctx context.Context, i forge.Issue) error {
 	for _, c := range cs {
 		last = max(last, c.ID)
 	}
-	spec := server.Spec(Submission(i))
+	req := Submission(i)
+	spec := server.Spec(req)
 	spec.Issue = i.Number
+	if in.o.Checkout != nil && server.LandsAsCommit(in.o.LandHow, req) {
+		if b, ok := in.o.Checkout(ctx); ok {
+			spec.Checkout = &b
+		}
+	}
 	v, err := in.o.Runtime.Do(ctx, func(c *core.State, now time.Time) (any, error) {
+		if c.TaskOfIssue(i.Number) != nil {
+			return nil, nil // made meanwhile
+		}
 		t, err := c.SubmitTask(now, spec)
 		if err != nil {
 			return nil, err
@@ -179,10 +193,12 @@ func (in *Intake) submit(ctx context.Context, i forge.Issue) error {
 		return t, nil
 	})
 	if err != nil {
-		if core.CodeOf(err) == core.Conflict {
-			return nil // made by a poll under way, or an issue's task removed and made again
-		}
+		// Refused (the checkout is on another branch than the one its
+		// commit lands on, say): said, and tried again at the next poll.
 		return fmt.Errorf("intake: issue #%d as a task: %w", i.Number, err)
+	}
+	if v == nil {
+		return nil
 	}
 	in.log.Info("intake: an issue became a task", "issue", i.Number, "task", v.(core.Task).ID, "title", i.Title)
 	return nil

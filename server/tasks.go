@@ -22,6 +22,18 @@ func Spec(r wire.SubmitTask) core.TaskSpec {
 		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package, Land: string(r.Land), KeepWorktree: r.KeepWorktree}
 }
 
+// LandsAsCommit reports whether a task of reqs lands as a commit in the
+// checkout, land.how being how: the core then wants the checkout's branch
+// (TaskSpec.Checkout), to refuse a task that would commit elsewhere.
+func LandsAsCommit(how string, reqs ...wire.SubmitTask) bool {
+	for _, q := range reqs {
+		if q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit {
+			return true
+		}
+	}
+	return false
+}
+
 // checkout is the branch the working tree has checked out, for the core
 // to refuse a task that lands as a commit elsewhere; nil when no task of
 // reqs lands as a commit (git is not asked) or it cannot be told.
@@ -33,11 +45,7 @@ func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) *string {
 	if s.opts.Config != nil {
 		how = s.opts.Config.Land.How
 	}
-	commit := false
-	for _, q := range reqs {
-		commit = commit || q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit
-	}
-	if !commit {
+	if !LandsAsCommit(how, reqs...) {
 		return nil
 	}
 	b, ok := s.opts.Checkout(r.Context())

@@ -16,8 +16,14 @@ import (
 // alone, no webhook), and extra.
 func intakeServe(t *testing.T, fs *forgetest.Server, agents, extra string) *blackbox.Instance {
 	t.Helper()
+	return intakeServeKind(t, forge.GitHub, fs, agents, extra)
+}
+
+// intakeServeKind is intakeServe on a forge of kind.
+func intakeServeKind(t *testing.T, kind forge.Kind, fs *forgetest.Server, agents, extra string) *blackbox.Instance {
+	t.Helper()
 	yaml := "agents:\n" + agents + blackbox.CheckStep +
-		"forge: {kind: github, api: " + blackbox.Quoted(fs.API(forge.GitHub)) + ", repo: acme/widget, token: \"${WILCO_TEST_FORGE_TOKEN}\"}\n" +
+		"forge: {kind: " + string(kind) + ", api: " + blackbox.Quoted(fs.API(kind)) + ", repo: acme/widget, token: \"${WILCO_TEST_FORGE_TOKEN}\"}\n" +
 		"intake: {label: wilco, poll: 10s}\n" + extra
 	dir := blackbox.NewRepo(t, yaml)
 	return blackbox.ServeRepo(t, dir, "WILCO_TEST_FORGE_TOKEN="+fs.Token)
@@ -204,4 +210,19 @@ func TestACommandWrittenWhileWilcoIsDownIsTakenOnceAfterARestart(t *testing.T) {
 	if strings.Count(log, "a command from the issue was taken") != 1 || strings.Contains(log, "read as conversation") {
 		t.Fatalf("after the restart, the thread was read again from the start:\n%s", log)
 	}
+}
+
+// A Gitea (or Forgejo) issue is a task the same way, and its thread hears
+// of the task.
+func TestAGiteaIssueIsATaskAnsweredInItsThread(t *testing.T) {
+	t.Parallel()
+	fs := forgetest.New(t, forgetest.Options{Kind: forge.Gitea})
+	n := fs.AddIssue("alice", "Write the fix into file.txt", "- [ ] write the fix", "wilco")
+	in := intakeServeKind(t, forge.Gitea, fs, execAgent(t, "fixer", "fix_when.sh", nil), "")
+	got := waitIssueTask(t, in, "T-1", 30*time.Second, "success")
+	if got.Issue != n || strings.Join(got.AcceptanceCriteria, "|") != "write the fix" {
+		t.Fatalf("the issue's task:\n%s", got)
+	}
+	waitComment(t, fs, n, 30*time.Second, "acknowledged by fixer")
+	waitComment(t, fs, n, 30*time.Second, "T-1 succeeded")
 }

@@ -41,6 +41,10 @@ type Turn struct {
 	Step int
 	// Tools are the names of the tools the request offers.
 	Tools []string
+	// System is the request's system prompt and the text of its messages
+	// of role "system" (Claude Code puts its environment, the working
+	// directory among it, in one at the end), joined by newlines.
+	System string
 }
 
 // Script answers a turn.
@@ -157,7 +161,8 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	streamAnthropic(w, id, model, reply)
 }
 
-// anthropicTurn reads the prompt and the step from a Messages request.
+// anthropicTurn reads the prompt, the step, the tools and the system text
+// from a Messages request.
 func anthropicTurn(req map[string]any) Turn {
 	var t Turn
 	tools, _ := req["tools"].([]any)
@@ -169,6 +174,18 @@ func anthropicTurn(req map[string]any) Turn {
 		}
 	}
 	msgs, _ := req["messages"].([]any)
+	var system []string
+	if text, ok := userText(req["system"]); ok {
+		system = append(system, text)
+	}
+	for _, m := range msgs {
+		if m, _ := m.(map[string]any); m["role"] == "system" {
+			if text, ok := userText(m["content"]); ok {
+				system = append(system, text)
+			}
+		}
+	}
+	t.System = strings.Join(system, "\n")
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m, _ := msgs[i].(map[string]any)
 		role, _ := m["role"].(string)

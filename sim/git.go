@@ -49,6 +49,10 @@ type worktree struct {
 	dir, branch, task string
 	base              string
 	files             map[string]string
+	// detached: it holds a combination made on the one of the task
+	// landing ahead (combineOn), not its branch; landing checks the
+	// branch out again first, as workspace.Attach does.
+	detached bool
 }
 
 // refEntry is one value the target took: the commit, and the task that

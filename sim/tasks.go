@@ -479,6 +479,9 @@ func (w *world) landTask(e core.LandTask) {
 		w.reportOutcome(0, e.TaskID, "land", out)
 		return
 	}
+	if wt.detached {
+		wt.files, wt.detached = copyTree(g.tree(g.branches[wt.branch])), false
+	}
 	head := g.commitAll(wt)
 	w.tracef("land %s (%s): its branch at %s, main at %s, on %q", e.TaskID, e.How, head[:7], g.target[:7], e.On)
 	if head == e.Base {
@@ -562,7 +565,7 @@ func (w *world) combineOn(e core.LandTask, wt *worktree, head string, out core.L
 		parents = append(parents, head)
 	}
 	c := g.commit(tree, parents...)
-	wt.files = copyTree(tree)
+	wt.files, wt.detached = copyTree(tree), true
 	out.Combined, out.Onto = c, e.On
 	w.hit("tasks.land.combined_behind")
 	w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)

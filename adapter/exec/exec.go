@@ -26,6 +26,9 @@ const (
 	// DefaultKillGrace is how long a stopped process group has between
 	// SIGTERM and SIGKILL.
 	DefaultKillGrace = 5 * time.Second
+	// DefaultResultGrace is how long a program whose output said its turn
+	// is over (Claude Code's result) has to exit by itself.
+	DefaultResultGrace = 10 * time.Second
 )
 
 // Files of a run directory.
@@ -62,6 +65,12 @@ type Options struct {
 	// KillGrace is the time between SIGTERM and SIGKILL (default
 	// DefaultKillGrace).
 	KillGrace time.Duration
+	// ResultGrace is how long a program whose output said its turn is
+	// over has to exit by itself before what still runs of it is stopped
+	// and the turn ends as its output said (default DefaultResultGrace):
+	// Claude Code writes its result and then waits for the shells it left
+	// running in the background, which may never end (a dev server).
+	ResultGrace time.Duration
 	// ReadOnly, when set, gives a scout's question (by message id) a copy
 	// of the working tree to work in — the checkout's, or the worktree's
 	// (relative to Dir) of the task worked in parallel that asks — and the
@@ -150,6 +159,9 @@ func New(opts Options) (*Adapter, error) {
 	}
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.ResultGrace <= 0 {
+		opts.ResultGrace = DefaultResultGrace
 	}
 	if opts.RateLimitWait == nil {
 		opts.RateLimitWait = func(n int) time.Duration {

@@ -35,7 +35,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{rep: newReporter(), repo: t.TempDir(), bin: t.TempDir(), wt: t.TempDir()}
 	a, err := New(Options{
-		Dir: b.repo, URL: "http://127.0.0.1:7777", Report: b.rep, KillGrace: 300 * time.Millisecond,
+		Dir: b.repo, URL: "http://127.0.0.1:7777", Report: b.rep, KillGrace: 300 * time.Millisecond, ResultGrace: 500 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler),
 		Worktree: func(_ context.Context, taskID string) (string, error) {
 			if taskID != "T-1" {
@@ -631,6 +631,31 @@ echo '{"type":"result","subtype":"success","result":"Wrote hello.txt with a gree
 	}
 	if got := b.rep.callList(); !slices.Equal(got, []string{"reply", "end"}) {
 		t.Fatalf("calls = %v", got)
+	}
+}
+
+// Claude Code writes its result, then waits for the shells it left running
+// in the background (a dev server): the turn is over at its result, and
+// what still runs is stopped once the grace has passed.
+func TestAClaudeCodeTurnEndsAtItsResultThoughTheProgramKeepsRunning(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent(t, AgentConfig{Name: "claude", Preset: PresetClaudeCode, Timeout: time.Minute}, `
+echo $$ > pgid.txt
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"sess-7"}'
+printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"[ACK] T-1 - RECEIVED\nUnderstanding: start the server"}]},"session_id":"sess-7"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Started the server.","session_id":"sess-7"}'
+sleep 1000
+`)
+	b.a.Deliver("claude", delegation("T-1", "M-1", taskPrompt))
+	b.reply(t)
+	e := b.end(t)
+	if e.ExitCode != 0 || e.Error != "" || e.TimedOut || e.Summary != "Started the server." {
+		t.Fatalf("EndTurn = %+v", e)
+	}
+	assertGroupGone(t, b.pgid(t, "pgid.txt"))
+	if log := b.read(t, ".wilco/runs/T-1-a1/agent.log"); !strings.Contains(log, "wrote its result but kept running") {
+		t.Fatalf("agent.log does not say why the agent was stopped:\n%s", log)
 	}
 }
 

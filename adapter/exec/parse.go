@@ -23,6 +23,15 @@ type outputParser interface {
 	Session() string
 }
 
+// turnEnder is an outputParser whose format says when the agent's turn is
+// over (Claude Code's "result" event): what still runs of the program
+// after it is not the turn.
+type turnEnder interface {
+	// Ended reports whether the output said the turn is over, and
+	// whether it said it failed.
+	Ended() (ended, failed bool)
+}
+
 // plainParser reads text output: every line is text.
 type plainParser struct{}
 
@@ -57,6 +66,8 @@ type claudeParser struct {
 	session string
 	result  string
 	text    bool // an assistant message had text
+	// ended and failed: a "result" event came, and its is_error.
+	ended, failed bool
 }
 
 func (p *claudeParser) Line(line string) ([]string, bool) {
@@ -65,6 +76,7 @@ func (p *claudeParser) Line(line string) ([]string, bool) {
 		Subtype   string          `json:"subtype"`
 		SessionID string          `json:"session_id"`
 		Result    *string         `json:"result"`
+		IsError   bool            `json:"is_error"`
 		Message   json.RawMessage `json:"message"`
 		// An api_retry event: {"type":"system","subtype":"api_retry",
 		// "attempt":1,"max_retries":10,"error_status":401,
@@ -103,6 +115,7 @@ func (p *claudeParser) Line(line string) ([]string, bool) {
 		p.text = true
 		return lines(text), true
 	case "result":
+		p.ended, p.failed = true, ev.IsError
 		if ev.Result == nil {
 			return nil, false
 		}
@@ -137,6 +150,8 @@ func contentText(raw json.RawMessage) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+func (p *claudeParser) Ended() (bool, bool) { return p.ended, p.failed }
 
 func (*claudeParser) Flush() []string   { return nil }
 func (p *claudeParser) Result() string  { return p.result }

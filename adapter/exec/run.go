@@ -47,6 +47,10 @@ type procSpec struct {
 	timeout time.Duration
 	idle    time.Duration
 	grace   time.Duration
+	// resultGrace, when set, is how long the process has to exit once
+	// its output said the turn is over (a turnEnder's parser): then what
+	// still runs is stopped, and the turn ends as the output said.
+	resultGrace time.Duration
 	// stop, when closed, stops the process: the core moved on.
 	stop <-chan struct{}
 	// scan, when set, reads the text for the ACK, checkpoints and
@@ -79,6 +83,9 @@ type procResult struct {
 	timedOut bool   // timeout or idle_timeout
 	idle     bool   // idle_timeout
 	stopped  bool   // stopped on request, or because its ACK was not accepted
+	// lingered: the output said the turn was over, and the process was
+	// stopped when it did not exit within the result grace.
+	lingered bool
 	// fatal is the line that showed the agent retrying what no retry
 	// fixes (its model's API refusing its key): it was stopped then.
 	fatal    string
@@ -157,8 +164,12 @@ type running struct {
 	g      *proc.Group
 
 	turnT, idleT, settleT *time.Timer
-	lastActivity          time.Time
-	steps                 stepUsage
+	// resultT runs from the output's end of the turn to the stop of a
+	// process still running (resultArmed: it was started).
+	resultT      *time.Timer
+	resultArmed  bool
+	lastActivity time.Time
+	steps        stepUsage
 }
 
 // start starts the process, its prompt file as its standard input when it
@@ -203,7 +214,7 @@ func (r *running) start() (*proc.Group, func()) {
 func (r *running) terminate() { r.g.Stop(r.spec.grace) }
 
 func (r *running) stopTimers() {
-	r.turnT, r.idleT, r.settleT = stopped(r.turnT), stopped(r.idleT), stopped(r.settleT)
+	r.turnT, r.idleT, r.settleT, r.resultT = stopped(r.turnT), stopped(r.idleT), stopped(r.settleT), stopped(r.resultT)
 }
 
 // follow reads the process's output until it has exited and its output
@@ -254,6 +265,13 @@ func (r *running) follow() {
 			r.idleT = nil
 			r.res.timedOut, r.res.idle = true, true
 			r.terminate()
+		case <-timerC(r.resultT):
+			r.resultT = nil
+			r.res.lingered = true
+			if spec.log != nil {
+				_, _ = fmt.Fprintf(spec.log, "--- wilco: the agent wrote its result but kept running %s later (a shell left in the background?): what still runs is stopped, and the turn ends as the result says\n", spec.resultGrace)
+			}
+			r.terminate()
 		case <-stop:
 			stop = nil
 			r.res.stopped = true
@@ -288,7 +306,16 @@ func (r *running) exited(exit proc.Exit) {
 	if exit.Signal != nil {
 		r.res.signal = exit.Signal.String()
 	}
-	r.turnT, r.idleT = stopped(r.turnT), stopped(r.idleT)
+	if te, ok := r.parser.(turnEnder); ok && r.res.lingered && !r.res.stopped && !r.res.timedOut && r.res.fatal == "" {
+		// Stopped for lingering after its result: it ends as the result
+		// said, not as the signal did.
+		_, failed := te.Ended()
+		r.res.exitCode, r.res.signal = 0, ""
+		if failed {
+			r.res.exitCode = 1
+		}
+	}
+	r.turnT, r.idleT, r.resultT = stopped(r.turnT), stopped(r.idleT), stopped(r.resultT)
 	r.terminate()
 }
 
@@ -352,6 +379,12 @@ func (r *running) handle(line string) {
 	// tool call is sent first.
 	defer r.activity(line)
 	text, end := r.parser.Line(line)
+	if te, ok := r.parser.(turnEnder); ok && !r.resultArmed && r.spec.resultGrace > 0 {
+		if ended, _ := te.Ended(); ended {
+			r.resultArmed = true
+			r.resultT = time.NewTimer(r.spec.resultGrace)
+		}
+	}
 	for _, t := range text {
 		if r.res.fatal == "" && fatalAPIRe.MatchString(t) {
 			r.res.fatal = strings.TrimSpace(t)

@@ -287,7 +287,7 @@ func (t *turn) process(runDir, dir string, logf io.Writer, phase, prompt, sessio
 		t.msg.TaskID, t.agent.Name, t.msg.Attempt, t.msg.Type, phase, time.Now().UTC().Format(time.RFC3339))
 	spec := procSpec{
 		inv: inv, dir: dir, env: t.env(phase, promptFile, runDir), stdin: promptFile, log: logf,
-		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: t.a.opts.KillGrace, stop: t.stop,
+		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: t.a.opts.KillGrace, resultGrace: t.a.opts.ResultGrace, stop: t.stop,
 		scan:       &scanner{wantAck: phase == PhaseAck || phase == PhaseAckWork},
 		onAck:      t.sendAck,
 		onProgress: t.sendProgress,
@@ -458,7 +458,7 @@ func (a *Adapter) answer(t *turn) {
 	}
 	res := run(procSpec{
 		inv: inv, dir: dir, env: t.env(PhaseMessage, promptFile, runDir), stdin: promptFile, log: logf,
-		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, stop: t.stop,
+		timeout: t.agent.Timeout, idle: t.agent.IdleTimeout, grace: a.opts.KillGrace, resultGrace: a.opts.ResultGrace, stop: t.stop,
 		pidFile: filepath.Join(runDir, PidFileName),
 	})
 	text := strings.TrimSpace(res.result)

@@ -295,3 +295,20 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestClaudeCodesResultEndsTheTurnAndSaysWhetherItFailed(t *testing.T) {
+	for _, c := range []struct {
+		line          string
+		ended, failed bool
+	}{
+		{`{"type":"assistant","message":{"content":[{"type":"text","text":"working"}]}}`, false, false},
+		{`{"type":"result","subtype":"success","is_error":false,"result":"Done."}`, true, false},
+		{`{"type":"result","subtype":"error_during_execution","is_error":true}`, true, true},
+	} {
+		p := &claudeParser{}
+		p.Line(c.line)
+		if ended, failed := p.Ended(); ended != c.ended || failed != c.failed {
+			t.Errorf("%s: Ended() = %v, %v, want %v, %v", c.line, ended, failed, c.ended, c.failed)
+		}
+	}
+}

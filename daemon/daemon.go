@@ -24,6 +24,8 @@ import (
 	"wilco/config"
 	"wilco/core"
 	"wilco/dispatch"
+	"wilco/forge"
+	"wilco/intake"
 	"wilco/natsbox"
 	"wilco/notify"
 	"wilco/perform"
@@ -134,6 +136,11 @@ type Daemon struct {
 	disp *dispatch.Dispatcher
 	// desktop: desktop notifications are on (notify-send was found).
 	desktop bool
+	// forge is the client of the configuration's forge (nil: none);
+	// intake polls its issues (nil: not configured), until stopIntake.
+	forge      forge.Forge
+	intake     *intake.Intake
+	stopIntake func()
 
 	// dir is the state directory.
 	dir        string
@@ -278,6 +285,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
 	d.warnOfConfig()
+	d.startIntake(d.forge, cfg.Intake)
 	return d, nil
 }
 
@@ -415,7 +423,18 @@ func (d *Daemon) openExecutor(base, serverURL string) (map[string]string, error)
 		return nil, err
 	}
 	d.desktop = notifier.Desktop()
-	d.exec = perform.New(perform.Options{Runtime: d.Runtime, Dispatch: d.disp, Notifier: notifier, Logger: log.With("component", "perform")})
+	if d.forge, err = d.openForge(base); err != nil {
+		if cfg.Intake != nil {
+			d.disp.Close()
+			return nil, fmt.Errorf("%w (intake needs the forge)", err)
+		}
+		log.Warn("the forge is left out", "err", err)
+	}
+	po := perform.Options{Runtime: d.Runtime, Dispatch: d.disp, Notifier: notifier, Logger: log.With("component", "perform")}
+	if th := d.issueThread(d.forge); th != nil {
+		po.Issues = th
+	}
+	d.exec = perform.New(po)
 	tokens := map[string]string{}
 	for _, a := range cfg.Agents {
 		switch a.Adapter {
@@ -553,9 +572,6 @@ func (d *Daemon) warnOfConfig() {
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration: " + w)
 	}
-	for _, w := range cfg.NotRun() {
-		log.Warn("configuration: " + w)
-	}
 	if len(cfg.Agents) == 0 {
 		log.Warn("no agent is configured: every task is refused until one is added to wilco.yaml or with POST /v1/agents")
 	}
@@ -672,6 +688,9 @@ func (d *Daemon) Close() error {
 		}
 		cancel()
 		<-d.served
+		if d.stopIntake != nil {
+			d.stopIntake()
+		}
 		if d.bridge != nil {
 			d.bridge.Close()
 		}

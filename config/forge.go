@@ -211,14 +211,3 @@ func (d *decoder) checkForge(c *Config) {
 		d.fail(d.intakeNode, "intake", "needs a forge section: the forge whose issues become tasks (forge: {kind: github})")
 	}
 }
-
-// NotRun says, one sentence each, what the configuration asks for that
-// this version of wilco reads and checks but does not do (wilco serve logs
-// them, wilco config check prints them).
-func (c *Config) NotRun() []string {
-	var out []string
-	if c.Intake != nil {
-		out = append(out, "intake: issues are not taken as tasks by this version of wilco: the section is read and checked, nothing more")
-	}
-	return out
-}

@@ -74,19 +74,19 @@ func TestForgeDefaultsByKind(t *testing.T) {
 		t.Fatalf("land: %+v", c.Land)
 	}
 	c, err = Parse("wilco.yaml", []byte(oneAgent))
-	if err != nil || c.Forge != nil || c.Intake != nil || len(c.NotRun()) != 0 {
+	if err != nil || c.Forge != nil || c.Intake != nil {
 		t.Fatalf("no forge: %+v %+v %v", c.Forge, c.Intake, err)
 	}
 }
 
-func TestIntakeIsReadButSaidNotToRun(t *testing.T) {
+func TestIntakeIsReadWithItsLabelAndPoll(t *testing.T) {
 	t.Parallel()
 	c, err := Parse("wilco.yaml", []byte(oneAgent+"forge: {kind: github}\nintake: {label: todo, poll: 30s}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.NotRun(); len(got) != 1 || !strings.Contains(got[0], "issues are not taken as tasks by this version of wilco") {
-		t.Fatalf("not run: %v", got)
+	if c.Intake == nil || *c.Intake != (Intake{Label: "todo", Poll: 30 * time.Second}) {
+		t.Fatalf("intake: %+v", c.Intake)
 	}
 }
 

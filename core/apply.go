@@ -309,7 +309,7 @@ func (s *State) applyDeliveryEnd(ev Event) bool {
 // notifications in applyNotification.
 func (s *State) applyTask(ev Event) {
 	now, seq := ev.Time, ev.Seq
-	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) || s.applyPR(ev) {
+	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) || s.applyPR(ev) || s.applyIssue(ev) {
 		return
 	}
 	switch e := ev.Data.(type) {

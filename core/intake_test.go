@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAnIssueIsOneTask(t *testing.T) {
@@ -90,4 +91,24 @@ func TestNoHookIsNamedAsTheThreadsOfIssues(t *testing.T) {
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "notify.hooks[0].name") {
 		t.Fatalf("a hook named issue: %v", err)
 	}
+}
+
+func TestTheCommentsReadOfATasksIssueAreRecordedAndNeverGoBack(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeManual)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	other := submit(b, TaskSpec{Description: "No issue"})
+	b.ok(b.c.SeeIssueComments(b.now, tk.ID, 40))
+	b.advance(time.Minute)
+	b.ok(b.c.SeeIssueComments(b.now, tk.ID, 12))
+	b.ok(b.c.SeeIssueComments(b.now, tk.ID, 40))
+	if got := b.eventsOf(TypeTaskIssueSeen); len(got) != 1 || got[0].Data.(TaskIssueSeen).Comment != 40 {
+		t.Fatalf("seen events %+v", got)
+	}
+	if got, _ := b.c.Task(tk.ID); got.IssueSeen != 40 {
+		t.Fatalf("seen %d", got.IssueSeen)
+	}
+	b.refused(b.c.SeeIssueComments(b.now, other.ID, 3), Invalid)
+	b.refused(b.c.SeeIssueComments(b.now, "T-99", 3), NotFound)
+	b.checkReplay()
 }

@@ -283,6 +283,9 @@ type Task struct {
 	Integration *Integration `json:"integration,omitempty"`
 	// Issue is the forge's issue the task was made from (0: none).
 	Issue int `json:"issue,omitempty"`
+	// IssueSeen is the last comment of its issue's thread read (the
+	// forge's comment id; 0: none).
+	IssueSeen int64 `json:"issue_seen,omitempty"`
 	// PR is the pull request its verified change is in (land.how pr).
 	PR *PullRequest `json:"pull_request,omitempty"`
 	// QueuedSeq orders the queue: the seq of the event that queued it.

@@ -25,6 +25,7 @@ import (
 	"wilco/core"
 	"wilco/dispatch"
 	"wilco/forge"
+	"wilco/intake"
 	"wilco/natsbox"
 	"wilco/notify"
 	"wilco/perform"
@@ -134,14 +135,17 @@ type Daemon struct {
 	// steps, the workspace), the notifier and the operation runner.
 	exec *perform.Executor
 	disp *dispatch.Dispatcher
-	// forge is the forge's client (nil: none configured); forgeHook what
-	// its webhooks are checked with; prwatch follows the tasks' pull
-	// requests on it.
-	forge     forge.Forge
+	// forgeHook is what the forge's webhooks are checked with and who
+	// hears of them; prwatch follows the tasks' pull requests on the forge.
 	forgeHook *server.ForgeHook
 	prwatch   *prwatch.Watcher
 	// desktop: desktop notifications are on (notify-send was found).
 	desktop bool
+	// forge is the client of the configuration's forge (nil: none);
+	// intake polls its issues (nil: not configured), until stopIntake.
+	forge      forge.Forge
+	intake     *intake.Intake
+	stopIntake func()
 
 	// dir is the state directory.
 	dir        string
@@ -286,6 +290,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	log.Info("wilco serves", "url", d.URL, "store", dbPath, "agents", len(cfg.Agents), "aimaestro", aimaestro)
 	d.warnOfConfig()
+	d.startIntake(d.forge, cfg.Intake)
 	return d, nil
 }
 
@@ -412,7 +417,17 @@ func (d *Daemon) openRuntime(ctx context.Context, metrics *server.Metrics) error
 // tokens.
 func (d *Daemon) openExecutor(base, serverURL string) (map[string]string, error) {
 	cfg, log := d.Config, d.log
-	lander, err := d.openForge(base)
+	var err error
+	if d.forge, err = d.openForge(base); err != nil {
+		switch {
+		case cfg.Intake != nil:
+			return nil, fmt.Errorf("%w (intake needs the forge)", err)
+		case cfg.Land.How == core.LandPR:
+			return nil, fmt.Errorf("%w (land.how pr needs the forge)", err)
+		}
+		log.Warn("the forge is left out", "err", err)
+	}
+	lander, err := d.prLander()
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +441,11 @@ func (d *Daemon) openExecutor(base, serverURL string) (map[string]string, error)
 		return nil, err
 	}
 	d.desktop = notifier.Desktop()
-	d.exec = perform.New(perform.Options{Runtime: d.Runtime, Dispatch: d.disp, Notifier: notifier, Logger: log.With("component", "perform")})
+	po := perform.Options{Runtime: d.Runtime, Dispatch: d.disp, Notifier: notifier, Logger: log.With("component", "perform")}
+	if th := d.issueThread(d.forge); th != nil {
+		po.Issues = th
+	}
+	d.exec = perform.New(po)
 	tokens := map[string]string{}
 	for _, a := range cfg.Agents {
 		switch a.Adapter {
@@ -516,7 +535,7 @@ func (d *Daemon) begin(ctx context.Context, tokens map[string]string) error {
 	// the probes) wait in the runtime's outbox until every agent is in its
 	// adapter: none is dropped for an agent not yet back.
 	d.exec.Start()
-	d.startForge()
+	d.startPRWatch()
 	return d.disp.Recover(ctx)
 }
 
@@ -563,9 +582,6 @@ func (d *Daemon) open(opts Options, base string, ln net.Listener) error {
 func (d *Daemon) warnOfConfig() {
 	cfg, log := d.Config, d.log
 	for _, w := range cfg.Warnings {
-		log.Warn("configuration: " + w)
-	}
-	for _, w := range cfg.NotRun() {
 		log.Warn("configuration: " + w)
 	}
 	if len(cfg.Agents) == 0 {
@@ -684,6 +700,9 @@ func (d *Daemon) Close() error {
 		}
 		cancel()
 		<-d.served
+		if d.stopIntake != nil {
+			d.stopIntake()
+		}
 		if d.bridge != nil {
 			d.bridge.Close()
 		}

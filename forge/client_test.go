@@ -372,6 +372,33 @@ func TestIssuesByLabelAreOpenIssuesOnly(t *testing.T) {
 	})
 }
 
+func TestAnIssueIsGotOpenOrClosedAndAPullRequestIsNone(t *testing.T) {
+	bothKinds(t, func(t *testing.T, kind forge.Kind) {
+		fx := newFixture(t, kind, forgetest.Options{})
+		ctx := context.Background()
+		n := fx.s.AddIssue("carol", "Fix it", "the body", "wilco")
+		i, err := fx.f.Issue(ctx, n)
+		if err != nil || i.State != forge.IssueOpen || i.Title != "Fix it" || i.Body != "the body" || i.Author != "carol" {
+			t.Fatalf("issue %+v, %v", i, err)
+		}
+		fx.s.CloseIssue(n)
+		if i, err = fx.f.Issue(ctx, n); err != nil || i.State != forge.IssueClosed {
+			t.Fatalf("closed issue %+v, %v", i, err)
+		}
+		fx.push(t, "b", map[string]string{"a": "a"})
+		pr, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "t", Head: "b", Base: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fx.f.Issue(ctx, pr.Number); !errors.Is(err, forge.ErrNotFound) {
+			t.Fatalf("a pull request as an issue: %v", err)
+		}
+		if _, err := fx.f.Issue(ctx, 999); !errors.Is(err, forge.ErrNotFound) {
+			t.Fatalf("no such issue: %v", err)
+		}
+	})
+}
+
 func TestIssueCommentsSinceATimeAndAfterAnID(t *testing.T) {
 	bothKinds(t, func(t *testing.T, kind forge.Kind) {
 		fx := newFixture(t, kind, forgetest.Options{})

@@ -208,14 +208,22 @@ type ReviewComment struct {
 	Created  time.Time
 }
 
-// Issue is an open issue.
+// Issue states, as both forges say them.
+const (
+	IssueOpen   = "open"
+	IssueClosed = "closed"
+)
+
+// Issue is an issue.
 type Issue struct {
-	Number  int
-	Title   string
-	Body    string
-	Author  string
-	Labels  []string
-	URL     string
+	Number int
+	Title  string
+	Body   string
+	Author string
+	Labels []string
+	URL    string
+	// State is open or closed.
+	State   string
 	Created time.Time
 	Updated time.Time
 }
@@ -272,6 +280,8 @@ type Forge interface {
 
 	// Issues are the open issues with a label (no pull requests).
 	Issues(ctx context.Context, label string) ([]Issue, error)
+	// Issue gets one by number, open or closed.
+	Issue(ctx context.Context, number int) (Issue, error)
 	// IssueComments are an issue's comments updated at or after since
 	// (zero: all) with an id above after (0: any), oldest first.
 	IssueComments(ctx context.Context, number int, since time.Time, after int64) ([]Comment, error)

@@ -196,6 +196,11 @@ func (g *giteaForge) Issues(ctx context.Context, label string) ([]Issue, error) 
 	return issues(is), err
 }
 
+// Issue asks GET /repos/{owner}/{repo}/issues/{index}.
+func (g *giteaForge) Issue(ctx context.Context, number int) (Issue, error) {
+	return oneIssue(ctx, g.t, g.path("/issues/%d", number))
+}
+
 func (g *giteaForge) IssueComments(ctx context.Context, number int, since time.Time, after int64) ([]Comment, error) {
 	q := url.Values{}
 	if !since.IsZero() {

@@ -178,7 +178,7 @@ type ghIssue struct {
 }
 
 func (i ghIssue) issue() Issue {
-	out := Issue{Number: i.Number, Title: i.Title, Body: deref(i.Body), Author: login(i.User), URL: i.HTMLURL,
+	out := Issue{Number: i.Number, Title: i.Title, Body: deref(i.Body), Author: login(i.User), URL: i.HTMLURL, State: i.State,
 		Created: parseTime(i.CreatedAt), Updated: parseTime(i.UpdatedAt)}
 	for _, l := range i.Labels {
 		out.Labels = append(out.Labels, l.Name)
@@ -393,6 +393,24 @@ func (g *githubForge) Issues(ctx context.Context, label string) ([]Issue, error)
 	q := url.Values{"state": {"open"}, "labels": {label}, "per_page": {"100"}, "sort": {"created"}, "direction": {"asc"}}
 	is, err := listOf[ghIssue](ctx, g.t, g.path("/issues?%s", q.Encode()))
 	return issues(is), err
+}
+
+// Issue asks GET /repos/{owner}/{repo}/issues/{issue_number}.
+func (g *githubForge) Issue(ctx context.Context, number int) (Issue, error) {
+	return oneIssue(ctx, g.t, g.path("/issues/%d", number))
+}
+
+// oneIssue gets an issue; a pull request's number is no issue's
+// (ErrNotFound).
+func oneIssue(ctx context.Context, t *transport, path string) (Issue, error) {
+	var i ghIssue
+	if err := t.getJSON(ctx, path, &i); err != nil {
+		return Issue{}, err
+	}
+	if i.isPull() {
+		return Issue{}, fmt.Errorf("%w: #%d is a pull request", ErrNotFound, i.Number)
+	}
+	return i.issue(), nil
 }
 
 func issues(is []ghIssue) []Issue {

@@ -38,7 +38,17 @@ type Options struct {
 	Runtime  *runtime.Runtime
 	Dispatch *dispatch.Dispatcher
 	Notifier *notify.Notifier
-	Logger   *slog.Logger
+	// Issues writes the notifications of the issue hook (core.IssueHook)
+	// in the threads of the tasks' issues; nil when no forge is
+	// configured (they fail for good, as those of a hook not configured).
+	Issues Maker
+	Logger *slog.Logger
+}
+
+// Maker makes an attempt of a notification and returns its result; ok is
+// false when ctx ended first.
+type Maker interface {
+	Make(ctx context.Context, e core.Notify) (_ core.NotificationResult, ok bool)
 }
 
 // Executor performs the committed effects.
@@ -46,6 +56,7 @@ type Executor struct {
 	rt       *runtime.Runtime
 	disp     *dispatch.Dispatcher
 	notifier *notify.Notifier
+	issues   Maker
 	log      *slog.Logger
 	kill     string
 	warned   sync.Map
@@ -64,7 +75,7 @@ func New(o Options) *Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Executor{rt: o.Runtime, disp: o.Dispatch, notifier: o.Notifier, log: log, kill: os.Getenv(EnvKillBefore)}
+	x := &Executor{rt: o.Runtime, disp: o.Dispatch, notifier: o.Notifier, issues: o.Issues, log: log, kill: os.Getenv(EnvKillBefore)}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if strings.HasPrefix(x.kill, "land:") {
 		o.Dispatch.OnLandStep(x.killBefore)
@@ -133,7 +144,11 @@ func (x *Executor) perform(e core.Effect) {
 	case core.RunOperation:
 		x.spawn("operation "+e.ID, func(ctx context.Context) (core.Outcome, bool) { return x.runOperation(ctx, e), true })
 	case core.Notify:
-		x.spawn("notification "+e.Notification.ID, func(ctx context.Context) (core.Outcome, bool) { return x.notifier.Make(ctx, e) })
+		var m Maker = x.notifier
+		if e.Notification.Hook == core.IssueHook && x.issues != nil {
+			m = x.issues
+		}
+		x.spawn("notification "+e.Notification.ID, func(ctx context.Context) (core.Outcome, bool) { return m.Make(ctx, e) })
 	default:
 		x.log.Error("an effect of no known kind was not performed", "effect", effectName(e))
 	}

@@ -15,10 +15,23 @@ import (
 	"wilco/wire"
 )
 
-// spec is what core makes a task of.
-func spec(r wire.SubmitTask) core.TaskSpec {
+// Spec is what core makes a task of: the one reading of a submitted task,
+// the API's and intake's.
+func Spec(r wire.SubmitTask) core.TaskSpec {
 	return core.TaskSpec{ID: r.ID, Description: r.Description, Constraints: r.Constraints, NonGoals: r.NonGoals,
 		Boundaries: r.Boundaries, AcceptanceCriteria: r.AcceptanceCriteria, DryRun: r.DryRun, Agent: r.Agent, Package: r.Package, Land: string(r.Land), KeepWorktree: r.KeepWorktree}
+}
+
+// LandsAsCommit reports whether a task of reqs lands as a commit in the
+// checkout, land.how being how: the core then wants the checkout's branch
+// (TaskSpec.Checkout), to refuse a task that would commit elsewhere.
+func LandsAsCommit(how string, reqs ...wire.SubmitTask) bool {
+	for _, q := range reqs {
+		if q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit {
+			return true
+		}
+	}
+	return false
 }
 
 // checkout is the branch the working tree has checked out, for the core
@@ -32,11 +45,7 @@ func (s *Server) checkout(r *http.Request, reqs ...wire.SubmitTask) *string {
 	if s.opts.Config != nil {
 		how = s.opts.Config.Land.How
 	}
-	commit := false
-	for _, q := range reqs {
-		commit = commit || q.Land == wire.LandCommit || q.Land == "" && how == core.LandCommit
-	}
-	if !commit {
+	if !LandsAsCommit(how, reqs...) {
 		return nil
 	}
 	b, ok := s.opts.Checkout(r.Context())
@@ -119,7 +128,7 @@ func (s *Server) submitTask(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	sp := spec(req)
+	sp := Spec(req)
 	sp.Checkout = s.checkout(r, req)
 	return s.taskDo(w, r, http.StatusCreated, func(c *core.State, now time.Time) (core.Task, error) {
 		return c.SubmitTask(now, sp)
@@ -470,7 +479,7 @@ func (s *Server) submitPlan(w http.ResponseWriter, r *http.Request) error {
 	branch := s.checkout(r, reqs...)
 	specs := make([]core.PlanTaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
-		specs[i] = core.PlanTaskSpec{TaskSpec: spec(t.SubmitTask), DependsOn: t.DependsOn}
+		specs[i] = core.PlanTaskSpec{TaskSpec: Spec(t.SubmitTask), DependsOn: t.DependsOn}
 		specs[i].Checkout = branch
 	}
 	v, err := do(r.Context(), s, func(c *core.State, now time.Time) (wire.Plan, error) {

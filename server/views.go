@@ -197,7 +197,7 @@ func taskViewAt(c *core.State, t core.Task, position int) wire.Task {
 		RunID: t.RunID, RunIDs: t.RunIDs, BlockedBy: t.BlockedBy, Warnings: t.Warnings, PlanID: t.PlanID, DependsOn: t.DependsOn,
 		ResumedFrom: t.ResumedFrom, Delivery: t.Delivery, Usage: wire.Usage(t.Usage), Usages: []wire.UsageRecord{}, Package: t.Package,
 		Land: wire.LandHow(cmp.Or(t.Land, core.LandNone)), LandedCommit: t.LandedCommit,
-		Branch: t.Branch, Worktree: t.Worktree, KeepWorktree: t.KeepWorktree,
+		Branch: t.Branch, Worktree: t.Worktree, KeepWorktree: t.KeepWorktree, Issue: t.Issue,
 	}
 	if t.State == core.Running && t.Phase == core.Landing && t.Worktree != "" {
 		v.LandPosition = c.LandPosition(t.ID)

@@ -43,16 +43,24 @@ func TestTheForgeSectionIsCheckedAndLandingByPullRequestNeedsAForgeAtStart(t *te
 	}
 }
 
-// An intake section is read and checked, and wilco says, at start and in
-// `wilco config check`, that it takes no issue.
-func TestAnIntakeSectionIsSaidNotToRun(t *testing.T) {
+// An intake section is run: wilco config check warns of nothing, and
+// wilco serve refuses to start without the forge's token, naming its
+// variable (never a value).
+func TestIntakeWithoutTheForgesTokenRefusesToStart(t *testing.T) {
 	t.Parallel()
 	dir := blackbox.NewRepo(t, "agents:\n  - {name: a, adapter: mailbox}\nforge: {kind: github, repo: acme/widget}\nintake: {label: todo, poll: 2m}\n")
-	in := blackbox.ServeRepo(t, dir)
-	const said = "intake: issues are not taken as tasks by this version of wilco"
-	waitFor(t, "the warning", 10*time.Second, func() bool { return strings.Contains(in.Stderr.String(), said) })
-	r := blackbox.WilcoCLI(t, dir, in.Url, 20*time.Second, "config", "check")
-	if r.Code != 0 || !strings.Contains(r.Stderr, "warning: "+said) || !strings.Contains(r.Stdout, "label: todo") || !strings.Contains(r.Stdout, "token: ${GITHUB_TOKEN}") {
+	r := inRepo(t, dir, "config", "check")
+	if r.Code != 0 || strings.Contains(r.Stderr, "warning:") || !strings.Contains(r.Stdout, "label: todo") || !strings.Contains(r.Stdout, "token: ${GITHUB_TOKEN}") {
 		t.Fatalf("wilco config check: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	_, out, done := serveArgs(t, dir, []string{"GITHUB_TOKEN="}, "--addr", "127.0.0.1:0")
+	select {
+	case err := <-done:
+		done <- err
+		if err == nil || !strings.Contains(out.String(), "forge.token: the environment variable GITHUB_TOKEN is not set (intake needs the forge)") {
+			t.Fatalf("wilco serve: %v\n%s", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wilco serve started without the forge's token")
 	}
 }

@@ -12,37 +12,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/perform"
-	"wilco/test/blackbox"
 )
 
 // landCommit is the land section that commits verified changes.
 const landCommit = "land: {how: commit}\n"
 
-// gitRun runs git in dir for the test (the machine's git configuration,
-// as a user's) and returns its output.
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // commitsOf lists the commits of HEAD's history, newest first.
 func commitsOf(t *testing.T, dir string) []string {
 	t.Helper()
-	return strings.Fields(gitRun(t, dir, "log", "--format=%H"))
-}
-
-// trailer is the value of a commit's trailer key ("" when it has none).
-func trailer(t *testing.T, dir, commit, key string) string {
-	t.Helper()
-	return strings.TrimSpace(gitRun(t, dir, "log", "-1", "--format=%(trailers:key="+key+",valueonly,unfold)", commit))
+	return strings.Fields(blackbox.GitRun(t, dir, "log", "--format=%H"))
 }
 
 // verifyTreeOf runs check.sh — the verify step — on a commit's tree
@@ -79,14 +60,14 @@ func verifyTreeOf(t *testing.T, dir, commit, id string) {
 func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayUncommitted(t *testing.T) {
 	t.Parallel()
 	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
-	gitRun(t, dir, "config", "user.name", "Repo User")
-	gitRun(t, dir, "config", "user.email", "repo@example.com")
+	blackbox.GitRun(t, dir, "config", "user.name", "Repo User")
+	blackbox.GitRun(t, dir, "config", "user.email", "repo@example.com")
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# project\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "add", "README.md")
-	gitRun(t, dir, "commit", "-qm", "a readme")
-	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	blackbox.GitRun(t, dir, "add", "README.md")
+	blackbox.GitRun(t, dir, "commit", "-qm", "a readme")
+	branch := strings.TrimSpace(blackbox.GitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
 	before := commitsOf(t, dir)
 	// The user's own work in progress: an unstaged edit, a staged new
 	// file, an untracked file.
@@ -95,7 +76,7 @@ func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayU
 			t.Fatal(err)
 		}
 	}
-	gitRun(t, dir, "add", "staged.txt")
+	blackbox.GitRun(t, dir, "add", "staged.txt")
 	const userStatus = " M README.md\nA  staged.txt\n?? scratch.txt\n"
 
 	in := blackbox.ServeRepo(t, dir)
@@ -121,19 +102,19 @@ func TestEachVerifiedTaskLandsAsOneCommitWithItsTrailersAndTheUsersOwnEditsStayU
 			t.Fatalf("%s: landed_commit %q, want %s; summary:\n%v", id, tk.LandedCommit, commit, tk.Summary)
 		}
 		for key, want := range map[string]string{"Wilco-Task": id, "Wilco-Run": id + "-a1", "Wilco-Agent": "fixer"} {
-			if got := trailer(t, dir, commit, key); got != want {
-				t.Fatalf("%s: trailer %s is %q, want %q:\n%s", id, key, got, want, gitRun(t, dir, "log", "-1", commit))
+			if got := blackbox.Trailer(t, dir, commit, key); got != want {
+				t.Fatalf("%s: trailer %s is %q, want %q:\n%s", id, key, got, want, blackbox.GitRun(t, dir, "log", "-1", commit))
 			}
 		}
-		if got := gitRun(t, dir, "log", "-1", "--format=%s|%an <%ae>", commit); got != "Write the fix for "+id+" into file.txt|Repo User <repo@example.com>\n" {
+		if got := blackbox.GitRun(t, dir, "log", "-1", "--format=%s|%an <%ae>", commit); got != "Write the fix for "+id+" into file.txt|Repo User <repo@example.com>\n" {
 			t.Fatalf("%s: subject and author %q", id, got)
 		}
-		if got := gitRun(t, dir, "show", "--name-only", "--format=", commit); got != "file.txt\n" {
+		if got := blackbox.GitRun(t, dir, "show", "--name-only", "--format=", commit); got != "file.txt\n" {
 			t.Fatalf("%s: the commit holds %q, want file.txt alone", id, got)
 		}
 		verifyTreeOf(t, dir, commit, id)
 	}
-	if got := gitRun(t, dir, "status", "--porcelain"); got != userStatus {
+	if got := blackbox.GitRun(t, dir, "status", "--porcelain"); got != userStatus {
 		t.Fatalf("the user's own edits after three commits:\n%s\nwant\n%s", got, userStatus)
 	}
 	if got := blackbox.ReadFile(t, filepath.Join(dir, "README.md")); got != "# project\n\nmy notes, not done\n" {
@@ -162,7 +143,7 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 	if after := commitsOf(t, dir); len(after) != len(before) {
 		t.Fatalf("%d commits, want %d: a task that lands as nothing committed", len(after), len(before))
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" {
 		t.Fatalf("git status:\n%s", st)
 	}
 
@@ -184,13 +165,13 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 	// A commit with no user in git's configuration is wilco's, for that
 	// commit only; the change N-1 left is not part of it (it was there
 	// before N-2 began), and stays.
-	gitRun(t, dir, "commit", "-qam", "the user commits N-1's change", "--author", "Someone <someone@example.com>")
+	blackbox.GitRun(t, dir, "commit", "-qam", "the user commits N-1's change", "--author", "Someone <someone@example.com>")
 	in.Submit(map[string]any{"id": "N-2", "description": "Write the fix into file.txt again"})
 	got = in.WaitTask("N-2", time.Minute, "success")
 	if got.LandedCommit == "" {
 		t.Fatalf("N-2 did not land:\n%s", got)
 	}
-	if who := gitRun(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>", got.LandedCommit); who != "wilco <wilco@localhost>|wilco <wilco@localhost>\n" {
+	if who := blackbox.GitRun(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>", got.LandedCommit); who != "wilco <wilco@localhost>|wilco <wilco@localhost>\n" {
 		t.Fatalf("author and committer of a commit with no user configured: %q", who)
 	}
 	if _, err := exec.Command("git", "-C", dir, "config", "--local", "--get", "user.name").Output(); err == nil {
@@ -201,9 +182,9 @@ func TestATaskSubmittedWithLandNoneLeavesItsChangeUncommittedWhereTheConfigurati
 func TestATaskThatLandsAsACommitIsRefusedWhileTheCheckoutIsOnAnotherBranch(t *testing.T) {
 	t.Parallel()
 	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
-	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	branch := strings.TrimSpace(blackbox.GitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
 	in := blackbox.ServeRepo(t, dir)
-	gitRun(t, dir, "checkout", "-q", "-b", "feature")
+	blackbox.GitRun(t, dir, "checkout", "-q", "-b", "feature")
 	rep := in.Call("POST", "/v1/tasks", blackbox.AdminToken, map[string]any{"id": "B-1", "description": "Write the fix into file.txt"})
 	want := "the checkout is on branch feature, not on " + branch + " (land.to)"
 	if rep.Status != 409 || !strings.Contains(string(rep.Body), want) {
@@ -213,11 +194,11 @@ func TestATaskThatLandsAsACommitIsRefusedWhileTheCheckoutIsOnAnotherBranch(t *te
 	if r.Code == 0 || !strings.Contains(r.Stderr, want) {
 		t.Fatalf("wilco submit off the target branch: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if got := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD")); got != "feature" {
+	if got := strings.TrimSpace(blackbox.GitRun(t, dir, "symbolic-ref", "--short", "HEAD")); got != "feature" {
 		t.Fatalf("wilco switched the branch to %s", got)
 	}
 	// Back on the target branch, it is taken and lands there.
-	gitRun(t, dir, "checkout", "-q", branch)
+	blackbox.GitRun(t, dir, "checkout", "-q", branch)
 	in.Submit(map[string]any{"id": "B-2", "description": "Write the fix into file.txt"})
 	if got := in.WaitTask("B-2", time.Minute, "success"); got.LandedCommit == "" || commitsOf(t, dir)[0] != got.LandedCommit {
 		t.Fatalf("B-2 on %s: landed %q", branch, got.LandedCommit)
@@ -241,7 +222,7 @@ func TestAFileTheUserHadChangedBeforeTheTaskBeganIsNotCommittedWithTheTasksChang
 	if len(got.Warnings) == 0 || !strings.HasPrefix(got.Warnings[len(got.Warnings)-1], "left uncommitted: file.txt") {
 		t.Fatalf("warnings %q", got.Warnings)
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" || blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed D-1\n" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != " M file.txt\n" || blackbox.ReadFile(t, filepath.Join(dir, "file.txt")) != "fixed D-1\n" {
 		t.Fatalf("git status %q, file.txt %q", st, blackbox.ReadFile(t, filepath.Join(dir, "file.txt")))
 	}
 }
@@ -269,13 +250,13 @@ func TestAPreCommitHookRefusalGoesBackToTheAgentWithItsOutputUntilItPasses(t *te
 	if len(after) != len(before)+1 || got.LandedCommit != after[0] {
 		t.Fatalf("%d commits (want one more), landed %q", len(after)-len(before), got.LandedCommit)
 	}
-	if files := gitRun(t, dir, "show", "--name-only", "--format=", after[0]); files != "CHANGELOG\nfile.txt\n" {
+	if files := blackbox.GitRun(t, dir, "show", "--name-only", "--format=", after[0]); files != "CHANGELOG\nfile.txt\n" {
 		t.Fatalf("the commit holds %q", files)
 	}
-	if run := trailer(t, dir, after[0], "Wilco-Run"); run != "H-1-a2" {
+	if run := blackbox.Trailer(t, dir, after[0], "Wilco-Run"); run != "H-1-a2" {
 		t.Fatalf("Wilco-Run %q", run)
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("git status after the commit:\n%s", st)
 	}
 }
@@ -307,7 +288,7 @@ func TestWilcoKilledBetweenAVerdictAndItsCommitCommitsOnceAfterARestart(t *testi
 			if len(after) != len(before)+1 || got.LandedCommit != after[0] || got.Attempt != 1 {
 				t.Fatalf("after the restart: %d commits more, landed %q, attempt %d:\n%s", len(after)-len(before), got.LandedCommit, got.Attempt, blackbox.Tail(again.Stderr.String(), 30))
 			}
-			if n := strings.Count(gitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: K-1-a1$"), "\n"); n != 1 {
+			if n := strings.Count(blackbox.GitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: K-1-a1$"), "\n"); n != 1 {
 				t.Fatalf("%d commits of run K-1-a1", n)
 			}
 			again.Stop()
@@ -356,7 +337,7 @@ func TestALandingThisVersionDoesNotRunIsRefusedByConfigCheckAndAtStartWithItsLin
 func TestThePageShowsTheCommitAVerifiedTaskLandedAs(t *testing.T) {
 	t.Parallel()
 	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "fix_when.sh", nil)+blackbox.CheckStep+landCommit)
-	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	branch := strings.TrimSpace(blackbox.GitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "W-1", "description": "Write the fix into file.txt"})
 	got := in.WaitTask("W-1", time.Minute, "success")
@@ -380,7 +361,7 @@ func TestThePageShowsTheCommitAVerifiedTaskLandedAs(t *testing.T) {
 func TestATaskWhoseCheckoutLeftTheTargetBranchIsEscalatedThenCommittedThereOnRetry(t *testing.T) {
 	t.Parallel()
 	dir := blackbox.NewRepo(t, "agents:\n"+execAgent(t, "fixer", "switch_branch.sh", nil)+blackbox.CheckStep+landCommit)
-	branch := strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
+	branch := strings.TrimSpace(blackbox.GitRun(t, dir, "symbolic-ref", "--short", "HEAD"))
 	before := commitsOf(t, dir)
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "S-1", "description": "Write the fix into file.txt"})
@@ -389,17 +370,17 @@ func TestATaskWhoseCheckoutLeftTheTargetBranchIsEscalatedThenCommittedThereOnRet
 	if got.Escalation == nil || !strings.Contains(got.Escalation.Reason, want) || !strings.Contains(got.Escalation.Reason, "Nothing was committed") {
 		t.Fatalf("the escalation: %+v", got.Escalation)
 	}
-	if n := len(strings.Fields(gitRun(t, dir, "log", "--format=%H", "--all"))); n != len(before) {
+	if n := len(strings.Fields(blackbox.GitRun(t, dir, "log", "--format=%H", "--all"))); n != len(before) {
 		t.Fatalf("%d commits in all, want %d", n, len(before))
 	}
-	gitRun(t, dir, "checkout", "-q", branch)
+	blackbox.GitRun(t, dir, "checkout", "-q", branch)
 	blackbox.MustContain(t, "wilco respond S-1 retry", in.Cli("respond", "S-1", "retry"), "S-1")
 	got = in.WaitTask("S-1", time.Minute, "success")
 	after := commitsOf(t, dir)
 	if got.Attempt != 1 || len(after) != len(before)+1 || got.LandedCommit != after[0] {
 		t.Fatalf("after the retry: attempt %d, %d commits more, landed %q", got.Attempt, len(after)-len(before), got.LandedCommit)
 	}
-	if run := trailer(t, dir, after[0], "Wilco-Run"); run != "S-1-a1" {
+	if run := blackbox.Trailer(t, dir, after[0], "Wilco-Run"); run != "S-1-a1" {
 		t.Fatalf("Wilco-Run %q", run)
 	}
 }

@@ -10,15 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 	"wilco/test/blackbox"
 )
 
 func TestARebaseLandsEachOfATasksCommitsOnTheTargetInALine(t *testing.T) {
 	t.Parallel()
 	second := execAgent(t, "second", "two_commits.sh", nil, "OWN_FILE_SLEEP=2")
-	dir := parallelRepo(t, "parallel: 2\nland: {how: rebase}\nagents:\n"+ownFileAgent(t, "first", 1)+second, ownFilesCheck)
-	before := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nland: {how: rebase}\nagents:\n"+ownFileAgent(t, "first", 1)+second, blackbox.OwnFilesCheck)
+	before := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main"))
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "R-1", "description": "Write R-1 into files/R-1.txt", "agent": "first"})
 	in.Submit(map[string]any{"id": "R-2", "description": "Write R-2 into files/R-2.txt", "agent": "second"})
@@ -27,19 +26,19 @@ func TestARebaseLandsEachOfATasksCommitsOnTheTargetInALine(t *testing.T) {
 	// R-1 landed first, so R-2 was replayed on it: its agent's commit,
 	// then wilco's, each with one parent.
 	var got []string
-	for _, l := range strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%p%x09%an%x09%s", before+"..main")), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(blackbox.GitRun(t, dir, "log", "--format=%p%x09%an%x09%s", before+"..main")), "\n") {
 		f := strings.Split(l, "\t")
 		got = append(got, strings.Join([]string{strings.Repeat("*", len(strings.Fields(f[0]))), f[1], f[2]}, " "))
 	}
 	if len(got) != 3 || got[1] != "* agent Part of R-2" || !strings.HasPrefix(got[0], "* ") || !strings.HasPrefix(got[2], "* ") {
-		t.Fatalf("main gained (newest first) %q, want R-1's commit, then R-2's two replayed in a line:\n%s", got, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+		t.Fatalf("main gained (newest first) %q, want R-1's commit, then R-2's two replayed in a line:\n%s", got, blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 	}
-	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
-	if r2.LandedCommit != head || trailer(t, dir, head, "Wilco-Task") != "R-2" || trailer(t, dir, "main~2", "Wilco-Task") != "R-1" {
-		t.Fatalf("R-2 landed as %s, main is at %s:\n%s", r2.LandedCommit, head, gitRun(t, dir, "log", "--format=%h %s%n%b", before+"..main"))
+	head := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main"))
+	if r2.LandedCommit != head || blackbox.Trailer(t, dir, head, "Wilco-Task") != "R-2" || blackbox.Trailer(t, dir, "main~2", "Wilco-Task") != "R-1" {
+		t.Fatalf("R-2 landed as %s, main is at %s:\n%s", r2.LandedCommit, head, blackbox.GitRun(t, dir, "log", "--format=%h %s%n%b", before+"..main"))
 	}
-	for _, c := range firstParents(t, dir) {
-		if err := checkTreeOf(t, dir, c); err != nil {
+	for _, c := range blackbox.FirstParents(t, dir) {
+		if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 		}
 	}
@@ -48,10 +47,10 @@ func TestARebaseLandsEachOfATasksCommitsOnTheTargetInALine(t *testing.T) {
 func TestAMergeConflictsMessageNamesTheCommitsThatLandedWithTheirTasksAndTheFiles(t *testing.T) {
 	t.Parallel()
 	const sameLine = `grep -qx "$WILCO_TASK_ID" shared.txt || { echo "check: shared.txt lacks $WILCO_TASK_ID"; exit 1; }` + "\n"
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2"), sameLine)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2"), sameLine)
 	writeFile(t, dir, "shared.txt", "base\n")
-	gitRun(t, dir, "add", "shared.txt")
-	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
+	blackbox.GitRun(t, dir, "add", "shared.txt")
+	blackbox.GitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "M-1", "description": "Write M-1 into shared.txt", "agent": "first"})
 	in.Submit(map[string]any{"id": "M-2", "description": "Write M-2 into shared.txt", "agent": "second"})
@@ -79,13 +78,13 @@ func TestAMergeConflictsMessageNamesTheCommitsThatLandedWithTheirTasksAndTheFile
 
 func TestATaskThatLandsAsNoneIsCountedAsLeftOnItsBranchNotAsLanded(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), blackbox.OwnFilesCheck)
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "N-1", "description": "Write N-1 into files/N-1.txt", "land": "none"})
 	in.Submit(map[string]any{"id": "N-2", "description": "Write N-2 into files/N-2.txt"})
 	kept := in.WaitTask("N-1", time.Minute, "success")
 	in.WaitTask("N-2", time.Minute, "success")
-	if kept.LandedCommit == "" || strings.TrimSpace(gitRun(t, dir, "rev-parse", "wilco/N-1")) != kept.LandedCommit {
+	if kept.LandedCommit == "" || strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "wilco/N-1")) != kept.LandedCommit {
 		t.Fatalf("N-1 is not committed on its branch: %q", kept.LandedCommit)
 	}
 	r := blackbox.WilcoCLI(t, dir, in.Url, time.Minute, "stats", "--json")

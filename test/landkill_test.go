@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/perform"
-	"wilco/test/blackbox"
 )
 
 func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfMerged(t *testing.T) {
@@ -22,7 +22,7 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 		for _, kill := range []string{"land:update-ref", "land:after-update-ref"} {
 			t.Run(how+"_"+strings.ReplaceAll(kill, ":", "_"), func(t *testing.T) {
 				t.Parallel()
-				dir := parallelRepo(t, "parallel: 2\nland: {how: "+how+"}\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+				dir := blackbox.ParallelRepo(t, "parallel: 2\nland: {how: "+how+"}\nagents:\n"+ownFileAgent(t, "agent", 2), blackbox.OwnFilesCheck)
 				// The user's own, uncommitted: a change of a tracked file
 				// and a new file, neither of which a landing touches.
 				mine := map[string]string{"file.txt": "the user's edit\n", "scratch.txt": "the user's scratch\n"}
@@ -41,7 +41,7 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 				// Killed: the checkout's index and files agree (both the old
 				// target's or both the new one's), the user's edits are
 				// there.
-				if diff := gitRun(t, dir, "diff", "--name-only", "--", "files"); diff != "" {
+				if diff := blackbox.GitRun(t, dir, "diff", "--name-only", "--", "files"); diff != "" {
 					t.Fatalf("the checkout's files differ from its index after the kill:\n%s", diff)
 				}
 				for _, id := range ids {
@@ -56,24 +56,24 @@ func TestWilcoKilledBetweenTheCheckoutsUpdateAndTheTargetsMoveLeavesNothingHalfM
 					again.WaitTask(id, 2*time.Minute, "success")
 				}
 				for _, id := range ids {
-					if n := strings.Count(gitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
-						t.Fatalf("%d commits of %s on main:\n%s", n, id, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+					if n := strings.Count(blackbox.GitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
+						t.Fatalf("%d commits of %s on main:\n%s", n, id, blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 					}
 					if b, err := os.ReadFile(filepath.Join(dir, "files", id+".txt")); err != nil || string(b) != id+"\n" {
 						t.Fatalf("the checkout's files/%s.txt: %q %v", id, b, err)
 					}
 				}
-				for _, c := range firstParents(t, dir) {
-					if err := checkTreeOf(t, dir, c); err != nil {
+				for _, c := range blackbox.FirstParents(t, dir) {
+					if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 						t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 					}
 				}
 				// The checkout is main, index and files, with the user's
 				// edits and nothing else.
-				if staged := gitRun(t, dir, "diff", "--cached", "--name-only"); staged != "" {
+				if staged := blackbox.GitRun(t, dir, "diff", "--cached", "--name-only"); staged != "" {
 					t.Fatalf("the checkout's index is not main's:\n%s", staged)
 				}
-				if st := gitRun(t, dir, "status", "--porcelain"); st != userStatus {
+				if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != userStatus {
 					t.Fatalf("the checkout after the restart:\n%s", st)
 				}
 				checkMine(t, dir, mine)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 	"wilco/test/blackbox"
 )
 
@@ -21,8 +20,8 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 	t.Parallel()
 	// A check that takes a while: tasks verified together queue behind
 	// the first one's combination while it is verified.
-	dir := parallelRepo(t, "parallel: 6\nagents:\n"+ownFileAgent(t, "agent", 6), "sleep 0.5\n"+ownFilesCheck)
-	before := firstParents(t, dir)
+	dir := blackbox.ParallelRepo(t, "parallel: 6\nagents:\n"+ownFileAgent(t, "agent", 6), "sleep 0.5\n"+blackbox.OwnFilesCheck)
+	before := blackbox.FirstParents(t, dir)
 	in := blackbox.ServeRepo(t, dir)
 	var ids []string
 	for i := 1; i <= 6; i++ {
@@ -47,7 +46,7 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 		}
 		if d.On != "" {
 			behind++
-			if gitRun(t, dir, "cat-file", "-t", d.On) != "commit\n" {
+			if blackbox.GitRun(t, dir, "cat-file", "-t", d.On) != "commit\n" {
 				t.Fatalf("%s was combined on %q, no commit", e.TaskID, d.On)
 			}
 		}
@@ -57,24 +56,24 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 	}
 	// main moved once for each task, each time to work that passes the
 	// checks, and holds each task's commit once.
-	moves := firstParents(t, dir)
+	moves := blackbox.FirstParents(t, dir)
 	if len(moves) != len(before)+6 {
-		t.Fatalf("main pointed at %d commits since the check, want %d:\n%s", len(moves), len(before)+6, gitRun(t, dir, "reflog", "main"))
+		t.Fatalf("main pointed at %d commits since the check, want %d:\n%s", len(moves), len(before)+6, blackbox.GitRun(t, dir, "reflog", "main"))
 	}
 	for _, c := range moves {
-		if err := checkTreeOf(t, dir, c); err != nil {
+		if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 		}
 	}
 	var landed []string
-	for _, c := range strings.Fields(gitRun(t, dir, "log", "--no-merges", "--format=%H", before[0]+"..main")) {
-		landed = append(landed, trailer(t, dir, c, "Wilco-Task"))
+	for _, c := range strings.Fields(blackbox.GitRun(t, dir, "log", "--no-merges", "--format=%H", before[0]+"..main")) {
+		landed = append(landed, blackbox.Trailer(t, dir, c, "Wilco-Task"))
 	}
 	slices.Sort(landed)
 	if !slices.Equal(landed, ids) {
 		t.Fatalf("the task commits on main are of %v", landed)
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("the checkout after the landings:\n%s", st)
 	}
 	for _, id := range ids {
@@ -83,9 +82,9 @@ func TestVerifiedTasksAreCombinedBehindTheOneLandingAndTheTargetOnlyHoldsVerifie
 		}
 	}
 	if !blackbox.Eventually(10*time.Second, 20*time.Millisecond, func() bool {
-		return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+		return strings.Count(blackbox.GitRun(t, dir, "worktree", "list"), "\n") == 1 && blackbox.GitRun(t, dir, "branch", "--list", "wilco/*") == ""
 	}) {
-		t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
+		t.Fatalf("worktrees or branches left:\n%s%s", blackbox.GitRun(t, dir, "worktree", "list"), blackbox.GitRun(t, dir, "branch", "--list"))
 	}
 }
 
@@ -106,12 +105,12 @@ func TestAMergeConflictHandsTheTurnToLandToTheNextVerifiedTask(t *testing.T) {
 	agentA := fmt.Sprintf("  - {name: a, adapter: exec, command: [sh, -c, %s], prompt: stdin, handshake: inline, timeout: 2m, env: {WILCO_TARGET: main, OWN_FILE_SLEEP: \"1.5\", HOLD_RETRY: %s, OWN_FILE: %s}}\n",
 		blackbox.Quoted(retryWaits), blackbox.Quoted(holdRetry), blackbox.Quoted(blackbox.ScriptPath(t, "own_file.sh")))
 	const check = `[ "$WILCO_TASK_ID" != B-1 ] || grep -qx B-1 files/B-1.txt || { echo "check: files/B-1.txt"; exit 1; }` + "\n"
-	dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "x", 1)+agentA+ownFileAgent(t, "b", 1, "OWN_FILE_SLEEP=2.5"), check)
+	dir := blackbox.ParallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "x", 1)+agentA+ownFileAgent(t, "b", 1, "OWN_FILE_SLEEP=2.5"), check)
 	if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "add", "shared.txt")
-	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
+	blackbox.GitRun(t, dir, "add", "shared.txt")
+	blackbox.GitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
 	// The commit of A's verified change waits for holdCommit to go: B is
 	// verified while A's landing is under way.
 	hook := "#!/bin/sh\n[ \"$(cat shared.txt 2>/dev/null)\" = A-1 ] || exit 0\nwhile [ -e " + blackbox.Quoted(holdCommit) + " ]; do sleep 0.1; done\n"

@@ -12,13 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 	"wilco/test/blackbox"
 )
 
 func TestThePagesTaskListShowsTheSlotsAndTheLandingQueueWithPositions(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "fast", 2)+ownFileAgent(t, "slow", 1, "OWN_FILE_SLEEP=60"), ownFilesCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "fast", 2)+ownFileAgent(t, "slow", 1, "OWN_FILE_SLEEP=60"), blackbox.OwnFilesCheck)
 	// The user's drafts of the files write: their landings wait,
 	// one landing (position 1), the other waiting its turn (position 2).
 	for _, id := range []string{"Q-1", "Q-2"} {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 	"wilco/test/blackbox"
 )
 
@@ -27,7 +26,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 	t.Parallel()
 	blackbox.NeedTmux(t)
 	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
 	blackbox.EndTmux(t, dir)
 	in := blackbox.ServeRepo(t, dir)
 	srv := blackbox.TmuxServer(t, dir)
@@ -85,7 +84,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 		}
 	}
 	for _, id := range []string{"P-1", "P-2"} {
-		if got := strings.TrimSpace(gitRun(t, dir, "show", "main:"+id+".txt")); got != "attempt 1" {
+		if got := strings.TrimSpace(blackbox.GitRun(t, dir, "show", "main:"+id+".txt")); got != "attempt 1" {
 			t.Fatalf("main's %s.txt = %q", id, got)
 		}
 		if _, err := os.Stat(filepath.Join(dir, id+".txt")); err != nil {
@@ -108,7 +107,7 @@ func TestTwoTmuxInstancesWorkTwoTasksAtOnceEachInItsWorktreeAndBothLand(t *testi
 
 func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 2\nagents: []\n", ownTxtCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents: []\n", ownTxtCheck)
 	in := blackbox.ServeRepo(t, dir)
 	tok := in.Agent("remote")
 	in.Submit(map[string]any{"id": "R-1", "description": "Write attempt 1 into R-1.txt", "agent": "remote"})
@@ -136,7 +135,7 @@ func TestAMailboxAgentIsToldTheWorktreeAndBranchItsTaskWorksIn(t *testing.T) {
 	if got := in.WaitTask("R-1", time.Minute, "success"); got.LandedCommit == "" {
 		t.Fatalf("R-1 did not land: %+v", got)
 	}
-	if got := strings.TrimSpace(gitRun(t, dir, "show", "main:R-1.txt")); got != "attempt 1" {
+	if got := strings.TrimSpace(blackbox.GitRun(t, dir, "show", "main:R-1.txt")); got != "attempt 1" {
 		t.Fatalf("main's R-1.txt = %q", got)
 	}
 }
@@ -149,7 +148,7 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
 	agent := strings.TrimSuffix(tuiAgentYAML(t, "", ""), "\n") + "\n    instances: 2\n"
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+agent, ownTxtCheck)
 	blackbox.EndTmux(t, dir)
 	in := blackbox.ServeRepo(t, dir)
 	for _, id := range []string{"K-1", "K-2"} {
@@ -178,7 +177,7 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 		if got.State != "success" || got.LandedCommit == "" {
 			t.Fatalf("%s ended %s (landed %q):\n%s\nthe agent's logs:\n%s", id, got.State, got.LandedCommit, got, blackbox.AgentLogs(t, dir))
 		}
-		if content := strings.TrimSpace(gitRun(t, dir, "show", "main:"+id+".txt")); content != "attempt 1" {
+		if content := strings.TrimSpace(blackbox.GitRun(t, dir, "show", "main:"+id+".txt")); content != "attempt 1" {
 			t.Fatalf("main's %s.txt = %q", id, content)
 		}
 	}
@@ -192,7 +191,7 @@ func TestTmuxInstancesOutliveAKilledWilcoAndTheirTasksLand(t *testing.T) {
 // worktree and branch its task works in too.
 func TestAnAIMaestroAgentIsToldTheWorktreeItsTaskWorksIn(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 2\nagents:\n  - {name: remote, adapter: mailbox}\ncompat: {aimaestro: true}\n", ownTxtCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n  - {name: remote, adapter: mailbox}\ncompat: {aimaestro: true}\n", ownTxtCheck)
 	in := blackbox.ServeRepo(t, dir)
 	tok := strings.TrimSpace(in.Cli("agents", "token", "remote"))
 	in.Submit(map[string]any{"id": "R-2", "description": "Write attempt 1 into R-2.txt"})

@@ -10,79 +10,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/perform"
-	"wilco/test/blackbox"
 )
-
-// ownFilesCheck is the verify step of the parallel tests: the task's own
-// file holds its id, and every file of files/ holds its own name.
-const ownFilesCheck = `for f in files/*.txt; do
-	[ -e "$f" ] || continue
-	want=$(basename "$f" .txt)
-	[ "$(cat "$f")" = "$want" ] || { echo "check: $f holds \"$(cat "$f")\", want \"$want\""; exit 1; }
-done
-if [ -n "$WILCO_TASK_ID" ]; then
-	[ "$(cat "files/$WILCO_TASK_ID.txt" 2>/dev/null)" = "$WILCO_TASK_ID" ] || { echo "check: files/$WILCO_TASK_ID.txt does not hold $WILCO_TASK_ID"; exit 1; }
-fi
-`
-
-// parallelRepo makes a repository (newRepo) on branch main with the
-// check script given as par.sh, committed, the verify step running it.
-func parallelRepo(t *testing.T, yaml, check string) string {
-	t.Helper()
-	dir := blackbox.NewRepo(t, yaml+"verify:\n  steps:\n    - {name: check, run: \"sh par.sh\", timeout: 20s}\n")
-	if err := os.WriteFile(filepath.Join(dir, "par.sh"), []byte(check), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitRun(t, dir, "branch", "-M", "main")
-	gitRun(t, dir, "add", "par.sh")
-	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "the check")
-	return dir
-}
 
 // ownFileAgent is an exec agent running own_file.sh.
 func ownFileAgent(t *testing.T, name string, instances int, env ...string) string {
 	line := execAgent(t, name, "own_file.sh", nil, append([]string{"WILCO_TARGET=main"}, env...)...)
 	return strings.TrimSuffix(line, "}\n") + fmt.Sprintf(", instances: %d}\n", instances)
-}
-
-// firstParents are the commits main pointed at since the check was
-// committed, newest first (its reflog), the check's commit last.
-func firstParents(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	for _, c := range strings.Fields(gitRun(t, dir, "log", "-g", "--format=%H", "main")) {
-		out = append(out, c)
-		if strings.TrimSpace(gitRun(t, dir, "log", "-1", "--format=%s", c)) == "the check" {
-			break
-		}
-	}
-	return out
-}
-
-// checkTreeOf runs par.sh on a commit's tree alone, with no task id: what
-// the target holds passes the checks.
-func checkTreeOf(t *testing.T, dir, commit string) error {
-	t.Helper()
-	tree := t.TempDir()
-	cmd := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", dir, commit, tree)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("archive %s: %v\n%s", commit, err, out)
-	}
-	check := exec.Command("sh", "par.sh")
-	check.Dir = tree
-	check.Env = append(os.Environ(), "WILCO_TASK_ID=")
-	if out, err := check.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v: %s", err, out)
-	}
-	return nil
 }
 
 func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testing.T) {
@@ -91,8 +32,8 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 	for i := 1; i <= 4; i++ {
 		agents += ownFileAgent(t, fmt.Sprintf("agent-%d", i), 1)
 	}
-	dir := parallelRepo(t, "parallel: 4\nagents:\n"+agents, ownFilesCheck)
-	before := firstParents(t, dir)
+	dir := blackbox.ParallelRepo(t, "parallel: 4\nagents:\n"+agents, blackbox.OwnFilesCheck)
+	before := blackbox.FirstParents(t, dir)
 	in := blackbox.ServeRepo(t, dir)
 	var ids []string
 	for i := 1; i <= 12; i++ {
@@ -144,15 +85,15 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 		t.Fatal("no task was verified again combined with what landed before it")
 	}
 	// Twelve task commits on main, each with its trailers.
-	tasks := strings.Fields(gitRun(t, dir, "log", "--no-merges", "--format=%H", before[0]+"..main"))
+	tasks := strings.Fields(blackbox.GitRun(t, dir, "log", "--no-merges", "--format=%H", before[0]+"..main"))
 	if len(tasks) != 12 {
-		t.Fatalf("%d task commits on main, want 12:\n%s", len(tasks), gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+		t.Fatalf("%d task commits on main, want 12:\n%s", len(tasks), blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 	}
 	var landed []string
 	for _, c := range tasks {
-		id := trailer(t, dir, c, "Wilco-Task")
-		if !slices.Contains(ids, id) || trailer(t, dir, c, "Wilco-Run") != id+"-a1" || !strings.HasPrefix(trailer(t, dir, c, "Wilco-Agent"), "agent-") {
-			t.Fatalf("commit %s has the trailers %q %q %q", c, id, trailer(t, dir, c, "Wilco-Run"), trailer(t, dir, c, "Wilco-Agent"))
+		id := blackbox.Trailer(t, dir, c, "Wilco-Task")
+		if !slices.Contains(ids, id) || blackbox.Trailer(t, dir, c, "Wilco-Run") != id+"-a1" || !strings.HasPrefix(blackbox.Trailer(t, dir, c, "Wilco-Agent"), "agent-") {
+			t.Fatalf("commit %s has the trailers %q %q %q", c, id, blackbox.Trailer(t, dir, c, "Wilco-Run"), blackbox.Trailer(t, dir, c, "Wilco-Agent"))
 		}
 		landed = append(landed, id)
 	}
@@ -162,18 +103,18 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 	}
 	// Every commit main pointed at passes the checks: it moved once for
 	// each task.
-	moves := firstParents(t, dir)
+	moves := blackbox.FirstParents(t, dir)
 	if len(moves) != 13 {
-		t.Fatalf("main pointed at %d commits since the check, want 13:\n%s", len(moves), gitRun(t, dir, "reflog", "main"))
+		t.Fatalf("main pointed at %d commits since the check, want 13:\n%s", len(moves), blackbox.GitRun(t, dir, "reflog", "main"))
 	}
 	for _, c := range moves {
-		if err := checkTreeOf(t, dir, c); err != nil {
+		if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 		}
 	}
 	// The checkout (on main) is main, its files there; the worktrees and
 	// the landed branches are gone.
-	if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("the checkout after the landings:\n%s", st)
 	}
 	for _, id := range ids {
@@ -189,21 +130,21 @@ func TestTwelveTasksOnFourAgentsLandAsTwelveVerifiedCommitsOnTheTarget(t *testin
 				n++
 			}
 		}
-		return n == 0 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+		return n == 0 && blackbox.GitRun(t, dir, "branch", "--list", "wilco/*") == ""
 	}) {
-		t.Fatalf("worktrees or branches left: %s", gitRun(t, dir, "worktree", "list"))
+		t.Fatalf("worktrees or branches left: %s", blackbox.GitRun(t, dir, "worktree", "list"))
 	}
 }
 
 func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T) {
 	t.Parallel()
 	const sameLine = `grep -qx "$WILCO_TASK_ID" shared.txt || { echo "check: shared.txt lacks $WILCO_TASK_ID"; exit 1; }` + "\n"
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2"), sameLine)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2"), sameLine)
 	if err := os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "add", "shared.txt")
-	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
+	blackbox.GitRun(t, dir, "add", "shared.txt")
+	blackbox.GitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "shared")
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "C-1", "description": "Write C-1 into shared.txt", "agent": "first"})
 	in.Submit(map[string]any{"id": "C-2", "description": "Write C-2 into shared.txt", "agent": "second"})
@@ -226,16 +167,16 @@ func TestTwoTasksOnTheSameLinesMakeAMergeConflictTheSecondResolves(t *testing.T)
 	// C-1's commit, and C-2's resolved merge with it (run C-2-a2) on top
 	// of C-2's first commit.
 	for _, run := range []string{"C-1-a1", "C-2-a1", "C-2-a2"} {
-		if n := strings.Count(gitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: "+run+"$", "main"), "\n"); n != 1 {
-			t.Fatalf("%d commits of run %s on main:\n%s", n, run, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+		if n := strings.Count(blackbox.GitRun(t, dir, "log", "--format=%H", "--grep=^Wilco-Run: "+run+"$", "main"), "\n"); n != 1 {
+			t.Fatalf("%d commits of run %s on main:\n%s", n, run, blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 		}
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "shared.txt"))
 	if err != nil || !strings.Contains(string(got), "C-1\n") || !strings.Contains(string(got), "C-2\n") {
 		t.Fatalf("shared.txt on main: %q %v", got, err)
 	}
-	for _, c := range firstParents(t, dir)[:2] {
-		if strings.TrimSpace(gitRun(t, dir, "show", c+":shared.txt")) == "" {
+	for _, c := range blackbox.FirstParents(t, dir)[:2] {
+		if strings.TrimSpace(blackbox.GitRun(t, dir, "show", c+":shared.txt")) == "" {
 			t.Fatalf("main was at %s, with no shared.txt", c)
 		}
 	}
@@ -245,10 +186,10 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 	t.Parallel()
 	// Each task passes alone; together they hold two files, which the
 	// check refuses.
-	const atMostOne = ownFilesCheck + `n=$(ls files | wc -l)
+	const atMostOne = blackbox.OwnFilesCheck + `n=$(ls files | wc -l)
 [ "$n" -le 1 ] || { echo "check: files/ holds $n files, at most 1 is allowed"; exit 1; }
 `
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2")+
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "first", 1)+ownFileAgent(t, "second", 1, "OWN_FILE_SLEEP=2")+
 		"policy:\n  loop: {escalate_after: 1}\n", atMostOne)
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "I-1", "description": "Write I-1 into files/I-1.txt", "agent": "first"})
@@ -266,11 +207,11 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 	if !strings.Contains(r.Stdout, "| Integration failures (tasks) | 1 |") || !strings.Contains(r.Stdout, "| Landed as commits | 1 |") {
 		t.Fatalf("wilco stats:\n%s%s", r.Stdout, r.Stderr)
 	}
-	for _, c := range firstParents(t, dir) {
-		if err := checkTreeOf(t, dir, c); err != nil {
+	for _, c := range blackbox.FirstParents(t, dir) {
+		if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 			t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 		}
-		if trailer(t, dir, c, "Wilco-Task") == "I-2" {
+		if blackbox.Trailer(t, dir, c, "Wilco-Task") == "I-2" {
 			t.Fatalf("I-2's commit %s is on main", c[:7])
 		}
 	}
@@ -278,7 +219,7 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 
 func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), blackbox.OwnFilesCheck)
 	// The user's own, uncommitted: a file the landing will write, and one
 	// it will not touch.
 	mine := map[string]string{"files/W-1.txt": "my draft\n", "notes.txt": "my notes\n"}
@@ -290,7 +231,7 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 			t.Fatal(err)
 		}
 	}
-	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
+	head := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main"))
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt", "keep_worktree": true})
 	var tk blackbox.Task
@@ -306,7 +247,7 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 			t.Fatalf("the landing overwrote the user's %s: %q", name, b)
 		}
 	}
-	if now := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main")); now != head || in.Task("W-1").State != "running" {
+	if now := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main")); now != head || in.Task("W-1").State != "running" {
 		t.Fatal("main moved while the landing waited")
 	}
 	// The user puts the draft away: the landing goes on.
@@ -317,12 +258,12 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 	if b, _ := os.ReadFile(filepath.Join(dir, "files/W-1.txt")); string(b) != "W-1\n" {
 		t.Fatalf("files/W-1.txt after the landing: %q", b)
 	}
-	if st := gitRun(t, dir, "status", "--porcelain"); st != "?? notes.txt\n" {
+	if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "?? notes.txt\n" {
 		t.Fatalf("the checkout after the landing:\n%s", st)
 	}
 	// Asked for, its worktree and branch are kept.
-	if b, err := os.ReadFile(filepath.Join(dir, ".wilco/worktrees/W-1/files/W-1.txt")); err != nil || string(b) != "W-1\n" || gitRun(t, dir, "branch", "--list", "wilco/W-1") == "" {
-		t.Fatalf("the kept worktree: %q %v; branches:\n%s", b, err, gitRun(t, dir, "branch", "--list"))
+	if b, err := os.ReadFile(filepath.Join(dir, ".wilco/worktrees/W-1/files/W-1.txt")); err != nil || string(b) != "W-1\n" || blackbox.GitRun(t, dir, "branch", "--list", "wilco/W-1") == "" {
+		t.Fatalf("the kept worktree: %q %v; branches:\n%s", b, err, blackbox.GitRun(t, dir, "branch", "--list"))
 	}
 }
 
@@ -334,7 +275,7 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 	for _, kill := range []string{"LandTask", "report:Landed", "PrepareWorktree", "report:WorktreePrepared"} {
 		t.Run(strings.ReplaceAll(kill, ":", "_"), func(t *testing.T) {
 			t.Parallel()
-			dir := parallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "agent", 3), ownFilesCheck)
+			dir := blackbox.ParallelRepo(t, "parallel: 3\nagents:\n"+ownFileAgent(t, "agent", 3), blackbox.OwnFilesCheck)
 			in := blackbox.ServeRepo(t, dir, perform.EnvKillBefore+"="+kill)
 			// One plan of three tasks: submitted in one step, which a kill
 			// right after may leave unanswered.
@@ -356,22 +297,22 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 				again.WaitTask(id, 2*time.Minute, "success")
 			}
 			for _, id := range ids {
-				if n := strings.Count(gitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
-					t.Fatalf("%d commits of %s on main:\n%s", n, id, gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+				if n := strings.Count(blackbox.GitRun(t, dir, "log", "--no-merges", "--format=%H", "--grep=^Wilco-Task: "+id+"$", "main"), "\n"); n != 1 {
+					t.Fatalf("%d commits of %s on main:\n%s", n, id, blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 				}
 			}
-			for _, c := range firstParents(t, dir) {
-				if err := checkTreeOf(t, dir, c); err != nil {
+			for _, c := range blackbox.FirstParents(t, dir) {
+				if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 					t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 				}
 			}
-			if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+			if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "" {
 				t.Fatalf("the checkout after the restart:\n%s", st)
 			}
 			if !blackbox.Eventually(10*time.Second, 20*time.Millisecond, func() bool {
-				return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+				return strings.Count(blackbox.GitRun(t, dir, "worktree", "list"), "\n") == 1 && blackbox.GitRun(t, dir, "branch", "--list", "wilco/*") == ""
 			}) {
-				t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
+				t.Fatalf("worktrees or branches left:\n%s%s", blackbox.GitRun(t, dir, "worktree", "list"), blackbox.GitRun(t, dir, "branch", "--list"))
 			}
 		})
 	}
@@ -379,7 +320,7 @@ func TestWilcoKilledAroundALandingLandsEachTaskOnceAfterARestart(t *testing.T) {
 
 func TestThePageShowsATaskWorkedInParallelItsBranchWorktreeAndLanding(t *testing.T) {
 	t.Parallel()
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), ownFilesCheck)
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), blackbox.OwnFilesCheck)
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "B-1", "description": "Write B-1 into files/B-1.txt"})
 	got := in.WaitTask("B-1", time.Minute, "success")

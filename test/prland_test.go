@@ -33,9 +33,9 @@ func prRepo(t *testing.T, poll string, hook bool) (*forgetest.Server, string, *b
 		"land: {to: main, how: pr, merge: auto, poll: " + poll + "}\n" +
 		"forge: {kind: github, api: " + blackbox.Quoted(srv.API(forge.GitHub)) + ", repo: acme/widget, token: \"${GITHUB_TOKEN}\", webhook_secret: \"${WILCO_WEBHOOK_SECRET}\"}\n"
 	dir := blackbox.NewRepo(t, yaml)
-	gitRun(t, dir, "branch", "-M", "main")
-	gitRun(t, dir, "remote", "add", "origin", srv.GitURL())
-	gitRun(t, dir, "push", "--quiet", "--force", srv.AuthGitURL(), "main:main")
+	blackbox.GitRun(t, dir, "branch", "-M", "main")
+	blackbox.GitRun(t, dir, "remote", "add", "origin", srv.GitURL())
+	blackbox.GitRun(t, dir, "push", "--quiet", "--force", srv.AuthGitURL(), "main:main")
 	const secret = "a-webhook-secret"
 	in := blackbox.ServeRepo(t, dir, "GITHUB_TOKEN="+srv.Token, "WILCO_WEBHOOK_SECRET="+secret)
 	if hook {
@@ -105,7 +105,7 @@ func TestAPullRequestIsOpenedFixedAfterAFailedCheckAndMergedWhenGreenAndApproved
 		t.Fatalf("pull request %+v, task %s", merged, done)
 	}
 	waitFor(t, "the local main to follow the merge", 30*time.Second, func() bool {
-		return strings.TrimSpace(gitRun(t, in.Dir, "rev-parse", "main")) == merged.MergeSHA
+		return strings.TrimSpace(blackbox.GitRun(t, in.Dir, "rev-parse", "main")) == merged.MergeSHA
 	})
 }
 

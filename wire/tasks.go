@@ -95,6 +95,7 @@ type Task struct {
 	KeepWorktree        bool            `json:"keep_worktree,omitempty" doc:"Its worktree and branch are kept when it ends."`
 	LandPosition        int             `json:"land_position,omitempty" doc:"Its place in the landing queue (1: landing now), while a verified task worked in parallel waits to land."`
 	PullRequest         *PullRequest    `json:"pull_request,omitempty" doc:"The pull request its verified change is in (land pr)."`
+	Issue               int             `json:"issue,omitempty" doc:"The forge's issue the task was made from (intake); its thread is the task's conversation."`
 }
 
 // PullRequest is the pull request a task's verified change is in.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"wilco/config"
 )
@@ -28,7 +27,7 @@ func cmdConfig(_ context.Context, c *cli, v *verb, args []string) int {
 		fmt.Fprintf(c.stderr, "wilco: %s is not valid:\n%v\n", path, err)
 		return exitFailure
 	}
-	for _, w := range slices.Concat(cfg.Warnings, cfg.NotRun()) {
+	for _, w := range cfg.Warnings {
 		fmt.Fprintf(c.stderr, "warning: %s\n", w)
 	}
 	out, err := cfg.Encode()

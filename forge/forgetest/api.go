@@ -79,6 +79,7 @@ func (s *Server) routes() {
 		handle("GET /commits/{ref}/status", s.combinedStatus)
 		handle("GET /pulls/{n}/reviews", s.reviewsOf)
 		handle("GET /issues", s.listIssues)
+		handle("GET /issues/{n}", s.getIssue)
 		handle("GET /issues/{n}/comments", s.commentsOf)
 		handle("POST /issues/{n}/comments", s.createComment)
 		handle("GET /collaborators/{user}", s.isCollaborator)
@@ -631,6 +632,20 @@ func (s *Server) listIssues(kind forge.Kind, w http.ResponseWriter, r *http.Requ
 		}
 	}
 	writeJSON(w, http.StatusOK, nonNil(page(kind, w, r, out)))
+}
+
+// getIssue gets an issue or a pull request as the issues API shows it.
+func (s *Server) getIssue(kind forge.Kind, w http.ResponseWriter, r *http.Request) {
+	n := number(r, "n")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := s.issues[n]; i != nil {
+		writeJSON(w, http.StatusOK, s.ghIssue(i))
+	} else if p := s.pulls[n]; p != nil {
+		writeJSON(w, http.StatusOK, s.ghPullAsIssue(p))
+	} else {
+		notFound(w)
+	}
 }
 
 func (s *Server) commentsOf(kind forge.Kind, w http.ResponseWriter, r *http.Request) {

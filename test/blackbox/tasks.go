@@ -198,6 +198,8 @@ type Task struct {
 	ID                  string        `json:"id"`
 	Description         string        `json:"description"`
 	Constraints         []string      `json:"constraints"`
+	AcceptanceCriteria  []string      `json:"acceptance_criteria"`
+	Issue               int           `json:"issue"`
 	State               string        `json:"state"`
 	Phase               *string       `json:"phase"`
 	DryRun              bool          `json:"dry_run"`

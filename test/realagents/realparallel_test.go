@@ -1,4 +1,4 @@
-package test
+package realagents
 
 // The real Claude Code, three instances of one agent, three tasks worked
 // at once: each in a worktree of its own, each verified and landed.
@@ -21,6 +21,7 @@ import (
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
+	"wilco/test/blackbox"
 )
 
 // taskHeading finds the task a prompt is about: wilco's prompt names it
@@ -81,7 +82,7 @@ func claudeRecords(t *testing.T, configDir string) map[string]string {
 	out := map[string]string{}
 	for _, f := range files {
 		out[f] = ""
-		for _, l := range strings.Split(readFile(t, f), "\n") {
+		for _, l := range strings.Split(blackbox.ReadFile(t, f), "\n") {
 			var line struct {
 				Cwd string `json:"cwd"`
 			}
@@ -99,7 +100,7 @@ func claudeRecords(t *testing.T, configDir string) map[string]string {
 func runSessions(t *testing.T, dir, runID string) []string {
 	t.Helper()
 	var out []string
-	for _, l := range strings.Split(readFile(t, filepath.Join(dir, ".wilco", "runs", runID, "agent.log")), "\n") {
+	for _, l := range strings.Split(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", runID, "agent.log")), "\n") {
 		var ev struct {
 			Type      string `json:"type"`
 			Subtype   string `json:"subtype"`
@@ -142,7 +143,7 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			together := newBarrier(len(ids), func() {
 				for _, id := range ids {
 					if runtime.GOOS == "linux" {
-						pid := strings.TrimSpace(readFile(t, filepath.Join(dir, ".wilco", "runs", id+"-a1", execadapter.PidFileName)))
+						pid := strings.TrimSpace(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", id+"-a1", execadapter.PidFileName)))
 						cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd"))
 						if err != nil {
 							note("%s: the working directory of its Claude Code (process %q): %v", id, pid, err)
@@ -152,12 +153,12 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 						mu.Unlock()
 					}
 					for _, other := range ids {
-						got := readFile(t, filepath.Join(dir, ".wilco", "worktrees", other, "files", id+".txt"))
+						got := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "worktrees", other, "files", id+".txt"))
 						if want := map[bool]string{true: id + "\n", false: ""}[id == other]; got != want {
 							note("while the three worked, the worktree of %s held %q in files/%s.txt, want %q", other, got, id, want)
 						}
 					}
-					if exists(filepath.Join(dir, "files", id+".txt")) {
+					if blackbox.Exists(filepath.Join(dir, "files", id+".txt")) {
 						note("while the three worked, the checkout held files/%s.txt", id)
 					}
 				}
@@ -207,16 +208,16 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			home := t.TempDir()
 			agent := fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, handshake: %s, command: [%s], timeout: 3m, instances: 3, "+
 				"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
-				handshake, quoted(claude), quoted(model.URL()), quoted(home))
-			dir = parallelRepo(t, "parallel: 3\nland: {how: merge}\nagents:\n"+agent, ownFilesCheck)
+				handshake, blackbox.Quoted(claude), blackbox.Quoted(model.URL()), blackbox.Quoted(home))
+			dir = blackbox.ParallelRepo(t, "parallel: 3\nland: {how: merge}\nagents:\n"+agent, blackbox.OwnFilesCheck)
 			if err := os.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, "files", "README"), []byte("one file per task\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			gitRun(t, dir, "add", "files/README")
-			gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "files")
+			blackbox.GitRun(t, dir, "add", "files/README")
+			blackbox.GitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "files")
 			// The user's own instructions to Claude Code, in the checkout
 			// and in no commit: each instance reads them in its worktree.
 			if err := os.WriteFile(filepath.Join(dir, "CLAUDE.local.md"), []byte(personalRule+"\n"), 0o644); err != nil {
@@ -225,14 +226,14 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("CLAUDE.local.md\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := strings.TrimSpace(gitRun(t, dir, "rev-parse", "main"))
-			in := serveRepo(t, dir)
+			before := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main"))
+			in := blackbox.ServeRepo(t, dir)
 			for _, id := range ids {
-				in.submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt (the line " + id + ")"})
+				in.Submit(map[string]any{"id": id, "description": "Write " + id + " into files/" + id + ".txt (the line " + id + ")"})
 			}
-			tasks := map[string]task{}
+			tasks := map[string]blackbox.Task{}
 			for _, id := range ids {
-				tasks[id] = in.waitTask(id, 5*time.Minute, "success")
+				tasks[id] = in.WaitTask(id, 5*time.Minute, "success")
 			}
 			mu.Lock()
 			problems := slices.Clone(wrong)
@@ -240,12 +241,12 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			running := maps.Clone(procCwds)
 			mu.Unlock()
 			if len(problems) > 0 {
-				t.Fatalf("%s\nserver:\n%s", strings.Join(problems, "\n"), in.problems())
+				t.Fatalf("%s\nserver:\n%s", strings.Join(problems, "\n"), in.Problems())
 			}
 
 			// At once: each task's turn started (its delegation sent)
 			// before any of the three ended.
-			evs, _ := in.events(0)
+			evs, _ := in.Events(0)
 			lastStart, firstEnd := uint64(0), uint64(1<<63)
 			for _, id := range ids {
 				var start, end uint64
@@ -336,23 +337,23 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 			if corrupted, _ := filepath.Glob(filepath.Join(home, ".claude", "backups", ".claude.json.corrupted.*")); len(corrupted) > 0 {
 				t.Fatalf("the three Claude Codes corrupted their shared ~/.claude.json: %v", corrupted)
 			}
-			if cfg := readFile(t, filepath.Join(home, ".claude.json")); cfg != "" && !json.Valid([]byte(cfg)) {
-				t.Fatalf("the three Claude Codes left their shared ~/.claude.json invalid:\n%s", tail(cfg, 20))
+			if cfg := blackbox.ReadFile(t, filepath.Join(home, ".claude.json")); cfg != "" && !json.Valid([]byte(cfg)) {
+				t.Fatalf("the three Claude Codes left their shared ~/.claude.json invalid:\n%s", blackbox.Tail(cfg, 20))
 			}
 
 			// Each task's record is its own conversation: its prompt, its
 			// ACK, its Write of its own file; its tool call was its
 			// milestone, and its usage is on record.
 			for _, id := range ids {
-				tr := in.cli("transcript", id)
-				mustContain(t, "wilco transcript "+id, tr, "## Task: "+id, "[ACK] "+id+" - RECEIVED", "tool Write",
+				tr := in.Cli("transcript", id)
+				blackbox.MustContain(t, "wilco transcript "+id, tr, "## Task: "+id, "[ACK] "+id+" - RECEIVED", "tool Write",
 					filepath.Join(seen[id], "files", id+".txt"))
 				for _, other := range ids {
 					if other != id && strings.Contains(tr, "files/"+other+".txt") {
 						t.Fatalf("%s's transcript holds %s's file:\n%s", id, other, tr)
 					}
 				}
-				if ms := milestones(t, in, id); !strings.Contains(ms, "Writing "+id+".txt") {
+				if ms := blackbox.Milestones(t, in, id); !strings.Contains(ms, "Writing "+id+".txt") {
 					t.Fatalf("%s's milestones do not say what its Claude Code did:\n%s", id, ms)
 				}
 				var u struct {
@@ -360,7 +361,7 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 						InputTokens int64 `json:"input_tokens"`
 					} `json:"usage"`
 				}
-				in.must(200, in.call("GET", "/v1/tasks/"+id, adminToken, nil), &u)
+				in.Must(200, in.Call("GET", "/v1/tasks/"+id, blackbox.AdminToken, nil), &u)
 				if u.Usage.InputTokens <= 0 {
 					t.Fatalf("%s's usage is not on record: %+v", id, u)
 				}
@@ -368,44 +369,44 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 
 			// Each verified, then landed on main as a commit of its own file
 			// with its trailers.
-			commits := strings.Fields(gitRun(t, dir, "log", "--no-merges", "--format=%H", before+"..main"))
+			commits := strings.Fields(blackbox.GitRun(t, dir, "log", "--no-merges", "--format=%H", before+"..main"))
 			if len(commits) != len(ids) {
-				t.Fatalf("%d task commits on main, want %d:\n%s", len(commits), len(ids), gitRun(t, dir, "log", "--graph", "--oneline", "main"))
+				t.Fatalf("%d task commits on main, want %d:\n%s", len(commits), len(ids), blackbox.GitRun(t, dir, "log", "--graph", "--oneline", "main"))
 			}
 			for _, c := range commits {
-				id := trailer(t, dir, c, "Wilco-Task")
-				if !slices.Contains(ids, id) || trailer(t, dir, c, "Wilco-Run") != id+"-a1" || trailer(t, dir, c, "Wilco-Agent") != "claude" {
-					t.Fatalf("commit %s has the trailers %q %q %q", c, id, trailer(t, dir, c, "Wilco-Run"), trailer(t, dir, c, "Wilco-Agent"))
+				id := blackbox.Trailer(t, dir, c, "Wilco-Task")
+				if !slices.Contains(ids, id) || blackbox.Trailer(t, dir, c, "Wilco-Run") != id+"-a1" || blackbox.Trailer(t, dir, c, "Wilco-Agent") != "claude" {
+					t.Fatalf("commit %s has the trailers %q %q %q", c, id, blackbox.Trailer(t, dir, c, "Wilco-Run"), blackbox.Trailer(t, dir, c, "Wilco-Agent"))
 				}
-				if files := strings.Fields(gitRun(t, dir, "show", "--format=", "--name-only", c)); !slices.Equal(files, []string{"files/" + id + ".txt"}) {
+				if files := strings.Fields(blackbox.GitRun(t, dir, "show", "--format=", "--name-only", c)); !slices.Equal(files, []string{"files/" + id + ".txt"}) {
 					t.Fatalf("%s's commit %s changes %v", id, c[:7], files)
 				}
 				if tk := tasks[id]; tk.Branch != "wilco/"+id || tk.Worktree != ".wilco/worktrees/"+id || tk.LandedCommit == "" || tk.Attempt != 1 {
 					t.Fatalf("%s: branch %q, worktree %q, landed %q, attempt %d", id, tk.Branch, tk.Worktree, tk.LandedCommit, tk.Attempt)
 				}
 			}
-			for _, c := range firstParents(t, dir) {
-				if err := checkTreeOf(t, dir, c); err != nil {
+			for _, c := range blackbox.FirstParents(t, dir) {
+				if err := blackbox.CheckTreeOf(t, dir, c); err != nil {
 					t.Fatalf("main was at %s, which fails the check: %v", c[:7], err)
 				}
 			}
 			for _, id := range ids {
-				if got := readFile(t, filepath.Join(dir, "files", id+".txt")); got != id+"\n" {
+				if got := blackbox.ReadFile(t, filepath.Join(dir, "files", id+".txt")); got != id+"\n" {
 					t.Fatalf("the checkout's files/%s.txt: %q", id, got)
 				}
 			}
-			if st := gitRun(t, dir, "status", "--porcelain"); st != "" {
+			if st := blackbox.GitRun(t, dir, "status", "--porcelain"); st != "" {
 				t.Fatalf("the checkout after the landings:\n%s", st)
 			}
 
 			// The worktrees and the landed branches are gone.
-			if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
-				return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1 && gitRun(t, dir, "branch", "--list", "wilco/*") == ""
+			if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool {
+				return strings.Count(blackbox.GitRun(t, dir, "worktree", "list"), "\n") == 1 && blackbox.GitRun(t, dir, "branch", "--list", "wilco/*") == ""
 			}) {
-				t.Fatalf("worktrees or branches left:\n%s%s", gitRun(t, dir, "worktree", "list"), gitRun(t, dir, "branch", "--list"))
+				t.Fatalf("worktrees or branches left:\n%s%s", blackbox.GitRun(t, dir, "worktree", "list"), blackbox.GitRun(t, dir, "branch", "--list"))
 			}
 			for _, id := range ids {
-				if exists(filepath.Join(dir, ".wilco", "worktrees", id)) {
+				if blackbox.Exists(filepath.Join(dir, ".wilco", "worktrees", id)) {
 					t.Fatalf("the worktree of %s is still there", id)
 				}
 			}
@@ -443,8 +444,8 @@ func TestClaudeCodeLeavingAShellInTheBackgroundEndsItsTurnAtItsResult(t *testing
 	home := t.TempDir()
 	agent := fmt.Sprintf("  - {name: claude, adapter: exec, preset: claude-code, command: [%s], timeout: 5m, instances: 2, "+
 		"env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_API_KEY: scripted-key, HOME: %s, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: \"1\", DISABLE_AUTOUPDATER: \"1\"}}\n",
-		quoted(claude), quoted(model.URL()), quoted(home))
-	dir := parallelRepo(t, "parallel: 2\nagents:\n"+agent, ownFilesCheck)
+		blackbox.Quoted(claude), blackbox.Quoted(model.URL()), blackbox.Quoted(home))
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+agent, blackbox.OwnFilesCheck)
 	// The project lets Claude Code run sh.
 	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
@@ -456,42 +457,42 @@ func TestClaudeCodeLeavingAShellInTheBackgroundEndsItsTurnAtItsResult(t *testing
 	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".wilco/\nserver.tick\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, dir, "add", ".claude/settings.json", ".gitignore")
-	gitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "claude settings")
+	blackbox.GitRun(t, dir, "add", ".claude/settings.json", ".gitignore")
+	blackbox.GitRun(t, dir, "-c", "user.name=wilco test", "-c", "user.email=test@wilco.invalid", "commit", "-qm", "claude settings")
 	// The user trusted the repository in Claude Code (its folder dialog),
 	// else Claude Code ignores the project's permissions.
 	trust, _ := json.Marshal(map[string]any{"projects": map[string]any{dir: map[string]any{"hasTrustDialogAccepted": true}}})
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), trust, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	in := serveRepo(t, dir)
+	in := blackbox.ServeRepo(t, dir)
 	start := time.Now()
-	in.submit(map[string]any{"id": "S-1", "description": "Write S-1 into files/S-1.txt, then start the server"})
+	in.Submit(map[string]any{"id": "S-1", "description": "Write S-1 into files/S-1.txt, then start the server"})
 	tick := filepath.Join(dir, ".wilco", "worktrees", "S-1", "server.tick")
-	if !eventually(2*time.Minute, 20*time.Millisecond, func() bool {
-		st := in.task("S-1").State
-		return exists(tick) || slices.Contains(endStates, st) || st == "escalated"
-	}) || !exists(tick) {
-		t.Fatalf("the background shell did not run:\n%s", tail(readFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")), 12))
+	if !blackbox.Eventually(2*time.Minute, 20*time.Millisecond, func() bool {
+		st := in.Task("S-1").State
+		return blackbox.Exists(tick) || slices.Contains(blackbox.EndStates, st) || st == "escalated"
+	}) || !blackbox.Exists(tick) {
+		t.Fatalf("the background shell did not run:\n%s", blackbox.Tail(blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")), 12))
 	}
-	got := in.waitTask("S-1", 2*time.Minute, "success")
+	got := in.WaitTask("S-1", 2*time.Minute, "success")
 	if took := time.Since(start); took > 2*time.Minute {
 		t.Fatalf("the task took %s", took)
 	}
 	if got.LandedCommit == "" || got.Attempt != 1 {
 		t.Fatalf("S-1:\n%s", got)
 	}
-	if log := readFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")); !strings.Contains(log, "wrote its result but kept running") {
-		t.Fatalf("agent.log does not say the agent was stopped after its result:\n%s", tail(log, 20))
+	if log := blackbox.ReadFile(t, filepath.Join(dir, ".wilco", "runs", "S-1-a1", "agent.log")); !strings.Contains(log, "wrote its result but kept running") {
+		t.Fatalf("agent.log does not say the agent was stopped after its result:\n%s", blackbox.Tail(log, 20))
 	}
 	// The shell is stopped with the turn.
 	if pids := processesRunning(t, "server.tick"); len(pids) > 0 {
 		t.Fatalf("the background shell still runs after the turn: processes %v", pids)
 	}
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
-		return strings.Count(gitRun(t, dir, "worktree", "list"), "\n") == 1
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool {
+		return strings.Count(blackbox.GitRun(t, dir, "worktree", "list"), "\n") == 1
 	}) {
-		t.Fatalf("worktrees left:\n%s", gitRun(t, dir, "worktree", "list"))
+		t.Fatalf("worktrees left:\n%s", blackbox.GitRun(t, dir, "worktree", "list"))
 	}
 }
 

@@ -138,7 +138,7 @@ type Daemon struct {
 	// forgeHook is what the forge's webhooks are checked with and who
 	// hears of them; prwatch follows the tasks' pull requests on the forge.
 	forgeHook *server.ForgeHook
-	prwatch   *prwatch.Watcher
+	prwatch   atomic.Pointer[prwatch.Watcher]
 	// desktop: desktop notifications are on (notify-send was found).
 	desktop bool
 	// forge is the client of the configuration's forge (nil: none);
@@ -401,7 +401,7 @@ func (d *Daemon) openRuntime(ctx context.Context, metrics *server.Metrics) error
 	}
 	rcfg := runtime.Config{
 		Store: d.st, Logger: d.log.With("component", "runtime"),
-		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs) },
+		Observe: func(evs []store.Event) { metrics.Observe(evs); records.Observe(evs); d.prOpened(evs) },
 	}
 	if d.node != nil {
 		rcfg.MaxCommitEvents, rcfg.CheckpointChunk = postgres.GroupCommitEvents, postgres.CheckpointChunk
@@ -706,8 +706,8 @@ func (d *Daemon) Close() error {
 		if d.bridge != nil {
 			d.bridge.Close()
 		}
-		if d.prwatch != nil {
-			d.prwatch.Close()
+		if w := d.prwatch.Load(); w != nil {
+			w.Close()
 		}
 		errs = append(errs, d.exec.Close())
 		errs = append(errs, d.Runtime.Close())

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 
+	"wilco/core"
 	"wilco/forge"
 	"wilco/prland"
 	"wilco/prwatch"
 	"wilco/server"
+	"wilco/store"
 )
 
 // prLander makes, when the forge is open, what pushes and opens the pull
@@ -33,8 +35,9 @@ func (d *Daemon) startPRWatch() {
 	if d.forge == nil {
 		return
 	}
-	d.prwatch = prwatch.New(d.forge, d.Runtime, d.Config.Land.Poll, d.log.With("component", "prwatch"))
-	d.prwatch.Start()
+	w := prwatch.New(d.forge, d.Runtime, d.Config.Land.Poll, d.log.With("component", "prwatch"))
+	w.Start()
+	d.prwatch.Store(w)
 }
 
 // forgeEvent is told of each webhook that passed: one about a pull
@@ -43,13 +46,30 @@ func (d *Daemon) startPRWatch() {
 func (d *Daemon) forgeEvent(ev forge.Event) {
 	switch ev.Kind {
 	case forge.EventCheck, forge.EventReview, forge.EventReviewComment, forge.EventPullClosed:
-		if w := d.prwatch; w != nil {
-			w.Nudge()
-		}
+		d.nudgePRWatch()
 	case forge.EventIssue, forge.EventComment:
 		d.Nudge()
-		if w := d.prwatch; w != nil && ev.IssueIsPull {
-			w.Nudge()
+		if ev.IssueIsPull {
+			d.nudgePRWatch()
+		}
+	}
+}
+
+// nudgePRWatch has the follower of pull requests look at once.
+func (d *Daemon) nudgePRWatch() {
+	if w := d.prwatch.Load(); w != nil {
+		w.Nudge()
+	}
+}
+
+// prOpened nudges the follower when a pull request was recorded opened
+// or pushed to: a webhook about it that came before it was recorded found
+// nothing to look at.
+func (d *Daemon) prOpened(evs []store.Event) {
+	for _, ev := range evs {
+		if ev.Type == core.TypeTaskPROpened {
+			d.nudgePRWatch()
+			return
 		}
 	}
 }

@@ -182,8 +182,22 @@ func TestAForgedForgeWebhookIsRefused(t *testing.T) {
 func TestAWebhookHasTheFailedCheckSeenWithoutWaitingForThePoll(t *testing.T) {
 	t.Parallel()
 	srv, prompts, in := prRepo(t, "1h", true)
-	in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
+	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
 	pr := prOf(t, srv, 1)
+	// The round that follows the pull request's opening has looked at it
+	// (with no check yet): from now on only the webhook can have the
+	// failed check seen before the hour's poll.
+	waitFor(t, "the round after the opening", 60*time.Second, func() bool {
+		if p := in.Task(task.ID).Phase; p == nil || *p != "pull_request" {
+			return false
+		}
+		for _, r := range srv.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/commits/"+pr.HeadSHA+"/check-runs") {
+				return true
+			}
+		}
+		return false
+	})
 	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "ci", Status: "completed", Conclusion: "failure", Summary: "lint failed", Text: "main.go:3: unused import"})
 	p2 := promptN(t, prompts, 2)
 	if !strings.Contains(p2, "unused import") {

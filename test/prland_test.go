@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ import (
 // pr_agent.sh and landing as pull requests merged by wilco (land.merge
 // auto), the forge looked at every poll. It returns the forge, the
 // directory of the prompts kept and the instance.
-func prRepo(t *testing.T, poll string, hook bool) (*forgetest.Server, string, *blackbox.Instance) {
+func prRepo(t testing.TB, poll string, hook bool) (*forgetest.Server, string, *blackbox.Instance) {
 	t.Helper()
 	srv := forgetest.New(t, forgetest.Options{})
 	prompts := t.TempDir()
@@ -33,9 +34,11 @@ func prRepo(t *testing.T, poll string, hook bool) (*forgetest.Server, string, *b
 		"land: {to: main, how: pr, merge: auto, poll: " + poll + "}\n" +
 		"forge: {kind: github, api: " + blackbox.Quoted(srv.API(forge.GitHub)) + ", repo: acme/widget, token: \"${GITHUB_TOKEN}\", webhook_secret: \"${WILCO_WEBHOOK_SECRET}\"}\n"
 	dir := blackbox.NewRepo(t, yaml)
-	blackbox.GitRun(t, dir, "branch", "-M", "main")
-	blackbox.GitRun(t, dir, "remote", "add", "origin", srv.GitURL())
-	blackbox.GitRun(t, dir, "push", "--quiet", "--force", srv.AuthGitURL(), "main:main")
+	for _, args := range [][]string{{"branch", "-M", "main"}, {"remote", "add", "origin", srv.GitURL()}, {"push", "--quiet", "--force", srv.AuthGitURL(), "main:main"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	const secret = "a-webhook-secret"
 	in := blackbox.ServeRepo(t, dir, "GITHUB_TOKEN="+srv.Token, "WILCO_WEBHOOK_SECRET="+secret)
 	if hook {

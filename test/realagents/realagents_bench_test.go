@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // BenchmarkRealAgentScenario runs the end-to-end scenario of each real
@@ -28,29 +28,31 @@ func BenchmarkRealAgentScenario(b *testing.B) {
 	}
 	clis := []cli{
 		{"claude-code", func(t testing.TB) (string, *string) {
-			bin := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+			bin := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 			var dir string
-			m := modelserver.NewAnthropic(t, retryScript("inline", func(c string) *modelserver.ToolUse { return writeTool(filepath.Join(dir, "file.txt"), c+"\n") }))
+			m := modelserver.NewAnthropic(t, blackbox.RetryScript("inline", func(c string) *modelserver.ToolUse { return blackbox.WriteTool(filepath.Join(dir, "file.txt"), c+"\n") }))
 			return claudeAgent(t, bin, "inline", m.URL()), &dir
 		}},
 		{"codex", func(t testing.TB) (string, *string) {
-			bin := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
-			m := modelserver.NewResponses(t, retryScript("inline", func(c string) *modelserver.ToolUse { return shellTool("printf '%s\\n' '" + c + "' > file.txt") }))
+			bin := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+			m := modelserver.NewResponses(t, blackbox.RetryScript("inline", func(c string) *modelserver.ToolUse {
+				return blackbox.ShellTool("printf '%s\\n' '" + c + "' > file.txt")
+			}))
 			var dir string
 			return codexAgent(t, bin, "inline", m.URL()), &dir
 		}},
 		{"gemini", func(t testing.TB) (string, *string) {
-			bin := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+			bin := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 			var dir string
-			m := modelserver.NewGemini(t, retryScript("inline", func(c string) *modelserver.ToolUse {
+			m := modelserver.NewGemini(t, blackbox.RetryScript("inline", func(c string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": c + "\n"}}
 			}))
 			return geminiAgent(t, bin, "inline", m.URL()), &dir
 		}},
 		{"opencode", func(t testing.TB) (string, *string) {
-			bin := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+			bin := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 			var dir string
-			m := modelserver.NewChat(t, retryScript("inline", func(c string) *modelserver.ToolUse {
+			m := modelserver.NewChat(t, blackbox.RetryScript("inline", func(c string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": c + "\n"}}
 			}))
 			return opencodeAgent(t, bin, "inline", m.URL()), &dir

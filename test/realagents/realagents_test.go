@@ -9,76 +9,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
-
-// npmBin returns the path of program bin of npm package pkg at the version
-// wilco's preset is known to work with, installing it into a cache shared
-// by test runs (and by .ci/run, which installs first) when it is missing.
-// The test is skipped, saying why, only when npm or its registry cannot be
-// reached.
-func npmBin(t testing.TB, pkg, preset, bin string) string {
-	t.Helper()
-	version := execadapter.PresetVersions[preset]
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "wilco-test", "npm", strings.ReplaceAll(strings.TrimPrefix(pkg, "@"), "/", "+")+"@"+version)
-	path := filepath.Join(dir, "node_modules", ".bin", bin)
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skipf("%s %s is not installed and npm is not on the PATH (install Node.js and npm to run this test)", pkg, version)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// One install at a time per package, across test processes.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	cmd := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel", "error", pkg+"@"+version)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if s := string(out); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") ||
-			strings.Contains(s, "ETIMEDOUT") || strings.Contains(s, "network") {
-			t.Skipf("npm cannot reach its registry to install %s@%s: %s", pkg, version, blackbox.FirstLines(out, 3))
-		}
-		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("npm installed %s@%s but %s is missing: %v", pkg, version, path, err)
-	}
-	return path
-}
-
-// writeTool is the tool call that writes content into file (an absolute
-// path), as Claude Code's Write tool takes it.
-func writeTool(file, content string) *modelserver.ToolUse {
-	return &modelserver.ToolUse{Name: "Write", Input: map[string]any{"file_path": file, "content": content}}
-}
 
 // Claude Code, for real, in both handshakes: it acknowledges, writes a
 // wrong fix with its Write tool, wilco's verification fails, the retry's
@@ -87,7 +28,7 @@ func writeTool(file, content string) *modelserver.ToolUse {
 // is verified.
 func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	for _, handshake := range []string{"inline", "session"} {
 		t.Run(handshake, func(t *testing.T) {
 			t.Parallel()
@@ -101,9 +42,9 @@ func TestClaudeCodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 				case handshake == "session" && strings.Contains(turn.Prompt, "for the acknowledgment only"):
 					return modelserver.Reply{Text: ack}
 				case turn.Step == 0 && !retry:
-					return modelserver.Reply{Text: ack + "I will write a first guess.", Tool: writeTool(filepath.Join(dir, "file.txt"), "attempt 1\n")}
+					return modelserver.Reply{Text: ack + "I will write a first guess.", Tool: blackbox.WriteTool(filepath.Join(dir, "file.txt"), "attempt 1\n")}
 				case turn.Step == 0:
-					return modelserver.Reply{Text: ack + "The check says what it wants; writing it.", Tool: writeTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
+					return modelserver.Reply{Text: ack + "The check says what it wants; writing it.", Tool: blackbox.WriteTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
 				}
 				return modelserver.Reply{Text: "Done: wrote file.txt."}
 			})
@@ -176,7 +117,7 @@ func claudeAgent(t testing.TB, claude, handshake, url string) string {
 // processes.
 func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	for _, c := range []struct {
 		status       int
 		errType, msg string
@@ -204,63 +145,21 @@ func TestClaudeCodeWhoseModelAPIRefusesEveryRequestEscalatesAtOnce(t *testing.T)
 // a scripted Responses API, with a private HOME (codexHome).
 func codexAgent(t testing.TB, codex, handshake, url string) string {
 	t.Helper()
-	home := codexHome(t, url)
+	home := blackbox.CodexHome(t, url)
 	return fmt.Sprintf("  - {name: codex, adapter: exec, preset: codex, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
 		handshake, blackbox.Quoted(codex), blackbox.Quoted(home))
-}
-
-// codexHome is a private HOME whose .codex/config.toml names the scripted
-// model provider (base_url, wire_api = "responses") and a model slug Codex
-// knows, so that it offers its usual tools.
-func codexHome(t testing.TB, url string) string {
-	t.Helper()
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf("model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\n", url)
-	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
-
-// shellTool is the tool call that runs a command, as Codex's exec_command
-// takes it.
-func shellTool(cmd string) *modelserver.ToolUse {
-	return &modelserver.ToolUse{Name: "exec_command", Input: map[string]any{"cmd": cmd}}
-}
-
-// retryScript is the model's side of the scenario for a CLI whose tool
-// call writes file.txt: ACK, a wrong fix, and on the retry the right one.
-func retryScript(handshake string, write func(content string) *modelserver.ToolUse) modelserver.Script {
-	return func(turn modelserver.Turn) modelserver.Reply {
-		retry := strings.Contains(turn.Prompt, `<retry_context attempt="2"`)
-		ack := "[ACK] T-1 - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\n"
-		switch {
-		case !strings.Contains(turn.Prompt, "T-1"):
-			return modelserver.Reply{Text: "I do not know this task."}
-		case handshake == "session" && strings.Contains(turn.Prompt, "for the acknowledgment only"):
-			return modelserver.Reply{Text: ack}
-		case turn.Step == 0 && !retry:
-			return modelserver.Reply{Text: ack + "I will write a first guess.", Tool: write("attempt 1")}
-		case turn.Step == 0:
-			return modelserver.Reply{Text: ack + "The check says what it wants; writing it.", Tool: write("fixed T-1")}
-		}
-		return modelserver.Reply{Text: "Done: wrote file.txt."}
-	}
 }
 
 // Codex CLI, for real, in both handshakes: the same scenario, its fix
 // written by a command it runs in its workspace-write sandbox.
 func TestCodexRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	for _, handshake := range []string{"inline", "session"} {
 		t.Run(handshake, func(t *testing.T) {
 			t.Parallel()
-			model := modelserver.NewResponses(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
-				return shellTool("printf '%s\\n' '" + content + "' > file.txt")
+			model := modelserver.NewResponses(t, blackbox.RetryScript(handshake, func(content string) *modelserver.ToolUse {
+				return blackbox.ShellTool("printf '%s\\n' '" + content + "' > file.txt")
 			}))
 			// Codex reports tokens, no cost: the prices give it.
 			dir := blackbox.NewRepo(t, "agents:\n"+codexAgent(t, codex, handshake, model.URL())+blackbox.CheckStep+
@@ -325,12 +224,12 @@ func geminiAgent(t testing.TB, gemini, handshake, url string) string {
 // written with its write_file tool.
 func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	for _, handshake := range []string{"inline", "session"} {
 		t.Run(handshake, func(t *testing.T) {
 			t.Parallel()
 			var dir string
-			model := modelserver.NewGemini(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
+			model := modelserver.NewGemini(t, blackbox.RetryScript(handshake, func(content string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write_file", Input: map[string]any{"file_path": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
 			}))
 			dir = blackbox.NewRepo(t, "agents:\n"+geminiAgent(t, gemini, handshake, model.URL())+blackbox.CheckStep)
@@ -376,42 +275,9 @@ func TestGeminiCLIRetriesWithTheFailureUntilVerified(t *testing.T) {
 // at a scripted Chat Completions API (opencodeHome).
 func opencodeAgent(t testing.TB, opencode, handshake, url string) string {
 	t.Helper()
-	home := opencodeHome(t, url)
+	home := blackbox.OpencodeHome(t, url)
 	return fmt.Sprintf("  - {name: opencode, adapter: exec, preset: opencode, handshake: %s, command: [%s], timeout: 2m, env: {HOME: %s}}\n",
 		handshake, blackbox.Quoted(opencode), blackbox.Quoted(home))
-}
-
-// opencodeHome is a private HOME for the real opencode whose
-// .config/opencode/opencode.json defines a provider on
-// @ai-sdk/openai-compatible with the scripted API's url as its baseURL,
-// and makes its model the default.
-func opencodeHome(t testing.TB, url string) string {
-	t.Helper()
-	home := t.TempDir()
-	dir := filepath.Join(home, ".config", "opencode")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`{"$schema": "https://opencode.ai/config.json",
- "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
-   "options": {"baseURL": %q, "apiKey": "scripted-key"}, "models": {"m1": {"name": "m1"}}}},
- "model": "scripted/m1"}`, url)
-	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// opencode installs its provider's package with npm, in the
-	// background: its cache is one shared by the tests (npm's cache takes
-	// concurrent writers), never in this HOME, which a write after the test
-	// would keep from being removed.
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	npmrc := "cache=" + filepath.Join(cache, "wilco-test", "npm-cache") + "\n"
-	if err := os.WriteFile(filepath.Join(home, ".npmrc"), []byte(npmrc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return home
 }
 
 // opencode, for real, in both handshakes: the same scenario, its fix
@@ -419,12 +285,12 @@ func opencodeHome(t testing.TB, url string) string {
 // which wilco sets to where the agent works.)
 func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	for _, handshake := range []string{"inline", "session"} {
 		t.Run(handshake, func(t *testing.T) {
 			t.Parallel()
 			var dir string
-			model := modelserver.NewChat(t, retryScript(handshake, func(content string) *modelserver.ToolUse {
+			model := modelserver.NewChat(t, blackbox.RetryScript(handshake, func(content string) *modelserver.ToolUse {
 				return &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
 			}))
 			dir = blackbox.NewRepo(t, "agents:\n"+opencodeAgent(t, opencode, handshake, model.URL())+blackbox.CheckStep)
@@ -473,7 +339,7 @@ func TestOpencodeRetriesWithTheFailureUntilVerified(t *testing.T) {
 // refuses a flag.
 func TestAgentsCheckProbesEachAgentAndSaysWhatIsWrong(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	good := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
 		return modelserver.Reply{Text: "[ACK] PROBE-1 - RECEIVED\nUnderstanding: a check that I can be reached"}
 	})
@@ -557,10 +423,10 @@ func usageRecorded(t *testing.T, in *blackbox.Instance, id, agent string, wantCo
 // the task escalates with what was spent instead of going on.
 func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
-	model := modelserver.NewAnthropic(t, retryScript("inline", func(content string) *modelserver.ToolUse {
-		return writeTool(filepath.Join(dir, "file.txt"), content+"\n")
+	model := modelserver.NewAnthropic(t, blackbox.RetryScript("inline", func(content string) *modelserver.ToolUse {
+		return blackbox.WriteTool(filepath.Join(dir, "file.txt"), content+"\n")
 	}))
 	dir = blackbox.NewRepo(t, "agents:\n"+claudeAgent(t, claude, "inline", model.URL())+blackbox.CheckStep+
 		"policy:\n  budget: {task: {max_cost_usd: 0.0001}}\n")
@@ -580,7 +446,7 @@ func TestClaudeCodeOverBudgetEscalatesWithWhatWasSpent(t *testing.T) {
 // with what was spent.
 func TestClaudeCodeIsStoppedMidTurnWhenItCrossesTheBudget(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
 		if turn.Step == 0 {
@@ -617,7 +483,7 @@ func TestClaudeCodeIsStoppedMidTurnWhenItCrossesTheBudget(t *testing.T) {
 // turn.
 func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	var toolResults []string
 	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -626,7 +492,7 @@ func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 			return modelserver.Reply{Text: "Acknowledging through wilco.", Tool: &modelserver.ToolUse{Name: "mcp__wilco__wilco_ack",
 				Input: map[string]any{"status": "RECEIVED", "understanding": "Will write the fix into file.txt"}}}
 		case 1:
-			return modelserver.Reply{Text: "Writing the fix.", Tool: writeTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
+			return modelserver.Reply{Text: "Writing the fix.", Tool: blackbox.WriteTool(filepath.Join(dir, "file.txt"), "fixed T-1\n")}
 		case 2:
 			return modelserver.Reply{Tool: &modelserver.ToolUse{Name: "mcp__wilco__wilco_complete",
 				Input: map[string]any{"status": "success", "summary": "Wrote the fix into file.txt", "files_modified": []string{"file.txt"}}}}
@@ -665,7 +531,7 @@ func TestClaudeCodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 // registers `wilco mcp` through OPENCODE_CONFIG_CONTENT.
 func TestOpencodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
 		switch turn.Step {
@@ -697,7 +563,7 @@ func TestOpencodeAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 // loads with its tool_search, then calls.
 func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var mu sync.Mutex
 	var loaded []string // the tools tool_search gave the model
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -715,7 +581,7 @@ func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 			}
 			return modelserver.Reply{Text: "No wilco tool was found."}
 		case 2:
-			return modelserver.Reply{Tool: shellTool("printf 'fixed T-1\\n' > file.txt")}
+			return modelserver.Reply{Tool: blackbox.ShellTool("printf 'fixed T-1\\n' > file.txt")}
 		}
 		return modelserver.Reply{Text: "Done: wrote file.txt."}
 	})
@@ -775,7 +641,7 @@ func TestCodexAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 // (GEMINI_CLI_HOME), and the user's own settings file is left as it was.
 func TestGeminiCLIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, func(turn modelserver.Turn) modelserver.Reply {
 		switch turn.Step {

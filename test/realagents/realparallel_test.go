@@ -17,11 +17,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // taskHeading finds the task a prompt is about: wilco's prompt names it
@@ -122,7 +122,7 @@ func runSessions(t *testing.T, dir, runID string) []string {
 // ids and records do not collide.
 func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	for _, handshake := range []string{"inline", "session"} {
 		t.Run(handshake, func(t *testing.T) {
 			t.Parallel()
@@ -194,9 +194,9 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 				case turn.Step == 0 && wd == "":
 					return modelserver.Reply{Text: "I was not told where I work."}
 				case turn.Step == 0 && handshake == "inline":
-					return modelserver.Reply{Text: ack + "Writing it.", Tool: writeTool(filepath.Join(wd, "files", id+".txt"), id+"\n")}
+					return modelserver.Reply{Text: ack + "Writing it.", Tool: blackbox.WriteTool(filepath.Join(wd, "files", id+".txt"), id+"\n")}
 				case turn.Step == 0:
-					return modelserver.Reply{Text: "Writing it.", Tool: writeTool(filepath.Join(wd, "files", id+".txt"), id+"\n")}
+					return modelserver.Reply{Text: "Writing it.", Tool: blackbox.WriteTool(filepath.Join(wd, "files", id+".txt"), id+"\n")}
 				}
 				// Each conversation waits here, its file written, until the
 				// other two are here too.
@@ -421,7 +421,7 @@ func TestClaudeCodeThreeInstancesWorkThreeTasksAtOnceEachInItsWorktreeAndAllLand
 // task is verified and lands, and its worktree is removed.
 func TestClaudeCodeLeavingAShellInTheBackgroundEndsItsTurnAtItsResult(t *testing.T) {
 	t.Parallel()
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	const loop = "sh -c 'while :; do date > server.tick; sleep 0.2; done'"
 	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
 		if !strings.Contains(turn.Prompt, "## Task: S-1") {
@@ -434,7 +434,7 @@ func TestClaudeCodeLeavingAShellInTheBackgroundEndsItsTurnAtItsResult(t *testing
 		switch turn.Step {
 		case 0:
 			return modelserver.Reply{Text: "[ACK] S-1 - RECEIVED\nUnderstanding: Will write S-1 into files/S-1.txt and start the server\n\n",
-				Tool: writeTool(filepath.Join(wd, "files", "S-1.txt"), "S-1\n")}
+				Tool: blackbox.WriteTool(filepath.Join(wd, "files", "S-1.txt"), "S-1\n")}
 		case 1:
 			return modelserver.Reply{Text: "Starting the server.", Tool: &modelserver.ToolUse{Name: "Bash",
 				Input: map[string]any{"command": loop, "description": "Start the server", "run_in_background": true}}}

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // End-to-end tests of the real TUIs in tmux acknowledging and completing
 // their tasks by calling wilco's MCP tools, which the tmux presets register
@@ -15,10 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // mcpStep is one step of the model's side of a task acknowledged through
@@ -88,7 +88,7 @@ func checkMCPTUITasks(t *testing.T, in *blackbox.Instance, dir string, all func(
 func TestClaudeCodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, func(turn modelserver.Turn) modelserver.Reply {
 		m := ackRequest.FindStringSubmatch(turn.Prompt)
@@ -101,7 +101,7 @@ func TestClaudeCodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		}
 		s := steps[turn.Step]
 		if s.tool == "" {
-			return modelserver.Reply{Text: "Writing the fix.", Tool: writeTool(filepath.Join(dir, "file.txt"), "fixed "+m[1]+"\n")}
+			return modelserver.Reply{Text: "Writing the fix.", Tool: blackbox.WriteTool(filepath.Join(dir, "file.txt"), "fixed "+m[1]+"\n")}
 		}
 		return modelserver.Reply{Text: "Calling wilco.", Tool: &modelserver.ToolUse{Name: s.tool, Input: mcpToolInput(s.tool, m[1], s.named)}}
 	})
@@ -145,7 +145,7 @@ func codexTUIAgent(t testing.TB, codex, url string) string {
 func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var mu sync.Mutex
 	loaded := map[string]string{} // a tool tool_search gave the model → its namespace
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -162,7 +162,7 @@ func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 		}
 		s := steps[turn.Step-1]
 		if s.tool == "" {
-			return modelserver.Reply{Tool: shellTool("printf 'fixed " + m[1] + "\\n' > file.txt")}
+			return modelserver.Reply{Tool: blackbox.ShellTool("printf 'fixed " + m[1] + "\\n' > file.txt")}
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -213,7 +213,7 @@ func TestCodexTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, func(turn modelserver.Turn) modelserver.Reply {
 		m := ackRequest.FindStringSubmatch(turn.Prompt)
@@ -259,7 +259,7 @@ func TestGeminiCLITUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 func TestOpencodeTUIAcknowledgesThroughWilcosMCPTool(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
 		m := ackRequest.FindStringSubmatch(turn.Prompt)

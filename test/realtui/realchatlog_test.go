@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // The records the real agent TUIs keep of their conversations (the pinned
 // npm versions, in tmux, against scripted model servers), read as wilco
@@ -15,12 +15,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // tuiUntilReady answers the program's own questions (its preset's dialog
@@ -159,12 +159,12 @@ func describeEntries(entries []chatlog.Entry) string {
 func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	long := strings.Repeat("A long answer, longer than the pane is wide, so that the program wraps it. ", 5) + "\n\n- one\n- two"
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
 		switch {
 		case strings.Contains(turn.Prompt, "first task") && turn.Step == 0:
-			return modelserver.Reply{Text: long, Tool: shellTool("printf 'from codex\\n' > notes.txt && echo written")}
+			return modelserver.Reply{Text: long, Tool: blackbox.ShellTool("printf 'from codex\\n' > notes.txt && echo written")}
 		case strings.Contains(turn.Prompt, "first task"):
 			return modelserver.Reply{Text: "Wrote notes.txt."}
 		}

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // The real Codex TUI (the pinned npm version) run by wilco in tmux, against
 // the scripted Responses API, its words read from its own record of the
@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // codexFirstRunAgent is the wilco.yaml agent line of the real Codex TUI in
@@ -29,7 +29,7 @@ import (
 // a prompt; tmux is more of the agent's tmux block.
 func codexFirstRunAgent(t testing.TB, codex, url, tmux string) (line, home string) {
 	t.Helper()
-	home = codexHome(t, url)
+	home = blackbox.CodexHome(t, url)
 	line = fmt.Sprintf("  - {name: codex, adapter: tmux, preset: codex, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 120, height: 40%s}}\n",
 		blackbox.Quoted(codex), blackbox.Quoted(home), tmux)
 	return line, home
@@ -44,7 +44,7 @@ func codexWrites(script modelserver.Script) modelserver.Script {
 		if r.Tool != nil && r.Tool.Name == "Write" {
 			file, _ := r.Tool.Input["file_path"].(string)
 			content, _ := r.Tool.Input["content"].(string)
-			r.Tool = shellTool("printf '" + strings.ReplaceAll(content, "\n", `\n`) + "' > " + filepath.Base(file))
+			r.Tool = blackbox.ShellTool("printf '" + strings.ReplaceAll(content, "\n", `\n`) + "' > " + filepath.Base(file))
 		}
 		return r
 	}
@@ -100,7 +100,7 @@ func processesNaming(home string) []int {
 func TestCodexTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	var dir string
 	model := modelserver.NewResponses(t, codexWrites(fourTasksScript(&dir)))
 	agent, home := codexFirstRunAgent(t, codex, model.URL(), "")
@@ -155,7 +155,7 @@ func codexPermissionScript(turn modelserver.Turn) modelserver.Reply {
 	case !strings.Contains(turn.Prompt, "<retry_context"):
 		return modelserver.Reply{Text: ack + "Clearing the way first.", Tool: escalated("rm -f keep.txt", "printf alone cannot clear the way")}
 	}
-	return modelserver.Reply{Text: ack + "Writing it.", Tool: shellTool(`printf 'fixed P-2\n' > file.txt`)}
+	return modelserver.Reply{Text: ack + "Writing it.", Tool: blackbox.ShellTool(`printf 'fixed P-2\n' > file.txt`)}
 }
 
 // The real Codex TUI asks for approval to run a command outside its
@@ -168,7 +168,7 @@ func codexPermissionScript(turn modelserver.Turn) modelserver.Reply {
 func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	model := modelserver.NewResponses(t, codexPermissionScript)
 	agent, home := codexFirstRunAgent(t, codex, model.URL(), ", allow: [printf]")
 	noProcessOutlives(t, home)
@@ -256,7 +256,7 @@ func TestCodexTUIApprovalQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	codex := npmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
+	codex := blackbox.NpmBin(t, "@openai/codex", execadapter.PresetCodex, "codex")
 	model := modelserver.NewResponses(t, func(turn modelserver.Turn) modelserver.Reply {
 		p := turn.Prompt
 		if strings.Contains(p, `reply with "ok"`) || strings.Contains(p, "Please reply 'ok'") {
@@ -268,7 +268,7 @@ func TestCodexTUIHibernatesWholeAndWakesInItsConversation(t *testing.T) {
 		}
 		if turn.Step == 0 {
 			return modelserver.Reply{Text: "[ACK] " + m[1] + " - RECEIVED\nUnderstanding: Will write the fix into file.txt",
-				Tool: shellTool("printf 'fixed " + m[1] + "\\n' > file.txt")}
+				Tool: blackbox.ShellTool("printf 'fixed " + m[1] + "\\n' > file.txt")}
 		}
 		return modelserver.Reply{Text: "Done: wrote file.txt.\nStatus: complete\nSummary: wrote the fix into file.txt"}
 	})

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // End-to-end tests of the real Claude Code TUI (the pinned npm version, the
 // same cache as the exec tests) run by wilco in tmux, pointed at a scripted
@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // claudeTUIAgent is the wilco.yaml agent line of the real Claude Code TUI
@@ -62,7 +62,7 @@ func tuiScript(dir *string) modelserver.Script {
 			return modelserver.Reply{Text: "[ACK] " + id + " - RECEIVED\nUnderstanding: Will write the fix into file.txt\n\nReading it first.",
 				Tool: &modelserver.ToolUse{Name: "Read", Input: map[string]any{"file_path": file}}}
 		case 1:
-			return modelserver.Reply{Text: "Writing the fix.", Tool: writeTool(file, content)}
+			return modelserver.Reply{Text: "Writing the fix.", Tool: blackbox.WriteTool(file, content)}
 		}
 		return modelserver.Reply{Text: "Done: wrote file.txt.\nStatus: complete\nSummary: wrote the fix into file.txt"}
 	}
@@ -75,7 +75,7 @@ func tuiScript(dir *string) modelserver.Script {
 func TestClaudeCodeTUIRetriesWithTheFailureUntilVerified(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, tuiScript(&dir))
 	agent, _ := claudeTUIAgent(t, claude, model.URL())
@@ -146,7 +146,7 @@ func prompts(model *modelserver.Anthropic) string {
 func TestClaudeCodeTUIHibernatesInstallsASkillAndWakesWithIt(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, tuiScript(&dir))
 	agent, home := claudeTUIAgent(t, claude, model.URL())

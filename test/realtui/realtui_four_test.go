@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // The real Claude Code TUI in tmux through four tasks in one session, the
 // way a first use goes wrong when the agent is read from its screen: it
@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // longUnderstanding is wider than the pane: the TUI wraps it; the part
@@ -52,7 +52,7 @@ func fourTasksScript(dir *string) modelserver.Script {
 				}
 				text = b.String()
 			}
-			return modelserver.Reply{Text: text, Tool: writeTool(filepath.Join(*dir, "file.txt"), content)}
+			return modelserver.Reply{Text: text, Tool: blackbox.WriteTool(filepath.Join(*dir, "file.txt"), content)}
 		}
 		return modelserver.Reply{Text: "Done: wrote file.txt.\nStatus: complete\nSummary: wrote the fix into file.txt"}
 	}
@@ -61,7 +61,7 @@ func fourTasksScript(dir *string) modelserver.Script {
 func TestClaudeCodeTUIIsReadFromItsRecordThroughFourTasksInOneSession(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	claude := npmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(t, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	var dir string
 	model := modelserver.NewAnthropic(t, fourTasksScript(&dir))
 	agent, _ := claudeTUIAgent(t, claude, model.URL())

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // The real opencode TUI: its conversation is found in its database once
@@ -26,7 +26,7 @@ import (
 func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	repo := t.TempDir()
 	long := strings.Repeat("A long answer, longer than the pane is wide, so that the program wraps it. ", 5) + "\n\n- one\n- two"
 	model := modelserver.NewChat(t, func(turn modelserver.Turn) modelserver.Reply {
@@ -39,7 +39,7 @@ func TestOpencodeTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 		}
 		return modelserver.Reply{Text: "Answered: " + strings.Fields(turn.Prompt)[0]}
 	})
-	home := opencodeHome(t, model.URL())
+	home := blackbox.OpencodeHome(t, model.URL())
 	srv, err := tmuxadapter.PrivateServer("", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)

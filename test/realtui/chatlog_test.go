@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	"wilco/adapter/chatlog"
 	execadapter "wilco/adapter/exec"
 	tmuxadapter "wilco/adapter/tmux"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // Gemini CLI, for real, in tmux as the gemini preset runs it, against the
@@ -26,7 +26,7 @@ import (
 func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var plan []string
 	for i := 1; i <= 30; i++ {
 		plan = append(plan, "Step "+strings.Repeat("I", i%4+1)+" of the plan reads part "+string(rune('A'+i%26))+" of the repository and says so.")

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // BenchmarkClaudeCodeTUIFiftyTasks sends 50 tasks through one real Claude
@@ -24,10 +24,10 @@ import (
 // wrong id or ACK request sent: the goal is 0), and the time from the
 // model's last answer of a task to the task's verdict (median, p90, max):
 //
-//	go test ./test/realagents -run '^$' -bench ClaudeCodeTUIFiftyTasks -benchtime 1x -timeout 30m
+//	go test ./test/realtui -run '^$' -bench ClaudeCodeTUIFiftyTasks -benchtime 1x -timeout 30m
 func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 	blackbox.NeedTmux(b)
-	claude := npmBin(b, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
+	claude := blackbox.NpmBin(b, "@anthropic-ai/claude-code", execadapter.PresetClaudeCode, "claude")
 	const tasks = 50
 	for i := 0; i < b.N; i++ {
 		var dir string
@@ -64,7 +64,7 @@ func BenchmarkClaudeCodeTUIFiftyTasks(b *testing.B) {
 			case 4:
 				text += "\n\nOne line."
 			}
-			return modelserver.Reply{Text: text, Tool: writeTool(filepath.Join(dir, "file.txt"), content)}
+			return modelserver.Reply{Text: text, Tool: blackbox.WriteTool(filepath.Join(dir, "file.txt"), content)}
 		})
 		agent, _ := claudeTUIAgent(b, claude, model.URL())
 		agent = strings.Replace(agent, "tmux: {width: 160, height: 50}", "tmux: {width: 120, height: 40}", 1)

@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // opencode's TUI run by wilco in tmux: what the agent said — its ACK, its
@@ -23,12 +23,12 @@ import (
 func TestOpencodeTUIIsReadFromItsRecordThroughARetry(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
-	model := modelserver.NewChat(t, retryScript("inline", func(content string) *modelserver.ToolUse {
+	model := modelserver.NewChat(t, blackbox.RetryScript("inline", func(content string) *modelserver.ToolUse {
 		return &modelserver.ToolUse{Name: "write", Input: map[string]any{"filePath": filepath.Join(dir, "file.txt"), "content": content + "\n"}}
 	}))
-	home := opencodeHome(t, model.URL())
+	home := blackbox.OpencodeHome(t, model.URL())
 	agent := fmt.Sprintf("  - {name: opencode, adapter: tmux, preset: opencode, command: [%s], timeout: 4m, env: {HOME: %s}, tmux: {width: 160, height: 50}}\n",
 		blackbox.Quoted(opencode), blackbox.Quoted(home))
 	dir = blackbox.NewRepo(t, "agents:\n"+agent+blackbox.CheckStep)
@@ -72,7 +72,7 @@ func TestOpencodeTUIIsReadFromItsRecordThroughARetry(t *testing.T) {
 // the agent's entry (its pane's size, an allow list).
 func opencodeTUIAgent(t testing.TB, opencode, url, tmux string) (line, home string) {
 	t.Helper()
-	home = opencodeHome(t, url)
+	home = blackbox.OpencodeHome(t, url)
 	line = fmt.Sprintf("  - {name: opencode, adapter: tmux, preset: opencode, command: [%s], timeout: 4m, env: {HOME: %s}, %s}\n",
 		blackbox.Quoted(opencode), blackbox.Quoted(home), tmux)
 	return line, home
@@ -111,7 +111,7 @@ func recordOf(t *testing.T, dir, run string) string {
 func TestOpencodeTUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, opencodeWrites(fourTasksScript(&dir)))
 	agent, _ := opencodeTUIAgent(t, opencode, model.URL(), "tmux: {width: 120, height: 40}")
@@ -190,7 +190,7 @@ func opencodePermissionScript(dir *string) modelserver.Script {
 func TestOpencodeTUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	opencode := npmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
+	opencode := blackbox.NpmBin(t, "opencode-ai", execadapter.PresetOpencode, "opencode")
 	var dir string
 	model := modelserver.NewChat(t, opencodePermissionScript(&dir))
 	agent, home := opencodeTUIAgent(t, opencode, model.URL(), `tmux: {width: 160, height: 50, allow: ['^printf .* > file\.txt$']}`)

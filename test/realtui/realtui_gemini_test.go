@@ -1,4 +1,4 @@
-package realagents
+package realtui
 
 // The real Gemini CLI TUI (the pinned npm version) run by wilco in tmux,
 // against the scripted Gemini API, its words read from its own record:
@@ -15,10 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wilco/test/blackbox"
 
 	execadapter "wilco/adapter/exec"
 	"wilco/modelserver"
-	"wilco/test/blackbox"
 )
 
 // geminiTUIAgent is the wilco.yaml agent line of the real Gemini CLI TUI in
@@ -111,7 +111,7 @@ func readFromRecord(t *testing.T, dir, runs string) map[string]string {
 func TestGeminiCLITUIIsReadFromItsRecordThroughFourTasksInOneConversation(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, geminiWrites(fourTasksScript(&dir)))
 	// The user's own MCP server, which fails after 18 s: Gemini CLI
@@ -188,7 +188,7 @@ func geminiPermissionScript(dir *string) modelserver.Script {
 func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	model := modelserver.NewGemini(t, geminiPermissionScript(&dir))
 	agent, _ := geminiTUIAgent(t, gemini, model.URL(), "")
@@ -258,7 +258,7 @@ func TestGeminiCLITUIPermissionQuestionsAreAnsweredByTheAllowList(t *testing.T) 
 func TestAGeminiCLIDelegationSentAgainWordForWordIsReadFromItsRecord(t *testing.T) {
 	t.Parallel()
 	blackbox.NeedTmux(t)
-	gemini := npmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
+	gemini := blackbox.NpmBin(t, "@google/gemini-cli", execadapter.PresetGemini, "gemini")
 	var dir string
 	var mu sync.Mutex
 	firsts := 0

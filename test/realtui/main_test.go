@@ -1,0 +1,9 @@
+package realtui
+
+import (
+	"testing"
+
+	"wilco/test/blackbox"
+)
+
+func TestMain(m *testing.M) { blackbox.Main(m) }

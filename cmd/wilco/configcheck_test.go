@@ -28,9 +28,13 @@ func TestConfigCheckSaysWhatOfTheForgeIsWrong(t *testing.T) {
 		strings.Contains(stderr, "ghp_literal0123") {
 		t.Fatalf("a token in the file: exit %d\n%s", code, stderr)
 	}
+	code, _, stderr = check(agent + "parallel: 2\nland: {how: pr}\n")
+	if code != exitFailure || !strings.Contains(stderr, "wilco.yaml:3: land.how: pr needs a forge section") {
+		t.Fatalf("land.how pr without a forge: exit %d\n%s", code, stderr)
+	}
 	code, _, stderr = check(agent + "parallel: 2\nforge: {kind: github}\nland: {how: pr}\n")
-	if code != exitFailure || !strings.Contains(stderr, "wilco.yaml:4: land.how: pr is not run by this version of wilco") {
-		t.Fatalf("land.how pr: exit %d\n%s", code, stderr)
+	if code != exitOK {
+		t.Fatalf("land.how pr with a forge: exit %d\n%s", code, stderr)
 	}
 	code, stdout, stderr := check(agent + "forge: {kind: github}\nintake: {label: todo}\n")
 	if code != exitOK || strings.Contains(stderr, "warning:") ||

@@ -116,7 +116,7 @@ func New(opts Options) (*Dispatcher, error) {
 		return nil, err
 	}
 	d.exec = ex
-	tm, err := tmuxadapter.New(tmuxadapter.Options{Dir: dir, RunsDir: runs, StateDir: opts.StateDir, URL: opts.URL, MCP: opts.MCP, Program: opts.Tmux, Report: d, Logger: log})
+	tm, err := tmuxadapter.New(tmuxadapter.Options{Dir: dir, RunsDir: runs, StateDir: opts.StateDir, URL: opts.URL, MCP: opts.MCP, Program: opts.Tmux, Report: d, Logger: log, ReadOnly: d.readOnly})
 	if err != nil {
 		return nil, err
 	}

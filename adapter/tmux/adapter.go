@@ -85,6 +85,13 @@ type Options struct {
 	// OnSubmit, when set, is told of every prompt confirmed (for
 	// measurements).
 	OnSubmit func(SubmitRecord)
+	// ReadOnly, when set, gives a scout's question (by message id) of a
+	// task worked in parallel a copy of the task's worktree (relative to
+	// Dir) to be answered in, and the function that, once the answer is
+	// read, lists the files the scout changed there and removes the copy
+	// (the exec adapter's Options.ReadOnly). Without it the scout answers
+	// in the worktree itself.
+	ReadOnly func(ctx context.Context, messageID, worktree string) (dir string, done func(context.Context) ([]string, error), err error)
 }
 
 // AgentConfig is one tmux agent.
@@ -448,7 +455,14 @@ func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
 		log.Warn("message not delivered: no such tmux agent, or wilco is stopping")
 		return
 	}
-	if forInstance(msg) {
+	if forAsk(msg) {
+		inst := a.askFor(ag, msg)
+		if inst == nil {
+			log.Info("not delivered: wilco is stopping")
+			return
+		}
+		ag = inst
+	} else if forInstance(msg) {
 		inst := a.instanceFor(ag, msg.TaskID, msg.Worktree, msg.Type != string(core.SendCancel))
 		if inst == nil {
 			log.Info("not delivered: no session works on the task (a cancel of a task not started here), or wilco is stopping")
@@ -462,9 +476,84 @@ func (a *Adapter) Deliver(agent string, msg core.InboxMessage) {
 // forInstance reports whether a message is a task's own turn (or a later
 // send of it) of a task worked in parallel: it goes to the session that
 // works on the task, in its worktree. A scout's question and a review
-// asked from such a task are answered in the agent's own session.
+// asked from such a task are answered in a session of their own (forAsk).
 func forInstance(msg core.InboxMessage) bool {
-	return msg.Worktree != "" && msg.TaskID != "" && msg.Type != string(core.TypeScoutQuery) && msg.Type != string(core.TypeReview)
+	return msg.Worktree != "" && msg.TaskID != "" && !forAsk(msg)
+}
+
+// forAsk reports whether a message is a scout's question or a review of
+// a task worked in parallel: it is answered where the task's work is, in
+// a session of its own made for the message (askFor) and ended once its
+// answer is read.
+func forAsk(msg core.InboxMessage) bool {
+	return msg.Worktree != "" && (msg.Type == string(core.TypeScoutQuery) || msg.Type == string(core.TypeReview))
+}
+
+// askMark separates, in the name of a session made for one message, the
+// task's key from the message's (neither holds it).
+const askMark = "~"
+
+// AskSessionName is the session wilco makes for an agent to answer one
+// message (a scout's question, a review) about a task worked in parallel:
+// wilco-<agent>@<task>~<message>, each id as InstanceSessionName writes
+// a task's.
+func AskSessionName(agent, taskID, messageID string) string {
+	return InstanceSessionName(agent, taskID) + askMark + instanceKey(messageID)
+}
+
+// askFor is the agent that answers msg, a scout's question or a review of
+// a task worked in parallel (forAsk), in a session of its own on the
+// agent's tmux server: a reviewer in the task's worktree, a scout in a
+// copy of it (Options.ReadOnly, made when its program starts). A later
+// send of the same message goes to the same one. It ends once the
+// message is answered (endAsk). nil when wilco is stopping.
+func (a *Adapter) askFor(home *agent, msg core.InboxMessage) *agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ag := home.asks[msg.ID]; ag != nil || a.closed || a.agents[home.cfg.Name] != home {
+		return ag
+	}
+	srv, private, err := a.ownServer(home.cfg)
+	if err != nil {
+		home.logger().Error("no tmux server for the message's session", "message", msg.ID, "err", err)
+		return nil
+	}
+	home.mu.Lock()
+	c, p, style, allow, keys := home.cfg, home.preset, home.style, home.allow, home.keys
+	home.mu.Unlock()
+	key := instanceKey(msg.TaskID) + askMark + instanceKey(msg.ID)
+	ag := &agent{a: a, cfg: c, preset: p, style: style, allow: allow, keys: keys, srv: srv, private: private, own: true,
+		session: AskSessionName(c.Name, msg.TaskID, msg.ID), task: msg.TaskID, home: home, ask: msg.ID, worktree: msg.Worktree,
+		scout: msg.Type == string(core.TypeScoutQuery) && a.opts.ReadOnly != nil,
+		dir:   filepath.Join(a.opts.Dir, filepath.FromSlash(msg.Worktree)),
+		files: pathSafe(c.Name) + instanceMark + key,
+		wake:  make(chan struct{}, 1), gone: make(chan struct{}), rec: newRecord(p)}
+	if home.asks == nil {
+		home.asks = map[string]*agent{}
+	}
+	home.asks[msg.ID] = ag
+	ag.logger().Info("a session of its own answers the message, where the task's work is", "message", msg.ID, "type", msg.Type, "session", ag.session)
+	a.wg.Add(1)
+	go ag.loop()
+	return ag
+}
+
+// endAsk ends the session made to answer one message, once it is
+// answered (or failed): its program and session end, and a scout's copy
+// of the worktree is removed.
+func (a *Adapter) endAsk(ctx context.Context, ag *agent) {
+	a.mu.Lock()
+	mine := ag.home.asks[ag.ask] == ag
+	if mine {
+		delete(ag.home.asks, ag.ask)
+	}
+	a.mu.Unlock()
+	if !mine {
+		return // ended by another (the agent's removal)
+	}
+	if err := ag.end(ctx); err != nil {
+		ag.logger().Warn("ending the message's session failed", "err", err)
+	}
 }
 
 // instanceFor is the instance of home that works on a task worked in
@@ -537,6 +626,12 @@ func (a *Adapter) EndTask(ctx context.Context, taskID string) error {
 			delete(home.inst, taskID)
 			ended = append(ended, ag)
 		}
+		for id, ag := range home.asks {
+			if ag.task == taskID {
+				delete(home.asks, id)
+				ended = append(ended, ag)
+			}
+		}
 	}
 	a.mu.Unlock()
 	var errs []error
@@ -578,6 +673,7 @@ func (ag *agent) end(ctx context.Context) error {
 		_ = os.Remove(ag.convFile())
 		_ = os.Remove(ag.exitFile())
 	}
+	defer ag.releaseCopy(context.WithoutCancel(ctx))
 	if !ag.own {
 		return nil
 	}
@@ -610,6 +706,9 @@ func (a *Adapter) all() []*agent {
 	for _, home := range a.agents {
 		out = append(out, home)
 		for _, ag := range home.inst {
+			out = append(out, ag)
+		}
+		for _, ag := range home.asks {
 			out = append(out, ag)
 		}
 	}
@@ -652,7 +751,8 @@ func (a *Adapter) Remove(ctx context.Context, name string) error {
 	var inst []*agent
 	if ok {
 		inst = slices.Collect(maps.Values(ag.inst))
-		ag.inst = nil
+		inst = append(inst, slices.Collect(maps.Values(ag.asks))...)
+		ag.inst, ag.asks = nil, nil
 	}
 	a.mu.Unlock()
 	if !ok {

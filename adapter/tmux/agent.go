@@ -69,7 +69,21 @@ type agent struct {
 	// parallel, by task (the agent's own, not an instance's; guarded by
 	// the adapter's mu).
 	inst map[string]*agent
-	wake chan struct{}
+	// asks are the agents answering one message each (a scout's question,
+	// a review) of a task worked in parallel, by message id (the agent's
+	// own; guarded by the adapter's mu). An asked agent has its home, the
+	// message (ask) and the task's worktree; scout: it works in a copy of
+	// the worktree, made when its program starts, which release lists
+	// and removes. asked is set once the message is queued (guarded by
+	// mu).
+	asks     map[string]*agent
+	home     *agent
+	ask      string
+	worktree string
+	scout    bool
+	release  func(context.Context) ([]string, error)
+	asked    bool
+	wake     chan struct{}
 	// gone is closed when the agent is removed: its loop ends.
 	gone chan struct{}
 
@@ -225,6 +239,7 @@ func (ag *agent) deliver(msg core.InboxMessage, log *slog.Logger) {
 		}
 	}
 	ag.queue = append(ag.queue, j)
+	ag.asked = true
 	log.Info("prompt queued for the pane", "queued", len(ag.queue))
 	ag.signal()
 }
@@ -308,7 +323,47 @@ func (ag *agent) loop() {
 		ag.opMu.Lock()
 		ag.step(ag.a.ctx)
 		ag.opMu.Unlock()
+		if ag.answered() {
+			ag.a.endAsk(ag.a.ctx, ag)
+			return
+		}
 	}
+}
+
+// answered reports whether an agent made to answer one message has done
+// with it: nothing waits and nothing is under way.
+func (ag *agent) answered() bool {
+	if ag.ask == "" {
+		return false
+	}
+	ag.mu.Lock()
+	defer ag.mu.Unlock()
+	return ag.asked && ag.cur == nil && len(ag.queue) == 0
+}
+
+// readOnlyCopy makes a scout's copy of the task's worktree, where its
+// program then runs.
+func (ag *agent) readOnlyCopy(ctx context.Context) error {
+	if !ag.scout || ag.release != nil {
+		return nil
+	}
+	dir, done, err := ag.a.opts.ReadOnly(ctx, ag.ask, ag.worktree)
+	if err != nil {
+		return fmt.Errorf("wilco could not make the scout's read-only worktree: %w", err)
+	}
+	ag.dir, ag.release = dir, done
+	return nil
+}
+
+// releaseCopy lists the files a scout changed in its copy of the
+// worktree and removes it (none: no copy).
+func (ag *agent) releaseCopy(ctx context.Context) ([]string, error) {
+	done := ag.release
+	ag.release = nil
+	if done == nil {
+		return nil, nil
+	}
+	return done(ctx)
 }
 
 func (ag *agent) logger() *slog.Logger {
@@ -592,6 +647,9 @@ func (ag *agent) start(ctx context.Context) error {
 	if len(argv) == 0 {
 		return errors.New("no command to run")
 	}
+	if err := ag.readOnlyCopy(ctx); err != nil {
+		return err
+	}
 	if fi, err := os.Stat(ag.dir); ag.task != "" && (err != nil || !fi.IsDir()) {
 		return fmt.Errorf("the task's worktree %s is missing", ag.dir)
 	}
@@ -727,6 +785,9 @@ func (ag *agent) failCurrent(ctx context.Context, code int, msg, output string) 
 	j.close()
 	if j.quiet.Load() || !j.task {
 		j.log.Warn("the prompt ended with an error", "err", msg)
+		if !j.quiet.Load() && ag.ask != "" {
+			ag.failed(ctx, j, msg)
+		}
 		return
 	}
 	r := core.TurnResult{TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Delivery: j.msg.ID, ExitCode: code, Error: msg,
@@ -1245,6 +1306,9 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 			j.log.Warn("message not answered: the agent wrote nothing")
 			return
 		}
+		if !ag.readOnlyKept(ctx, j) {
+			return
+		}
 		if _, err := ag.a.opts.Report.Reply(context.WithoutCancel(ctx), core.ReplyInput{Agent: ag.cfg.Name, InReplyTo: j.msg.ID, Text: text}); err != nil {
 			j.log.Warn("the agent's answer was refused", "err", err)
 		}
@@ -1261,6 +1325,32 @@ func (ag *agent) endTurn(ctx context.Context, j *job) {
 		r.Files = slices.Clone(c.FilesModified)
 	}
 	ag.report(ctx, j, r)
+}
+
+// readOnlyKept says whether a scout left its copy of the worktree as it
+// was, removing the copy: a scout that changed files, or whose copy could
+// not be checked, has its answer refused (the message failed), as the
+// exec adapter does.
+func (ag *agent) readOnlyKept(ctx context.Context, j *job) bool {
+	changed, err := ag.releaseCopy(context.WithoutCancel(ctx))
+	switch {
+	case err != nil:
+		j.log.Warn("the scout's worktree could not be checked: its answer is refused", "err", err)
+		ag.failed(ctx, j, "wilco could not check what the scout changed: "+err.Error())
+		return false
+	case len(changed) > 0:
+		j.log.Warn("the scout changed files: its answer is refused", "files", changed)
+		ag.failed(ctx, j, "the scout changed files ("+strings.Join(changed, ", ")+"): a scout is read-only, so its answer is refused")
+		return false
+	}
+	return true
+}
+
+// failed reports a message its agent could not answer.
+func (ag *agent) failed(ctx context.Context, j *job, reason string) {
+	if err := ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.MessageFailed{Agent: ag.cfg.Name, MessageID: j.msg.ID, Reason: reason}); err != nil {
+		j.log.Debug("the failed answer was not recorded", "err", err)
+	}
 }
 
 func tailText(s string, n int) string {

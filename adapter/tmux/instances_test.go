@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -372,5 +373,106 @@ func TestATaskThatComesWhileTheAgentHibernatesWaitsForTheWake(t *testing.T) {
 	b.rec.wait(t, "the turn after the wake", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
 	if tr := b.rec.turns[0]; tr.Status != "success" {
 		t.Fatalf("turn %+v", tr)
+	}
+}
+
+// copies is an Options.ReadOnly that makes each scout's copy a folder of
+// its own and records what it was asked for and what was removed.
+type copies struct {
+	root    string
+	mu      sync.Mutex
+	asked   []string // message id and worktree
+	removed []string
+}
+
+func (c *copies) readOnly(_ context.Context, messageID, worktree string) (string, func(context.Context) ([]string, error), error) {
+	dir := filepath.Join(c.root, "scout-"+messageID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	c.mu.Lock()
+	c.asked = append(c.asked, messageID+" "+worktree)
+	c.mu.Unlock()
+	return dir, func(context.Context) ([]string, error) {
+		c.mu.Lock()
+		c.removed = append(c.removed, dir)
+		c.mu.Unlock()
+		return nil, os.RemoveAll(dir)
+	}, nil
+}
+
+// askedFrom delivers a message about task T-1, worked in parallel, and
+// returns the answer's text once the session made for it has ended.
+func (b *bundle) askedFrom(t *testing.T, typ core.MessageType, wt string) string {
+	t.Helper()
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-5", Type: string(typ), TaskID: "T-1", Worktree: wt, Attempt: 1,
+		Subject: "A question", Body: "WHERE do you work?"})
+	b.rec.wait(t, "the answer", 30*time.Second, func() bool { return len(b.rec.replies) == 1 })
+	srv := b.server(t)
+	ctx := context.Background()
+	session := AskSessionName("tui", "T-1", "M-5")
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.HasSession(ctx, session) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session %s made for the message still runs after its answer", session)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if srv.HasSession(ctx, SessionName("tui")) {
+		t.Fatal("the agent's own session was started for a message about a task worked in parallel")
+	}
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if r := b.rec.replies[0]; r.InReplyTo != "M-5" {
+		t.Fatalf("reply %+v", r)
+	}
+	return strings.ReplaceAll(b.rec.replies[0].Text, "\n", "")
+}
+
+func TestAScoutOfATaskWorkedInParallelAnswersInASessionOfItsOwnInACopyOfTheTasksWorktree(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	c := &copies{root: filepath.Join(b.dir, ".wilco", "copies")}
+	b.adapter.opts.ReadOnly = c.readOnly
+	wt := b.worktree(t, "T-1")
+	text := b.askedFrom(t, core.TypeScoutQuery, wt)
+	copyDir := filepath.Join(c.root, "scout-M-5")
+	if !strings.Contains(text, "working in "+copyDir) {
+		t.Fatalf("the scout did not answer in the copy of the task's worktree %s: %q", copyDir, text)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.asked) != 1 || c.asked[0] != "M-5 "+wt {
+		t.Fatalf("copies asked for: %q", c.asked)
+	}
+	if len(c.removed) != 1 {
+		t.Fatalf("the scout's copy was not removed once its answer was read: %q", c.removed)
+	}
+}
+
+func TestTheReviewerOfATaskWorkedInParallelAnswersInASessionOfItsOwnInTheTasksWorktree(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	wt := b.worktree(t, "T-1")
+	text := b.askedFrom(t, core.TypeReview, wt)
+	if dir := filepath.Join(b.dir, filepath.FromSlash(wt)); !strings.Contains(text, "working in "+dir) {
+		t.Fatalf("the reviewer did not answer in the task's worktree %s: %q", dir, text)
+	}
+}
+
+func TestAScoutOfATaskNotWorkedInParallelAnswersInTheAgentsOwnSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-6", Type: string(core.TypeScoutQuery), TaskID: "T-2", Attempt: 1,
+		Subject: "A question", Body: "WHERE do you work?"})
+	b.rec.wait(t, "the answer", 30*time.Second, func() bool { return len(b.rec.replies) == 1 })
+	b.rec.mu.Lock()
+	text := strings.ReplaceAll(b.rec.replies[0].Text, "\n", "")
+	b.rec.mu.Unlock()
+	if !strings.Contains(text, "working in "+b.dir) || strings.Contains(text, ".wilco") {
+		t.Fatalf("the scout did not answer in the repository %s: %q", b.dir, text)
+	}
+	if !b.server(t).HasSession(context.Background(), SessionName("tui")) {
+		t.Fatal("the agent's own session does not run")
 	}
 }

@@ -327,6 +327,13 @@ func (a *agent) answer(text string) {
 		return
 	}
 	m := ackRequest.FindStringSubmatch(text)
+	if m == nil && strings.Contains(text, "WHERE") {
+		// Says the folder it runs in.
+		if wd, err := os.Getwd(); a.work(busy/3) && err == nil {
+			say("working in " + wd)
+		}
+		return
+	}
 	if m == nil {
 		if a.work(busy / 3) {
 			say("noted")

@@ -52,6 +52,7 @@ type recorder struct {
 	turns       []core.TurnResult
 	activities  []string
 	permissions []PermissionAsked
+	failed      []adapter.MessageFailed
 	refuse      bool
 	changed     chan struct{}
 }
@@ -92,6 +93,9 @@ func (r *recorder) Report(_ context.Context, rep adapter.Report) error {
 	case adapter.PermissionAsked:
 		defer r.note()
 		r.permissions = append(r.permissions, e)
+	case adapter.MessageFailed:
+		defer r.note()
+		r.failed = append(r.failed, e)
 	}
 	return nil
 }

@@ -380,6 +380,7 @@ func TestATaskThatComesWhileTheAgentHibernatesWaitsForTheWake(t *testing.T) {
 // its own and records what it was asked for and what was removed.
 type copies struct {
 	root    string
+	changed []string // what done says the scout changed
 	mu      sync.Mutex
 	asked   []string // message id and worktree
 	removed []string
@@ -397,7 +398,7 @@ func (c *copies) readOnly(_ context.Context, messageID, worktree string) (string
 		c.mu.Lock()
 		c.removed = append(c.removed, dir)
 		c.mu.Unlock()
-		return nil, os.RemoveAll(dir)
+		return c.changed, os.RemoveAll(dir)
 	}, nil
 }
 
@@ -474,5 +475,24 @@ func TestAScoutOfATaskNotWorkedInParallelAnswersInTheAgentsOwnSession(t *testing
 	}
 	if !b.server(t).HasSession(context.Background(), SessionName("tui")) {
 		t.Fatal("the agent's own session does not run")
+	}
+}
+
+func TestAScoutThatChangedItsCopyOfATasksWorktreeHasItsAnswerRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	c := &copies{root: filepath.Join(b.dir, ".wilco", "copies"), changed: []string{"file.txt"}}
+	b.adapter.opts.ReadOnly = c.readOnly
+	wt := b.worktree(t, "T-1")
+	b.adapter.Deliver("tui", core.InboxMessage{ID: "M-7", Type: string(core.TypeScoutQuery), TaskID: "T-1", Worktree: wt, Attempt: 1,
+		Subject: "A question", Body: "WHERE do you work?"})
+	b.rec.wait(t, "the failed answer", 30*time.Second, func() bool { return len(b.rec.failed) == 1 })
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if f := b.rec.failed[0]; f.MessageID != "M-7" || !strings.Contains(f.Reason, "file.txt") {
+		t.Fatalf("failed: %+v", f)
+	}
+	if len(b.rec.replies) != 0 {
+		t.Fatalf("the answer of a scout that changed files was taken: %+v", b.rec.replies)
 	}
 }

@@ -309,58 +309,13 @@ func (s *State) applyDeliveryEnd(ev Event) bool {
 // notifications in applyNotification.
 func (s *State) applyTask(ev Event) {
 	now, seq := ev.Time, ev.Seq
-	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) || s.applyPR(ev) || s.applyIssue(ev) {
+	if s.applyTaskRun(ev) || s.applyTaskOutcome(ev) || s.applyPlanEvent(ev) || s.applyPR(ev) || s.applyIssue(ev) || s.applyLanding(ev) {
 		return
 	}
 	switch e := ev.Data.(type) {
 	case TaskBaselineRecorded:
 		if t := s.taskAt(ev.TaskID, seq); t != nil {
 			t.Baseline = true
-		}
-
-	case TaskLandRequested:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			v := e.Change
-			v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
-			t.Verified = &v
-			t.LandSeq = seq
-		}
-
-	case TaskLandStarted:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.LandStarted, t.LandOn = true, e.On
-		}
-
-	case TaskIntegrating:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Integration = nil
-			if e.Integration != nil {
-				i := *e.Integration
-				t.Integration = &i
-				if i.RunID != "" && !slices.Contains(t.RunIDs, i.RunID) {
-					t.RunIDs = append(t.RunIDs, i.RunID)
-				}
-			}
-		}
-
-	case TaskIntegrated:
-		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Integration != nil && t.Integration.RunID == e.RunID {
-			t.Integration.Passed = true
-		}
-
-	case TaskLanded:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.LandedCommit = e.Commit
-		}
-
-	case TaskWorktreeAssigned:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Worktree, t.Branch, t.From, t.Base = e.Worktree, e.Branch, e.From, ""
-		}
-
-	case TaskWorktreePrepared:
-		if t := s.taskAt(ev.TaskID, seq); t != nil {
-			t.Base = e.Base
 		}
 
 	case TaskWarning:
@@ -415,6 +370,62 @@ func (s *State) applyTask(ev Event) {
 	default:
 		s.applyNotification(ev)
 	}
+}
+
+// applyLanding applies the events of a task's worktree and landing; it
+// reports whether ev was one.
+func (s *State) applyLanding(ev Event) bool {
+	seq := ev.Seq
+	switch e := ev.Data.(type) {
+	case TaskLandRequested:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			v := e.Change
+			v.Files, v.Warnings = slices.Clone(v.Files), slices.Clone(v.Warnings)
+			t.Verified = &v
+			t.LandSeq = seq
+		}
+
+	case TaskLandStarted:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.LandStarted, t.LandOn = true, e.On
+		}
+
+	case TaskIntegrating:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Integration = nil
+			if e.Integration != nil {
+				i := *e.Integration
+				t.Integration = &i
+				if i.RunID != "" && !slices.Contains(t.RunIDs, i.RunID) {
+					t.RunIDs = append(t.RunIDs, i.RunID)
+				}
+			}
+		}
+
+	case TaskIntegrated:
+		if t := s.taskAt(ev.TaskID, seq); t != nil && t.Integration != nil && t.Integration.RunID == e.RunID {
+			t.Integration.Passed = true
+		}
+
+	case TaskLanded:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.LandedCommit = e.Commit
+		}
+
+	case TaskWorktreeAssigned:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Worktree, t.Branch, t.From, t.Base = e.Worktree, e.Branch, e.From, ""
+		}
+
+	case TaskWorktreePrepared:
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.Base = e.Base
+		}
+
+	default:
+		return false
+	}
+	return true
 }
 
 // applyPlanEvent applies the events of plans; it reports whether ev was

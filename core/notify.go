@@ -360,49 +360,7 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 	n := Notification{TaskID: ev.TaskID, Agent: ev.Agent, Cause: ev.Seq}
 	switch e := ev.Data.(type) {
 	case TaskStateChanged:
-		switch e.To {
-		case Escalated:
-			n.Event = NotifyEscalated
-		case TaskClarifying:
-			n.Event = NotifyClarification
-		case Blocked:
-			n.Event = NotifyBlocked
-		case Stuck:
-			n.Event = NotifyStuck
-		case Success:
-			n.Event = NotifySuccess
-		case TaskFailed:
-			n.Event = NotifyFailed
-		default:
-			return n, false
-		}
-		n.Status, n.Reason = string(e.To), e.Reason
-		t := s.tasks[ev.TaskID]
-		if t == nil {
-			return n, false
-		}
-		n.Subject = firstLine(t.Description)
-		if n.Agent == "" {
-			n.Agent = t.Agent
-		}
-		switch e.To {
-		case TaskClarifying:
-			if d := s.find(t.Delivery); d != nil && d.Reply != nil && len(d.Reply.Questions) > 0 {
-				n.Reason = "the agent asks: " + strings.Join(d.Reply.Questions, " ")
-			}
-		case Success:
-			if t.Summary != nil && len(t.Summary.Files) > 0 {
-				files := t.Summary.Files
-				if len(files) > 5 {
-					files = append(slices.Clip(files[:5]), fmt.Sprintf("and %d more", len(files)-5))
-				}
-				n.Reason += "; changed " + strings.Join(files, ", ")
-			}
-		case Stuck:
-			if t.StuckReport != nil && t.StuckReport.Path != "" {
-				n.Reason += "; report in " + t.StuckReport.Path
-			}
-		}
+		return s.taskNotice(n, e)
 	case DeliveryAcknowledged:
 		t := s.tasks[ev.TaskID]
 		if t == nil || e.Understanding == "" || e.ID != t.Delivery {
@@ -445,6 +403,55 @@ func (s *State) noticeOf(ev Event) (Notification, bool) {
 		}
 	default:
 		return n, false
+	}
+	return n, true
+}
+
+// taskNotice is the notice of a task's change of state: one a hook may
+// hear of, false for the others.
+func (s *State) taskNotice(n Notification, e TaskStateChanged) (Notification, bool) {
+	switch e.To {
+	case Escalated:
+		n.Event = NotifyEscalated
+	case TaskClarifying:
+		n.Event = NotifyClarification
+	case Blocked:
+		n.Event = NotifyBlocked
+	case Stuck:
+		n.Event = NotifyStuck
+	case Success:
+		n.Event = NotifySuccess
+	case TaskFailed:
+		n.Event = NotifyFailed
+	default:
+		return n, false
+	}
+	n.Status, n.Reason = string(e.To), e.Reason
+	t := s.tasks[n.TaskID]
+	if t == nil {
+		return n, false
+	}
+	n.Subject = firstLine(t.Description)
+	if n.Agent == "" {
+		n.Agent = t.Agent
+	}
+	switch e.To {
+	case TaskClarifying:
+		if d := s.find(t.Delivery); d != nil && d.Reply != nil && len(d.Reply.Questions) > 0 {
+			n.Reason = "the agent asks: " + strings.Join(d.Reply.Questions, " ")
+		}
+	case Success:
+		if t.Summary != nil && len(t.Summary.Files) > 0 {
+			files := t.Summary.Files
+			if len(files) > 5 {
+				files = append(slices.Clip(files[:5]), fmt.Sprintf("and %d more", len(files)-5))
+			}
+			n.Reason += "; changed " + strings.Join(files, ", ")
+		}
+	case Stuck:
+		if t.StuckReport != nil && t.StuckReport.Path != "" {
+			n.Reason += "; report in " + t.StuckReport.Path
+		}
 	}
 	return n, true
 }

@@ -56,7 +56,7 @@ type Config struct {
 	// made again after the crashes. Its choices come from a random stream
 	// of their own: with Notify off, a seed runs as it always did.
 	Notify bool
-	// Parallel: 0 lets the seed decide whether tasks are worked in
+	// Parallel: 0 lets the run's random stream decide whether tasks are worked in
 	// parallel (parallel > 1, exec agents with several instances, a
 	// simulated repository where they land); 1 always, -1 never. Its
 	// choices come from a random stream of their own: a seed without it

@@ -228,6 +228,29 @@ func (c *cli) printFailures(failures []wire.FailureRecord, detail bool) {
 	}
 }
 
+// printLanding prints how a task lands: the way, its branch and
+// worktree, its pull request, its place in the landing queue, its commit.
+func printLanding(t *wire.Task, kv func(k, val string)) {
+	switch t.Land {
+	case wire.LandCommit:
+		kv("land", "commit: once verified, its own changes are committed")
+	case wire.LandMerge, wire.LandRebase, wire.LandSquash:
+		kv("land", string(t.Land)+": once verified, committed on its branch, then landed on the target")
+	case wire.LandPR:
+		kv("land", "pr: once verified, committed on its branch, pushed, and a pull request opened")
+	}
+	if pr := t.PullRequest; pr != nil {
+		kv("pull request", strings.TrimSpace(fmt.Sprintf("#%d %s", pr.Number, pr.URL)))
+		kv("checks", fmt.Sprintf("%d of %d ended", pr.ChecksDone, pr.Checks))
+	}
+	kv("branch", t.Branch)
+	kv("worktree", t.Worktree)
+	if t.LandPosition > 0 {
+		kv("landing position", fmt.Sprint(t.LandPosition))
+	}
+	kv("landed commit", t.LandedCommit)
+}
+
 // printTask prints one task for a human; detail adds each failure in full
 // and each question asked of a scout.
 func (c *cli) printTask(t *wire.Task, detail bool) {
@@ -253,24 +276,7 @@ func (c *cli) printTask(t *wire.Task, detail bool) {
 	list("boundaries", t.Boundaries)
 	list("acceptance criteria", t.AcceptanceCriteria)
 	kv("package", t.Package)
-	switch t.Land {
-	case wire.LandCommit:
-		kv("land", "commit: once verified, its own changes are committed")
-	case wire.LandMerge, wire.LandRebase, wire.LandSquash:
-		kv("land", string(t.Land)+": once verified, committed on its branch, then landed on the target")
-	case wire.LandPR:
-		kv("land", "pr: once verified, committed on its branch, pushed, and a pull request opened")
-	}
-	if pr := t.PullRequest; pr != nil {
-		kv("pull request", strings.TrimSpace(fmt.Sprintf("#%d %s", pr.Number, pr.URL)))
-		kv("checks", fmt.Sprintf("%d of %d ended", pr.ChecksDone, pr.Checks))
-	}
-	kv("branch", t.Branch)
-	kv("worktree", t.Worktree)
-	if t.LandPosition > 0 {
-		kv("landing position", fmt.Sprint(t.LandPosition))
-	}
-	kv("landed commit", t.LandedCommit)
+	printLanding(t, kv)
 	kv("agent", t.Agent)
 	if t.Position != nil {
 		kv("queue position", fmt.Sprint(*t.Position))

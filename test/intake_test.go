@@ -112,9 +112,21 @@ func TestAnIssueWithTheLabelIsATaskAnsweredInItsThread(t *testing.T) {
 	if r := in.Call("GET", "/v1/tasks", blackbox.AdminToken, nil); strings.Contains(string(r.Body), "Not for wilco") {
 		t.Fatalf("an issue without the label became a task: %s", r.Body)
 	}
-	// The thread's commands are acted on once: another poll takes none
-	// of them again.
-	time.Sleep(11 * time.Second)
+	// The thread's commands are acted on once: the polls after it (two
+	// more lists of the issues, seen by the forge) take none of them again.
+	polls := func() int {
+		n := 0
+		for _, r := range fs.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/issues") {
+				n++
+			}
+		}
+		return n
+	}
+	seen := polls()
+	if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return polls() >= seen+2 }) {
+		t.Fatalf("the issues were not polled again: %d polls", polls())
+	}
 	if tk := in.Task("T-1"); tk.State != "success" || tk.Attempt != 2 {
 		t.Fatalf("after another poll:\n%s", tk)
 	}

@@ -548,8 +548,8 @@ func (s *State) fireCI(now time.Time, key string) bool {
 	return true
 }
 
-// ReviewingTasks lists the tasks waiting on their pull requests, oldest
+// PullRequestTasks lists the tasks waiting on their pull requests, oldest
 // first: what the shell follows on the forge.
-func (s *State) ReviewingTasks() []Task {
+func (s *State) PullRequestTasks() []Task {
 	return s.Tasks(func(t *Task) bool { return t.State == Running && t.Phase == InPullRequest && t.PR != nil })
 }

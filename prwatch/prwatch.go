@@ -1,5 +1,5 @@
 // Package prwatch follows the pull requests of the tasks that wait on
-// them (core.State.ReviewingTasks): every poll, and at once when Nudge is
+// them (core.State.PullRequestTasks): every poll, and at once when Nudge is
 // called (a webhook said something changed), it looks at each on the
 // forge — its state, its head's checks (with the log's tail of each that
 // failed), its reviews and their line comments — and reports what it saw
@@ -86,7 +86,7 @@ func (w *Watcher) Close() {
 // Round looks once at every task's pull request and reports each.
 func (w *Watcher) Round(ctx context.Context) {
 	var tasks []core.Task
-	if err := w.rt.Read(func(s *core.State) { tasks = s.ReviewingTasks() }); err != nil {
+	if err := w.rt.Read(func(s *core.State) { tasks = s.PullRequestTasks() }); err != nil {
 		w.log.Warn("the tasks waiting on pull requests were not read", "err", err)
 		return
 	}

@@ -156,6 +156,42 @@ func TestAPullRequestIsOpenedFoundAndMergedForReal(t *testing.T) {
 	})
 }
 
+// A pull request closed unmerged says who closed it: on GitHub its
+// issue's closed_by, on Gitea its timeline's close entry; an open one and
+// a merged one say nobody.
+func TestAPullRequestClosedUnmergedSaysWhoClosedIt(t *testing.T) {
+	bothKinds(t, func(t *testing.T, kind forge.Kind) {
+		fx := newFixture(t, kind, forgetest.Options{})
+		ctx := context.Background()
+		fx.push(t, "wilco/T-1", map[string]string{"a.txt": "a\n"})
+		pr, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-1", Body: "why", Head: "wilco/T-1", Base: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.s.AddComment(pr.Number, "dave", "not this way")
+		if got, err := fx.f.PullRequest(ctx, pr.Number); err != nil || got.State != forge.PROpen || got.ClosedBy != "" {
+			t.Fatalf("open: %+v %v", got, err)
+		}
+		fx.s.ClosePull(pr.Number, "carol")
+		got, err := fx.f.PullRequest(ctx, pr.Number)
+		if err != nil || got.State != forge.PRClosed || got.ClosedBy != "carol" {
+			t.Fatalf("closed by carol: %+v %v", got, err)
+		}
+		// Closed through the API, it is the token's user who closed it.
+		fx.push(t, "wilco/T-2", map[string]string{"b.txt": "b\n"})
+		pr2, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-2", Body: "why", Head: "wilco/T-2", Base: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fx.f.ClosePullRequest(ctx, pr2.Number); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := fx.f.PullRequest(ctx, pr2.Number); err != nil || got.ClosedBy != "wilco-bot" {
+			t.Fatalf("closed by the token's user: %+v %v", got, err)
+		}
+	})
+}
+
 func TestAMergeIsRefusedWhenTheHeadMovedOrItConflicts(t *testing.T) {
 	bothKinds(t, func(t *testing.T, kind forge.Kind) {
 		fx := newFixture(t, kind, forgetest.Options{})

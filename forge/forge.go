@@ -137,6 +137,9 @@ type PullRequest struct {
 	HeadSHA    string
 	// MergeSHA is the commit a merged pull request landed as.
 	MergeSHA string
+	// ClosedBy is who closed one unmerged ("" when the forge does not
+	// say): PullRequest reads it, listings do not.
+	ClosedBy string
 }
 
 // NewPullRequest is what a pull request is opened with.

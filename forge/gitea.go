@@ -86,10 +86,37 @@ func (g *giteaForge) OpenPullRequest(ctx context.Context, pr NewPullRequest) (Pu
 	return p.pull(), err
 }
 
+// PullRequest asks GET /repos/{owner}/{repo}/pulls/{index}, and for one
+// closed unmerged its issue's timeline, whose last "close" entry says who
+// closed it (Gitea's issues carry no closed_by). A Gitea older than the
+// timeline (1.15) answers 404: who closed it is then not said.
 func (g *giteaForge) PullRequest(ctx context.Context, number int) (PullRequest, error) {
 	var p ghPull
-	err := g.t.getJSON(ctx, g.path("/pulls/%d", number), &p)
-	return p.pull(), err
+	if err := g.t.getJSON(ctx, g.path("/pulls/%d", number), &p); err != nil {
+		return PullRequest{}, err
+	}
+	out := p.pull()
+	if out.State != PRClosed {
+		return out, nil
+	}
+	events, err := listOf[gtTimelineEntry](ctx, g.t, g.path("/issues/%d/timeline?limit=50", number))
+	if err != nil && !isStatus(err, http.StatusNotFound) {
+		return out, fmt.Errorf("who closed pull request #%d: %w", number, err)
+	}
+	for _, e := range events {
+		if e.Type == "close" {
+			out.ClosedBy = login(e.User)
+		}
+	}
+	return out, nil
+}
+
+// gtTimelineEntry is the part wilco reads of an entry of Gitea's issue
+// timeline (modules/structs/issue_comment.go, TimelineComment: type is
+// the comment type's name — "comment", "close", "reopen", …).
+type gtTimelineEntry struct {
+	Type string  `json:"type"`
+	User *ghUser `json:"user"`
 }
 
 func (g *giteaForge) FindPullRequest(ctx context.Context, head string) (PullRequest, bool, error) {

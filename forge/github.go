@@ -175,6 +175,7 @@ type ghIssue struct {
 	CreatedAt   string          `json:"created_at"`
 	UpdatedAt   string          `json:"updated_at"`
 	PullRequest json.RawMessage `json:"pull_request"`
+	ClosedBy    *ghUser         `json:"closed_by"`
 }
 
 func (i ghIssue) issue() Issue {
@@ -254,10 +255,24 @@ func (g *githubForge) OpenPullRequest(ctx context.Context, pr NewPullRequest) (P
 	return p.pull(), err
 }
 
+// PullRequest asks GET /repos/{owner}/{repo}/pulls/{number}, and for one
+// closed unmerged the issue of the same number, whose closed_by says who
+// closed it (a pull request's own schema does not).
 func (g *githubForge) PullRequest(ctx context.Context, number int) (PullRequest, error) {
 	var p ghPull
-	err := g.t.getJSON(ctx, g.path("/pulls/%d", number), &p)
-	return p.pull(), err
+	if err := g.t.getJSON(ctx, g.path("/pulls/%d", number), &p); err != nil {
+		return PullRequest{}, err
+	}
+	out := p.pull()
+	if out.State != PRClosed {
+		return out, nil
+	}
+	var i ghIssue
+	if err := g.t.getJSON(ctx, g.path("/issues/%d", number), &i); err != nil {
+		return out, fmt.Errorf("who closed pull request #%d: %w", number, err)
+	}
+	out.ClosedBy = login(i.ClosedBy)
+	return out, nil
 }
 
 func (g *githubForge) FindPullRequest(ctx context.Context, head string) (PullRequest, bool, error) {

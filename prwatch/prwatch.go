@@ -111,7 +111,7 @@ func (w *Watcher) Observe(ctx context.Context, task string, number int) (core.PR
 	if err != nil {
 		return core.PRObserved{}, err
 	}
-	o := core.PRObserved{TaskID: task, Number: number, Head: pr.HeadSHA, State: pr.State, MergeCommit: pr.MergeSHA}
+	o := core.PRObserved{TaskID: task, Number: number, Head: pr.HeadSHA, State: pr.State, MergeCommit: pr.MergeSHA, ClosedBy: pr.ClosedBy}
 	if pr.State != forge.PROpen {
 		return o, nil
 	}

@@ -6,7 +6,6 @@ package test
 // and it is merged once green and approved.
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -127,22 +126,16 @@ func TestAReviewCommentOnALineIsQuotedWithItsFileAndLine(t *testing.T) {
 	}
 }
 
-// A pull request closed unmerged cancels its task.
+// A pull request closed unmerged cancels its task, saying who closed it.
 func TestAPullRequestClosedUnmergedCancelsItsTask(t *testing.T) {
 	t.Parallel()
 	srv, _, in := prRepo(t, "1s", false)
 	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
 	prOf(t, srv, 1)
-	f, err := forge.New(forge.Options{Kind: forge.GitHub, API: srv.API(forge.GitHub), Repo: srv.Repo, Token: srv.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.ClosePullRequest(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	srv.ClosePull(1, "carol")
 	got := in.WaitTask(task.ID, 60*time.Second, "cancelled")
-	if !strings.Contains(got.Milestone+got.String(), "closed unmerged") {
-		t.Fatalf("the cancelled task does not say its pull request was closed: %s", got)
+	if !strings.Contains(got.Milestone+got.String(), "closed unmerged by carol") {
+		t.Fatalf("the cancelled task does not say who closed its pull request: %s", got)
 	}
 }
 

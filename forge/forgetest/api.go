@@ -75,6 +75,7 @@ func (s *Server) routes() {
 		} else {
 			handle("POST /pulls/{n}/merge", s.mergePull)
 			handle("GET /pulls/{n}/reviews/{id}/comments", s.reviewCommentsOf)
+			handle("GET /issues/{n}/timeline", s.timelineOf)
 		}
 		handle("GET /commits/{ref}/status", s.combinedStatus)
 		handle("GET /pulls/{n}/reviews", s.reviewsOf)
@@ -151,8 +152,16 @@ func (s *Server) ghPull(p *pull) map[string]any {
 func (s *Server) ghPullAsIssue(p *pull) map[string]any {
 	return map[string]any{"number": p.Number, "title": p.Title, "body": p.Body, "state": p.State,
 		"user": s.user(p.Author), "labels": labels(p.Labels), "html_url": s.htmlURL("pull", p.Number),
-		"created_at": ts(p.Created), "updated_at": ts(p.Created),
+		"created_at": ts(p.Created), "updated_at": ts(p.Created), "closed_by": s.closer(p.ClosedBy),
 		"pull_request": map[string]any{"html_url": s.htmlURL("pull", p.Number)}}
+}
+
+// closer is an issue's closed_by: null while nobody closed it.
+func (s *Server) closer(login string) any {
+	if login == "" {
+		return nil
+	}
+	return s.user(login)
 }
 
 func labels(ls []string) []map[string]any {
@@ -166,7 +175,7 @@ func labels(ls []string) []map[string]any {
 func (s *Server) ghIssue(i *issue) map[string]any {
 	return map[string]any{"number": i.Number, "title": i.Title, "body": i.Body, "state": i.State,
 		"user": s.user(i.Author), "labels": labels(i.Labels), "html_url": s.htmlURL("issues", i.Number),
-		"created_at": ts(i.Created), "updated_at": ts(i.Updated), "pull_request": nil}
+		"created_at": ts(i.Created), "updated_at": ts(i.Updated), "closed_by": s.closer(i.ClosedBy), "pull_request": nil}
 }
 
 func (s *Server) ghComment(c *comment) map[string]any {
@@ -337,8 +346,7 @@ func (s *Server) patchPull(kind forge.Kind, w http.ResponseWriter, r *http.Reque
 	}
 	var hook map[string]any
 	if in.State != nil && *in.State == "closed" && p.State == "open" {
-		p.HeadSHA = s.pullHead(p)
-		p.State = "closed"
+		s.closePull(p, s.login)
 		hook = map[string]any{"action": "closed", "number": p.Number}
 	}
 	if in.Title != nil {
@@ -704,4 +712,31 @@ func (s *Server) isCollaborator(kind forge.Kind, w http.ResponseWriter, r *http.
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// timelineOf answers Gitea's issue timeline (TimelineComment entries,
+// oldest first): a pull request's comments ("comment") and its closing
+// ("close", by who closed it).
+func (s *Server) timelineOf(kind forge.Kind, w http.ResponseWriter, r *http.Request) {
+	n := number(r, "n")
+	s.mu.Lock()
+	p := s.pulls[n]
+	if p == nil && s.issues[n] == nil {
+		s.mu.Unlock()
+		notFound(w)
+		return
+	}
+	entries := []map[string]any{}
+	for _, c := range s.comments {
+		if c.Number == n {
+			entries = append(entries, map[string]any{"id": c.ID, "type": "comment", "user": s.user(c.Author),
+				"body": c.Body, "created_at": ts(c.Created), "updated_at": ts(c.Updated)})
+		}
+	}
+	if p != nil && p.ClosedBy != "" {
+		entries = append(entries, map[string]any{"id": s.id(), "type": "close", "user": s.user(p.ClosedBy),
+			"body": "", "created_at": ts(p.Closed), "updated_at": ts(p.Closed)})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, page(kind, w, r, entries))
 }

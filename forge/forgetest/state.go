@@ -19,6 +19,8 @@ type pull struct {
 	HeadSHA    string // fixed once closed
 	Labels     []string
 	Created    time.Time
+	ClosedBy   string // who closed it unmerged
+	Closed     time.Time
 }
 
 type issue struct {
@@ -27,9 +29,10 @@ type issue struct {
 	Body    string
 	Author  string
 	Labels  []string
-	State   string
-	Created time.Time
-	Updated time.Time
+	State    string
+	Created  time.Time
+	Updated  time.Time
+	ClosedBy string
 }
 
 type comment struct {
@@ -229,14 +232,35 @@ func (s *Server) AddIssue(author, title, body string, labels ...string) int {
 	return i.Number
 }
 
-// CloseIssue closes an issue.
+// CloseIssue closes an issue (as the repository's owner).
 func (s *Server) CloseIssue(number int) {
 	s.mu.Lock()
 	i := s.issues[number]
-	i.State, i.Updated = "closed", s.now()
+	i.State, i.Updated, i.ClosedBy = "closed", s.now(), s.Repo.Owner
 	hook := map[string]any{"action": "closed", "number": i.Number, "issue": s.ghIssue(i)}
 	s.mu.Unlock()
-	s.send("issues", "", hook)
+	s.sendAs("issues", hook, s.Repo.Owner)
+}
+
+// ClosePull closes an open pull request unmerged, as by, the way a person
+// does on the forge's page.
+func (s *Server) ClosePull(number int, by string) {
+	s.mu.Lock()
+	p := s.pulls[number]
+	if p == nil || p.State != "open" {
+		s.mu.Unlock()
+		s.t.Fatalf("no open pull request #%d to close", number)
+	}
+	s.closePull(p, by)
+	hook := map[string]any{"action": "closed", "number": p.Number, "pull_request": s.ghPull(p)}
+	s.mu.Unlock()
+	s.sendAs("pull_request", hook, by)
+}
+
+// closePull closes p unmerged as by; s.mu is held.
+func (s *Server) closePull(p *pull, by string) {
+	p.HeadSHA = s.pullHead(p)
+	p.State, p.ClosedBy, p.Closed = "closed", by, s.now()
 }
 
 // LabelPull puts a label on a pull request (both forges list labeled pull

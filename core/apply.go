@@ -487,7 +487,7 @@ func (s *State) applyTaskRun(ev Event) bool {
 		if t == nil {
 			return true
 		}
-		if t.State == Queued && e.To != Queued && t.StartedAt.IsZero() {
+		if t.State == Queued && e.To != Queued && !e.To.Terminal() && t.StartedAt.IsZero() {
 			t.StartedAt = now
 		}
 		if t.State == Proposed && e.To == Queued {

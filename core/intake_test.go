@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +112,40 @@ func TestTheCommentsReadOfATasksIssueAreRecordedAndNeverGoBack(t *testing.T) {
 	b.refused(b.c.SeeIssueComments(b.now, other.ID, 3), Invalid)
 	b.refused(b.c.SeeIssueComments(b.now, "T-99", 3), NotFound)
 	b.checkReplay()
+}
+
+// A task made from an issue and cancelled before it started ends
+// cancelled, kept, where another queued task is removed: were it removed,
+// its issue, still open with the label, would be taken again as a new task.
+func TestACancelledQueuedTaskOfAnIssueIsKeptSoItsIssueIsNotTakenAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.agent("builder", "exec")
+	first := submit(b, TaskSpec{Description: "holds the agent"})
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout", Issue: 5})
+	plain := submit(b, TaskSpec{Description: "no issue"})
+	if got := b.task(tk.ID); got.State != Queued || b.task(first.ID).State == Queued {
+		t.Fatalf("the issue's task is %s behind %s", got.State, b.task(first.ID).State)
+	}
+	if _, removed, err := b.c.CancelTask(b.now, tk.ID); err != nil || removed {
+		t.Fatalf("cancelled: removed %v, %v", removed, err)
+	}
+	b.collect()
+	got := b.task(tk.ID)
+	if got.State != TaskCancelled || got.Issue != 5 || !got.StartedAt.IsZero() {
+		t.Fatalf("the issue's task after its cancel: %s issue %d started %v", got.State, got.Issue, got.StartedAt)
+	}
+	if b.c.TaskOfIssue(5) == nil {
+		t.Fatal("issue #5 has no task after its task was cancelled")
+	}
+	if got := b.issueNotices(); !slices.Equal(got, []NotifyEvent{NotifyEnded}) {
+		t.Fatalf("the thread of the issue hears %v", got)
+	}
+	if _, removed, err := b.c.CancelTask(b.now, plain.ID); err != nil || !removed {
+		t.Fatalf("a queued task of no issue is removed: %v %v", removed, err)
+	}
+	b.collect()
+	if b.task(first.ID).State.Terminal() {
+		t.Fatalf("the running task ended: %s", b.task(first.ID).State)
+	}
 }

@@ -36,19 +36,21 @@ const (
 	NotifyFailed        NotifyEvent = "failed"        // a task failed (malformed, not retried)
 	NotifyAcknowledged  NotifyEvent = "acknowledged"  // an agent acknowledged a task, with its understanding
 	NotifyPullRequest   NotifyEvent = "pull_request"  // a task's verified change was pushed to a new pull request
+	NotifyEnded         NotifyEvent = "ended"         // a task ended otherwise: cancelled, skipped, aborted or unverified
 )
 
 // NotifyEvents are every notify event, in the order the documentation
 // lists them.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest}
+	return []NotifyEvent{NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation, NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest, NotifyEnded}
 }
 
 // DefaultNotifyEvents are what a hook listens for when it names none:
-// whatever needs a person (not success, acknowledged, pull_request).
+// whatever needs a person (not success, acknowledged, pull_request,
+// ended).
 func DefaultNotifyEvents() []NotifyEvent {
 	return slices.DeleteFunc(NotifyEvents(), func(e NotifyEvent) bool {
-		return e == NotifySuccess || e == NotifyAcknowledged || e == NotifyPullRequest
+		return e == NotifySuccess || e == NotifyAcknowledged || e == NotifyPullRequest || e == NotifyEnded
 	})
 }
 
@@ -60,7 +62,7 @@ const IssueHook = "issue"
 
 // issueHook listens for what the thread of a task's issue tells.
 var issueHook = NotifyHook{Name: IssueHook, Events: []NotifyEvent{NotifyAcknowledged, NotifyClarification, NotifyEscalated,
-	NotifyBlocked, NotifyStuck, NotifyPullRequest, NotifySuccess, NotifyFailed}}
+	NotifyBlocked, NotifyStuck, NotifyPullRequest, NotifySuccess, NotifyFailed, NotifyEnded}}
 
 // DesktopHook is the name of the hook that shows notifications on the
 // desktop of wilco's machine.
@@ -423,6 +425,8 @@ func (s *State) taskNotice(n Notification, e TaskStateChanged) (Notification, bo
 		n.Event = NotifySuccess
 	case TaskFailed:
 		n.Event = NotifyFailed
+	case TaskCancelled, Skipped, Aborted, Unverified:
+		n.Event = NotifyEnded
 	default:
 		return n, false
 	}

@@ -110,7 +110,7 @@ func TestAHookHearsOnlyTheEventsItListensForAndWhatNeedsAPersonByDefault(t *test
 	if !strings.Contains(ns[0].Notification.Reason, "verif") {
 		t.Fatalf("success reason %q", ns[0].Notification.Reason)
 	}
-	if slices.Contains(DefaultNotifyEvents(), NotifySuccess) || len(DefaultNotifyEvents()) != len(NotifyEvents())-3 {
+	if slices.Contains(DefaultNotifyEvents(), NotifySuccess) || len(DefaultNotifyEvents()) != len(NotifyEvents())-4 {
 		t.Fatalf("default events %v", DefaultNotifyEvents())
 	}
 }

@@ -925,7 +925,7 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 }
 
 // CancelTask cancels a task: a queued one leaves no trace (the rest shift
-// up); a running one is stopped (the whole process group), the working
+// up), unless it was made from an issue (it ends cancelled); a running one is stopped (the whole process group), the working
 // tree is kept as it is, no artifact is made, and the next task starts.
 func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 	now = norm(now)
@@ -934,11 +934,15 @@ func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 		return Task{}, false, notFoundf("no task %q", id)
 	}
 	switch {
-	case t.State == Queued:
+	case t.State == Queued && t.Issue == 0:
 		s.emit(now, t.ID, "", TaskRemoved{})
 		// A task that waited for it (it depended on it) may start now.
 		s.schedule(now)
 		return Task{}, true, nil
+	case t.State == Queued:
+		// A task made from an issue is kept, ended: removed, it would be
+		// made again from its issue, still open with the label.
+		s.finish(now, t, TaskCancelled, "cancelled by the user before it started")
 	case t.State.Holds():
 		if d := s.find(t.Delivery); d != nil && !d.State.Terminal() {
 			s.cancel(now, d, "the task was cancelled by the user")

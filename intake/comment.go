@@ -59,6 +59,8 @@ func Comment(n core.Notification, t core.Task) string {
 		}
 	case core.NotifyFailed:
 		fmt.Fprintf(&b, "**wilco** task %s failed: %s\n", t.ID, n.Reason)
+	case core.NotifyEnded:
+		fmt.Fprintf(&b, "**wilco** task %s ended %s: %s\n", t.ID, n.Status, n.Reason)
 	default:
 		fmt.Fprintf(&b, "**wilco** task %s: %s: %s\n", t.ID, n.Event, n.Reason)
 	}

@@ -70,7 +70,7 @@ func (s *Server) taskRoutes() []Route {
 			Examples: id, Handler: s.getTask, Responses: map[int]any{200: wire.Task{}}},
 		{Method: "GET", Path: "/v1/queue", Auth: Admin, Summary: "The queued tasks, position 1 first.",
 			Handler: s.queue, Responses: map[int]any{200: wire.Queue{}}},
-		{Method: "POST", Path: "/v1/tasks/{id}/cancel", Auth: Admin, Summary: "Cancel: a queued task is removed (204); a running one is stopped, its working tree kept as it is.",
+		{Method: "POST", Path: "/v1/tasks/{id}/cancel", Auth: Admin, Summary: "Cancel: a queued task is removed (204), unless it was made from a forge issue (it ends cancelled, 200: its issue is not taken again); a running one is stopped, its working tree kept as it is.",
 			Examples: id, Handler: s.cancelTask, Responses: map[int]any{200: wire.Task{}, 204: nil}},
 		{Method: "POST", Path: "/v1/tasks/{id}/clarify", Auth: Admin, Summary: "Answer the agent's questions.",
 			Examples: id, Request: wire.Clarify{}, Handler: s.clarifyTask, Responses: map[int]any{200: wire.Task{}}},

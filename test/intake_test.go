@@ -67,6 +67,25 @@ func waitIssueTask(t *testing.T, in *blackbox.Instance, id string, timeout time.
 	return in.WaitTask(id, timeout, states...)
 }
 
+// waitIssuePolls waits for n more lists of the issues, seen by the forge:
+// n-1 polls of the intake at least began and ended since the call.
+func waitIssuePolls(t *testing.T, fs *forgetest.Server, n int) {
+	t.Helper()
+	polls := func() int {
+		n := 0
+		for _, r := range fs.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/issues") {
+				n++
+			}
+		}
+		return n
+	}
+	seen := polls()
+	if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return polls() >= seen+n }) {
+		t.Fatalf("the issues were not polled %d more times: %d polls", n, polls()-seen)
+	}
+}
+
 // An issue with the label becomes a task (its checklist the acceptance
 // criteria), its thread hears the agent's understanding and the
 // escalation with how to answer; a non-collaborator's /wilco fix is
@@ -114,19 +133,7 @@ func TestAnIssueWithTheLabelIsATaskAnsweredInItsThread(t *testing.T) {
 	}
 	// The thread's commands are acted on once: the polls after it (two
 	// more lists of the issues, seen by the forge) take none of them again.
-	polls := func() int {
-		n := 0
-		for _, r := range fs.Requests() {
-			if r.Method == "GET" && strings.HasSuffix(r.Path, "/issues") {
-				n++
-			}
-		}
-		return n
-	}
-	seen := polls()
-	if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return polls() >= seen+2 }) {
-		t.Fatalf("the issues were not polled again: %d polls", polls())
-	}
+	waitIssuePolls(t, fs, 2)
 	if tk := in.Task("T-1"); tk.State != "success" || tk.Attempt != 2 {
 		t.Fatalf("after another poll:\n%s", tk)
 	}
@@ -158,6 +165,33 @@ func TestAQuestionIsAnsweredByAPlainReplyAndAClosedIssueCancelsItsTask(t *testin
 	}
 	fs.CloseIssue(m)
 	in.WaitTask("T-2", 30*time.Second, "cancelled")
+}
+
+// A task made from an issue and cancelled while it waits in the queue
+// ends cancelled (its thread hears it), and its issue, still open with the
+// label, is not made into a task again at the next polls.
+func TestACancelledQueuedTaskOfAnIssueIsNotMadeAgain(t *testing.T) {
+	t.Parallel()
+	fs := forgetest.New(t, forgetest.Options{})
+	in := intakeServe(t, fs, execAgent(t, "asker", "clarify.sh", nil), "")
+	// T-1, asking its question, holds the only agent.
+	in.Submit(map[string]any{"description": "Write the fix into file.txt"})
+	in.WaitTask("T-1", 30*time.Second, "clarifying")
+	n := fs.AddIssue("alice", "Write another fix", "", "wilco")
+	if got := waitIssueTask(t, in, "T-2", 30*time.Second, "queued"); got.Issue != n {
+		t.Fatalf("the issue's task:\n%s", got)
+	}
+	if r := in.Call("POST", "/v1/tasks/T-2/cancel", blackbox.AdminToken, nil); r.Status != 200 {
+		t.Fatalf("cancel T-2: %d %s", r.Status, r.Body)
+	}
+	if got := in.Task("T-2"); got.State != "cancelled" || got.Issue != n {
+		t.Fatalf("T-2 after its cancel:\n%s", got)
+	}
+	waitComment(t, fs, n, 30*time.Second, "T-2", "cancelled")
+	waitIssuePolls(t, fs, 2)
+	if r := in.Call("GET", "/v1/tasks/T-3", blackbox.AdminToken, nil); r.Status != 404 {
+		t.Fatalf("the issue of a cancelled task was made into another task: %d %s", r.Status, r.Body)
+	}
 }
 
 // A rate-limited answer to the list of issues is waited out until its

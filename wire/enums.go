@@ -446,12 +446,15 @@ const (
 	// NotifyPullRequest: a task's verified change was pushed to a new
 	// pull request (not by default).
 	NotifyPullRequest NotifyEvent = "pull_request"
+	// NotifyEnded: a task ended otherwise than success, failed or stuck:
+	// cancelled, skipped, aborted or unverified (not by default).
+	NotifyEnded NotifyEvent = "ended"
 )
 
 // Values are the notification events.
 func (NotifyEvent) Values() []string {
 	return values(NotifyEscalated, NotifyClarification, NotifyBlocked, NotifyStuck, NotifyUnresponsive, NotifyOperation,
-		NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest)
+		NotifyPermission, NotifySuccess, NotifyFailed, NotifyAcknowledged, NotifyPullRequest, NotifyEnded)
 }
 
 // NotificationState is where a notification's delivery stands.

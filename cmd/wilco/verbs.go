@@ -47,7 +47,7 @@ func init() {
 		{name: "web", args: "[--json]", group: "look", summary: "print a one-time link that logs a browser in to the page (wilco serve prints the first)", run: cmdWeb},
 		{name: "watch", args: "[ID] [--after SEQ] [--json]", group: "look", summary: "follow the live event stream (one task's, or all); Ctrl-C stops", run: cmdWatch},
 
-		{name: "cancel", args: "ID [--json]", group: "act", summary: "cancel a task (a queued one leaves no trace)", run: cmdCancel},
+		{name: "cancel", args: "ID [--json]", group: "act", summary: "cancel a task (a queued one leaves no trace, unless made from an issue)", run: cmdCancel},
 		{name: "clarify", args: "ID --answer S [--answer S]… [--json]", group: "act", summary: "answer the agent's questions about a task", run: cmdClarify},
 		{name: "respond", args: `ID retry|skip|abort|fix ["<instruction>"] [--json]`, group: "act", summary: "answer an escalated or blocked task", run: cmdRespond},
 		{name: "diff", args: "ID", group: "act", summary: "print a dry run's unified diff", run: cmdDiff},

@@ -24,11 +24,11 @@ type pull struct {
 }
 
 type issue struct {
-	Number  int
-	Title   string
-	Body    string
-	Author  string
-	Labels  []string
+	Number   int
+	Title    string
+	Body     string
+	Author   string
+	Labels   []string
 	State    string
 	Created  time.Time
 	Updated  time.Time

@@ -77,48 +77,13 @@ func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base,
 	}
 	c.Onto = onto
 	if on == "" {
-		if landed, err := w.landedAs(ctx, head, onto, base, how); err != nil {
+		if done, err := w.landingCutShort(ctx, &c, branch, target, base, head, how); err != nil || done {
 			return c, err
-		} else if landed != "" {
-			// The branch landed before wilco stopped, and the target may
-			// have moved on since: landing it again would add an empty
-			// commit.
-			c.Commit, c.Landed = landed, true
-			return c, nil
 		}
-		if pending, err := revParse(ctx, w.root, combinationRef(branch)); err == nil && pending == head {
-			// The worktree holds the combination made when this landing
-			// was asked before wilco stopped, not yet verified: it is
-			// reported again while the target is still where it was
-			// made — never taken for the task's own change, which would
-			// land it unverified. A target that moved since combines it
-			// again.
-			if parent, err := revParse(ctx, w.root, head+"^1"); err == nil && parent == onto {
-				if c.Between, err = commitsSince(ctx, w.root, onto, base, head); err != nil {
-					return c, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
-				}
-				c.Commit, c.Moved = head, true
-				return c, nil
-			}
+		if isAncestor(ctx, w.root, onto, head) {
+			c.Commit, err = w.landUnmoved(ctx, branch, target, onto, head, how)
+			return c, err
 		}
-	}
-	if on == "" && isAncestor(ctx, w.root, onto, head) {
-		c.Commit = head
-		switch {
-		case how == HowSquash && !isParent(ctx, w.root, onto, head):
-			msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
-			if err != nil {
-				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
-			}
-			if c.Commit, err = commitTree(ctx, w.root, head+"^{tree}", string(msg), nil, onto); err != nil {
-				return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
-			}
-		case how == HowRebase && hasMerges(ctx, w.root, onto, head):
-			if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
-				return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
-			}
-		}
-		return c, nil
 	}
 	c.Moved = true
 	tree, conflict, err := mergeTree(ctx, w.root, onto, head)
@@ -132,39 +97,116 @@ func (w *Workspace) CombineOn(ctx context.Context, wt, branch, target, on, base,
 		}
 		return c, nil
 	}
+	if c.Commit, err = w.combination(ctx, branch, target, tree, onto, head, how); err != nil {
+		return c, err
+	}
+	return c, w.holdCombination(ctx, wt, branch, on, c.Commit)
+}
+
+// landingCutShort fills c with what a landing of branch (at head) asked
+// before wilco stopped came to, and says whether it did: the commit the
+// branch landed as (Landed), or the combination the worktree holds, not
+// yet verified, while the target is still where it was made (Moved).
+func (w *Workspace) landingCutShort(ctx context.Context, c *Combination, branch, target, base, head, how string) (bool, error) {
+	landed, err := w.landedAs(ctx, head, c.Onto, base, how)
+	if err != nil {
+		return false, err
+	}
+	if landed != "" {
+		// The branch landed before wilco stopped, and the target may
+		// have moved on since: landing it again would add an empty
+		// commit.
+		c.Commit, c.Landed = landed, true
+		return true, nil
+	}
+	if pending, err := revParse(ctx, w.root, combinationRef(branch)); err != nil || pending != head {
+		return false, nil
+	}
+	// The worktree holds the combination made when this landing was
+	// asked before wilco stopped, not yet verified: it is reported again
+	// while the target is still where it was made — never taken for the
+	// task's own change, which would land it unverified. A target that
+	// moved since combines it again.
+	if parent, err := revParse(ctx, w.root, head+"^1"); err != nil || parent != c.Onto {
+		return false, nil
+	}
+	if c.Between, err = commitsSince(ctx, w.root, c.Onto, base, head); err != nil {
+		return false, fmt.Errorf("workspace: the commits on %s since %s: %w", target, base, err)
+	}
+	c.Commit, c.Moved = head, true
+	return true, nil
+}
+
+// landUnmoved is the commit branch (at head, which holds onto, the
+// target's head) lands as: head itself, or one commit of its change on
+// onto (squash, unless head is onto's child already), or its commits
+// replayed on onto (rebase of a branch that holds a merge).
+func (w *Workspace) landUnmoved(ctx context.Context, branch, target, onto, head, how string) (string, error) {
+	switch {
+	case how == HowSquash && !isParent(ctx, w.root, onto, head):
+		return w.squash(ctx, branch, head+"^{tree}", onto, head)
+	case how == HowRebase && hasMerges(ctx, w.root, onto, head):
+		commit, err := replay(ctx, w.root, onto, head)
+		if err != nil {
+			return "", fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
+		}
+		return commit, nil
+	}
+	return head, nil
+}
+
+// combination makes the commit of branch (at head) combined with onto,
+// whose merge is tree, by how: its commits replayed (rebase), a merge
+// commit (merge), or one commit (squash).
+func (w *Workspace) combination(ctx context.Context, branch, target, tree, onto, head, how string) (string, error) {
 	switch how {
 	case HowRebase:
-		if c.Commit, err = replay(ctx, w.root, onto, head); err != nil {
-			return c, fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
+		commit, err := replay(ctx, w.root, onto, head)
+		if err != nil {
+			return "", fmt.Errorf("workspace: rebase %s on %s: %w", branch, target, err)
 		}
+		return commit, nil
 	case HowMerge:
 		msg := fmt.Sprintf("Merge branch '%s' into %s\n", branch, target)
-		if c.Commit, err = commitTree(ctx, w.root, tree, msg, nil, onto, head); err != nil {
-			return c, fmt.Errorf("workspace: merge %s into %s: %w", branch, target, err)
-		}
-	default:
-		msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
+		commit, err := commitTree(ctx, w.root, tree, msg, nil, onto, head)
 		if err != nil {
-			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
+			return "", fmt.Errorf("workspace: merge %s into %s: %w", branch, target, err)
 		}
-		if c.Commit, err = commitTree(ctx, w.root, tree, string(msg), nil, onto); err != nil {
-			return c, fmt.Errorf("workspace: squash %s: %w", branch, err)
-		}
+		return commit, nil
+	default:
+		return w.squash(ctx, branch, tree, onto, head)
 	}
-	// The worktree holds the combination, to be verified there (reset
-	// runs no hook); detached when it is on a combination not landed.
-	reset := []string{"reset", "--hard", "--quiet", c.Commit}
+}
+
+// squash makes one commit of tree on onto, with the message of branch's
+// head.
+func (w *Workspace) squash(ctx context.Context, branch, tree, onto, head string) (string, error) {
+	msg, err := git(ctx, w.root, nil, nil, "log", "-1", "--format=%B", head)
+	if err != nil {
+		return "", fmt.Errorf("workspace: squash %s: %w", branch, err)
+	}
+	commit, err := commitTree(ctx, w.root, tree, string(msg), nil, onto)
+	if err != nil {
+		return "", fmt.Errorf("workspace: squash %s: %w", branch, err)
+	}
+	return commit, nil
+}
+
+// holdCombination checks out commit, a combination of branch, in the
+// worktree wt, to be verified there (reset runs no hook): detached when
+// it is on a combination not landed (on), else on the branch, where it is
+// noted as a combination until the branch moves past it.
+func (w *Workspace) holdCombination(ctx context.Context, wt, branch, on, commit string) error {
+	reset := []string{"reset", "--hard", "--quiet", commit}
 	if on != "" {
-		reset = []string{"checkout", "--quiet", "--force", "--detach", c.Commit}
-	} else if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), c.Commit); err != nil {
-		// On the branch, it is noted as a combination until the branch
-		// moves past it.
-		return c, fmt.Errorf("workspace: note the combination of %s: %w", branch, err)
+		reset = []string{"checkout", "--quiet", "--force", "--detach", commit}
+	} else if _, err := git(ctx, w.root, nil, nil, "update-ref", combinationRef(branch), commit); err != nil {
+		return fmt.Errorf("workspace: note the combination of %s: %w", branch, err)
 	}
 	if _, err := git(ctx, wt, nil, nil, reset...); err != nil {
-		return c, fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
+		return fmt.Errorf("workspace: check out the combination in %s: %w", wt, err)
 	}
-	return c, nil
+	return nil
 }
 
 // Landing finds the commit of target that a landing of a task's branch

@@ -170,6 +170,23 @@ func mergeTrees(base, ours, theirs map[string]string) (map[string]string, []stri
 	return out, conflict
 }
 
+// combine merges head into onto as git merge-tree does and makes the
+// commit of their combination by how: a merge commit (merge), else one
+// commit on onto. No commit, and the files in conflict, when they
+// conflict.
+func (g *gitModel) combine(onto, head, how string) (string, map[string]string, []string) {
+	base := g.mergeBase(onto, head)
+	tree, conflict := mergeTrees(g.tree(base), g.tree(head), g.tree(onto))
+	if len(conflict) > 0 {
+		return "", nil, conflict
+	}
+	parents := []string{onto}
+	if how == core.LandMerge {
+		parents = append(parents, head)
+	}
+	return g.commit(tree, parents...), tree, nil
+}
+
 // changed are the files that differ between two trees.
 func changed(a, b map[string]string) []string {
 	var out []string

@@ -456,7 +456,6 @@ func (w *world) runVerify(e core.RunVerify) {
 // past the branch's base, else the combination made and reported, to be
 // verified first; a conflict reported with its files.
 func (w *world) landTask(e core.LandTask) {
-	tw, g := w.tw, w.tw.git
 	out := core.Landed{TaskID: e.TaskID, RunID: e.RunID, Branch: e.Branch}
 	if e.Branch != "main" {
 		w.failf("%s lands on %q, the target is main", e.TaskID, e.Branch)
@@ -466,18 +465,35 @@ func (w *world) landTask(e core.LandTask) {
 		w.advanceTarget(e, e.Onto, e.Advance, out)
 		return
 	}
+	wt, head, ok := w.commitLanding(e, out)
+	switch {
+	case !ok:
+	case e.On != "":
+		w.combineOn(e, wt, head, out)
+	case w.landedBefore(e, wt, head, out):
+	default:
+		w.landOnTarget(e, wt, head, out)
+	}
+}
+
+// commitLanding commits a landing task's change on its branch in its
+// worktree, as dispatch does before it lands it, and returns the
+// worktree and the branch's head; false when the landing ends there (no
+// worktree, a commit hook refused, nothing to land), reported.
+func (w *world) commitLanding(e core.LandTask, out core.Landed) (*worktree, string, bool) {
+	tw, g := w.tw, w.tw.git
 	wt := g.worktrees[e.Worktree]
 	if wt == nil || wt.task != e.TaskID {
 		out.Error = "no worktree " + e.Worktree
 		w.hit("tasks.land.no_worktree")
 		w.reportOutcome(0, e.TaskID, "land", out)
-		return
+		return nil, "", false
 	}
 	if tw.chance(0.02) && len(changed(g.tree(g.branches[wt.branch]), wt.files)) > 0 {
 		out.Refused, out.ExitCode, out.Output = true, 1, "pre-commit: trailing whitespace in "+strings.Join(changed(g.tree(g.branches[wt.branch]), wt.files), ", ")
 		w.hit("tasks.land.hook_refused")
 		w.reportOutcome(0, e.TaskID, "land", out)
-		return
+		return nil, "", false
 	}
 	if wt.detached {
 		wt.files, wt.detached = copyTree(g.tree(g.branches[wt.branch])), false
@@ -487,19 +503,23 @@ func (w *world) landTask(e core.LandTask) {
 	if head == e.Base {
 		w.hit("tasks.land.nothing")
 		w.reportOutcome(0, e.TaskID, "land", out)
-		return
+		return nil, "", false
 	}
-	if e.On != "" {
-		w.combineOn(e, wt, head, out)
-		return
-	}
+	return wt, head, true
+}
+
+// landedBefore reports again what a landing asked before wilco stopped
+// came to, and says whether it did: the commit the target holds it as,
+// or the combination made then, to be verified.
+func (w *world) landedBefore(e core.LandTask, wt *worktree, head string, out core.Landed) bool {
+	tw, g := w.tw, w.tw.git
 	onto := g.target
 	if landed := g.landedAs(head, onto, e.Base, e.How); landed != "" {
 		// The branch landed before wilco stopped: the target holds it.
 		out.Commit = landed
 		w.hit("tasks.land.landed_before")
 		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
-		return
+		return true
 	}
 	if head == g.combined[wt.branch] && g.commits[head].parents[0] == onto {
 		// The combination made when this landing was asked before wilco
@@ -507,8 +527,18 @@ func (w *world) landTask(e core.LandTask) {
 		out.Combined, out.Onto = head, onto
 		w.hit("tasks.land.combined_again")
 		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
-		return
+		return true
 	}
+	return false
+}
+
+// landOnTarget lands a task's branch (at head) on the target's head: a
+// fast-forward (or one commit, squashed) when the target did not move
+// past it, else its combination, held by its worktree's branch and
+// reported to be verified, or its conflict.
+func (w *world) landOnTarget(e core.LandTask, wt *worktree, head string, out core.Landed) {
+	tw, g := w.tw, w.tw.git
+	onto := g.target
 	if g.isAncestor(onto, head) {
 		c := head
 		if e.How == core.LandSquash && !slices.Contains(g.commits[head].parents, onto) {
@@ -518,19 +548,13 @@ func (w *world) landTask(e core.LandTask) {
 		w.advanceTarget(e, onto, c, out)
 		return
 	}
-	base := g.mergeBase(onto, head)
-	tree, conflict := mergeTrees(g.tree(base), g.tree(head), g.tree(onto))
+	c, tree, conflict := g.combine(onto, head, e.How)
 	if len(conflict) > 0 {
 		out.Conflict, out.Between = conflict, g.between(e.Base, onto)
 		w.hit("tasks.land.conflict")
 		w.reportOutcome(0, e.TaskID, "land", out)
 		return
 	}
-	parents := []string{onto}
-	if e.How == core.LandMerge {
-		parents = append(parents, head)
-	}
-	c := g.commit(tree, parents...)
 	g.branches[wt.branch] = c
 	g.combined[wt.branch] = c
 	wt.files = copyTree(tree)
@@ -552,19 +576,13 @@ func (w *world) combineOn(e core.LandTask, wt *worktree, head string, out core.L
 	if g.commits[e.On] == nil {
 		w.failf("%s is combined on %s, which is no commit", e.TaskID, e.On)
 	}
-	base := g.mergeBase(e.On, head)
-	tree, conflict := mergeTrees(g.tree(base), g.tree(head), g.tree(e.On))
+	c, tree, conflict := g.combine(e.On, head, e.How)
 	if len(conflict) > 0 {
 		out.Conflict, out.Between = conflict, g.between(e.Base, e.On)
 		w.hit("tasks.land.behind_conflict")
 		w.reportOutcome(tw.between(0, time.Second), e.TaskID, "land", out)
 		return
 	}
-	parents := []string{e.On}
-	if e.How == core.LandMerge {
-		parents = append(parents, head)
-	}
-	c := g.commit(tree, parents...)
 	wt.files, wt.detached = copyTree(tree), true
 	out.Combined, out.Onto = c, e.On
 	w.hit("tasks.land.combined_behind")

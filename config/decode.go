@@ -205,6 +205,14 @@ func (d *decoder) str(n *yaml.Node, key string, to *string) {
 	}
 }
 
+// id reads a name of wilco's: 1 to 64 of A-Z a-z 0-9 . _ : - (core.ValidID).
+func (d *decoder) id(n *yaml.Node, key string, to *string) {
+	d.str(n, key, to)
+	if n.Kind == yaml.ScalarNode && !core.ValidID(*to) {
+		d.fail(n, key, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", *to)
+	}
+}
+
 func (d *decoder) integer(n *yaml.Node, key string, to *int) {
 	if !d.scalar(n, key, "an integer") {
 		return
@@ -366,30 +374,10 @@ func oneOf(d *decoder, n *yaml.Node, key string, allowed []string, to *string) {
 func (d *decoder) config(n *yaml.Node, c *Config) {
 	agentsSeen := false
 	d.mapping(n, "", map[string]func(*yaml.Node, string){
-		"version": func(n *yaml.Node, k string) {
-			d.integer(n, k, &c.Version)
-			if c.Version != DefaultVersion {
-				d.fail(n, k, "must be %d (the only version there is), got %q", DefaultVersion, n.Value)
-			}
-		},
-		"listen": func(n *yaml.Node, k string) {
-			d.str(n, k, &c.Listen)
-			if err := checkListen(c.Listen); err != nil {
-				d.fail(n, k, "%v", err)
-			}
-		},
-		"store": func(n *yaml.Node, k string) {
-			d.str(n, k, &c.Store)
-			if strings.TrimSpace(c.Store) == "" && n.Kind == yaml.ScalarNode {
-				d.fail(n, k, "must name a file, got nothing")
-			}
-		},
-		"orchestrator": func(n *yaml.Node, k string) {
-			d.str(n, k, &c.Orchestrator)
-			if n.Kind == yaml.ScalarNode && !core.ValidID(c.Orchestrator) {
-				d.fail(n, k, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", c.Orchestrator)
-			}
-		},
+		"version":      func(n *yaml.Node, k string) { d.version(n, k, &c.Version) },
+		"listen":       func(n *yaml.Node, k string) { d.listen(n, k, &c.Listen) },
+		"store":        func(n *yaml.Node, k string) { d.storeFile(n, k, &c.Store) },
+		"orchestrator": func(n *yaml.Node, k string) { d.id(n, k, &c.Orchestrator) },
 		"agents": func(n *yaml.Node, k string) {
 			agentsSeen = true
 			d.agents(n, k, c)
@@ -413,39 +401,73 @@ func (d *decoder) config(n *yaml.Node, c *Config) {
 				"aimaestro": func(n *yaml.Node, k string) { d.boolean(n, k, &c.Compat.AIMaestro) },
 			})
 		},
-		"done":   func(n *yaml.Node, k string) { d.done(n, k, c) },
-		"review": func(n *yaml.Node, k string) { d.review(n, k, c) },
-		"probe":  func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
-		"transport": func(n *yaml.Node, k string) {
-			d.str(n, k, &c.Transport)
-			if n.Kind == yaml.ScalarNode && c.Transport != "" {
-				if err := CheckTransport(c.Transport); err != nil {
-					d.fail(n, k, "%v", err)
-				}
-			}
-		},
-		"package": func(n *yaml.Node, k string) {
-			d.str(n, k, &c.Package)
-			if n.Kind == yaml.ScalarNode {
-				if err := core.CheckPackage(c.Package); err != nil {
-					d.fail(n, k, "%v", err)
-				}
-			}
-		},
-		"land":   func(n *yaml.Node, k string) { d.land(n, k, c) },
-		"forge":  func(n *yaml.Node, k string) { d.forge(n, k, c) },
-		"intake": func(n *yaml.Node, k string) { d.intake(n, k, c) },
-		"parallel": func(n *yaml.Node, k string) {
-			d.integer(n, k, &c.Parallel)
-			if n.Kind == yaml.ScalarNode && c.Parallel < 1 {
-				d.fail(n, k, "must be at least 1 (tasks worked at once), got %d", c.Parallel)
-				c.Parallel = 1
-			}
-		},
+		"done":      func(n *yaml.Node, k string) { d.done(n, k, c) },
+		"review":    func(n *yaml.Node, k string) { d.review(n, k, c) },
+		"probe":     func(n *yaml.Node, k string) { d.boolean(n, k, &c.Probe) },
+		"transport": func(n *yaml.Node, k string) { d.transport(n, k, &c.Transport) },
+		"package":   func(n *yaml.Node, k string) { d.packagePattern(n, k, &c.Package) },
+		"land":      func(n *yaml.Node, k string) { d.land(n, k, c) },
+		"forge":     func(n *yaml.Node, k string) { d.forge(n, k, c) },
+		"intake":    func(n *yaml.Node, k string) { d.intake(n, k, c) },
+		"parallel":  func(n *yaml.Node, k string) { d.parallel(n, k, &c.Parallel) },
 	})
 	d.checkLand(c)
 	d.checkForge(c)
 	d.checkReferences(n, c, agentsSeen)
+}
+
+// version reads the file's version, which must be DefaultVersion.
+func (d *decoder) version(n *yaml.Node, k string, to *int) {
+	d.integer(n, k, to)
+	if *to != DefaultVersion {
+		d.fail(n, k, "must be %d (the only version there is), got %q", DefaultVersion, n.Value)
+	}
+}
+
+// listen reads the server's address, a host:port.
+func (d *decoder) listen(n *yaml.Node, k string, to *string) {
+	d.str(n, k, to)
+	if err := checkListen(*to); err != nil {
+		d.fail(n, k, "%v", err)
+	}
+}
+
+// storeFile reads the store's file, which must not be blank.
+func (d *decoder) storeFile(n *yaml.Node, k string, to *string) {
+	d.str(n, k, to)
+	if strings.TrimSpace(*to) == "" && n.Kind == yaml.ScalarNode {
+		d.fail(n, k, "must name a file, got nothing")
+	}
+}
+
+// transport reads the NATS servers' URLs (CheckTransport), "" for none.
+func (d *decoder) transport(n *yaml.Node, k string, to *string) {
+	d.str(n, k, to)
+	if n.Kind == yaml.ScalarNode && *to != "" {
+		if err := CheckTransport(*to); err != nil {
+			d.fail(n, k, "%v", err)
+		}
+	}
+}
+
+// packagePattern reads the monorepo's package pattern (core.CheckPackage).
+func (d *decoder) packagePattern(n *yaml.Node, k string, to *string) {
+	d.str(n, k, to)
+	if n.Kind == yaml.ScalarNode {
+		if err := core.CheckPackage(*to); err != nil {
+			d.fail(n, k, "%v", err)
+		}
+	}
+}
+
+// parallel reads how many tasks are worked at once: at least 1 (1 after
+// the error when less).
+func (d *decoder) parallel(n *yaml.Node, k string, to *int) {
+	d.integer(n, k, to)
+	if n.Kind == yaml.ScalarNode && *to < 1 {
+		d.fail(n, k, "must be at least 1 (tasks worked at once), got %d", *to)
+		*to = 1
+	}
 }
 
 // checkLand checks land.how against parallel (merge, rebase and squash
@@ -609,58 +631,8 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			d.fail(item, k, "must be an agent (a mapping with name and adapter), got nothing")
 			continue
 		}
-		var a Agent
-		set := map[string]*yaml.Node{}
-		track := func(name string, f func(*yaml.Node, string)) func(*yaml.Node, string) {
-			return func(n *yaml.Node, k string) { set[name] = n; f(n, k) }
-		}
 		before := len(d.errs)
-		d.mapping(item, k, map[string]func(*yaml.Node, string){
-			"name": track("name", func(n *yaml.Node, k string) {
-				d.str(n, k, &a.Name)
-				if n.Kind == yaml.ScalarNode && !core.ValidID(a.Name) {
-					d.fail(n, k, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", a.Name)
-				}
-			}),
-			"adapter":      track("adapter", func(n *yaml.Node, k string) { oneOf(d, n, k, Adapters, &a.Adapter) }),
-			"preset":       track("preset", func(n *yaml.Node, k string) { oneOf(d, n, k, Presets, &a.Preset) }),
-			"command":      track("command", func(n *yaml.Node, k string) { d.strings(n, k, &a.Command) }),
-			"prompt":       track("prompt", func(n *yaml.Node, k string) { oneOf(d, n, k, Prompts, &a.Prompt) }),
-			"handshake":    track("handshake", func(n *yaml.Node, k string) { oneOf(d, n, k, Handshakes, &a.Handshake) }),
-			"capabilities": track("capabilities", func(n *yaml.Node, k string) { d.capabilities(n, k, &a.Capabilities) }),
-			"timeout":      track("timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.Timeout, true) }),
-			"idle_timeout": track("idle_timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.IdleTimeout, true) }),
-			"tmux":         track("tmux", func(n *yaml.Node, k string) { d.tmux(n, k, &a.Tmux) }),
-			"role":         track("role", func(n *yaml.Node, k string) { oneOf(d, n, k, Roles, &a.Role) }),
-			"instances": track("instances", func(n *yaml.Node, k string) {
-				d.integer(n, k, &a.Instances)
-				if n.Kind == yaml.ScalarNode && a.Instances < 1 {
-					d.fail(n, k, "must be at least 1 (tasks the agent works at once), got %d", a.Instances)
-				}
-			}),
-			"env": track("env", func(n *yaml.Node, k string) {
-				if n.Kind != yaml.MappingNode {
-					d.fail(n, k, "must be a mapping of NAME: value, got %s", describe(n))
-					return
-				}
-				a.Env = map[string]string{}
-				for j := 0; j+1 < len(n.Content); j += 2 {
-					kn, vn := resolve(n.Content[j]), resolve(n.Content[j+1])
-					ek := k + "." + kn.Value
-					switch {
-					case !envName.MatchString(kn.Value):
-						d.fail(kn, ek, "not a valid environment variable name")
-					case vn.Kind != yaml.ScalarNode:
-						d.fail(vn, ek, "must be a string, got %s", describe(vn))
-					default:
-						if _, dup := a.Env[kn.Value]; dup {
-							d.fail(kn, ek, "repeated key")
-						}
-						a.Env[kn.Value] = vn.Value
-					}
-				}
-			}),
-		})
+		a, set := d.agent(item, k)
 		if len(d.errs) != before || item.Kind != yaml.MappingNode {
 			continue
 		}
@@ -672,6 +644,66 @@ func (d *decoder) agents(n *yaml.Node, key string, c *Config) {
 			}
 		}
 		c.Agents = append(c.Agents, a)
+	}
+}
+
+// agent reads the agent at item (key k) field by field, and the node of
+// each field given.
+func (d *decoder) agent(item *yaml.Node, k string) (Agent, map[string]*yaml.Node) {
+	var a Agent
+	set := map[string]*yaml.Node{}
+	track := func(name string, f func(*yaml.Node, string)) func(*yaml.Node, string) {
+		return func(n *yaml.Node, k string) { set[name] = n; f(n, k) }
+	}
+	d.mapping(item, k, map[string]func(*yaml.Node, string){
+		"name":         track("name", func(n *yaml.Node, k string) { d.id(n, k, &a.Name) }),
+		"adapter":      track("adapter", func(n *yaml.Node, k string) { oneOf(d, n, k, Adapters, &a.Adapter) }),
+		"preset":       track("preset", func(n *yaml.Node, k string) { oneOf(d, n, k, Presets, &a.Preset) }),
+		"command":      track("command", func(n *yaml.Node, k string) { d.strings(n, k, &a.Command) }),
+		"prompt":       track("prompt", func(n *yaml.Node, k string) { oneOf(d, n, k, Prompts, &a.Prompt) }),
+		"handshake":    track("handshake", func(n *yaml.Node, k string) { oneOf(d, n, k, Handshakes, &a.Handshake) }),
+		"capabilities": track("capabilities", func(n *yaml.Node, k string) { d.capabilities(n, k, &a.Capabilities) }),
+		"timeout":      track("timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.Timeout, true) }),
+		"idle_timeout": track("idle_timeout", func(n *yaml.Node, k string) { d.duration(n, k, &a.IdleTimeout, true) }),
+		"tmux":         track("tmux", func(n *yaml.Node, k string) { d.tmux(n, k, &a.Tmux) }),
+		"role":         track("role", func(n *yaml.Node, k string) { oneOf(d, n, k, Roles, &a.Role) }),
+		"instances":    track("instances", func(n *yaml.Node, k string) { d.instances(n, k, &a.Instances) }),
+		"env":          track("env", func(n *yaml.Node, k string) { d.env(n, k, &a.Env) }),
+	})
+	return a, set
+}
+
+// instances reads how many tasks an agent works at once: at least 1.
+func (d *decoder) instances(n *yaml.Node, k string, to *int) {
+	d.integer(n, k, to)
+	if n.Kind == yaml.ScalarNode && *to < 1 {
+		d.fail(n, k, "must be at least 1 (tasks the agent works at once), got %d", *to)
+	}
+}
+
+// env reads an agent's environment: a mapping of variables' names to
+// strings.
+func (d *decoder) env(n *yaml.Node, k string, to *map[string]string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, k, "must be a mapping of NAME: value, got %s", describe(n))
+		return
+	}
+	env := map[string]string{}
+	*to = env
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		kn, vn := resolve(n.Content[j]), resolve(n.Content[j+1])
+		ek := k + "." + kn.Value
+		switch {
+		case !envName.MatchString(kn.Value):
+			d.fail(kn, ek, "not a valid environment variable name")
+		case vn.Kind != yaml.ScalarNode:
+			d.fail(vn, ek, "must be a string, got %s", describe(vn))
+		default:
+			if _, dup := env[kn.Value]; dup {
+				d.fail(kn, ek, "repeated key")
+			}
+			env[kn.Value] = vn.Value
+		}
 	}
 }
 

@@ -128,12 +128,7 @@ func (d *decoder) webhook(item *yaml.Node, k string) (w Webhook, set map[string]
 	}
 	before := len(d.errs)
 	d.mapping(item, k, map[string]func(*yaml.Node, string){
-		"name": track("name", func(n *yaml.Node, k string) {
-			d.str(n, k, &w.Name)
-			if n.Kind == yaml.ScalarNode && !core.ValidID(w.Name) {
-				d.fail(n, k, "%q: use 1 to 64 of A-Z a-z 0-9 . _ : -", w.Name)
-			}
-		}),
+		"name":   track("name", func(n *yaml.Node, k string) { d.id(n, k, &w.Name) }),
 		"url":    track("url", func(n *yaml.Node, k string) { d.str(n, k, &w.URL) }),
 		"secret": track("secret", func(n *yaml.Node, k string) { d.str(n, k, &w.Secret) }),
 		"events": track("events", func(n *yaml.Node, k string) { d.notifyEvents(n, k, &w.Events) }),

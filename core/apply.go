@@ -467,14 +467,7 @@ func (s *State) applyTaskRun(ev Event) bool {
 	now, seq := ev.Time, ev.Seq
 	switch e := ev.Data.(type) {
 	case TaskQueued:
-		s.noteID(e.Task.ID)
-		if t, ok := s.tasks[e.Task.ID]; ok && t.Version >= seq {
-			return true
-		}
-		t := e.Task.copy()
-		t.Version, t.CreatedAt, t.QueuedSeq, t.State = seq, now, seq, Queued
-		s.tasks[t.ID] = &t
-		s.touch(KindTask, t.ID)
+		s.applyTaskQueued(e, now, seq)
 
 	case TaskRemoved:
 		if t, ok := s.tasks[ev.TaskID]; ok && t.Version < seq {
@@ -483,44 +476,8 @@ func (s *State) applyTaskRun(ev Event) bool {
 		}
 
 	case TaskStateChanged:
-		t := s.taskAt(ev.TaskID, seq)
-		if t == nil {
-			return true
-		}
-		if t.State == Queued && e.To != Queued && !e.To.Terminal() && t.StartedAt.IsZero() {
-			t.StartedAt = now
-		}
-		if t.State == Proposed && e.To == Queued {
-			t.Applying = true
-		}
-		t.State, t.Phase = e.To, e.Phase
-		t.LandStarted, t.LandOn, t.Integration = false, "", nil
-		if t.Worktree != "" && e.To == Running && (e.Phase == Landing || e.Phase == InPullRequest) {
-			t.Released = true
-		}
-		if e.To == Queued {
-			t.QueuedSeq = seq
-		}
-		if e.Milestone != "" {
-			t.Milestone = e.Milestone
-		}
-		if e.RunID != "" {
-			t.RunID = e.RunID
-			t.RunIDs = append(t.RunIDs, e.RunID)
-			t.Applying = false
-		}
-		if e.Agent != "" {
-			t.Agent = e.Agent
-		}
-		if e.Delivery != "" {
-			t.Delivery = e.Delivery
-		}
-		t.BlockedBy = ""
-		if e.To == Blocked {
-			t.BlockedBy = e.Reason
-		}
-		if e.To.Terminal() {
-			t.FinishedAt, t.Phase = now, ""
+		if t := s.taskAt(ev.TaskID, seq); t != nil {
+			t.changeState(e, now, seq)
 		}
 
 	case TaskMilestone:
@@ -544,6 +501,61 @@ func (s *State) applyTaskRun(ev Event) bool {
 		return false
 	}
 	return true
+}
+
+// applyTaskQueued adds the task queued, once: an event older than the
+// task's version is not applied again.
+func (s *State) applyTaskQueued(e TaskQueued, now time.Time, seq uint64) {
+	s.noteID(e.Task.ID)
+	if t, ok := s.tasks[e.Task.ID]; ok && t.Version >= seq {
+		return
+	}
+	t := e.Task.copy()
+	t.Version, t.CreatedAt, t.QueuedSeq, t.State = seq, now, seq, Queued
+	s.tasks[t.ID] = &t
+	s.touch(KindTask, t.ID)
+}
+
+// changeState moves the task to e's state and phase at now (the event's
+// seq): when it started and ended, what it is blocked by, its run, agent
+// and delivery, whether it lets go of its slot (landing), and a landing's
+// progress begun afresh.
+func (t *Task) changeState(e TaskStateChanged, now time.Time, seq uint64) {
+	if t.State == Queued && e.To != Queued && !e.To.Terminal() && t.StartedAt.IsZero() {
+		t.StartedAt = now
+	}
+	if t.State == Proposed && e.To == Queued {
+		t.Applying = true
+	}
+	t.State, t.Phase = e.To, e.Phase
+	t.LandStarted, t.LandOn, t.Integration = false, "", nil
+	if t.Worktree != "" && e.To == Running && (e.Phase == Landing || e.Phase == InPullRequest) {
+		t.Released = true
+	}
+	if e.To == Queued {
+		t.QueuedSeq = seq
+	}
+	if e.Milestone != "" {
+		t.Milestone = e.Milestone
+	}
+	if e.RunID != "" {
+		t.RunID = e.RunID
+		t.RunIDs = append(t.RunIDs, e.RunID)
+		t.Applying = false
+	}
+	if e.Agent != "" {
+		t.Agent = e.Agent
+	}
+	if e.Delivery != "" {
+		t.Delivery = e.Delivery
+	}
+	t.BlockedBy = ""
+	if e.To == Blocked {
+		t.BlockedBy = e.Reason
+	}
+	if e.To.Terminal() {
+		t.FinishedAt, t.Phase = now, ""
+	}
 }
 
 // applyTaskOutcome applies the events of a task's turns, failures,

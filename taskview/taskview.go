@@ -181,16 +181,12 @@ func fold(t *Task, ev wire.Event) (text string, important, ok bool) {
 
 // describeTask says what the other events of a task or a plan did.
 func describeTask(ev wire.Event) (string, bool) {
+	if line, important, ok := describeLanding(ev); ok {
+		return line, important
+	}
 	switch ev.Type {
 	case core.TypeTaskFailure:
-		rec := read[core.TaskFailure](ev.Data).Record
-		line := fmt.Sprintf("attempt %d failed: %s", rec.Attempt, orDash(rec.FailureType))
-		if msg := rec.ExecutorOutput.Error; msg != "" {
-			line += ": " + oneLine(msg, 80)
-		} else if v := rec.ExecutorOutput.Verification; v != nil && v.OutputSummary != "" {
-			line += ": " + oneLine(v.OutputSummary, 80)
-		}
-		return line + optional(" (run ", rec.RunID, ")"), true
+		return failureLine(read[core.TaskFailure](ev.Data).Record), true
 	case core.TypeTaskReplan:
 		d := read[core.TaskReplan](ev.Data)
 		return fmt.Sprintf("replan %d after %d failures", d.Number, d.Failures), true
@@ -216,44 +212,6 @@ func describeTask(ev wire.Event) (string, bool) {
 		return "proposed a diff" + optional(" (run ", read[core.TaskProposedDiff](ev.Data).Proposal.RunID, ")"), true
 	case core.TypeTaskWarning:
 		return "warning: " + read[core.TaskWarning](ev.Data).Text, true
-	case core.TypeTaskLanding:
-		c := read[core.TaskLandRequested](ev.Data).Change
-		return fmt.Sprintf("committing the verified change (run %s) on %s", orDash(c.RunID), orDash(c.Branch)), false
-	case core.TypeTaskLanded:
-		d := read[core.TaskLanded](ev.Data)
-		line := "nothing committed on " + orDash(d.Branch)
-		if d.Commit != "" {
-			files := fmt.Sprintf("%d files", len(d.Files))
-			if len(d.Files) == 1 {
-				files = "1 file"
-			}
-			line = fmt.Sprintf("landed as %s on %s (%s)", core.ShortCommit(d.Commit), orDash(d.Branch), files)
-		}
-		if len(d.Left) > 0 {
-			line += "; left uncommitted: " + oneLine(strings.Join(d.Left, ", "), 80)
-		}
-		return line, true
-	case core.TypeTaskWorktree:
-		d := read[core.TaskWorktreeAssigned](ev.Data)
-		return fmt.Sprintf("works in %s on branch %s", orDash(d.Worktree), orDash(d.Branch)) + optional(", from ", d.From), false
-	case core.TypeTaskPrepared:
-		return "worktree made from " + orDash(core.ShortCommit(read[core.TaskWorktreePrepared](ev.Data).Base)), false
-	case core.TypeTaskLandStarted:
-		if on := read[core.TaskLandStarted](ev.Data).On; on != "" {
-			return "combined behind the task landing ahead of it (on " + core.ShortCommit(on) + "), verified while that one lands", false
-		}
-		return "its turn to land", false
-	case core.TypeTaskIntegrating:
-		i := read[core.TaskIntegrating](ev.Data).Integration
-		if i == nil {
-			return "the target moved: combining again", false
-		}
-		if i.Void {
-			return "its combination behind the task ahead does not pass: combined again once first to land", false
-		}
-		return fmt.Sprintf("combined with the target's head %s as %s: verifying (run %s)", core.ShortCommit(i.Onto), core.ShortCommit(i.Combined), orDash(i.RunID)), true
-	case core.TypeTaskIntegrated:
-		return "the combination passed (run " + orDash(read[core.TaskIntegrated](ev.Data).RunID) + ")", true
 	case core.TypePlanCreated:
 		return "plan " + orDash(read[core.PlanCreated](ev.Data).Plan.ID) + " created", true
 	case core.TypePlanState:
@@ -261,6 +219,69 @@ func describeTask(ev wire.Event) (string, bool) {
 		return fmt.Sprintf("plan %s %s → %s", orDash(d.ID), orDash(string(d.From)), orDash(string(d.To))), true
 	}
 	return other(ev)
+}
+
+// failureLine says how an attempt failed: its failure type, the
+// executor's error or else the verification's summary, and its run.
+func failureLine(rec core.FailureRecord) string {
+	line := fmt.Sprintf("attempt %d failed: %s", rec.Attempt, orDash(rec.FailureType))
+	if msg := rec.ExecutorOutput.Error; msg != "" {
+		line += ": " + oneLine(msg, 80)
+	} else if v := rec.ExecutorOutput.Verification; v != nil && v.OutputSummary != "" {
+		line += ": " + oneLine(v.OutputSummary, 80)
+	}
+	return line + optional(" (run ", rec.RunID, ")")
+}
+
+// describeLanding says what an event of a task's worktree or landing
+// did; ok is false for the others.
+func describeLanding(ev wire.Event) (line string, important, ok bool) {
+	switch ev.Type {
+	case core.TypeTaskLanding:
+		c := read[core.TaskLandRequested](ev.Data).Change
+		return fmt.Sprintf("committing the verified change (run %s) on %s", orDash(c.RunID), orDash(c.Branch)), false, true
+	case core.TypeTaskLanded:
+		return landedLine(read[core.TaskLanded](ev.Data)), true, true
+	case core.TypeTaskWorktree:
+		d := read[core.TaskWorktreeAssigned](ev.Data)
+		return fmt.Sprintf("works in %s on branch %s", orDash(d.Worktree), orDash(d.Branch)) + optional(", from ", d.From), false, true
+	case core.TypeTaskPrepared:
+		return "worktree made from " + orDash(core.ShortCommit(read[core.TaskWorktreePrepared](ev.Data).Base)), false, true
+	case core.TypeTaskLandStarted:
+		if on := read[core.TaskLandStarted](ev.Data).On; on != "" {
+			return "combined behind the task landing ahead of it (on " + core.ShortCommit(on) + "), verified while that one lands", false, true
+		}
+		return "its turn to land", false, true
+	case core.TypeTaskIntegrating:
+		i := read[core.TaskIntegrating](ev.Data).Integration
+		if i == nil {
+			return "the target moved: combining again", false, true
+		}
+		if i.Void {
+			return "its combination behind the task ahead does not pass: combined again once first to land", false, true
+		}
+		return fmt.Sprintf("combined with the target's head %s as %s: verifying (run %s)", core.ShortCommit(i.Onto), core.ShortCommit(i.Combined), orDash(i.RunID)), true, true
+	case core.TypeTaskIntegrated:
+		return "the combination passed (run " + orDash(read[core.TaskIntegrated](ev.Data).RunID) + ")", true, true
+	}
+	return "", false, false
+}
+
+// landedLine says what a landing came to: the commit and the files it
+// landed, or nothing committed, and the files left uncommitted.
+func landedLine(d core.TaskLanded) string {
+	line := "nothing committed on " + orDash(d.Branch)
+	if d.Commit != "" {
+		files := fmt.Sprintf("%d files", len(d.Files))
+		if len(d.Files) == 1 {
+			files = "1 file"
+		}
+		line = fmt.Sprintf("landed as %s on %s (%s)", core.ShortCommit(d.Commit), orDash(d.Branch), files)
+	}
+	if len(d.Left) > 0 {
+		line += "; left uncommitted: " + oneLine(strings.Join(d.Left, ", "), 80)
+	}
+	return line
 }
 
 // describeDelivery says what an event of a delivery did.

@@ -100,6 +100,7 @@ func (x *Executor) Start() {
 
 // perform performs one effect: those that must keep their order (messages,
 // and the turns they stop) in line, the others on goroutines of their own.
+// Each is told to the runtime once performed (runtime.Performed).
 func (x *Executor) perform(e core.Effect) {
 	x.killBefore(effectName(e))
 	switch e := e.(type) {
@@ -109,12 +110,23 @@ func (x *Executor) perform(e core.Effect) {
 		} else if _, seen := x.warned.LoadOrStore(e.Agent, true); !seen {
 			x.log.Warn("no adapter delivers to this agent yet: its messages wait for their retry policy", "agent", e.Agent, "message", e.Message.ID)
 		}
+		x.rt.Performed(1)
+	case core.StopTurn:
+		x.disp.StopTurn(e)
+		x.rt.Performed(1)
+	default:
+		x.performPooled(e)
+	}
+}
+
+// performPooled performs an effect on a goroutine of the pool (spawn),
+// a task's baseline in line first.
+func (x *Executor) performPooled(e core.Effect) {
+	switch e := e.(type) {
 	case core.RecordBaseline:
 		// In line: the task's first send, next, must find it noted.
 		r := x.disp.RecordBaseline(x.ctx, e)
 		x.spawn("record baseline "+e.TaskID, func(context.Context) (core.Outcome, bool) { return r, true })
-	case core.StopTurn:
-		x.disp.StopTurn(e)
 	case core.StopSession:
 		x.spawn("end session "+e.Agent, func(ctx context.Context) (core.Outcome, bool) {
 			return x.disp.StopSession(ctx, e), true
@@ -151,6 +163,7 @@ func (x *Executor) perform(e core.Effect) {
 		x.spawn("notification "+e.Notification.ID, func(ctx context.Context) (core.Outcome, bool) { return m.Make(ctx, e) })
 	default:
 		x.log.Error("an effect of no known kind was not performed", "effect", effectName(e))
+		x.rt.Performed(1)
 	}
 }
 
@@ -164,15 +177,18 @@ func (x *Executor) spawn(name string, fn func(ctx context.Context) (core.Outcome
 }
 
 // spawnThen is spawn for an effect that does something with the core's
-// answer to its outcome (then, called once the outcome is recorded).
+// answer to its outcome (then, called once the outcome is recorded). The
+// effect is Performed once its outcome is recorded (or it has none).
 func (x *Executor) spawnThen(name string, fn func(ctx context.Context) (core.Outcome, func(any), bool)) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
 		x.log.Warn("not started: wilco is stopping", "effect", name)
+		x.rt.Performed(1)
 		return
 	}
 	x.wg.Go(func() {
+		defer x.rt.Performed(1)
 		o, then, ok := fn(x.ctx)
 		if !ok || o == nil {
 			return

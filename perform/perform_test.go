@@ -204,3 +204,48 @@ func TestANotificationsAttemptIsReportedAndOneUnderWayAtCloseIsNot(t *testing.T)
 		t.Fatalf("an attempt cut short by Close was recorded: %+v", n)
 	}
 }
+
+// TestAnEffectIsPendingUntilItsOutcomeIsRecorded: the runtime counts an
+// effect pending while the executor performs it, and no more once its
+// outcome is recorded.
+func TestAnEffectIsPendingUntilItsOutcomeIsRecorded(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	b := setup(t, notify.Webhook{Name: "ops", URL: srv.URL})
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		p := core.DefaultPolicies()
+		p.Notify.Hooks = []core.NotifyHook{{Name: "ops", Events: []core.NotifyEvent{core.NotifyOperation}}}
+		if err := c.Configure(now, p); err != nil {
+			return nil, err
+		}
+		return nil, c.RegisterAgent(now, core.AgentSpec{Name: "a", Adapter: "mailbox"})
+	})
+	b.do(func(c *core.State, now time.Time) (any, error) {
+		return c.StartOperation(now, core.OperationRequest{Name: "restart", Agents: []string{"a"}})
+	})
+	<-arrived
+	if n := b.rt.Pending(); n != 1 {
+		t.Fatalf("%d effects pending while a notification's attempt is made, want 1", n)
+	}
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for b.rt.Pending() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d effects still pending after the attempt", b.rt.Pending())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var n core.Notification
+	if err := b.rt.Read(func(c *core.State) { n, _ = c.Notification("N-1") }); err != nil {
+		t.Fatal(err)
+	}
+	if n.InFlight() {
+		t.Fatalf("nothing pending, and the attempt's result is not recorded: %+v", n)
+	}
+}

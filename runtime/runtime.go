@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wilco/clock"
@@ -130,6 +131,9 @@ type Runtime struct {
 	outMu   sync.Mutex
 	outbox  []core.Effect
 	outWake chan struct{}
+	// pending counts the effects put in the outbox and not yet
+	// Performed: waiting there or being performed.
+	pending atomic.Int64
 	// standby is set for a runtime that only reads (OpenStandby).
 	standby *standby
 }
@@ -979,6 +983,7 @@ func (r *Runtime) perform(effects []core.Effect) {
 	if len(out) == 0 {
 		return
 	}
+	r.pending.Add(int64(len(out)))
 	r.outMu.Lock()
 	r.outbox = append(r.outbox, out...)
 	r.outMu.Unlock()
@@ -1014,6 +1019,18 @@ func (r *Runtime) Effects(ctx context.Context) ([]core.Effect, error) {
 		}
 	}
 }
+
+// Performed tells the runtime that n of the effects it handed out were
+// performed, their outcomes (when they have one) reported: Pending counts
+// them no more. The executor calls it; a caller of TakeEffects that never
+// does leaves Pending counting up, which nothing else reads.
+func (r *Runtime) Performed(n int) { r.pending.Add(-int64(n)) }
+
+// Pending is how many committed effects are not performed yet: waiting to
+// be taken (Effects) or being performed, until Performed. 0 once all that
+// the core asked for (a start's recovery, say) has been done and its
+// outcomes recorded.
+func (r *Runtime) Pending() int { return int(r.pending.Load()) }
 
 // Report records how an effect ended, or what an agent's adapter saw:
 // the one way outcomes come back into the core (core.State.Report). It

@@ -706,3 +706,33 @@ func TestANotificationIsDurableBeforeItsAttemptAndAnAttemptUnderWayAtACrashIsMad
 		t.Fatalf("a delivered notification was made again: %+v", eff.notified)
 	}
 }
+
+// TestAnEffectIsPendingUntilItIsPerformed: an effect counts in Pending
+// from its commit, while it waits to be taken and while it is performed,
+// until the executor says it was performed.
+func TestAnEffectIsPendingUntilItIsPerformed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.must(register("a", "exec"))
+	b.rt.Performed(len(b.rt.TakeEffects())) // the registration's, if any
+	if n := b.rt.Pending(); n != 0 {
+		t.Fatalf("%d effects pending before the send", n)
+	}
+	b.rt.Submit(delegate("a", "T-1"), nil)
+	b.rt.Drain()
+	if n := b.rt.Pending(); n == 0 {
+		t.Fatal("the send's effects are not pending once committed")
+	}
+	taken := b.rt.TakeEffects()
+	if len(taken) == 0 || b.rt.Pending() != len(taken) {
+		t.Fatalf("took %d effects, %d pending: taken, not yet performed, they count", len(taken), b.rt.Pending())
+	}
+	b.rt.Performed(len(taken) - 1)
+	if n := b.rt.Pending(); n != 1 {
+		t.Fatalf("%d pending with one effect still being performed, want 1", n)
+	}
+	b.rt.Performed(1)
+	if n := b.rt.Pending(); n != 0 {
+		t.Fatalf("%d pending once all were performed", n)
+	}
+}

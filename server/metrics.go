@@ -170,7 +170,7 @@ func (m *Metrics) Observe(evs []store.Event) {
 
 // attach learns the policy of every open delivery (so that their later
 // events count) and registers the agents-by-status gauge, read from the
-// core at each scrape.
+// core at each scrape, and the gauge of the effects not yet performed.
 func (m *Metrics) attach(rt *runtime.Runtime, reg prometheus.Registerer) error {
 	if err := rt.Read(func(c *core.State) {
 		m.mu.Lock()
@@ -180,6 +180,11 @@ func (m *Metrics) attach(rt *runtime.Runtime, reg prometheus.Registerer) error {
 		}
 	}); err != nil {
 		return fmt.Errorf("server: metrics: %w", err)
+	}
+	if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "wilco", Name: "effects_pending",
+		Help: "What wilco has decided to do and not yet done: messages, verifications, landings, sessions' ends, operations, notifications' attempts waiting or under way."},
+		func() float64 { return float64(rt.Pending()) })); err != nil {
+		return err
 	}
 	return reg.Register(&agentCollector{rt: rt, desc: prometheus.NewDesc("wilco_agents",
 		"Agents, by status.", []string{"status"}, nil)})

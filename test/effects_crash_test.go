@@ -58,7 +58,9 @@ func TestWilcoKilledBetweenAnAgentsRemovalAndItsSessionsEndEndsItOnceAfterAResta
 	again.Stop()
 
 	third := blackbox.ServeRepo(t, dir)
-	time.Sleep(time.Second) // what a start asks for is performed at once
+	// Whatever this start asks for is performed and recorded before
+	// what it did is checked.
+	third.WaitEffectsPerformed(time.Minute)
 	if n := len(third.EventsOf("agent.session_ended")); n != 1 {
 		t.Fatalf("the session's end recorded %d times, want once", n)
 	}
@@ -94,7 +96,9 @@ func TestWilcoKilledBetweenAVerdictAndItsRecordEndsTheTaskOnce(t *testing.T) {
 	again.Stop()
 
 	third := blackbox.ServeRepo(t, dir)
-	time.Sleep(time.Second) // what a start asks for is performed at once
+	// Whatever this start asks for is performed and recorded before
+	// what it did is checked.
+	third.WaitEffectsPerformed(time.Minute)
 	if n := len(third.EventsOf("task.success")); n != 1 {
 		t.Fatalf("the task succeeded %d times, want once", n)
 	}

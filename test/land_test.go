@@ -294,7 +294,9 @@ func TestWilcoKilledBetweenAVerdictAndItsCommitCommitsOnceAfterARestart(t *testi
 			again.Stop()
 
 			third := blackbox.ServeRepo(t, dir)
-			time.Sleep(time.Second) // what a start asks for is performed at once
+			// Whatever this start asks for is performed and recorded before
+			// what it did is checked.
+			third.WaitEffectsPerformed(time.Minute)
 			if n := len(third.EventsOf("task.landed")); n != 1 {
 				t.Fatalf("the commit recorded %d times", n)
 			}

@@ -219,10 +219,10 @@ func TestACombinationThatFailsIsIntegrationFailedAndNeverOnTheTarget(t *testing.
 
 func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testing.T) {
 	t.Parallel()
-	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2), blackbox.OwnFilesCheck)
-	// The user's own, uncommitted: a file the landing will write, and one
-	// it will not touch.
-	mine := map[string]string{"files/W-1.txt": "my draft\n", "notes.txt": "my notes\n"}
+	dir := blackbox.ParallelRepo(t, "parallel: 2\nagents:\n"+ownFileAgent(t, "agent", 2, "OWN_FILE_ALSO=docs/W-1.md"), blackbox.OwnFilesCheck)
+	// The user's own, uncommitted: the two files the landing will write,
+	// and one it will not touch.
+	mine := map[string]string{"files/W-1.txt": "my draft\n", "docs/W-1.md": "my other draft\n", "notes.txt": "my notes\n"}
 	for name, content := range mine {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
@@ -234,18 +234,31 @@ func TestALandingWaitsWhileTheUserHasUncommittedChangesInAFileItChanges(t *testi
 	head := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main"))
 	in := blackbox.ServeRepo(t, dir)
 	in.Submit(map[string]any{"id": "W-1", "description": "Write W-1 into files/W-1.txt", "keep_worktree": true})
-	var tk blackbox.Task
-	if !blackbox.Eventually(time.Minute, 20*time.Millisecond, func() bool {
-		tk = in.Task("W-1")
-		return strings.Contains(tk.Milestone, "uncommitted changes in files/W-1.txt")
-	}) {
-		t.Fatalf("the landing does not say it waits:\n%s\n%s", tk, in.Problems())
+	waitsFor := func(files string) {
+		t.Helper()
+		var tk blackbox.Task
+		if !blackbox.Eventually(time.Minute, 20*time.Millisecond, func() bool {
+			tk = in.Task("W-1")
+			return strings.Contains(tk.Milestone, "uncommitted changes in "+files+", which the landing changes")
+		}) {
+			t.Fatalf("the landing does not say it waits for %s:\n%s\n%s", files, tk, in.Problems())
+		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitsFor("docs/W-1.md, files/W-1.txt")
+	// The user puts one draft away: the landing, looking again, names
+	// the other one, which it still waits for.
+	if err := os.Remove(filepath.Join(dir, "docs/W-1.md")); err != nil {
+		t.Fatal(err)
+	}
+	delete(mine, "docs/W-1.md")
+	waitsFor("files/W-1.txt")
 	for name, content := range mine {
 		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != content {
 			t.Fatalf("the landing overwrote the user's %s: %q", name, b)
 		}
+	}
+	if blackbox.Exists(filepath.Join(dir, "docs/W-1.md")) {
+		t.Fatal("the landing wrote docs/W-1.md while it waited for files/W-1.txt")
 	}
 	if now := strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main")); now != head || in.Task("W-1").State != "running" {
 		t.Fatal("main moved while the landing waited")

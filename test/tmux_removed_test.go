@@ -142,7 +142,9 @@ func TestATmuxAgentInTheUsersSessionRemovedFromWilcoYAMLLeavesTheSession(t *test
 			if !blackbox.Eventually(time.Minute, 100*time.Millisecond, func() bool { return len(sessionEnds(again, "tui")) > 0 }) {
 				t.Fatalf("the removed agent's session end is not recorded:\n%s", blackbox.Tail(again.Stderr.String(), 30))
 			}
-			time.Sleep(time.Second) // what a start asks for is performed at once
+			// Whatever the start asks for is performed and recorded before
+			// the user's session is looked at.
+			again.WaitEffectsPerformed(time.Minute)
 			if !userRuns() {
 				t.Fatalf("the user's session, or the program in it, was ended:\n%s", blackbox.Tail(again.Stderr.String(), 30))
 			}

@@ -1,6 +1,7 @@
 package blackbox
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -31,4 +32,30 @@ func (in *Instance) EventsOf(typ string) []Event {
 		}
 	}
 	return out
+}
+
+// EffectsPending is how many effects wilco has decided on and not yet
+// performed (wilco_effects_pending of /metrics).
+func (in *Instance) EffectsPending() int {
+	in.T.Helper()
+	r := in.Must(200, in.Call("GET", "/metrics", AdminToken, nil))
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		if v, ok := strings.CutPrefix(line, "wilco_effects_pending "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				in.T.Fatalf("wilco_effects_pending %q: %v", v, err)
+			}
+			return int(n)
+		}
+	}
+	in.T.Fatalf("/metrics has no wilco_effects_pending:\n%s", r.Body)
+	return 0
+}
+
+// WaitEffectsPerformed waits until wilco has performed every effect it
+// decided on so far and recorded their outcomes: right after a start,
+// everything its recovery asked for.
+func (in *Instance) WaitEffectsPerformed(timeout time.Duration) {
+	in.T.Helper()
+	in.Until("the effects decided on to be performed", timeout, func() bool { return in.EffectsPending() == 0 })
 }

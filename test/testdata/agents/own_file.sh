@@ -6,6 +6,7 @@
 # directory it runs in (the task's worktree). A retry whose prompt names a
 # merge conflict resolves it: it merges the target (its WILCO_TARGET),
 # keeps both lines, and leaves the resolved merge for wilco to commit.
+# OWN_FILE_ALSO names a second file it writes the line into as well.
 prompt=$(cat "$WILCO_PROMPT_FILE")
 desc=$(sed -n '/^## Task: /{n;n;p;q;}' "$WILCO_PROMPT_FILE")
 printf '[ACK] %s - RECEIVED\nUnderstanding: Will do this: %s\n\n' "$WILCO_TASK_ID" "$desc"
@@ -26,5 +27,9 @@ if [ "${OWN_FILE_APPEND:-}" = 1 ]; then
 	echo "$line" >>"$file"
 else
 	echo "$line" >"$file"
+fi
+if [ -n "${OWN_FILE_ALSO:-}" ]; then
+	mkdir -p "$(dirname "$OWN_FILE_ALSO")"
+	echo "$line" >"$OWN_FILE_ALSO"
 fi
 echo "Wrote $line into $file."

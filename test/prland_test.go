@@ -200,3 +200,33 @@ func TestAWebhookHasTheFailedCheckSeenWithoutWaitingForThePoll(t *testing.T) {
 		t.Fatalf("the second prompt does not hold the failed check's output:\n%s", p2)
 	}
 }
+
+// The page follows a task's pull request live, in a real browser: its
+// number linking to the forge, its checks as they end, the milestone
+// waiting for CI, and the task's success once wilco merged it.
+func TestThePageShowsATasksPullRequestAndItsChecksLive(t *testing.T) {
+	t.Parallel()
+	srv, _, in := prRepo(t, "1s", false)
+	b := openBrowser(t)
+	b.navigate(in.LoginLink())
+	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
+	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
+	pr := prOf(t, srv, 1)
+	b.goTo("#/tasks/" + task.ID)
+	dd := func(key string) string {
+		return `((document.querySelector('#overview dd[data-key="` + key + `"]') || {}).textContent || '')`
+	}
+	b.waitFor("the pull request on the task's page", dd("pull request")+` === '#1'`, 30*time.Second)
+	if href := b.str(`document.querySelector('#overview dd[data-key="pull request"] a').href`); href != pr.URL {
+		t.Fatalf("the pull request links to %q, not %q", href, pr.URL)
+	}
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "build", Status: "completed", Conclusion: "success"})
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "test", Status: "in_progress"})
+	b.waitFor("one of two checks ended", dd("checks")+` === '1 of 2 ended'`, 30*time.Second)
+	b.waitFor("the milestone waiting for CI", `document.getElementById('overview').textContent.includes('Waiting for CI: 1 of 2 checks')`, 30*time.Second)
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "test", Status: "completed", Conclusion: "success"})
+	b.waitFor("both checks ended", dd("checks")+`.startsWith('2 of 2 ended')`, 30*time.Second)
+	srv.AddReview(1, "reviewer", forge.ReviewApproved, "looks right")
+	b.waitFor("the task's success on its page", dd("state")+` === 'success'`, 60*time.Second)
+	b.noExceptions()
+}

@@ -26,11 +26,18 @@ import (
 // directory of the prompts kept and the instance.
 func prRepo(t testing.TB, poll string, hook bool) (*forgetest.Server, string, *blackbox.Instance) {
 	t.Helper()
+	return prRepoLanding(t, poll, hook, "")
+}
+
+// prRepoLanding is prRepo with more keys of the land section (land, as
+// ", key: value").
+func prRepoLanding(t testing.TB, poll string, hook bool, land string) (*forgetest.Server, string, *blackbox.Instance) {
+	t.Helper()
 	srv := forgetest.New(t, forgetest.Options{})
 	prompts := t.TempDir()
 	yaml := "agents:\n" + execAgent(t, "builder", "pr_agent.sh", nil, "PR_PROMPTS="+prompts) +
 		blackbox.CheckStep + "parallel: 2\n" +
-		"land: {to: main, how: pr, merge: auto, poll: " + poll + "}\n" +
+		"land: {to: main, how: pr, merge: auto, poll: " + poll + land + "}\n" +
 		"forge: {kind: github, api: " + blackbox.Quoted(srv.API(forge.GitHub)) + ", repo: acme/widget, token: \"${GITHUB_TOKEN}\", webhook_secret: \"${WILCO_WEBHOOK_SECRET}\"}\n"
 	dir := blackbox.NewRepo(t, yaml)
 	for _, args := range [][]string{{"branch", "-M", "main"}, {"remote", "add", "origin", srv.GitURL()}, {"push", "--quiet", "--force", srv.AuthGitURL(), "main:main"}} {
@@ -229,4 +236,25 @@ func TestThePageShowsATasksPullRequestAndItsChecksLive(t *testing.T) {
 	srv.AddReview(1, "reviewer", forge.ReviewApproved, "looks right")
 	b.waitFor("the task's success on its page", dd("state")+` === 'success'`, 60*time.Second)
 	b.noExceptions()
+}
+
+// land.merge_method is how wilco merges: squash makes one commit of the
+// pull request on the target, with one parent.
+func TestAPullRequestIsMergedWithTheConfiguredMethod(t *testing.T) {
+	t.Parallel()
+	srv, _, in := prRepoLanding(t, "1s", false, ", merge_method: squash")
+	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
+	pr := prOf(t, srv, 1)
+	before := srv.Head("main")
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "ci", Status: "completed", Conclusion: "success"})
+	srv.AddReview(1, "reviewer", forge.ReviewApproved, "looks right")
+	done := in.WaitTask(task.ID, 60*time.Second, "success")
+	merged, _ := srv.Pull(1)
+	if merged.State != forge.PRMerged || done.LandedCommit != merged.MergeSHA || srv.Head("main") != merged.MergeSHA {
+		t.Fatalf("pull request %+v, task %s, main at %s", merged, done, srv.Head("main"))
+	}
+	parents := strings.Fields(strings.TrimSpace(blackbox.GitRun(t, srv.Bare, "rev-list", "--parents", "-n1", merged.MergeSHA)))
+	if len(parents) != 2 || parents[1] != before {
+		t.Fatalf("the squashed commit's parents are %v, not only main's head before it %s", parents[1:], before)
+	}
 }

@@ -9,8 +9,11 @@ import "time"
 // every land.poll — but what they saw is, as the events it caused (a
 // check failed, a review, a comment taken).
 
-// TypeForgeCall: a call to the forge's API that wrote or failed.
-const TypeForgeCall = "forge.call"
+// Forge event types.
+const (
+	// TypeForgeCall: a call to the forge's API that wrote or failed.
+	TypeForgeCall = "forge.call"
+)
 
 // ForgeCall is one call to the forge's API: its method and path (never
 // the token), the answer's status (0 for none), which attempt it was, how

@@ -105,7 +105,10 @@ type Config struct {
 type Land struct {
 	To, How, Order string
 	Merge          string
-	CITimeout      time.Duration
+	// MergeMethod is how wilco merges a pull request (merge, squash,
+	// rebase), with land.merge auto.
+	MergeMethod string
+	CITimeout   time.Duration
 	// Poll is how often the pull requests are looked at on the forge.
 	Poll time.Duration
 }
@@ -283,7 +286,7 @@ func Default() *Config {
 			Operation:   core.DefaultOperationPolicy(),
 		},
 		Done:     core.DonePolicy{Size: core.CheckWarn, Tests: core.CheckWarn},
-		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder, Merge: DefaultLandMerge, CITimeout: DefaultLandCITimeout, Poll: DefaultLandPoll},
+		Land:     Land{How: DefaultLandHow, Order: DefaultLandOrder, Merge: DefaultLandMerge, MergeMethod: DefaultLandMergeMethod, CITimeout: DefaultLandCITimeout, Poll: DefaultLandPoll},
 		Parallel: 1,
 		Logs:     Logs{RetryLogRetention: DefaultRetryLogRetention, RetryJSONLRetention: DefaultRetryJSONLRetention},
 		Notify: Notify{Retry: NotifyRetry{

@@ -33,7 +33,7 @@ func TestLoadReferenceExample(t *testing.T) {
 	want.Review = core.ReviewPolicy{Agent: "remote-1", Timeout: 10 * time.Minute}
 	want.Package = "services/api"
 	want.Transport = "nats://127.0.0.1:4222"
-	want.Land = Land{To: "main", How: "commit", Order: "verified", Merge: "manual", CITimeout: time.Hour, Poll: 30 * time.Second}
+	want.Land = Land{To: "main", How: "commit", Order: "verified", Merge: "manual", MergeMethod: "squash", CITimeout: time.Hour, Poll: 30 * time.Second}
 	want.Forge = &Forge{Kind: "github", API: "https://api.github.com", Repo: "acme/widget", Remote: "origin", Token: "${GITHUB_TOKEN}", WebhookSecret: "${WILCO_WEBHOOK_SECRET}"}
 	want.Intake = &Intake{Label: "wilco", Poll: time.Minute}
 	want.Verify.Steps = []Step{{Name: "unit", Run: "go test ./...", Timeout: 10 * time.Minute}}
@@ -424,7 +424,7 @@ func TestALandingThisVersionDoesNotRunIsRefusedWithItsLine(t *testing.T) {
 		{agent + "land:\n  to: main\n  how: fast\n", `wilco.yaml:4: land.how: must be one of merge, rebase, squash, commit, none, pr, got "fast"`},
 		{agent + "land:\n  order: fifo\n", `wilco.yaml:3: land.order: must be one of verified, submission, got "fifo"`},
 		{agent + "land:\n  to: \"my branch\"\n", `wilco.yaml:3: land.to: "my branch" is not a branch name`},
-		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: ci_timeout, how, merge, order, poll, to)"},
+		{agent + "land:\n  hwo: commit\n", "wilco.yaml:3: land.hwo: unknown key (known keys here: ci_timeout, how, merge, merge_method, order, poll, to)"},
 	} {
 		_, err := Parse("wilco.yaml", []byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

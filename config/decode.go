@@ -508,9 +508,10 @@ func (d *decoder) land(n *yaml.Node, k string, c *Config) {
 			}
 			d.landHow, c.Land.How = n, how
 		},
-		"order":      func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
-		"merge":      func(n *yaml.Node, k string) { oneOf(d, n, k, LandMerges, &c.Land.Merge) },
-		"ci_timeout": func(n *yaml.Node, k string) { d.duration(n, k, &c.Land.CITimeout, true) },
+		"order":        func(n *yaml.Node, k string) { oneOf(d, n, k, core.LandOrders, &c.Land.Order) },
+		"merge":        func(n *yaml.Node, k string) { oneOf(d, n, k, LandMerges, &c.Land.Merge) },
+		"merge_method": func(n *yaml.Node, k string) { oneOf(d, n, k, LandMergeMethods, &c.Land.MergeMethod) },
+		"ci_timeout":   func(n *yaml.Node, k string) { d.duration(n, k, &c.Land.CITimeout, true) },
 		"poll": func(n *yaml.Node, k string) {
 			d.duration(n, k, &c.Land.Poll, true)
 			if n.Kind == yaml.ScalarNode && c.Land.Poll > 0 && c.Land.Poll < MinLandPoll {

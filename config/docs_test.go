@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"wilco/core"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
@@ -397,6 +398,7 @@ func TestConfigSchemaEnumsAreTheConfigs(t *testing.T) {
 	schemaKeys(schema, schema, "", described)
 	for key, want := range map[string][]string{
 		"agents[].adapter": Adapters, "agents[].preset": Presets, "agents[].prompt": Prompts, "agents[].handshake": Handshakes,
+		"land.how": core.LandHows, "land.order": core.LandOrders, "land.merge": LandMerges, "land.merge_method": LandMergeMethods,
 	} {
 		var got []string
 		for _, v := range described[key]["enum"].([]any) {

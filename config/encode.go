@@ -29,7 +29,7 @@ func (c *Config) file() file {
 		Package:   c.Package,
 		Probe:     c.Probe,
 		Transport: c.Transport,
-		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order, Merge: c.Land.Merge, CITimeout: dur(c.Land.CITimeout), Poll: dur(c.Land.Poll)},
+		Land:      fileLand{To: c.Land.To, How: c.Land.How, Order: c.Land.Order, Merge: c.Land.Merge, MergeMethod: c.Land.MergeMethod, CITimeout: dur(c.Land.CITimeout), Poll: dur(c.Land.Poll)},
 		Parallel:  c.Parallel,
 		Notify: fileNotify{
 			Desktop: c.Notify.Desktop, BaseURL: c.Notify.BaseURL,
@@ -194,12 +194,13 @@ type (
 	}
 	fileLand struct {
 		// To is "" for the branch checked out when wilco starts.
-		To        string `yaml:"to,omitempty"`
-		How       string `yaml:"how"`
-		Order     string `yaml:"order"`
-		Merge     string `yaml:"merge"`
-		CITimeout string `yaml:"ci_timeout"`
-		Poll      string `yaml:"poll"`
+		To          string `yaml:"to,omitempty"`
+		How         string `yaml:"how"`
+		Order       string `yaml:"order"`
+		Merge       string `yaml:"merge"`
+		MergeMethod string `yaml:"merge_method"`
+		CITimeout   string `yaml:"ci_timeout"`
+		Poll        string `yaml:"poll"`
 	}
 	fileForge struct {
 		Kind string `yaml:"kind"`

@@ -38,10 +38,12 @@ type Intake struct {
 
 // Defaults of the forge, land (pull requests) and intake sections.
 const (
-	DefaultForgeRemote   = "origin"
-	DefaultLandMerge     = core.MergeManual
-	DefaultLandCITimeout = core.DefaultCITimeout
-	DefaultLandPoll      = 30 * time.Second
+	DefaultForgeRemote = "origin"
+	DefaultLandMerge   = core.MergeManual
+	// DefaultLandMergeMethod is the forge's own default.
+	DefaultLandMergeMethod = "merge"
+	DefaultLandCITimeout   = core.DefaultCITimeout
+	DefaultLandPoll        = 30 * time.Second
 	// MinLandPoll bounds land.poll from below: each poll asks the forge
 	// about every open pull request, counted against its rate limit.
 	MinLandPoll        = time.Second
@@ -51,6 +53,10 @@ const (
 	// request to the forge, counted against its rate limit.
 	MinIntakePoll = 10 * time.Second
 )
+
+// LandMergeMethods are the values of land.merge_method: the ways both
+// forges merge a pull request.
+var LandMergeMethods = forge.MergeMethods
 
 // LandMerges are the values of land.merge.
 var LandMerges = []string{core.MergeManual, core.MergeAuto}

@@ -53,6 +53,8 @@ func (s *State) applyEvent(ev Event) {
 		return
 	}
 	switch e := ev.Data.(type) {
+	case ForgeCall:
+		// A record only.
 	case OperationStarted:
 		s.noteID(e.Operation.ID)
 		if o, ok := s.operations[e.Operation.ID]; ok && o.Version >= seq {

@@ -87,7 +87,7 @@ func (BaselineRecorded) isOutcome()   {}
 // their turn.
 func Urgent(o Outcome) bool {
 	switch o.(type) {
-	case OperationEnded, NotificationResult:
+	case OperationEnded, NotificationResult, ForgeCalled:
 		return false
 	}
 	return true
@@ -134,6 +134,8 @@ func (s *State) Report(now time.Time, o Outcome) (any, error) {
 		return nil, s.landWaiting(now, o)
 	case PRObserved:
 		return nil, s.ObservePR(now, o)
+	case ForgeCalled:
+		return nil, s.forgeCalled(now, o)
 	}
 	return nil, invalidf("unknown outcome %T", o)
 }

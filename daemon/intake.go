@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"wilco/config"
+	"wilco/core"
 	"wilco/forge"
 	"wilco/intake"
 )
@@ -36,11 +37,33 @@ func (d *Daemon) openForge(base string) (forge.Forge, error) {
 	o.Observe = func(c forge.Call) {
 		if c.Err != nil || c.Status >= 400 {
 			log.Warn("forge call", "method", c.Method, "path", c.Path, "status", c.Status, "attempt", c.Attempt, "err", c.Err)
-			return
+		} else {
+			log.Debug("forge call", "method", c.Method, "path", c.Path, "status", c.Status, "attempt", c.Attempt, "duration", c.Duration)
 		}
-		log.Debug("forge call", "method", c.Method, "path", c.Path, "status", c.Status, "attempt", c.Attempt, "duration", c.Duration)
+		if core.IsForgeRecord(c.Method, c.Status, c.Err != nil) {
+			d.recordForgeCall(c)
+		}
 	}
 	return forge.New(o)
+}
+
+// recordForgeCall puts a call to the forge that wrote or failed in the
+// event log. It is committed beside the call, not before it goes on: the
+// call is being made by whoever asked (a poll, a landing, a comment).
+func (d *Daemon) recordForgeCall(c forge.Call) {
+	call := core.ForgeCall{Method: c.Method, Path: c.Path, Status: c.Status, Attempt: c.Attempt, DurationMS: c.Duration.Milliseconds()}
+	if c.Err != nil {
+		call.Error = c.Err.Error()
+	}
+	rt := d.Runtime
+	if rt == nil {
+		return
+	}
+	go func() {
+		if _, err := rt.Report(context.Background(), core.ForgeCalled{Call: call}); err != nil {
+			d.log.Debug("a forge call was not recorded", "method", c.Method, "path", c.Path, "err", err)
+		}
+	}()
 }
 
 // startIntake starts the poll of the forge's issues when intake is

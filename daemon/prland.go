@@ -26,7 +26,7 @@ func (d *Daemon) prLander() (*prland.Lander, error) {
 		return nil, fmt.Errorf("daemon: the forge: %w", err)
 	}
 	d.forgeHook = &server.ForgeHook{Kind: d.forge.Kind(), Secret: secret, Events: []func(forge.Event){d.forgeEvent}}
-	return &prland.Lander{Forge: d.forge, Remote: f.Remote, Token: token, Log: d.log.With("component", "prland")}, nil
+	return &prland.Lander{Forge: d.forge, Remote: f.Remote, Token: token, Method: d.Config.Land.MergeMethod, Log: d.log.With("component", "prland")}, nil
 }
 
 // startPRWatch starts the follower of the tasks' pull requests, nudged

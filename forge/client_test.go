@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -188,6 +189,54 @@ func TestAPullRequestClosedUnmergedSaysWhoClosedIt(t *testing.T) {
 		}
 		if got, err := fx.f.PullRequest(ctx, pr2.Number); err != nil || got.ClosedBy != "wilco-bot" {
 			t.Fatalf("closed by the token's user: %+v %v", got, err)
+		}
+	})
+}
+
+// A GET asked again is conditional (If-None-Match the ETag of the last
+// answer): answered 304 Not Modified — which GitHub does not count against
+// the rate limit — it gives the answer kept; changed, the new one.
+func TestAnAnswerAskedAgainIsConditionalAndAnUnchangedOneIsTheOneKept(t *testing.T) {
+	bothKinds(t, func(t *testing.T, kind forge.Kind) {
+		fx := newFixture(t, kind, forgetest.Options{})
+		ctx := context.Background()
+		fx.push(t, "wilco/T-1", map[string]string{"a.txt": "a\n"})
+		pr, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-1", Body: "why", Head: "wilco/T-1", Base: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses := func() []int {
+			var out []int
+			for _, c := range *fx.calls {
+				if c.Method == "GET" {
+					out = append(out, c.Status)
+				}
+			}
+			*fx.calls = nil
+			return out
+		}
+		statuses()
+		first, err := fx.f.PullRequest(ctx, pr.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := fx.f.PullRequest(ctx, pr.Number)
+		if err != nil || again != first {
+			t.Fatalf("asked again: %+v %v, first %+v", again, err, first)
+		}
+		if got := statuses(); !slices.Equal(got, []int{200, 304}) {
+			t.Fatalf("the answers to the same GET twice: %v", got)
+		}
+		if err := fx.f.ClosePullRequest(ctx, pr.Number); err != nil {
+			t.Fatal(err)
+		}
+		statuses()
+		closed, err := fx.f.PullRequest(ctx, pr.Number)
+		if err != nil || closed.State != forge.PRClosed {
+			t.Fatalf("after a change: %+v %v", closed, err)
+		}
+		if got := statuses(); len(got) == 0 || got[0] != 200 {
+			t.Fatalf("a changed answer: %v", got)
 		}
 	})
 }

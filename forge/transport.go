@@ -29,6 +29,8 @@ type transport struct {
 
 	attempts            int
 	backoff, maxBackoff time.Duration
+
+	cache etagCache
 }
 
 // maxBody bounds what is read of one answer.
@@ -229,6 +231,12 @@ func (t *transport) once(ctx context.Context, method string, u *url.URL, data []
 		req.Header.Set("Accept", "application/json")
 	}
 	req.Header.Set("User-Agent", "wilco")
+	var kept *answer
+	if method == http.MethodGet {
+		if kept = t.cache.get(u.String()); kept != nil {
+			req.Header.Set("If-None-Match", kept.header.Get("ETag"))
+		}
+	}
 	if t.token != "" {
 		if t.kind == GitHub {
 			req.Header.Set("Authorization", "Bearer "+t.token)
@@ -255,7 +263,14 @@ func (t *transport) once(ctx context.Context, method string, u *url.URL, data []
 		return nil, err
 	}
 	t.report(call)
-	return &answer{status: resp.StatusCode, header: resp.Header, body: body, url: resp.Request.URL}, nil
+	a := &answer{status: resp.StatusCode, header: resp.Header, body: body, url: resp.Request.URL}
+	if method == http.MethodGet {
+		if a.status == http.StatusNotModified && kept != nil {
+			return kept, nil
+		}
+		t.cache.put(u.String(), a)
+	}
+	return a, nil
 }
 
 func (t *transport) report(c Call) {

@@ -1,6 +1,9 @@
 package test
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +218,26 @@ func TestARateLimitedIssueListIsTriedAgainAfterItsReset(t *testing.T) {
 	}
 	if !time.Now().After(reset) {
 		t.Fatal("the task was made before the rate limit's reset")
+	}
+	// The forge's traffic is on record: the refused list, and the
+	// comments wilco wrote; the lists that went well are not.
+	var calls []string
+	waitFor(t, "the forge's calls in the event log", 10*time.Second, func() bool {
+		calls = nil
+		for _, e := range in.EventsOf("forge.call") {
+			var c struct {
+				Method string
+				Path   string
+				Status int
+			}
+			json.Unmarshal(e.Data, &c)
+			calls = append(calls, fmt.Sprintf("%s %s %d", c.Method, c.Path, c.Status))
+		}
+		return slices.Contains(calls, "GET /api/v3/repos/acme/widget/issues 403") &&
+			slices.Contains(calls, "POST /api/v3/repos/acme/widget/issues/1/comments 201")
+	})
+	if slices.Contains(calls, "GET /api/v3/repos/acme/widget/issues 200") {
+		t.Fatalf("a list that went well is on record: %q", calls)
 	}
 }
 

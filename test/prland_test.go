@@ -26,11 +26,18 @@ import (
 // directory of the prompts kept and the instance.
 func prRepo(t testing.TB, poll string, hook bool) (*forgetest.Server, string, *blackbox.Instance) {
 	t.Helper()
+	return prRepoLanding(t, poll, hook, "")
+}
+
+// prRepoLanding is prRepo with more keys of the land section (land, as
+// ", key: value").
+func prRepoLanding(t testing.TB, poll string, hook bool, land string) (*forgetest.Server, string, *blackbox.Instance) {
+	t.Helper()
 	srv := forgetest.New(t, forgetest.Options{})
 	prompts := t.TempDir()
 	yaml := "agents:\n" + execAgent(t, "builder", "pr_agent.sh", nil, "PR_PROMPTS="+prompts) +
 		blackbox.CheckStep + "parallel: 2\n" +
-		"land: {to: main, how: pr, merge: auto, poll: " + poll + "}\n" +
+		"land: {to: main, how: pr, merge: auto, poll: " + poll + land + "}\n" +
 		"forge: {kind: github, api: " + blackbox.Quoted(srv.API(forge.GitHub)) + ", repo: acme/widget, token: \"${GITHUB_TOKEN}\", webhook_secret: \"${WILCO_WEBHOOK_SECRET}\"}\n"
 	dir := blackbox.NewRepo(t, yaml)
 	for _, args := range [][]string{{"branch", "-M", "main"}, {"remote", "add", "origin", srv.GitURL()}, {"push", "--quiet", "--force", srv.AuthGitURL(), "main:main"}} {
@@ -198,5 +205,56 @@ func TestAWebhookHasTheFailedCheckSeenWithoutWaitingForThePoll(t *testing.T) {
 	p2 := promptN(t, prompts, 2)
 	if !strings.Contains(p2, "unused import") {
 		t.Fatalf("the second prompt does not hold the failed check's output:\n%s", p2)
+	}
+}
+
+// The page follows a task's pull request live, in a real browser: its
+// number linking to the forge, its checks as they end, the milestone
+// waiting for CI, and the task's success once wilco merged it.
+func TestThePageShowsATasksPullRequestAndItsChecksLive(t *testing.T) {
+	t.Parallel()
+	srv, _, in := prRepo(t, "1s", false)
+	b := openBrowser(t)
+	b.navigate(in.LoginLink())
+	b.waitFor("the task list", `document.querySelector('#task-rows') !== null`, 30*time.Second)
+	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
+	pr := prOf(t, srv, 1)
+	b.goTo("#/tasks/" + task.ID)
+	dd := func(key string) string {
+		return `((document.querySelector('#overview dd[data-key="` + key + `"]') || {}).textContent || '')`
+	}
+	b.waitFor("the pull request on the task's page", dd("pull request")+` === '#1'`, 30*time.Second)
+	if href := b.str(`document.querySelector('#overview dd[data-key="pull request"] a').href`); href != pr.URL {
+		t.Fatalf("the pull request links to %q, not %q", href, pr.URL)
+	}
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "build", Status: "completed", Conclusion: "success"})
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "test", Status: "in_progress"})
+	b.waitFor("one of two checks ended", dd("checks")+` === '1 of 2 ended'`, 30*time.Second)
+	b.waitFor("the milestone waiting for CI", `document.getElementById('overview').textContent.includes('Waiting for CI: 1 of 2 checks')`, 30*time.Second)
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "test", Status: "completed", Conclusion: "success"})
+	b.waitFor("both checks ended", dd("checks")+`.startsWith('2 of 2 ended')`, 30*time.Second)
+	srv.AddReview(1, "reviewer", forge.ReviewApproved, "looks right")
+	b.waitFor("the task's success on its page", dd("state")+` === 'success'`, 60*time.Second)
+	b.noExceptions()
+}
+
+// land.merge_method is how wilco merges: squash makes one commit of the
+// pull request on the target, with one parent.
+func TestAPullRequestIsMergedWithTheConfiguredMethod(t *testing.T) {
+	t.Parallel()
+	srv, _, in := prRepoLanding(t, "1s", false, ", merge_method: squash")
+	task := in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
+	pr := prOf(t, srv, 1)
+	before := srv.Head("main")
+	srv.SetCheckRun(pr.HeadSHA, forgetest.CheckRun{Name: "ci", Status: "completed", Conclusion: "success"})
+	srv.AddReview(1, "reviewer", forge.ReviewApproved, "looks right")
+	done := in.WaitTask(task.ID, 60*time.Second, "success")
+	merged, _ := srv.Pull(1)
+	if merged.State != forge.PRMerged || done.LandedCommit != merged.MergeSHA || srv.Head("main") != merged.MergeSHA {
+		t.Fatalf("pull request %+v, task %s, main at %s", merged, done, srv.Head("main"))
+	}
+	parents := strings.Fields(strings.TrimSpace(blackbox.GitRun(t, srv.Bare, "rev-list", "--parents", "-n1", merged.MergeSHA)))
+	if len(parents) != 2 || parents[1] != before {
+		t.Fatalf("the squashed commit's parents are %v, not only main's head before it %s", parents[1:], before)
 	}
 }

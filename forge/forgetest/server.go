@@ -19,6 +19,7 @@ package forgetest
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -317,6 +318,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(rec, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
 			return
 		}
+		if r.Method == http.MethodGet {
+			s.serveConditional(rec, r)
+			return
+		}
 		s.mux.ServeHTTP(rec, r)
 	case strings.HasPrefix(r.URL.Path, "/"+s.Repo.Owner+"/"+s.Repo.Name+".git/"):
 		if auth == "" {
@@ -328,6 +333,33 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(rec, r)
 	}
+}
+
+// serveConditional answers an API GET with an ETag of its body, as both
+// forges do (GitHub a weak one), and 304 Not Modified with no body when
+// the request's If-None-Match names it.
+func (s *Server) serveConditional(w http.ResponseWriter, r *http.Request) {
+	rr := httptest.NewRecorder()
+	s.mux.ServeHTTP(rr, r)
+	res := rr.Result()
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	if res.StatusCode != http.StatusOK {
+		w.WriteHeader(res.StatusCode)
+		w.Write(rr.Body.Bytes())
+		return
+	}
+	sum := sha256.Sum256(rr.Body.Bytes())
+	etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(rr.Body.Bytes())
 }
 
 // fault takes the next fault matching r, if any.

@@ -332,8 +332,8 @@ func (s *Server) Pull(number int) (forge.PullRequest, bool) {
 	if p == nil {
 		return forge.PullRequest{}, false
 	}
-	out := forge.PullRequest{Number: p.Number, State: p.State, Title: p.Title, Body: p.Body, Head: p.Head, Base: p.Base,
-		HeadSHA: s.pullHead(p), MergeSHA: p.MergeSHA}
+	out := forge.PullRequest{Number: p.Number, URL: s.htmlURL("pull", p.Number), State: p.State, Title: p.Title, Body: p.Body,
+		Head: p.Head, Base: p.Base, HeadSHA: s.pullHead(p), MergeSHA: p.MergeSHA, ClosedBy: p.ClosedBy}
 	if p.Merged {
 		out.State = forge.PRMerged
 	}

@@ -164,27 +164,8 @@ func DecodeEvent(kind Kind, name string, body []byte) (Event, error) {
 	switch name {
 	case "ping":
 		ev.Kind = EventPing
-	case "check_run":
-		if p.CheckRun == nil {
-			return ev, missing(name, "check_run")
-		}
-		c := p.CheckRun.check()
-		ev.Kind, ev.Check, ev.SHA = EventCheck, &c, p.CheckRun.HeadSHA
-		if len(p.CheckRun.PullRequests) > 0 {
-			ev.PullNumber = p.CheckRun.PullRequests[0].Number
-		}
-	case "check_suite":
-		if p.CheckSuite == nil {
-			return ev, missing(name, "check_suite")
-		}
-		ev.Kind, ev.SHA = EventCheck, p.CheckSuite.HeadSHA
-		if len(p.CheckSuite.PullRequests) > 0 {
-			ev.PullNumber = p.CheckSuite.PullRequests[0].Number
-		}
-	case "status":
-		st := ghStatus{ID: p.ID, State: p.State, Context: p.Context, Description: p.Description, TargetURL: p.TargetURL}
-		c := st.check()
-		ev.Kind, ev.Check, ev.SHA = EventCheck, &c, p.SHA
+	case "check_run", "check_suite", "status":
+		return ev, ev.checkOf(name, p)
 	case "pull_request_review", "pull_request_review_approved", "pull_request_review_rejected",
 		// Gitea's coarse names (X-Gitea-Event), for a sender without
 		// X-Gitea-Event-Type.
@@ -214,23 +195,59 @@ func DecodeEvent(kind Kind, name string, body []byte) (Event, error) {
 		if p.Review != nil && p.Comment == nil {
 			return ev, ev.reviewComment(kind, name, p)
 		}
-		fallthrough
+		return ev, ev.commentOf(name, p)
 	case "issue_comment":
-		if p.Issue == nil || p.Comment == nil {
-			return ev, missing(name, "issue and comment")
-		}
-		var c ghComment
-		if err := json.Unmarshal(*p.Comment, &c); err != nil {
-			return ev, fmt.Errorf("forge: webhook %s: comment: %w", name, err)
-		}
-		i, cm := p.Issue.issue(), c.comment()
-		ev.Kind, ev.Issue, ev.Comment = EventComment, &i, &cm
-		ev.IssueIsPull = p.Issue.isPull() || p.IsPull || name == "pull_request_comment"
-		if ev.IssueIsPull && ev.PullNumber == 0 {
-			ev.PullNumber = i.Number
-		}
+		return ev, ev.commentOf(name, p)
 	}
 	return ev, nil
+}
+
+// checkOf reads a check's event: a check run, a check suite (its head
+// only) or a commit status, and the pull request it names if any.
+func (ev *Event) checkOf(name string, p webhookPayload) error {
+	ev.Kind = EventCheck
+	switch name {
+	case "check_run":
+		if p.CheckRun == nil {
+			return missing(name, "check_run")
+		}
+		c := p.CheckRun.check()
+		ev.Check, ev.SHA = &c, p.CheckRun.HeadSHA
+		if len(p.CheckRun.PullRequests) > 0 {
+			ev.PullNumber = p.CheckRun.PullRequests[0].Number
+		}
+	case "check_suite":
+		if p.CheckSuite == nil {
+			return missing(name, "check_suite")
+		}
+		ev.SHA = p.CheckSuite.HeadSHA
+		if len(p.CheckSuite.PullRequests) > 0 {
+			ev.PullNumber = p.CheckSuite.PullRequests[0].Number
+		}
+	default:
+		st := ghStatus{ID: p.ID, State: p.State, Context: p.Context, Description: p.Description, TargetURL: p.TargetURL}
+		c := st.check()
+		ev.Check, ev.SHA = &c, p.SHA
+	}
+	return nil
+}
+
+// commentOf reads a comment on an issue or a pull request's conversation.
+func (ev *Event) commentOf(name string, p webhookPayload) error {
+	if p.Issue == nil || p.Comment == nil {
+		return missing(name, "issue and comment")
+	}
+	var c ghComment
+	if err := json.Unmarshal(*p.Comment, &c); err != nil {
+		return fmt.Errorf("forge: webhook %s: comment: %w", name, err)
+	}
+	i, cm := p.Issue.issue(), c.comment()
+	ev.Kind, ev.Issue, ev.Comment = EventComment, &i, &cm
+	ev.IssueIsPull = p.Issue.isPull() || p.IsPull || name == "pull_request_comment"
+	if ev.IssueIsPull && ev.PullNumber == 0 {
+		ev.PullNumber = i.Number
+	}
+	return nil
 }
 
 // reviewComment reads a comment on a line: GitHub's payload holds it;

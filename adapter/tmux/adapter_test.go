@@ -325,8 +325,8 @@ func TestAnAnswerToAPermissionQuestionThatWasLostIsSentAgain(t *testing.T) {
 }
 
 // The same question asked again once the program went on from the first
-// (the same command run twice) is a question of its own: answered, and
-// reported, again.
+// (the same command run twice, the first one's step drawn between) is a
+// question of its own: answered, and reported, again.
 func TestAPermissionQuestionAskedAgainIsAnsweredAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, func(cfg *AgentConfig) { cfg.Allow = []string{`write to file\.txt`} })
@@ -334,12 +334,36 @@ func TestAPermissionQuestionAskedAgainIsAnsweredAgain(t *testing.T) {
 	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
 	b.rec.mu.Lock()
 	defer b.rec.mu.Unlock()
+	const asks = "Allow write to file.txt? (y/n)"
 	if len(b.rec.permissions) != 2 || b.rec.permissions[0].Answer != "allowed" || b.rec.permissions[1].Answer != "allowed" ||
-		b.rec.permissions[0].Text != b.rec.permissions[1].Text {
+		!strings.HasSuffix(b.rec.permissions[0].Text, asks) || !strings.HasSuffix(b.rec.permissions[1].Text, asks) {
 		t.Fatalf("permissions reported: %+v", b.rec.permissions)
 	}
 	if got, _ := os.ReadFile(filepath.Join(b.dir, "file.txt")); string(got) != "attempt 1\n" || b.rec.turns[0].Status != "success" {
 		t.Fatalf("file.txt = %q, turn %+v", got, b.rec.turns[0])
+	}
+}
+
+// A program may draw its question again, unchanged, a while after it
+// took the answer, the question gone meanwhile and nothing drawn above it:
+// the same question, reported once; still shown, unchanged, its answer is
+// sent again.
+func TestAPermissionQuestionDrawnAgainUnchangedIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, func(cfg *AgentConfig) { cfg.Allow = []string{`write to file\.txt`} })
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. PERMISSION REDRAW BUSY=2s"))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if len(b.rec.permissions) != 1 || b.rec.permissions[0].Answer != "allowed" {
+		t.Fatalf("permissions reported: %+v", b.rec.permissions)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.dir, "file.txt")); string(got) != "attempt 1\n" || b.rec.turns[0].Status != "success" {
+		t.Fatalf("file.txt = %q, turn %+v", got, b.rec.turns[0])
+	}
+	log, _ := os.ReadFile(filepath.Join(b.adapter.RunDir("T-1", 1), "agent.log"))
+	if !strings.Contains(string(log), "--- wilco: the question is still asked, unchanged: answered again (allowed)") {
+		t.Fatalf("agent.log:\n%s", log)
 	}
 }
 

@@ -3,9 +3,11 @@ package tmux
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,9 +57,72 @@ type recorder struct {
 	failed      []adapter.MessageFailed
 	refuse      bool
 	changed     chan struct{}
+	// logs are the adapter's log lines, under their own lock: the
+	// adapter logs while a test holds mu.
+	logs *logLines
 }
 
-func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 100)} }
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 100), logs: &logLines{}} }
+
+// logLines are the lines the adapter logged, each its message and its
+// attributes ("ended the agent's session agent=tui session=…").
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// logged reports whether the adapter logged a line holding every part.
+func (r *recorder) logged(parts ...string) bool {
+	r.logs.mu.Lock()
+	defer r.logs.mu.Unlock()
+	return slices.ContainsFunc(r.logs.lines, func(l string) bool {
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// logHandler records each line the adapter logs in its recorder (noting
+// the change, for wait), and hands it on to next.
+type logHandler struct {
+	r     *recorder
+	attrs []slog.Attr
+	next  slog.Handler
+}
+
+func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logHandler) Handle(ctx context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	add := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	rec.Attrs(add)
+	h.r.logs.mu.Lock()
+	h.r.logs.lines = append(h.r.logs.lines, b.String())
+	h.r.logs.mu.Unlock()
+	h.r.note()
+	if !h.next.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, rec)
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logHandler{r: h.r, attrs: slices.Concat(h.attrs, attrs), next: h.next.WithAttrs(attrs)}
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	return &logHandler{r: h.r, attrs: h.attrs, next: h.next.WithGroup(name)}
+}
 
 func (r *recorder) note() {
 	select {
@@ -137,7 +202,7 @@ func setup(t *testing.T, env map[string]string, tweak func(*AgentConfig)) *bundl
 	dir := t.TempDir()
 	b := &bundle{dir: dir, rec: newRecorder(), submits: make(chan SubmitRecord, 1000)}
 	a, err := New(Options{Dir: dir, StateDir: filepath.Join(dir, ".wilco"), Report: b.rec, Poll: 50 * time.Millisecond,
-		OnSubmit: func(s SubmitRecord) { b.submits <- s }})
+		OnSubmit: func(s SubmitRecord) { b.submits <- s }, Logger: slog.New(&logHandler{r: b.rec, next: slog.Default().Handler()})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package tmux
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,9 +57,72 @@ type recorder struct {
 	failed      []adapter.MessageFailed
 	refuse      bool
 	changed     chan struct{}
+	// logs are the adapter's log lines, under their own lock: the
+	// adapter logs while a test holds mu.
+	logs *logLines
 }
 
-func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 100)} }
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 100), logs: &logLines{}} }
+
+// logLines are the lines the adapter logged, each its message and its
+// attributes ("ended the agent's session agent=tui session=…").
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// logged reports whether the adapter logged a line holding every part.
+func (r *recorder) logged(parts ...string) bool {
+	r.logs.mu.Lock()
+	defer r.logs.mu.Unlock()
+	return slices.ContainsFunc(r.logs.lines, func(l string) bool {
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// logHandler records each line the adapter logs in its recorder (noting
+// the change, for wait), and hands it on to next.
+type logHandler struct {
+	r     *recorder
+	attrs []slog.Attr
+	next  slog.Handler
+}
+
+func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logHandler) Handle(ctx context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	add := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	rec.Attrs(add)
+	h.r.logs.mu.Lock()
+	h.r.logs.lines = append(h.r.logs.lines, b.String())
+	h.r.logs.mu.Unlock()
+	h.r.note()
+	if !h.next.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, rec)
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logHandler{r: h.r, attrs: slices.Concat(h.attrs, attrs), next: h.next.WithAttrs(attrs)}
+}
+
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	return &logHandler{r: h.r, attrs: h.attrs, next: h.next.WithGroup(name)}
+}
 
 func (r *recorder) note() {
 	select {
@@ -137,7 +202,7 @@ func setup(t *testing.T, env map[string]string, tweak func(*AgentConfig)) *bundl
 	dir := t.TempDir()
 	b := &bundle{dir: dir, rec: newRecorder(), submits: make(chan SubmitRecord, 1000)}
 	a, err := New(Options{Dir: dir, StateDir: filepath.Join(dir, ".wilco"), Report: b.rec, Poll: 50 * time.Millisecond,
-		OnSubmit: func(s SubmitRecord) { b.submits <- s }})
+		OnSubmit: func(s SubmitRecord) { b.submits <- s }, Logger: slog.New(&logHandler{r: b.rec, next: slog.Default().Handler()})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +390,8 @@ func TestAnAnswerToAPermissionQuestionThatWasLostIsSentAgain(t *testing.T) {
 }
 
 // The same question asked again once the program went on from the first
-// (the same command run twice) is a question of its own: answered, and
-// reported, again.
+// (the same command run twice, the first one's step drawn between) is a
+// question of its own: answered, and reported, again.
 func TestAPermissionQuestionAskedAgainIsAnsweredAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, func(cfg *AgentConfig) { cfg.Allow = []string{`write to file\.txt`} })
@@ -334,12 +399,36 @@ func TestAPermissionQuestionAskedAgainIsAnsweredAgain(t *testing.T) {
 	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
 	b.rec.mu.Lock()
 	defer b.rec.mu.Unlock()
+	const asks = "Allow write to file.txt? (y/n)"
 	if len(b.rec.permissions) != 2 || b.rec.permissions[0].Answer != "allowed" || b.rec.permissions[1].Answer != "allowed" ||
-		b.rec.permissions[0].Text != b.rec.permissions[1].Text {
+		!strings.HasSuffix(b.rec.permissions[0].Text, asks) || !strings.HasSuffix(b.rec.permissions[1].Text, asks) {
 		t.Fatalf("permissions reported: %+v", b.rec.permissions)
 	}
 	if got, _ := os.ReadFile(filepath.Join(b.dir, "file.txt")); string(got) != "attempt 1\n" || b.rec.turns[0].Status != "success" {
 		t.Fatalf("file.txt = %q, turn %+v", got, b.rec.turns[0])
+	}
+}
+
+// A program may draw its question again, unchanged, a while after it
+// took the answer, the question gone meanwhile and nothing drawn above it:
+// the same question, reported once; still shown, unchanged, its answer is
+// sent again.
+func TestAPermissionQuestionDrawnAgainUnchangedIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, func(cfg *AgentConfig) { cfg.Allow = []string{`write to file\.txt`} })
+	b.adapter.Deliver("tui", delegation("M-1", "T-1", 1, "Please write file.txt for the user. PERMISSION REDRAW BUSY=2s"))
+	b.rec.wait(t, "the end of the turn", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
+	b.rec.mu.Lock()
+	defer b.rec.mu.Unlock()
+	if len(b.rec.permissions) != 1 || b.rec.permissions[0].Answer != "allowed" {
+		t.Fatalf("permissions reported: %+v", b.rec.permissions)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.dir, "file.txt")); string(got) != "attempt 1\n" || b.rec.turns[0].Status != "success" {
+		t.Fatalf("file.txt = %q, turn %+v", got, b.rec.turns[0])
+	}
+	log, _ := os.ReadFile(filepath.Join(b.adapter.RunDir("T-1", 1), "agent.log"))
+	if !strings.Contains(string(log), "--- wilco: the question is still asked, unchanged: answered again (allowed)") {
+		t.Fatalf("agent.log:\n%s", log)
 	}
 }
 

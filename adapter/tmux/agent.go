@@ -1222,8 +1222,8 @@ func (ag *agent) sendAck(ctx context.Context, j *job) {
 // leaves it to the user; either way it is reported, once per question
 // (see question for when).
 func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
-	text, now := ag.style.PermissionText(pane.Screen), time.Now()
-	answerNow, again := j.question.show(text, pane.Screen.Text(), now)
+	text, above, now := ag.style.PermissionText(pane.Screen), ag.style.PermissionAbove(pane.Screen), time.Now()
+	answerNow, again := j.question.show(text, above, pane.Screen.Text(), now)
 	if again {
 		j.log.Warn("the question is still asked, unchanged: its answer is sent again", "answer", j.question.answer)
 		ag.appendLog(j, "--- wilco: the question is still asked, unchanged: answered again ("+j.question.answer+")")
@@ -1243,7 +1243,7 @@ func (ag *agent) permission(ctx context.Context, j *job, pane Pane) {
 			}
 		}
 	}
-	j.question.answeredAs(answer, pane.Screen.Text(), now)
+	j.question.answeredAs(answer, above, pane.Screen.Text(), now)
 	j.log.Info("the agent asks for permission", "tool", tool, "answer", answer)
 	ag.appendLog(j, "--- wilco: permission asked ("+firstOf(answer, "waiting for the user")+"): "+firstLine(text))
 	_ = ag.a.opts.Report.Report(context.WithoutCancel(ctx), adapter.PermissionAsked{Agent: ag.cfg.Name, TaskID: j.msg.TaskID, Attempt: j.msg.TaskAttempt, Tool: tool, Text: text, Answer: answer})

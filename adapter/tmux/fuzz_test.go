@@ -65,6 +65,17 @@ func FuzzContent(f *testing.F) {
 			if st.Asks != nil && tool != "" && !strings.Contains(text, tool) {
 				t.Fatalf("%s: the tool %q is not in the question's text %q", name, tool, text)
 			}
+			// The conversation above a question is read only when one shows,
+			// each line of it one row, trimmed.
+			above := st.PermissionAbove(s)
+			if text == "" && above != nil {
+				t.Fatalf("%s: a conversation above no question: %q", name, above)
+			}
+			for _, l := range above {
+				if l == "" || l != strings.TrimSpace(l) || strings.ContainsAny(l, "\x1b\n") {
+					t.Fatalf("%s: a line above the question %q", name, l)
+				}
+			}
 			for _, l := range st.Content(s) {
 				if strings.ContainsAny(l.Text, "\x1b\n") {
 					t.Fatalf("%s: a line holds an escape or a newline: %q", name, l.Text)

@@ -362,7 +362,15 @@ func TestATaskThatComesWhileTheAgentHibernatesWaitsForTheWake(t *testing.T) {
 	}
 	wt := b.worktree(t, "T-1")
 	b.adapter.Deliver("tui", inWorktree(delegation("M-1", "T-1", 1, "Please write file.txt for the user."), wt))
-	time.Sleep(time.Second)
+	home, err := b.adapter.agent("tui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := b.adapter.instanceFor(home, "T-1", wt, false)
+	if inst == nil {
+		t.Fatal("no instance of the agent took the task")
+	}
+	stepped(t, inst)
 	srv := b.server(t)
 	if srv.HasSession(ctx, "wilco-tui@T-1") {
 		t.Fatal("a session was started for a task while the agent hibernates")
@@ -373,6 +381,24 @@ func TestATaskThatComesWhileTheAgentHibernatesWaitsForTheWake(t *testing.T) {
 	b.rec.wait(t, "the turn after the wake", 30*time.Second, func() bool { return len(b.rec.turns) == 1 })
 	if tr := b.rec.turns[0]; tr.Status != "success" {
 		t.Fatalf("turn %+v", tr)
+	}
+}
+
+// stepped waits until ag's loop has taken a whole step (read its pane, or
+// passed it by, hibernating) that began after the call: the loop takes a
+// wake only between two steps, so once a second wake sent is taken, the
+// step after the first one is over.
+func stepped(t *testing.T, ag *agent) {
+	t.Helper()
+	for range 2 {
+		ag.signal()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(ag.wake) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the agent's loop took no step")
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
@@ -412,12 +438,11 @@ func (b *bundle) askedFrom(t *testing.T, typ core.MessageType, wt string) string
 	srv := b.server(t)
 	ctx := context.Background()
 	session := AskSessionName("tui", "T-1", "M-5")
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.HasSession(ctx, session) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the session %s made for the message still runs after its answer", session)
-		}
-		time.Sleep(50 * time.Millisecond)
+	b.rec.wait(t, "the end of the session made for the message", 10*time.Second, func() bool {
+		return b.rec.logged("ended the agent's session", "session="+session)
+	})
+	if srv.HasSession(ctx, session) {
+		t.Fatalf("the session %s made for the message still runs after its answer", session)
 	}
 	if srv.HasSession(ctx, SessionName("tui")) {
 		t.Fatal("the agent's own session was started for a message about a task worked in parallel")

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -573,6 +574,33 @@ func (st *Style) ToolOf(s Screen) string {
 func (st *Style) PermissionText(s Screen) string {
 	lines, _ := st.permissionLines(s)
 	return strings.Join(lines, "\n")
+}
+
+// PermissionAbove is the conversation above the permission question a
+// screen shows (above the first row of its PermissionText, scrollback
+// included): each row without a side panel and the edges of its boxes,
+// trimmed; without blank rows, rules, decoration (Drop) and the lines that
+// say the program is busy (a spinner is no step of the agent's work). Nil
+// when the screen shows no question.
+func (st *Style) PermissionAbove(s Screen) []string {
+	_, rows := st.permissionLines(s)
+	if len(rows) == 0 {
+		return nil
+	}
+	cut, sep := st.panelCut(s, s.Rows)
+	var out []string
+	for _, r := range append(slices.Clip(s.History), s.Rows[:rows[0]]...) {
+		if cut > 0 {
+			r = cutPanel(r, cut, sep)
+		}
+		if st.dropped(r) || st.Busy != nil && st.Busy.MatchString(r) {
+			continue
+		}
+		if r = unboxAll(r); r != "" && !isRule(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // permissionLines are the lines of PermissionText, each with the screen's

@@ -137,6 +137,36 @@ func TestAPermissionQuestionNamesItsToolAndItsText(t *testing.T) {
 	}
 }
 
+// The conversation above a permission question is what the pane shows
+// above its text: the agent's words and what it did before (scrollback
+// included), never a row of the question itself, nor a spinner.
+func TestTheConversationAboveAQuestionIsNotTheQuestion(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ preset, screen, last, first string }{
+		{PresetClaudeCode, "claude-permission", "Writing now.", ""},
+		{PresetGemini, "gm-permission-write", "Writing.", "Tips for getting started:"},
+	} {
+		st := Presets[c.preset].Style
+		s := loadScreen(t, c.screen)
+		above := st.PermissionAbove(s)
+		if len(above) == 0 || above[len(above)-1] != c.last || c.first != "" && !slices.Contains(above, c.first) {
+			t.Errorf("%s: above the question:\n%s", c.screen, strings.Join(above, "\n"))
+		}
+		for _, l := range strings.Split(st.PermissionText(s), "\n") {
+			if slices.Contains(above, l) {
+				t.Errorf("%s: the question's line %q is read above it", c.screen, l)
+			}
+		}
+	}
+	st := Presets[PresetGemini].Style
+	s := loadScreen(t, "gm-permission-write")
+	s.Rows = slices.Insert(s.Rows, 25, " ⠋ Thinking... (esc to cancel, 0s)")
+	s.Undimmed = slices.Insert(s.Undimmed, 25, " ⠋ Thinking... (esc to cancel, 0s)")
+	if above := st.PermissionAbove(s); above[len(above)-1] != "Writing." {
+		t.Errorf("a spinner is read above the question:\n%s", strings.Join(above, "\n"))
+	}
+}
+
 // Codex's offer of a newer model is answered by the one key that keeps
 // the existing model whatever is highlighted ("2"), not by moving the
 // highlight and confirming it: a key that comes before the offer takes

@@ -130,15 +130,17 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 			t.Fatalf("%s never read; entries:\n%+v\nscreen:\n%s", what, entries, screen())
 		}
 	}
-	// send pastes a prompt and submits it, again while the record does
-	// not hold it (a submit key that comes too soon after a paste is
-	// lost, as wilco's tmux adapter knows).
+	// send pastes a prompt and submits it once the paste shows in the
+	// input box (the pane no longer looks ready: a submit key that comes
+	// before is lost, as wilco's tmux adapter knows), again while the
+	// record does not hold it.
 	send := func(prompt string) {
 		t.Helper()
 		waitScreen("the input box", ready)
 		if err := srv.Paste(ctx, "gemini", "prompt", prompt); err != nil {
 			t.Fatal(err)
 		}
+		waitScreen("the paste in the input box", func(s string) bool { return !ready(s) })
 		sent := func() bool {
 			read()
 			for _, e := range entries {
@@ -152,7 +154,6 @@ func TestGeminiCLIsOwnRecordIsReadAsItsConversation(t *testing.T) {
 			if try == 10 {
 				t.Fatalf("the prompt was never submitted:\n%s", screen())
 			}
-			time.Sleep(time.Second)
 			if err := srv.SendKeys(ctx, "gemini", preset.Submit); err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,13 +40,27 @@ func tuiUntilReady(t *testing.T, srv tmuxadapter.Server, session string, style *
 		last = p.Screen.Text()
 		state, dialog := style.Classify(p.Screen)
 		if dialog != nil {
-			// One key at a time, and time for the program to redraw before
-			// the question is read again.
-			for _, k := range dialog.Keys {
-				time.Sleep(300 * time.Millisecond)
+			// One key at a time, each once the program drew what the one
+			// before did (a choice moved); the question read again once
+			// the program no longer shows it (or a while later: its answer
+			// was lost, and it is answered again).
+			for i, k := range dialog.Keys {
+				shown := last
 				_ = srv.SendKeys(ctx, session, k)
+				blackbox.Eventually(10*time.Second, 100*time.Millisecond, func() bool {
+					p, err := srv.Capture(ctx, session)
+					if err != nil || p.Dead {
+						return true
+					}
+					last = p.Screen.Text()
+					if i < len(dialog.Keys)-1 {
+						return last != shown
+					}
+					_, d := style.Classify(p.Screen)
+					return d == nil || d.Match != dialog.Match
+				})
 			}
-			time.Sleep(1500 * time.Millisecond)
+			return false
 		}
 		if state != tmuxadapter.Ready {
 			readySince = time.Time{}
@@ -60,17 +75,39 @@ func tuiUntilReady(t *testing.T, srv tmuxadapter.Server, session string, style *
 	}
 }
 
-// tuiSend pastes a prompt into the program's input box and submits it,
-// again while the input box still holds it (a key sent as the paste ends
-// may be lost).
+// tuiSend pastes a prompt into the program's input box and submits it
+// once the paste shows there (the pane no longer looks ready, or, for an
+// input box that looks the same empty or full, it changed since the
+// paste: a key sent before is lost, as wilco's tmux adapter knows), again
+// while the input box still holds it.
 func tuiSend(t *testing.T, srv tmuxadapter.Server, session string, preset tmuxadapter.Preset, prompt string) {
 	t.Helper()
 	ctx := context.Background()
+	var before tmuxadapter.Pane
+	if !blackbox.Eventually(90*time.Second, 100*time.Millisecond, func() bool {
+		var err error
+		before, err = srv.Capture(ctx, session)
+		state, _ := preset.Style.Classify(before.Screen)
+		return err == nil && state == tmuxadapter.Ready
+	}) {
+		t.Fatalf("the input box never waited for the prompt:\n%s", before.Screen.Text())
+	}
 	if err := srv.Paste(ctx, session, "prompt", prompt); err != nil {
 		t.Fatal(err)
 	}
+	var last string
+	if !blackbox.Eventually(30*time.Second, 100*time.Millisecond, func() bool {
+		p, err := srv.Capture(ctx, session)
+		if err != nil {
+			return false
+		}
+		last = p.Screen.Text()
+		state, _ := preset.Style.Classify(p.Screen)
+		return state != tmuxadapter.Ready || preset.Style.HiddenInput && last != before.Screen.Text()
+	}) {
+		t.Fatalf("the paste never showed in the input box:\n%s", last)
+	}
 	for try := 0; try < 4; try++ {
-		time.Sleep(time.Second)
 		if err := srv.SendKeys(ctx, session, preset.Submit); err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +306,15 @@ func TestCodexTUIRecordIsReadTurnByTurnAndAfterAResume(t *testing.T) {
 	if err := srv.SendKeys(ctx, "codex", "/quit"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The command submitted once Codex shows it typed in its input box.
+	typed := regexp.MustCompile(`(?m)^›\s*/quit\s*$`)
+	if !blackbox.Eventually(10*time.Second, 100*time.Millisecond, func() bool {
+		p, err := srv.Capture(ctx, "codex")
+		return err == nil && typed.MatchString(p.Screen.Text())
+	}) {
+		p, _ := srv.Capture(ctx, "codex")
+		t.Fatalf("/quit never showed in Codex's input box:\n%s", p.Screen.Text())
+	}
 	_ = srv.SendKeys(ctx, "codex", "Enter")
 	if !blackbox.Eventually(30*time.Second, 200*time.Millisecond, func() bool {
 		p, err := srv.Capture(ctx, "codex")

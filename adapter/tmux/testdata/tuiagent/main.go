@@ -9,7 +9,8 @@
 //	write FILE      write FILE ("attempt 1", or "fixed ID" on a retry)
 //	PERMISSION      ask "Allow write to FILE? (y/n)" before writing
 //	DEAF            take no key of the first moment of its question (a key then is lost)
-//	TWICE           ask the same question again, unchanged, after a moment's work
+//	TWICE           ask the same question again, unchanged, after a step of work (drawn)
+//	REDRAW          draw its question again, unchanged, a while after it took the answer, and take a key for it
 //	CRASH           exit with status 3 after a few lines
 //	IDLE            acknowledge, then go quiet without finishing
 //	BUSY=DURATION   work that long (default TUIAGENT_BUSY, else 300ms)
@@ -428,6 +429,22 @@ func (a *agent) write(text, file, id string, busy time.Duration) bool {
 		if i == 0 && strings.Contains(text, "DEAF") {
 			a.deaf(time.Second)
 		}
+		if b := <-a.keys; b != 'y' && b != 'Y' {
+			say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
+			return false
+		}
+		if i+1 < asks {
+			// The step the answer let it take, as a program draws it.
+			say("y", "Wrote a draft of "+file+".")
+		}
+	}
+	if asks > 0 && strings.Contains(text, "REDRAW") {
+		// The question drawn again, unchanged, once gone a while: it
+		// takes a key again.
+		if !a.work(busy) {
+			return false
+		}
+		showStatus("Allow write to " + file + "? (y/n) ")
 		if b := <-a.keys; b != 'y' && b != 'Y' {
 			say("", "Permission denied: "+file+" was not written.", "Status: blocked", "Reason: permission to write "+file+" was denied")
 			return false

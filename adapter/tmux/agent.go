@@ -924,23 +924,20 @@ func (ag *agent) confirm(ctx context.Context, j *job, pane Pane, state State, no
 	switch state {
 	case Busy, Permission, Ready:
 		// The prompt left the input box: the agent took it.
-		j.confirmed = now
-		ag.tookPrompt = true
-		j.phase = phaseWorking
-		j.lastChange = now
-		if j.submits > 1 {
-			j.log.Info("the prompt was submitted after the submit key was sent again", "submits", j.submits)
-		}
-		if f := ag.a.opts.OnSubmit; f != nil {
-			f(SubmitRecord{Agent: ag.cfg.Name, Message: j.msg.ID, Queued: j.queued, Pasted: j.pastedAt, Confirmed: now, Submits: j.submits, Pastes: j.pastes})
-		}
-		ag.appendLog(j, fmt.Sprintf("--- wilco: prompt submitted (submit key sent %d time(s)) %s", j.submits, now.UTC().Format(time.RFC3339)))
-		ag.watch(ctx, j, pane, state)
+		ag.took(ctx, j, pane, state, now)
 		return
 	}
 	// The key is sent again after 1s, then 2s, then 4s…: a program
 	// still busy starting takes it late.
 	if now.Sub(j.submittedAt) < confirmWait<<min(j.submits-1, 4) {
+		return
+	}
+	// A program that took the prompt may be slow to redraw its input box
+	// (Gemini CLI starting under load): its record holding the prompt
+	// says it took it. The key sent again would submit it a second time.
+	if ag.recordHolds(j, ag.recordEntries(now)) {
+		j.log.Info("the agent's record holds the prompt while its input box still shows it: taken; the submit key is not sent again", "submits", j.submits)
+		ag.took(ctx, j, pane, state, now)
 		return
 	}
 	if j.submits < ag.submitTries() {
@@ -952,6 +949,22 @@ func (ag *agent) confirm(ctx context.Context, j *job, pane Pane, state State, no
 	}
 	_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
 	ag.undelivered(ctx, j, fmt.Sprintf("the prompt stayed in the input box of %s: the submit key (%s) was sent %d times and the agent never took it", ag.session, ag.keys.submit, j.submits))
+}
+
+// took: the agent took the job's prompt; its turn is watched.
+func (ag *agent) took(ctx context.Context, j *job, pane Pane, state State, now time.Time) {
+	j.confirmed = now
+	ag.tookPrompt = true
+	j.phase = phaseWorking
+	j.lastChange = now
+	if j.submits > 1 {
+		j.log.Info("the prompt was submitted after the submit key was sent again", "submits", j.submits)
+	}
+	if f := ag.a.opts.OnSubmit; f != nil {
+		f(SubmitRecord{Agent: ag.cfg.Name, Message: j.msg.ID, Queued: j.queued, Pasted: j.pastedAt, Confirmed: now, Submits: j.submits, Pastes: j.pastes})
+	}
+	ag.appendLog(j, fmt.Sprintf("--- wilco: prompt submitted (submit key sent %d time(s)) %s", j.submits, now.UTC().Format(time.RFC3339)))
+	ag.watch(ctx, j, pane, state)
 }
 
 // stopping waits for an interrupted agent to be ready again.

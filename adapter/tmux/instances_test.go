@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -519,5 +520,59 @@ func TestAScoutThatChangedItsCopyOfATasksWorktreeHasItsAnswerRefused(t *testing.
 	}
 	if len(b.rec.replies) != 0 {
 		t.Fatalf("the answer of a scout that changed files was taken: %+v", b.rec.replies)
+	}
+}
+
+// A prompt the agent's record holds was taken, though the pane still
+// shows it in the input box (a program slow to redraw, starting under
+// load): the submit key is not sent again, which would submit it a second
+// time; one the record does not hold has the key sent again.
+func TestAPromptTheRecordHoldsIsNotSubmittedAgainWhileTheInputBoxStillShowsIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	config := t.TempDir()
+	if err := b.adapter.Add(AgentConfig{Name: "claude", Preset: PresetClaudeCode, Env: map[string]string{"CLAUDE_CONFIG_DIR": config}}); err != nil {
+		t.Fatal(err)
+	}
+	ag, err := b.adapter.agent("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := []byte(b.dir)
+	for i, c := range folder {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			folder[i] = '-'
+		}
+	}
+	now := time.Now()
+	p := filepath.Join(config, "projects", string(folder), "conv.jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"type":"user","message":{"role":"user","content":"Write the fix into file.txt, then say done."},"timestamp":"` + now.UTC().Format(time.RFC3339Nano) + `"}` + "\n"
+	if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ag.opMu.Lock()
+	defer ag.opMu.Unlock()
+	ag.startedAt = now.Add(-time.Second)
+	for deadline := time.Now().Add(5 * time.Second); ag.rec.log == nil && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		ag.recordEntries(time.Now())
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		prompt  string
+		submits int
+		phase   phase
+	}{
+		{"Write the fix into file.txt, then say done.", 1, phaseWorking},
+		{"Another prompt the record does not hold at all.", 2, phaseConfirming},
+	} {
+		j := &job{msg: core.InboxMessage{ID: "M-1"}, prompt: c.prompt, log: log, phase: phaseConfirming,
+			pastedAt: now.Add(-500 * time.Millisecond), submits: 1, submittedAt: now.Add(-10 * time.Second)}
+		ag.confirm(context.Background(), j, Pane{}, Typing, time.Now())
+		if j.submits != c.submits || j.phase != c.phase {
+			t.Errorf("%q, its input box still showing it: submit key sent %d times, phase %v; want %d, %v", c.prompt, j.submits, j.phase, c.submits, c.phase)
+		}
 	}
 }

@@ -134,11 +134,15 @@ func samePrompt(recorded, sent string) bool {
 	return a == b || strings.Contains(a, b) || len(a) >= 40 && strings.Contains(b, a)
 }
 
-// findPrompt is the index of the job's prompt in the record's entries
-// after the cursor (-1: not there yet): the last one that is the job's
-// text, recorded since it was pasted; after a while, the first prompt
-// recorded since it was pasted whatever its text.
-func (ag *agent) findPrompt(j *job, es []chatlog.Entry, now time.Time) int {
+// recordHolds says whether the agent's record holds the job's prompt, its
+// text, recorded since it was pasted: the program took it.
+func (ag *agent) recordHolds(j *job, es []chatlog.Entry) bool {
+	return ag.rec != nil && !j.pastedAt.IsZero() && ag.promptAt(j, es) >= 0
+}
+
+// promptAt is the index of the last entry after the cursor that is the
+// job's prompt, its text, recorded since it was pasted (-1: none).
+func (ag *agent) promptAt(j *job, es []chatlog.Entry) int {
 	since := j.pastedAt.Add(-2 * time.Second)
 	recent := func(e chatlog.Entry) bool { return j.pastedAt.IsZero() || e.At.IsZero() || !e.At.Before(since) }
 	for i := len(es) - 1; i >= ag.rec.cursor; i-- {
@@ -146,6 +150,18 @@ func (ag *agent) findPrompt(j *job, es []chatlog.Entry, now time.Time) int {
 			return i
 		}
 	}
+	return -1
+}
+
+// findPrompt is the index of the job's prompt in the record's entries
+// after the cursor (-1: not there yet): the last one that is the job's
+// text, recorded since it was pasted; after a while, the first prompt
+// recorded since it was pasted whatever its text.
+func (ag *agent) findPrompt(j *job, es []chatlog.Entry, now time.Time) int {
+	if i := ag.promptAt(j, es); i >= 0 {
+		return i
+	}
+	since := j.pastedAt.Add(-2 * time.Second)
 	if j.pastedAt.IsZero() || now.Sub(j.confirmed) < 3*time.Second {
 		return -1
 	}

@@ -925,8 +925,9 @@ func (s *State) finish(now time.Time, t *Task, to TaskState, reason string) {
 }
 
 // CancelTask cancels a task: a queued one leaves no trace (the rest shift
-// up), unless it was made from an issue (it ends cancelled); a running one is stopped (the whole process group), the working
-// tree is kept as it is, no artifact is made, and the next task starts.
+// up), unless it was made from an issue (it ends cancelled); a running one
+// is stopped (the whole process group), the working tree is kept as it
+// is, no artifact is made, and the next task starts.
 func (s *State) CancelTask(now time.Time, id string) (Task, bool, error) {
 	now = norm(now)
 	t, ok := s.tasks[id]

@@ -36,28 +36,7 @@ func intakeServeKind(t *testing.T, kind forge.Kind, fs *forgetest.Server, agents
 // one of want, and returns it.
 func waitComment(t *testing.T, fs *forgetest.Server, issue int, timeout time.Duration, want ...string) string {
 	t.Helper()
-	var found string
-	ok := blackbox.Eventually(timeout, 20*time.Millisecond, func() bool {
-		for _, c := range fs.Comments(issue) {
-			ok := c.Author == "wilco-bot"
-			for _, w := range want {
-				ok = ok && strings.Contains(c.Body, w)
-			}
-			if ok {
-				found = c.Body
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		var all []string
-		for _, c := range fs.Comments(issue) {
-			all = append(all, c.Author+": "+c.Body)
-		}
-		t.Fatalf("no comment on issue #%d saying %q in %s; the comments:\n%s", issue, want, timeout, strings.Join(all, "\n---\n"))
-	}
-	return found
+	return blackbox.WaitComment(t, fs, issue, timeout, want...)
 }
 
 // waitIssueTask waits for task id to be made (from an issue) and to be in

@@ -241,6 +241,18 @@ func TestAnInstanceSessionIsNamedAfterItsAgentAndTask(t *testing.T) {
 	}
 }
 
+// claudeFolder is Claude Code's folder of a conversation held in dir:
+// every byte but ASCII letters and digits as '-'.
+func claudeFolder(dir string) string {
+	out := []byte(dir)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
+
 // Each instance reads the record its program keeps of its conversation in
 // the folder it runs in: Claude Code's projects/<folder> of the task's
 // worktree, not the repository's; the conversation it finds is the
@@ -256,17 +268,7 @@ func TestEachInstanceReadsTheRecordOfItsOwnWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Claude Code's folder of a conversation held in dir: every byte but
-	// ASCII letters and digits as '-'.
-	folder := func(dir string) string {
-		out := []byte(dir)
-		for i, c := range out {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-				out[i] = '-'
-			}
-		}
-		return string(out)
-	}
+	folder := claudeFolder
 	now := time.Now()
 	for _, c := range []struct{ task, conv string }{{"T-1", "conv-one"}, {"T-2", "conv-two"}, {"", "conv-home"}} {
 		dir := b.dir
@@ -538,14 +540,8 @@ func TestAPromptTheRecordHoldsIsNotSubmittedAgainWhileTheInputBoxStillShowsIt(t 
 	if err != nil {
 		t.Fatal(err)
 	}
-	folder := []byte(b.dir)
-	for i, c := range folder {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			folder[i] = '-'
-		}
-	}
 	now := time.Now()
-	p := filepath.Join(config, "projects", string(folder), "conv.jsonl")
+	p := filepath.Join(config, "projects", claudeFolder(b.dir), "conv.jsonl")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -83,31 +83,11 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 
 	// The issue is a task, and its thread hears Claude Code's
 	// understanding.
-	comment := func(what string, want ...string) string {
+	comment := func(want ...string) string {
 		t.Helper()
-		var found string
-		if !blackbox.Eventually(3*time.Minute, 50*time.Millisecond, func() bool {
-			for _, c := range fs.Comments(issue) {
-				ok := c.Author == "wilco-bot"
-				for _, w := range want {
-					ok = ok && strings.Contains(c.Body, w)
-				}
-				if ok {
-					found = c.Body
-					return true
-				}
-			}
-			return false
-		}) {
-			var all []string
-			for _, c := range fs.Comments(issue) {
-				all = append(all, c.Author+": "+c.Body)
-			}
-			t.Fatalf("no comment on the issue saying %s; the thread:\n%s", what, strings.Join(all, "\n---\n"))
-		}
-		return found
+		return blackbox.WaitComment(t, fs, issue, 3*time.Minute, want...)
 	}
-	comment("the understanding", "acknowledged by claude", "> Will write the fix into file.txt")
+	comment("acknowledged by claude", "> Will write the fix into file.txt")
 
 	// Its verified change is a pull request carrying the proof.
 	var pr forge.PullRequest
@@ -126,7 +106,7 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if pr.Head != "wilco/T-1" || pr.Base != "main" {
 		t.Fatalf("the pull request: %+v", pr)
 	}
-	comment("the pull request", fmt.Sprintf("#%d", pr.Number))
+	comment(fmt.Sprintf("#%d", pr.Number))
 	first := pr.HeadSHA
 	blackbox.MustContain(t, "the first commit", blackbox.GitRun(t, fs.Bare, "log", "-1", "--format=%B", first), "Wilco-Task: T-1", "Wilco-Run: T-1-a1", "Wilco-Agent: claude")
 
@@ -169,7 +149,7 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if done.State != "success" || done.Attempt != 2 || merged.State != forge.PRMerged || done.LandedCommit != merged.MergeSHA || done.Issue != issue {
 		t.Fatalf("the task ended:\n%s\nthe pull request: %+v", done, merged)
 	}
-	comment("the success", "T-1 succeeded")
+	comment("T-1 succeeded")
 	if !blackbox.Eventually(30*time.Second, 50*time.Millisecond, func() bool {
 		return strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main")) == merged.MergeSHA
 	}) {

@@ -817,10 +817,12 @@ func (a *Adapter) inUse() map[string]bool {
 // of agents that left the configuration (while wilco was down, or whose
 // end a previous wilco recorded without it), and those of tasks that
 // ended while wilco was down (Adopt the tasks under way first), whose
-// programs would otherwise run on unsupervised. Sessions named
-// otherwise, and every session on another server (a user's), are left.
-// Call it once every agent wilco runs is added. It returns the sessions
-// it ended, and what kept others from being ended.
+// programs would otherwise run on unsupervised. On the server of an
+// agent that names a user's (its socket, or its session there), only the
+// sessions wilco made there for the agent's tasks (wilco-<agent>@<task>)
+// in which none works are ended. Every other session is left. Call it
+// once every agent wilco runs is added. It returns the sessions it ended,
+// and what kept others from being ended.
 func (a *Adapter) EndStrays(ctx context.Context) ([]string, error) {
 	srv, err := a.privateServer()
 	if err != nil {
@@ -833,11 +835,49 @@ func (a *Adapter) EndStrays(ctx context.Context) ([]string, error) {
 		}
 		return nil, fmt.Errorf("tmux: list the sessions of wilco's tmux server: %w", err)
 	}
-	used := a.inUse()
+	ended, err := a.endStraysOn(ctx, srv, sessions, sessionPrefix, a.inUse())
+	for _, home := range a.homes() {
+		if home.private {
+			continue
+		}
+		all, lerr := home.srv.ListSessions(ctx)
+		if lerr != nil {
+			continue // the user's server does not run: nothing of wilco's runs there
+		}
+		more, serr := a.endStraysOn(ctx, home.srv, all, SessionName(home.cfg.Name)+instanceMark, home.sessionsInUse())
+		ended, err = append(ended, more...), errors.Join(err, serr)
+	}
+	return ended, err
+}
+
+// homes are the adapter's agents (not their instances).
+func (a *Adapter) homes() []*agent {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Collect(maps.Values(a.agents))
+}
+
+// sessionsInUse names the sessions an agent and its instances work in.
+func (home *agent) sessionsInUse() map[string]bool {
+	home.a.mu.Lock()
+	defer home.a.mu.Unlock()
+	used := map[string]bool{home.session: true}
+	for _, ag := range home.inst {
+		used[ag.session] = true
+	}
+	for _, ag := range home.asks {
+		used[ag.session] = true
+	}
+	return used
+}
+
+// endStraysOn ends the sessions of srv named with prefix that are not
+// used.
+func (a *Adapter) endStraysOn(ctx context.Context, srv Server, sessions []string, prefix string, used map[string]bool) ([]string, error) {
 	var ended []string
 	var errs []error
 	for _, s := range sessions {
-		if !strings.HasPrefix(s, sessionPrefix) || used[s] {
+		if !strings.HasPrefix(s, prefix) || used[s] {
 			continue
 		}
 		ok, err := srv.EndSession(ctx, s)

@@ -572,3 +572,50 @@ func TestAPromptTheRecordHoldsIsNotSubmittedAgainWhileTheInputBoxStillShowsIt(t 
 		}
 	}
 }
+
+// The sessions wilco made on a user's tmux server for an agent's tasks
+// that ended while wilco was down are ended at the next start, as on
+// wilco's own server; the user's sessions, and a task's still under way,
+// are left.
+func TestATasksSessionLeftOnAUsersServerIsEndedAtTheNextStart(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	dir := t.TempDir()
+	user := Server{Socket: filepath.Join(dir, "user.sock")}
+	ctx := context.Background()
+	for _, s := range []string{"mine", "wilco-other@T-3"} {
+		if err := user.NewSession(ctx, s, dir, nil, []string{"sh"}, 100, 30); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = user.KillServer(context.Background()) })
+	inUsers := func(c *AgentConfig) { c.Session, c.Socket = "mine", user.Socket }
+	b := setup(t, nil, inUsers)
+	wt, stray := b.worktree(t, "T-1"), b.worktree(t, "T-9")
+	b.adapter.Deliver("tui", inWorktree(delegation("M-1", "T-1", 1, "Please write file.txt for the user."), wt))
+	b.adapter.Deliver("tui", inWorktree(delegation("M-9", "T-9", 1, "Please write file.txt for the user."), stray))
+	b.rec.wait(t, "the turns' ends", 30*time.Second, func() bool { return len(b.rec.turns) == 2 })
+	b.adapter.Close()
+
+	a, err := New(Options{Dir: b.dir, StateDir: filepath.Join(b.dir, ".wilco"), Report: newRecorder(), Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	c := AgentConfig{Name: "tui", Command: []string{tuiAgent}, Ready: `^> ?$`, Busy: `working…|thinking`, Permission: `Allow .*\? \(y/n\)`,
+		Settle: 400 * time.Millisecond, Width: 120, Height: 30}
+	inUsers(&c)
+	if err := a.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	a.Adopt("tui", "T-1", wt)
+	ended, err := a.EndStrays(ctx)
+	if err != nil || len(ended) != 1 || ended[0] != "wilco-tui@T-9" {
+		t.Fatalf("strays ended: %q, %v", ended, err)
+	}
+	for s, want := range map[string]bool{"mine": true, "wilco-other@T-3": true, "wilco-tui@T-1": true, "wilco-tui@T-9": false} {
+		if got := user.HasSession(ctx, s); got != want {
+			t.Errorf("after the sweep, the user's server has %s: %v, want %v", s, got, want)
+		}
+	}
+}

@@ -141,11 +141,15 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if task.Worktree == "" || task.Branch != "wilco/T-1" {
 		t.Fatalf("the task has no worktree of its own:\n%s", task)
 	}
-	for _, r := range model.AgentRequests() {
-		if w := workingDir.FindStringSubmatch(r.Turn.System); w == nil || !sameDir(w[1], worktree) {
-			t.Fatalf("a turn of Claude Code worked elsewhere than the task's worktree %s: %q", worktree, w)
+	inWorktree := func() {
+		t.Helper()
+		for _, r := range model.AgentRequests() {
+			if w := workingDir.FindStringSubmatch(r.Turn.System); w == nil || !sameDir(w[1], worktree) {
+				t.Fatalf("a turn of Claude Code worked elsewhere than the task's worktree %s: %q", worktree, w)
+			}
 		}
 	}
+	inWorktree()
 	if got := blackbox.GitRun(t, fs.Bare, "show", first+":file.txt"); got != "fixed T-1\n" {
 		t.Fatalf("the pushed commit's file.txt: %q", got)
 	}
@@ -193,6 +197,7 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if !retried {
 		t.Fatal("no turn of Claude Code was asked with the failed check's log and its failure type")
 	}
+	inWorktree()
 	if got := blackbox.GitRun(t, fs.Bare, "show", second+":widget.txt"); strings.TrimSpace(got) != "right side up" {
 		t.Fatalf("the pushed fix's widget.txt: %q", got)
 	}

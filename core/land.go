@@ -257,7 +257,8 @@ type Landed struct {
 	Combined, Onto string
 	Moved          bool
 	// PR is the pull request a task landing as one was pushed to (land.how
-	// pr): Commit is the head pushed.
+	// pr): Commit is the head pushed, Files the files the pull request
+	// then changes (its branch's since its base).
 	PR *PROpened
 }
 

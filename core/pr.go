@@ -46,6 +46,9 @@ type PullRequest struct {
 	URL    string `json:"url,omitempty"`
 	// Head is the commit pushed last: what its checks and reviews are of.
 	Head string `json:"head"`
+	// Files are the files it changes at Head: every attempt's pushed to
+	// it, which its merge lands (none recorded: the verified change's).
+	Files []string `json:"files,omitempty"`
 	// CIDeadline is when its checks must have ended (land.ci_timeout
 	// after Head was pushed); zero once they did.
 	CIDeadline time.Time `json:"ci_deadline,omitzero"`
@@ -170,6 +173,8 @@ type TaskPROpened struct {
 	CIDeadline time.Time `json:"ci_deadline,omitzero"`
 	// Again: pushed again to the pull request it was pushed to before.
 	Again bool `json:"again,omitempty"`
+	// Files are the files the pull request changes at Head.
+	Files []string `json:"files,omitempty"`
 }
 
 // TaskPRChecks records how many of the head's checks ended (Done of
@@ -219,7 +224,7 @@ func (s *State) applyPR(ev Event) bool {
 		return true
 	}
 	if e, ok := ev.Data.(TaskPROpened); ok {
-		pr := PullRequest{Number: e.Number, URL: e.URL, Head: e.Head, CIDeadline: e.CIDeadline}
+		pr := PullRequest{Number: e.Number, URL: e.URL, Head: e.Head, CIDeadline: e.CIDeadline, Files: slices.Clone(e.Files)}
 		if t.PR != nil && t.PR.Number == e.Number {
 			pr.Seen = t.PR.Seen
 		}
@@ -278,7 +283,8 @@ func ciTimerKey(taskID string) string { return taskID + "/ci" }
 // prOpened records a pull request a verified change was pushed to: the
 // task waits for its checks and review, its CI deadline armed.
 func (s *State) prOpened(now time.Time, t *Task, o Landed) {
-	e := TaskPROpened{Number: o.PR.Number, URL: firstOf(o.PR.URL, prURL(t)), Head: o.Commit, Again: t.PR != nil && t.PR.Number == o.PR.Number}
+	e := TaskPROpened{Number: o.PR.Number, URL: firstOf(o.PR.URL, prURL(t)), Head: o.Commit, Again: t.PR != nil && t.PR.Number == o.PR.Number,
+		Files: slices.Clone(o.Files)}
 	if d := s.policies.Land.ciTimeout(); d > 0 {
 		e.CIDeadline = now.Add(d)
 	}
@@ -325,9 +331,13 @@ func (s *State) ObservePR(now time.Time, o PRObserved) error {
 }
 
 // prMerged ends a task whose pull request was merged: it landed as the
-// merge's commit.
+// merge's commit, with the files the pull request changed (the earlier
+// attempts' pushed to it too, not only the last verified change's).
 func (s *State) prMerged(now time.Time, t *Task, o PRObserved) {
 	v := *t.Verified
+	if len(t.PR.Files) > 0 {
+		v.Files = slices.Clone(t.PR.Files)
+	}
 	l := TaskLanded{Commit: firstOf(o.MergeCommit, o.Head), Branch: v.Branch, Files: nonNil(v.Files)}
 	s.emit(now, t.ID, t.Agent, l)
 	s.complete(now, t, v, &l)

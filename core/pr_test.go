@@ -197,6 +197,42 @@ func TestGreenCIAndAnApprovalMergeWhenAutoAndTheMergeEndsTheTaskLanded(t *testin
 	}
 }
 
+// A task's pull request merged after a failed check holds both attempts'
+// changes: the task's summary names the files the pull request changed,
+// not only the last attempt's.
+func TestAMergedPullRequestsSummaryNamesEveryFileItChanged(t *testing.T) {
+	t.Parallel()
+	b := prBundle(t, MergeAuto)
+	tk := submit(b, TaskSpec{Description: "Fix the login timeout"})
+	prepared(b, tk.ID, "base")
+	toLanding(b, tk.ID)
+	l := last[LandTask](b)
+	_, err := b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: l.RunID, Commit: prHead1, Branch: l.TaskBranch, Files: []string{"main.go"}, PR: &PROpened{Number: 7}})
+	b.ok(err)
+	observe(b, PRObserved{TaskID: tk.ID, Number: 7, Head: prHead1, Checks: []PRCheck{{Name: "test", Status: "completed", Conclusion: "failure", Log: "main_test.go:9: no test of the timeout"}}})
+	ackTask(b, tk.ID)
+	endTurn(b, tk.ID, 0)
+	_, err = b.c.EndVerify(b.now, VerifyResult{TaskID: tk.ID, RunID: b.task(tk.ID).RunID,
+		Steps: []StepRun{{Name: "unit", Command: "go test ./...", Output: "ok\n"}}, Files: []string{"main_test.go"}})
+	b.ok(err)
+	const head2 = "2222222222222222222222222222222222222222"
+	l = last[LandTask](b)
+	_, err = b.c.Report(b.now, Landed{TaskID: tk.ID, RunID: l.RunID, Commit: head2, Branch: l.TaskBranch, Files: []string{"main.go", "main_test.go"}, PR: &PROpened{Number: 7}})
+	b.ok(err)
+	observe(b, PRObserved{TaskID: tk.ID, Number: 7, Head: head2, Checks: []PRCheck{{Name: "test", Status: "completed", Conclusion: "success"}},
+		Reviews: []PRReview{{ID: "42", Author: "bob", State: "APPROVED"}}})
+	observe(b, PRObserved{TaskID: tk.ID, Number: 7, Head: head2, State: PRMerged, MergeCommit: "3333333333333333333333333333333333333333"})
+	got := b.task(tk.ID)
+	if got.State != Success || got.Summary == nil || !slices.Equal(got.Summary.Files, []string{"main.go", "main_test.go"}) ||
+		!strings.Contains(got.Summary.Text, "- main.go\n- main_test.go\n") {
+		t.Fatalf("after the merge: %s, summary %+v", got.State, got.Summary)
+	}
+	landed := b.eventsOf(TypeTaskLanded)
+	if len(landed) != 1 || !slices.Equal(landed[0].Data.(TaskLanded).Files, []string{"main.go", "main_test.go"}) {
+		t.Fatalf("the landing recorded: %+v", landed)
+	}
+}
+
 func TestGreenCIAndAnApprovalSayReadyWhenManual(t *testing.T) {
 	t.Parallel()
 	b := prBundle(t, MergeManual)

@@ -327,7 +327,7 @@ func (t *Task) copy() Task {
 	}
 	if t.PR != nil {
 		pr := *t.PR
-		pr.Seen = slices.Clone(t.PR.Seen)
+		pr.Seen, pr.Files = slices.Clone(t.PR.Seen), slices.Clone(t.PR.Files)
 		c.PR = &pr
 	}
 	if t.Verified != nil {

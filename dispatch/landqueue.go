@@ -73,7 +73,7 @@ func (d *Dispatcher) landWorktree(ctx context.Context, e core.LandTask) (r core.
 		return r, ok
 	case e.How == core.LandPR:
 		d.landPR(ctx, e, ws.Root(), &r)
-		r.Files = workspace.Paths(changed)
+		r.Files = d.prFiles(ctx, ws, e, head, changed)
 		return r, ok
 	}
 	// A landing cut short after the target moved (wilco killed) is not

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wilco/core"
+	"wilco/workspace"
 )
 
 // landPR pushes a verified task's branch, committed in its worktree dir,
@@ -27,6 +28,22 @@ func (d *Dispatcher) landPR(ctx context.Context, e core.LandTask, dir string, r 
 	}
 	r.Commit, r.Branch, r.PR = head, e.TaskBranch, &pr
 	d.log.Info("the verified change is in a pull request", "task", e.TaskID, "commit", head, "number", pr.Number, "url", pr.URL)
+}
+
+// prFiles are the files a task's pull request changes once head is
+// pushed: what its branch changed since its base, earlier attempts' commits
+// with this one's (committed, the files of this commit alone when the
+// branch's base is unknown or git cannot say).
+func (d *Dispatcher) prFiles(ctx context.Context, ws *workspace.Workspace, e core.LandTask, head string, committed []core.FileState) []string {
+	if e.Base == "" {
+		return workspace.Paths(committed)
+	}
+	files, err := ws.ChangedBetween(ctx, e.Base, head)
+	if err != nil {
+		d.log.Warn("the files of the pull request were not listed: its summary names this attempt's", "task", e.TaskID, "err", err)
+		return workspace.Paths(committed)
+	}
+	return files
 }
 
 // MergePR merges a task's pull request at its head and says what it then

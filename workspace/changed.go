@@ -224,3 +224,17 @@ func (w *Workspace) ChangedPaths(ctx context.Context) ([]core.FileState, error) 
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 	return fs, nil
 }
+
+// ChangedBetween lists the paths whose content differs between commits
+// from and to, as the pull request of a branch forked at from and pushed
+// at to shows them: relative to Root, slash-separated, sorted, a rename a
+// deletion and an addition.
+func (w *Workspace) ChangedBetween(ctx context.Context, from, to string) ([]string, error) {
+	out, err := git(ctx, w.root, nil, nil, "diff", "--name-only", "--no-renames", "--no-ext-diff", "-z", from, to, "--")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: files changed from %s to %s: %w", from, to, err)
+	}
+	files := splitZ(out)
+	sort.Strings(files)
+	return files, nil
+}

@@ -146,6 +146,32 @@ func TestChangedIncludesUntrackedNotIgnored(t *testing.T) {
 	}
 }
 
+// ChangedBetween is what a branch's commits changed since it forked, as
+// its pull request shows it: a file changed by one commit and put back by
+// a later one is not in it, nor is what is not committed.
+func TestChangedBetweenListsWhatTheCommitsInBetweenChanged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	base := strings.TrimSpace(runGit(t, b.dir, "rev-parse", "HEAD"))
+	write(t, b.dir, "a.txt", "one\nTWO\nthree\n")
+	write(t, b.dir, "dir/b.go", "package dir // for a while\n")
+	runGit(t, b.dir, "commit", "-q", "-am", "first attempt")
+	write(t, b.dir, "dir/b.go", "package dir\n")
+	write(t, b.dir, "new.txt", "new\n")
+	runGit(t, b.dir, "rm", "-q", "c.txt")
+	runGit(t, b.dir, "add", "-A")
+	runGit(t, b.dir, "commit", "-q", "-m", "second attempt")
+	head := strings.TrimSpace(runGit(t, b.dir, "rev-parse", "HEAD"))
+	write(t, b.dir, "uncommitted.txt", "not yet\n")
+	got, err := b.ws.ChangedBetween(b.ctx, base, head)
+	if err != nil || !slices.Equal(got, []string{"a.txt", "c.txt", "new.txt"}) {
+		t.Fatalf("ChangedBetween = %q, %v; want a.txt c.txt new.txt", got, err)
+	}
+	if _, err := b.ws.ChangedBetween(b.ctx, "no-such-commit", head); err == nil {
+		t.Fatal("ChangedBetween from no commit succeeded")
+	}
+}
+
 func TestChangedCleanTreeIsEmpty(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

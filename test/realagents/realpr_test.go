@@ -8,6 +8,7 @@ package realagents
 // hears each step.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,10 @@ import (
 
 // ciFailure is the distinctive line of the failed check's log.
 const ciFailure = "widget_test.go:12: the widget is upside down"
+
+// firstReply is what the scripted model says as it writes the first
+// fix: a fresh conversation after the failed check has not heard it.
+const firstReply = "Writing the fix."
 
 func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testing.T) {
 	t.Parallel()
@@ -47,7 +52,7 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 		case turn.Step == 0 && wd == "":
 			return modelserver.Reply{Text: "I was not told where I work."}
 		case turn.Step == 0 && !ciRetry:
-			return modelserver.Reply{Text: ack + "Writing the fix.", Tool: blackbox.WriteTool(filepath.Join(wd, "file.txt"), "fixed T-1\n")}
+			return modelserver.Reply{Text: ack + firstReply, Tool: blackbox.WriteTool(filepath.Join(wd, "file.txt"), "fixed T-1\n")}
 		case turn.Step == 0:
 			return modelserver.Reply{Text: ack + "CI says the widget is upside down; turning it.", Tool: blackbox.WriteTool(filepath.Join(wd, "widget.txt"), "right side up\n")}
 		case ciRetry:
@@ -109,6 +114,42 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	comment(fmt.Sprintf("#%d", pr.Number))
 	first := pr.HeadSHA
 	blackbox.MustContain(t, "the first commit", blackbox.GitRun(t, fs.Bare, "log", "-1", "--format=%B", first), "Wilco-Task: T-1", "Wilco-Run: T-1-a1", "Wilco-Agent: claude")
+	// Claude Code worked in the task's worktree, not in the checkout: its
+	// Write is in the commit pushed, and the checkout is as it was.
+	task := in.Task("T-1")
+	worktree := filepath.Join(dir, filepath.FromSlash(task.Worktree))
+	if task.Worktree == "" || task.Branch != "wilco/T-1" {
+		t.Fatalf("the task has no worktree of its own:\n%s", task)
+	}
+	inWorktree := func() {
+		t.Helper()
+		for _, r := range model.AgentRequests() {
+			if w := workingDir.FindStringSubmatch(r.Turn.System); w == nil || !sameDir(w[1], worktree) {
+				t.Fatalf("a turn of Claude Code worked elsewhere than the task's worktree %s: %q", worktree, w)
+			}
+		}
+	}
+	inWorktree()
+	if got := blackbox.GitRun(t, fs.Bare, "show", first+":file.txt"); got != "fixed T-1\n" {
+		t.Fatalf("the pushed commit's file.txt: %q", got)
+	}
+	if got := blackbox.ReadFile(t, filepath.Join(dir, "file.txt")); got != "broken\n" {
+		t.Fatalf("the checkout's file.txt changed before the merge: %q", got)
+	}
+	// The branch went over smart HTTP with the token, which the checkout
+	// does not keep.
+	pushed := 0
+	for _, r := range fs.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/git-receive-pack") && r.Auth != "" && r.Status == 200 {
+			pushed++
+		}
+	}
+	if pushed == 0 {
+		t.Fatal("the forge saw no authenticated push")
+	}
+	if cfg := blackbox.ReadFile(t, filepath.Join(dir, ".git", "config")); strings.Contains(cfg, fs.Token) {
+		t.Fatalf("the checkout's git config keeps the token:\n%s", cfg)
+	}
 
 	// CI fails with a log; the next attempt is a fresh Claude Code turn
 	// whose prompt holds the log's tail, and its fix is pushed to the same
@@ -127,17 +168,25 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	for _, r := range model.AgentRequests() {
 		if strings.Contains(r.Turn.Prompt, ciFailure) && strings.Contains(r.Turn.Prompt, "ci_failed") && r.Turn.Step == 0 {
 			retried = true
+			// A fresh conversation: the first attempt's is not in it.
+			if msgs, _ := json.Marshal(r.Body["messages"]); strings.Contains(string(msgs), firstReply) {
+				t.Fatalf("the turn after the failed check carries the first attempt's conversation:\n%s", blackbox.Tail(string(msgs), 20))
+			}
 		}
 	}
 	if !retried {
 		t.Fatal("no turn of Claude Code was asked with the failed check's log and its failure type")
 	}
+	inWorktree()
 	if got := blackbox.GitRun(t, fs.Bare, "show", second+":widget.txt"); strings.TrimSpace(got) != "right side up" {
 		t.Fatalf("the pushed fix's widget.txt: %q", got)
 	}
 	blackbox.MustContain(t, "the fix's commit", blackbox.GitRun(t, fs.Bare, "log", "-1", "--format=%B", second), "Wilco-Task: T-1", "Wilco-Run: T-1-a2")
 	if p, _ := fs.Pull(pr.Number); p.State != forge.PROpen {
 		t.Fatalf("the fix went elsewhere than the same open pull request: %+v", p)
+	}
+	if p, ok := fs.Pull(pr.Number + 1); ok {
+		t.Fatalf("a second pull request was opened: %+v", p)
 	}
 
 	// Green and approved: wilco merges it, the task lands, the local main
@@ -149,7 +198,12 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if done.State != "success" || done.Attempt != 2 || merged.State != forge.PRMerged || done.LandedCommit != merged.MergeSHA || done.Issue != issue {
 		t.Fatalf("the task ended:\n%s\nthe pull request: %+v", done, merged)
 	}
-	comment("T-1 succeeded")
+	// The thread hears where it landed and what the merged change holds:
+	// both attempts' files.
+	comment("T-1 succeeded", "Landed as "+merged.MergeSHA[:7]+" on main", "- file.txt\n", "- widget.txt\n")
+	if done.Summary == nil || strings.Join(done.Summary.Files, " ") != "file.txt widget.txt" {
+		t.Fatalf("the task's summary does not name the files its pull request changed:\n%s", done)
+	}
 	if !blackbox.Eventually(30*time.Second, 50*time.Millisecond, func() bool {
 		return strings.TrimSpace(blackbox.GitRun(t, dir, "rev-parse", "main")) == merged.MergeSHA
 	}) {
@@ -158,4 +212,11 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if got := blackbox.ReadFile(t, filepath.Join(dir, "widget.txt")); got != "right side up\n" {
 		t.Fatalf("the checkout's widget.txt after the merge: %q", got)
 	}
+}
+
+// sameDir reports whether a and b name one directory.
+func sameDir(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }

@@ -267,6 +267,8 @@ type Forge interface {
 	MergePullRequest(ctx context.Context, number int, m Merge) (string, error)
 	// ClosePullRequest closes it unmerged.
 	ClosePullRequest(ctx context.Context, number int) error
+	// EditPullRequest sets its title and body.
+	EditPullRequest(ctx context.Context, number int, title, body string) error
 
 	// Checks are a commit's checks: GitHub's check runs and combined
 	// statuses, Gitea's statuses.

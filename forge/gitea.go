@@ -151,6 +151,12 @@ func (g *giteaForge) ClosePullRequest(ctx context.Context, number int) error {
 	return g.t.sendJSON(ctx, http.MethodPatch, g.path("/pulls/%d", number), map[string]string{"state": "closed"}, nil, http.StatusOK, http.StatusCreated)
 }
 
+// EditPullRequest asks PATCH /repos/{owner}/{repo}/pulls/{index}
+// (EditPullRequestOption), which answers 201.
+func (g *giteaForge) EditPullRequest(ctx context.Context, number int, title, body string) error {
+	return g.t.sendJSON(ctx, http.MethodPatch, g.path("/pulls/%d", number), map[string]string{"title": title, "body": body}, nil, http.StatusOK, http.StatusCreated)
+}
+
 func (g *giteaForge) Checks(ctx context.Context, sha string) ([]Check, error) {
 	var out []Check
 	err := g.t.list(ctx, g.path("/commits/%s/status?limit=50", esc(sha)), func(b []byte) error {

@@ -308,6 +308,11 @@ func (g *githubForge) ClosePullRequest(ctx context.Context, number int) error {
 	return g.t.sendJSON(ctx, http.MethodPatch, g.path("/pulls/%d", number), map[string]string{"state": "closed"}, nil)
 }
 
+// EditPullRequest asks PATCH /repos/{owner}/{repo}/pulls/{number}.
+func (g *githubForge) EditPullRequest(ctx context.Context, number int, title, body string) error {
+	return g.t.sendJSON(ctx, http.MethodPatch, g.path("/pulls/%d", number), map[string]string{"title": title, "body": body}, nil)
+}
+
 func (g *githubForge) Checks(ctx context.Context, sha string) ([]Check, error) {
 	var out []Check
 	err := g.t.list(ctx, g.path("/commits/%s/check-runs?per_page=100", esc(sha)), func(b []byte) error {

@@ -63,17 +63,24 @@ func (l *Lander) Push(ctx context.Context, dir, branch string) (string, error) {
 }
 
 // Open finds the open pull request of branch, else opens one against
-// target with title and body.
+// target with title and body. One found is given the body (and title)
+// of now: a task pushed to it again carries the proof of every attempt.
 func (l *Lander) Open(ctx context.Context, branch, target, title, body string) (core.PROpened, error) {
 	pr, ok, err := l.Forge.FindPullRequest(ctx, branch)
 	if err != nil {
 		return core.PROpened{}, fmt.Errorf("prland: finding the pull request of %s: %w", branch, err)
 	}
-	if !ok {
+	switch {
+	case !ok:
 		if pr, err = l.Forge.OpenPullRequest(ctx, forge.NewPullRequest{Title: title, Body: body, Head: branch, Base: target}); err != nil {
 			return core.PROpened{}, fmt.Errorf("prland: opening a pull request of %s onto %s: %w", branch, target, err)
 		}
 		l.log().Info("opened a pull request", "number", pr.Number, "branch", branch, "target", target)
+	case pr.Body != body || pr.Title != title:
+		if err := l.Forge.EditPullRequest(ctx, pr.Number, title, body); err != nil {
+			// The push is done: the pull request is followed as it is.
+			l.log().Warn("the pull request's body was not updated", "number", pr.Number, "err", err)
+		}
 	}
 	return core.PROpened{Number: pr.Number, URL: pr.URL}, nil
 }

@@ -71,9 +71,14 @@ func TestAPushedTaskBranchOpensOnePullRequestAndMergesAtItsHead(t *testing.T) {
 	if head, err = l.Push(ctx, dir, "wilco/T-1"); err != nil || head != c2 {
 		t.Fatalf("second push: %q %v", head, err)
 	}
-	again, err := l.Open(ctx, "wilco/T-1", "main", "Task one", "")
+	// Found again, it is given the body of now: the proof of both
+	// attempts.
+	again, err := l.Open(ctx, "wilco/T-1", "main", "Task one", "Run R-1, then R-2\n\nWilco-Task: T-1")
 	if err != nil || again.Number != pr.Number {
 		t.Fatalf("open again: %+v %v, want #%d", again, err, pr.Number)
+	}
+	if got, _ := srv.Pull(pr.Number); got.Body != "Run R-1, then R-2\n\nWilco-Task: T-1" || got.Title != "Task one" {
+		t.Fatalf("the pull request found again was not given the new body: %+v", got)
 	}
 	if o := l.Merge(ctx, core.MergePR{TaskID: "T-1", Number: pr.Number, Head: c1}); o.Error == "" {
 		t.Fatalf("a merge at an old head: %+v, want the forge's refusal", o)

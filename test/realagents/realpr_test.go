@@ -188,6 +188,16 @@ func TestClaudeCodeTakesAnIssueThroughAFailedCheckToAMergedPullRequest(t *testin
 	if p, ok := fs.Pull(pr.Number + 1); ok {
 		t.Fatalf("a second pull request was opened: %+v", p)
 	}
+	// Its body becomes the proof of now (once the push is done): the
+	// second run, and the first attempt's failed check.
+	var body string
+	if !blackbox.Eventually(30*time.Second, 20*time.Millisecond, func() bool {
+		p, _ := fs.Pull(pr.Number)
+		body = p.Body
+		return strings.Contains(body, "`T-1-a2`") && strings.Contains(body, "ci_failed") && strings.Contains(body, "Wilco-Run: T-1-a2")
+	}) {
+		t.Fatalf("the pull request's body after the fix was pushed:\n%s", body)
+	}
 
 	// Green and approved: wilco merges it, the task lands, the local main
 	// follows and the thread hears it.

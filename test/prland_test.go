@@ -125,8 +125,7 @@ func TestAReviewCommentOnALineIsQuotedWithItsFileAndLine(t *testing.T) {
 	srv, prompts, in := prRepo(t, "1s", false)
 	in.Submit(map[string]any{"description": "fix file.txt", "agent": "builder"})
 	prOf(t, srv, 1)
-	id := srv.AddReview(1, "reviewer", forge.ReviewChangesRequested, "one thing")
-	srv.AddReviewComment(1, id, "reviewer", "file.txt", 1, "say it in capitals")
+	srv.AddReview(1, "reviewer", forge.ReviewChangesRequested, "one thing", forgetest.LineComment{Path: "file.txt", Line: 1, Body: "say it in capitals"})
 	p2 := promptN(t, prompts, 2)
 	if !strings.Contains(p2, "file.txt:1") || !strings.Contains(p2, "say it in capitals") {
 		t.Fatalf("the second prompt does not quote the line comment with file.txt:1:\n%s", p2)

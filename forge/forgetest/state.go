@@ -170,9 +170,10 @@ func (s *Server) SetStatus(sha string, st Status) int64 {
 	return r.ID
 }
 
-// AddReview adds a review of a pull request by author; state is GitHub's
-// word (APPROVED, CHANGES_REQUESTED, COMMENTED).
-func (s *Server) AddReview(number int, author, state, body string) int64 {
+// AddReview adds a review of a pull request by author, with its comments
+// on lines; state is GitHub's word (APPROVED, CHANGES_REQUESTED,
+// COMMENTED).
+func (s *Server) AddReview(number int, author, state, body string, comments ...LineComment) int64 {
 	s.mu.Lock()
 	p := s.pulls[number]
 	if p == nil {
@@ -181,6 +182,14 @@ func (s *Server) AddReview(number int, author, state, body string) int64 {
 	}
 	r := &review{ID: s.id(), Number: number, Author: author, State: state, Body: body, CommitSHA: s.pullHead(p), Submitted: s.now()}
 	s.reviews = append(s.reviews, r)
+	// A review's comments come with it, as a review submitted on the
+	// forge's page does: no one reads the review without them.
+	var hooks []map[string]any
+	for _, lc := range comments {
+		c := &reviewComment{ID: s.id(), ReviewID: r.ID, Number: number, Author: author, Path: lc.Path, Line: lc.Line, Body: lc.Body, Created: s.now()}
+		s.reviewComms = append(s.reviewComms, c)
+		hooks = append(hooks, map[string]any{"action": "created", "comment": s.ghReviewComment(c), "pull_request": s.ghPull(p)})
+	}
 	gh := map[string]any{"action": "submitted", "review": s.ghReviewHook(r), "pull_request": s.ghPull(p)}
 	gtType := map[string]string{forge.ReviewApproved: "pull_request_review_approved", forge.ReviewChangesRequested: "pull_request_review_rejected"}[state]
 	if gtType == "" {
@@ -193,8 +202,18 @@ func (s *Server) AddReview(number int, author, state, body string) int64 {
 		s.sendAs(gtType, gt, author)
 	} else {
 		s.sendAs("pull_request_review", gh, author)
+		for _, h := range hooks {
+			s.sendAs("pull_request_review_comment", h, author)
+		}
 	}
 	return r.ID
+}
+
+// LineComment is a review's comment on a line of a file.
+type LineComment struct {
+	Path string
+	Line int
+	Body string
 }
 
 // AddReviewComment adds a comment of a review on a line of a file.

@@ -610,6 +610,7 @@ func failover(t *testing.T, kills int, transport string) {
 	var open []string
 	if !blackbox.Eventually(3*time.Minute, 200*time.Millisecond, func() bool { open = x.openTasks(ctx); return len(open) == 0 }) {
 		x.dump()
+		x.dumpTasks(ctx, open)
 		t.Fatalf("tasks still open 3 minutes after the load: %v", open)
 	}
 	stopAgents()
@@ -786,6 +787,33 @@ func (x *failoverRun) standbysAgree(ctx context.Context, evs []blackbox.Event) {
 func (x *failoverRun) dump() {
 	for _, n := range x.nodes {
 		x.t.Logf("--- %s (%s):\n%s", n.name, n.addr, blackbox.Tail(n.out.String(), 30))
+	}
+}
+
+// dumpTasks logs what each node, asked itself (no redirect), says of the
+// first open tasks: its role, the seq it is at, the task's state and its
+// last events — to tell a task stuck on the active node from a standby
+// that stopped following the store.
+func (x *failoverRun) dumpTasks(ctx context.Context, open []string) {
+	get := func(n *pgNode, path string) string {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(rctx, "GET", n.url()+path, nil)
+		req.Header.Set("Authorization", "Bearer "+blackbox.AdminToken)
+		resp, err := x.hc.Do(req)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, blackbox.Tail(string(b), 40))
+	}
+	for _, n := range x.nodes {
+		x.t.Logf("--- %s is %s; /healthz: %s", n.name, n.role(x.hc), get(n, "/healthz"))
+		for _, id := range open[:min(len(open), 2)] {
+			id, _, _ = strings.Cut(id, ":")
+			x.t.Logf("%s says of %s: %s\nits last events: %s", n.name, id, get(n, "/v1/tasks/"+id), get(n, "/v1/events?follow=false&limit=1000&task="+id))
+		}
 	}
 }
 

@@ -359,9 +359,7 @@ func (x *failoverRun) agent(ctx context.Context, name string) {
 				if x.reply(ctx, name, token, map[string]any{"in_reply_to": m.ID,
 					"text": fmt.Sprintf("[ACK] %s - RECEIVED\nUnderstanding: list item %s", m.TaskID, m.TaskID)}) {
 					// A completion whose answer was lost is sent again,
-					// as an agent that knows its work is done does; an
-					// ACK whose answer was lost comes back as an ACK
-					// REQUIRED.
+					// as an agent that knows its work is done does.
 					for !x.replied(ctx, name, token, map[string]any{"type": "task-complete",
 						"data": map[string]any{"task_id": m.TaskID, "status": "success", "summary": "listed"}}) && ctx.Err() == nil {
 					}
@@ -432,12 +430,21 @@ func (x *failoverRun) natsAgent(ctx context.Context, name, url string) {
 }
 
 // reply sends an agent's reply and records what it acknowledged.
+//
+// A reply whose answer was lost (the node died with it, stored or not) is
+// sent again until one is answered, as the agents on NATS do. An ACK
+// stored by a node that died before answering never comes back as an ACK
+// REQUIRED — the task is acknowledged — so an agent that waited for one
+// would never complete it; sent again, it is answered 409 "already
+// acknowledged", which says it was stored.
 func (x *failoverRun) reply(ctx context.Context, name, token string, body map[string]any) bool {
-	r, err := x.call(ctx, "POST", "/v1/inbox/replies", token, body)
-	if err != nil {
-		return false
+	for ctx.Err() == nil {
+		r, err := x.call(ctx, "POST", "/v1/inbox/replies", token, body)
+		if err == nil {
+			return x.answered(name, body, r.status, r.body)
+		}
 	}
-	return x.answered(name, body, r.status, r.body)
+	return false
 }
 
 // replied sends an agent's reply and reports whether it was answered at
@@ -454,6 +461,9 @@ func (x *failoverRun) replied(ctx context.Context, name, token string, body map[
 // answered records what a reply answered 202 acknowledged, and reports
 // whether it was an acknowledgment.
 func (x *failoverRun) answered(name string, body map[string]any, status int, answer []byte) bool {
+	if status == http.StatusConflict && bytes.Contains(answer, []byte("is already acknowledged")) {
+		return true // an ACK sent again whose first answer was lost
+	}
 	if status != 202 {
 		return false
 	}

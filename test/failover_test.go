@@ -818,6 +818,15 @@ func (x *failoverRun) dumpTasks(ctx context.Context, open []string) {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Sprintf("%d %s", resp.StatusCode, blackbox.Tail(string(b), 40))
 	}
+	// The tasks under way first: those queued wait behind them.
+	open = slices.Clone(open)
+	queued := func(id string) int {
+		if strings.HasSuffix(id, ":queued") {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(open, func(a, b string) int { return queued(a) - queued(b) })
 	for _, n := range x.nodes {
 		x.t.Logf("--- %s is %s; /healthz: %s", n.name, n.role(x.hc), get(n, "/healthz"))
 		for _, id := range open[:min(len(open), 2)] {

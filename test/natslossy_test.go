@@ -351,10 +351,20 @@ policy:
 	var agents sync.WaitGroup
 	defer agents.Wait()
 	defer stop()
-	startAgent := func(name string) context.CancelFunc {
+	// startAgent starts an agent; the function it returns stops it and
+	// waits until it is gone (its connection closed): no message reaches
+	// it after.
+	startAgent := func(name string) func() {
 		actx, cancel := context.WithCancel(ctx)
-		agents.Go(func() { x.agent(actx, name, tokens[name]) })
-		return cancel
+		gone := make(chan struct{})
+		agents.Go(func() {
+			defer close(gone)
+			x.agent(actx, name, tokens[name])
+		})
+		return func() {
+			cancel()
+			<-gone
+		}
 	}
 	startAgent("a1")
 	startAgent("a2")

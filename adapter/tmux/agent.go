@@ -878,7 +878,9 @@ func (ag *agent) paste(ctx context.Context, j *job, pane Pane, state State, now 
 		}
 		j.reader.Mark(ag.style.Content(pane.Screen), j.prompt)
 	}
-	if state != Ready && len(ag.keys.clear) > 0 {
+	if (state != Ready || j.pastes > 0) && len(ag.keys.clear) > 0 {
+		// Pasted again: the first paste, drawn late (a program slow under
+		// load), would be typed twice.
 		_ = ag.srv.SendKeys(ctx, ag.session, ag.keys.clear...)
 	}
 	j.pasteScreen = pane.Screen.Text()

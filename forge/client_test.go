@@ -114,6 +114,17 @@ func (fx *fixture) push(t *testing.T, branch string, files map[string]string) st
 	return git(t, fx.work, "rev-parse", "HEAD")
 }
 
+// openPR pushes a branch changing file and opens its pull request.
+func (fx *fixture) openPR(t *testing.T, branch, file string) forge.PullRequest {
+	t.Helper()
+	fx.push(t, branch, map[string]string{file: "a\n"})
+	pr, err := fx.f.OpenPullRequest(context.Background(), forge.NewPullRequest{Title: strings.TrimPrefix(branch, "wilco/"), Body: "why", Head: branch, Base: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
+}
+
 func TestAPullRequestIsOpenedFoundAndMergedForReal(t *testing.T) {
 	bothKinds(t, func(t *testing.T, kind forge.Kind) {
 		fx := newFixture(t, kind, forgetest.Options{})
@@ -164,11 +175,7 @@ func TestAPullRequestClosedUnmergedSaysWhoClosedIt(t *testing.T) {
 	bothKinds(t, func(t *testing.T, kind forge.Kind) {
 		fx := newFixture(t, kind, forgetest.Options{})
 		ctx := context.Background()
-		fx.push(t, "wilco/T-1", map[string]string{"a.txt": "a\n"})
-		pr, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-1", Body: "why", Head: "wilco/T-1", Base: "main"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pr := fx.openPR(t, "wilco/T-1", "a.txt")
 		fx.s.AddComment(pr.Number, "dave", "not this way")
 		if got, err := fx.f.PullRequest(ctx, pr.Number); err != nil || got.State != forge.PROpen || got.ClosedBy != "" {
 			t.Fatalf("open: %+v %v", got, err)
@@ -179,11 +186,7 @@ func TestAPullRequestClosedUnmergedSaysWhoClosedIt(t *testing.T) {
 			t.Fatalf("closed by carol: %+v %v", got, err)
 		}
 		// Closed through the API, it is the token's user who closed it.
-		fx.push(t, "wilco/T-2", map[string]string{"b.txt": "b\n"})
-		pr2, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-2", Body: "why", Head: "wilco/T-2", Base: "main"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pr2 := fx.openPR(t, "wilco/T-2", "b.txt")
 		if err := fx.f.ClosePullRequest(ctx, pr2.Number); err != nil {
 			t.Fatal(err)
 		}
@@ -200,11 +203,7 @@ func TestAnAnswerAskedAgainIsConditionalAndAnUnchangedOneIsTheOneKept(t *testing
 	bothKinds(t, func(t *testing.T, kind forge.Kind) {
 		fx := newFixture(t, kind, forgetest.Options{})
 		ctx := context.Background()
-		fx.push(t, "wilco/T-1", map[string]string{"a.txt": "a\n"})
-		pr, err := fx.f.OpenPullRequest(ctx, forge.NewPullRequest{Title: "T-1", Body: "why", Head: "wilco/T-1", Base: "main"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pr := fx.openPR(t, "wilco/T-1", "a.txt")
 		statuses := func() []int {
 			var out []int
 			for _, c := range *fx.calls {
